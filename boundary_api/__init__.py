@@ -1,0 +1,29 @@
+"""boundary_api: Boundary IoU, Boundary AP and Boundary PQ.
+
+Drop-in evaluators for pycocotools and lvis that add ``iouType='boundary'``
+(Cheng, Girshick, Dollar, Berg, Kirillov: "Boundary IoU: Improving
+Object-Centric Image Segmentation Evaluation", CVPR 2021), with the boundary
+extraction and the IoU step in Cython.
+
+>>> from boundary_api import COCO, COCOeval            # instead of pycocotools'
+>>> gt = COCO("instances_val2017.json")                  # doctest: +SKIP
+>>> ev = COCOeval(gt, gt.loadRes("segm.json"), iouType="boundary")  # doctest: +SKIP
+>>> ev.evaluate(); ev.accumulate(); ev.summarize()       # doctest: +SKIP
+"""
+from .boundary import boundary_iou, dilation_pixels, mask_to_boundary, rle_to_boundary
+from .cache import AnnotationCache, cache_for
+from .coco import COCO
+from .cocoeval import COCOeval
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "COCO",
+    "COCOeval",
+    "dilation_pixels",
+    "mask_to_boundary",
+    "rle_to_boundary",
+    "boundary_iou",
+    "AnnotationCache",
+    "cache_for",
+]

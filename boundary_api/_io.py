@@ -1,0 +1,155 @@
+"""Reading and checking user files: one clear error per problem, nothing modified."""
+from __future__ import annotations
+
+import json
+import logging
+import math
+import numbers
+import os
+from typing import Any, Dict, Iterable, List, Optional
+
+import numpy as np
+
+from .boundary import check_rle_strings
+
+log = logging.getLogger(__name__)
+
+
+def read_json(path, what: str) -> Any:
+    """Load a JSON file, raising ValueError that names ``what`` and the path
+    if it is missing, unreadable or not valid JSON."""
+    try:
+        fspath = os.fspath(path)
+    except TypeError:
+        raise TypeError(f"{what}: expected a file path, got {type(path).__name__}") from None
+    if not os.path.exists(fspath):
+        raise ValueError(f"{what} file not found: {fspath}")
+    if os.path.isdir(fspath):
+        raise ValueError(f"{what} file is a directory: {fspath}")
+    try:
+        with open(fspath, "rb") as f:
+            return json.load(f)
+    except json.JSONDecodeError as exc:
+        raise ValueError(f"{what} file is not valid JSON: {fspath} "
+                         f"(line {exc.lineno}, column {exc.colno}: {exc.msg})") from None
+    except UnicodeDecodeError:
+        raise ValueError(f"{what} file is not valid JSON text: {fspath}") from None
+    except OSError as exc:
+        raise ValueError(f"cannot read {what} file {fspath}: {exc.strerror or exc}") from None
+
+
+def check_instances_dataset(dataset: Any, source: str, lvis: bool = False) -> None:
+    """Check that a ground truth is a COCO (or LVIS) instances dataset."""
+    kind = "LVIS" if lvis else "COCO"
+    if not isinstance(dataset, dict):
+        raise ValueError(f"{source}: not a {kind} ground truth (expected a JSON object with "
+                         f"'images', 'annotations' and 'categories', got a {type(dataset).__name__})")
+    missing = [k for k in ("images", "annotations", "categories") if not isinstance(dataset.get(k), list)]
+    if missing:
+        raise ValueError(f"{source}: not a {kind} ground truth (no list of {', '.join(repr(m) for m in missing)})")
+    for i, img in enumerate(dataset["images"]):
+        if not isinstance(img, dict) or "id" not in img:
+            raise ValueError(f"{source}: images[{i}] has no 'id'")
+        for key in ("height", "width"):
+            v = img.get(key)
+            if isinstance(v, bool) or not isinstance(v, numbers.Integral) or v < 1:
+                raise ValueError(f"{source}: image {img['id']!r} has no valid '{key}' (got {v!r})")
+        if lvis:
+            for key in ("neg_category_ids", "not_exhaustive_category_ids"):
+                if not isinstance(img.get(key), list):
+                    raise ValueError(f"{source}: image {img['id']!r} has no '{key}' list (not an LVIS ground truth?)")
+    image_ids = {img["id"] for img in dataset["images"]}
+    for i, cat in enumerate(dataset["categories"]):
+        if not isinstance(cat, dict) or "id" not in cat:
+            raise ValueError(f"{source}: categories[{i}] has no 'id'")
+        if lvis and cat.get("frequency") not in ("r", "c", "f"):
+            raise ValueError(f"{source}: category {cat['id']!r} has no 'frequency' of 'r', 'c' or 'f'")
+    for i, ann in enumerate(dataset["annotations"]):
+        if not isinstance(ann, dict):
+            raise ValueError(f"{source}: annotations[{i}] is not an object")
+        for key in ("id", "image_id", "category_id"):
+            if key not in ann:
+                raise ValueError(f"{source}: annotations[{i}] has no '{key}'")
+        if ann["image_id"] not in image_ids:
+            raise ValueError(f"{source}: annotation id {ann['id']!r} refers to image "
+                             f"{ann['image_id']!r}, which is not in 'images'")
+
+
+def check_results(anns: Any, images: Dict[Any, dict], categories: Iterable, source: str) -> List[dict]:
+    """Check detection results before any library touches them.
+
+    ``images`` maps image id to the image record.  Returns the list.  Raises
+    ValueError/TypeError naming the first problem: not a list, an entry that
+    is not an object, an unknown image id, a missing or non-finite score, a
+    segmentation that is not a compressed RLE of its image's size.  Unknown
+    category ids are only logged (pycocotools accepts them).
+    """
+    if not isinstance(anns, list):
+        raise TypeError(f"{source}: results must be a list of objects, got a {type(anns).__name__}")
+    if not anns:
+        raise ValueError(f"{source}: results are empty: there is nothing to evaluate")
+    for i, a in enumerate(anns):
+        if not isinstance(a, dict):
+            raise ValueError(f"{source}: result #{i} is not an object")
+    if "caption" in anns[0]:
+        return anns
+    unknown = sorted({str(a.get("image_id")) for a in anns if a.get("image_id") not in images})
+    if unknown:
+        more = f" (and {len(unknown) - 5} more)" if len(unknown) > 5 else ""
+        raise ValueError(f"{source}: results refer to image ids not in the ground truth: "
+                         f"{', '.join(unknown[:5])}{more}")
+    for i, a in enumerate(anns):
+        s = a.get("score")
+        if s is None:
+            raise ValueError(f"{source}: result #{i} (image {a['image_id']!r}) has no 'score'")
+        if isinstance(s, bool) or not isinstance(s, numbers.Real) or not math.isfinite(s):
+            raise ValueError(f"{source}: result #{i} (image {a['image_id']!r}) has an invalid score {s!r}")
+        if "category_id" not in a:
+            raise ValueError(f"{source}: result #{i} (image {a['image_id']!r}) has no 'category_id'")
+    first = anns[0]
+    kind = ("bbox" if "bbox" in first and first["bbox"] != [] else
+            "segmentation" if "segmentation" in first else
+            "keypoints" if "keypoints" in first else None)
+    if kind is None:
+        raise ValueError(f"{source}: result #0 has neither 'segmentation', 'bbox' nor 'keypoints'")
+    for i, a in enumerate(anns):
+        if kind == "bbox":
+            b = a.get("bbox")
+            if not isinstance(b, (list, tuple)) or len(b) != 4 or not all(
+                    isinstance(v, numbers.Real) and math.isfinite(v) for v in b):
+                raise ValueError(f"{source}: result #{i} (image {a['image_id']!r}) has no valid 'bbox' [x, y, w, h]")
+        elif kind not in a:
+            raise ValueError(f"{source}: result #{i} (image {a['image_id']!r}) has no '{kind}' "
+                             f"(result #0 has one)")
+    segs = [(i, a) for i, a in enumerate(anns) if "segmentation" in a]
+    if segs:
+        counts, h, w, names = [], [], [], []
+        for i, a in segs:
+            s = a["segmentation"]
+            img = images[a["image_id"]]
+            name = f"{source}: result #{i} (image {a['image_id']!r})"
+            if not isinstance(s, dict) or not isinstance(s.get("counts"), (str, bytes)) or "size" not in s:
+                raise ValueError(f"{name}: 'segmentation' must be a compressed RLE "
+                                 f"{{'size': [h, w], 'counts': str}} as in the COCO results format")
+            if list(s["size"]) != [img["height"], img["width"]]:
+                raise ValueError(f"{name}: RLE size {list(s['size'])} is not the image's "
+                                 f"[{img['height']}, {img['width']}]")
+            counts.append(s["counts"])
+            h.append(img["height"])
+            w.append(img["width"])
+            names.append(name)
+        check_rle_strings(counts, np.array(h, np.int64), np.array(w, np.int64), names)
+    known = set(categories)
+    bad_cats = sorted({a["category_id"] for a in anns if a["category_id"] not in known}, key=str)
+    if bad_cats:
+        log.warning("%s: %d result(s) have category ids not in the ground truth (%s); "
+                    "they are never matched", source,
+                    sum(a["category_id"] not in known for a in anns),
+                    ", ".join(map(str, bad_cats[:10])))
+    return anns
+
+
+def unknown_categories(anns: List[dict], categories: Iterable) -> List:
+    """Category ids used by results but absent from the ground truth."""
+    known = set(categories)
+    return sorted({a.get("category_id") for a in anns if a.get("category_id") not in known}, key=str)
