@@ -9,6 +9,9 @@ extraction and the IoU step in Cython.
 >>> gt = COCO("instances_val2017.json")                  # doctest: +SKIP
 >>> ev = COCOeval(gt, gt.loadRes("segm.json"), iouType="boundary")  # doctest: +SKIP
 >>> ev.evaluate(); ev.accumulate(); ev.summarize()       # doctest: +SKIP
+
+``LVIS``, ``LVISResults`` and ``LVISEval`` are imported from here too; they
+load the ``lvis`` package (and its matplotlib import) only when first used.
 """
 from .boundary import boundary_iou, dilation_pixels, mask_to_boundary, rle_to_boundary
 from .cache import AnnotationCache, cache_for
@@ -20,6 +23,9 @@ __version__ = "0.1.0"
 __all__ = [
     "COCO",
     "COCOeval",
+    "LVIS",
+    "LVISResults",
+    "LVISEval",
     "dilation_pixels",
     "mask_to_boundary",
     "rle_to_boundary",
@@ -27,3 +33,15 @@ __all__ = [
     "AnnotationCache",
     "cache_for",
 ]
+
+_LAZY = {"LVIS": "lvis", "LVISResults": "lvis", "LVISEval": "lvis"}
+
+
+def __getattr__(name):
+    if name in _LAZY:
+        from importlib import import_module
+
+        value = getattr(import_module(f".{_LAZY[name]}", __name__), name)
+        globals()[name] = value
+        return value
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

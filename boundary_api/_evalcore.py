@@ -36,6 +36,34 @@ class IouDict(dict):
         return []
 
 
+class FromState:
+    """Attribute that can be assigned as usual, or, while unset (None), is
+    built from the evaluator's ``_state`` (an :class:`Evaluation`) when read.
+
+    ``build(state)`` returns the value or None when the state cannot give it.
+    """
+
+    def __init__(self, build: Callable):
+        self.build = build
+
+    def __set_name__(self, owner, name):
+        self.slot = f"_{name}_value"
+
+    def __get__(self, obj, objtype=None):
+        if obj is None:
+            return self
+        value = obj.__dict__.get(self.slot)
+        if value is None:
+            state = obj.__dict__.get("_state")
+            if state is not None:
+                value = self.build(state)
+                obj.__dict__[self.slot] = value
+        return value
+
+    def __set__(self, obj, value):
+        obj.__dict__[self.slot] = value
+
+
 class Evaluation:
     """Flattened pairs, the IoU step, and the Cython matching of one evaluation.
 

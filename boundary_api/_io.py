@@ -121,24 +121,28 @@ def check_results(anns: Any, images: Dict[Any, dict], categories: Iterable, sour
         elif kind not in a:
             raise ValueError(f"{source}: result #{i} (image {a['image_id']!r}) has no '{kind}' "
                              f"(result #0 has one)")
-    segs = [(i, a) for i, a in enumerate(anns) if "segmentation" in a]
+    segs = [i for i, a in enumerate(anns) if "segmentation" in a]
     if segs:
-        counts, h, w, names = [], [], [], []
-        for i, a in segs:
-            s = a["segmentation"]
-            img = images[a["image_id"]]
-            name = f"{source}: result #{i} (image {a['image_id']!r})"
+        def name(i):
+            return f"{source}: result #{i} (image {anns[i]['image_id']!r})"
+
+        rle_items = []
+        for i in segs:
+            s = anns[i]["segmentation"]
+            img = images[anns[i]["image_id"]]
+            if isinstance(s, list) and kind == "bbox":
+                continue  # polygons next to boxes: pycocotools rasterizes them
             if not isinstance(s, dict) or not isinstance(s.get("counts"), (str, bytes)) or "size" not in s:
-                raise ValueError(f"{name}: 'segmentation' must be a compressed RLE "
+                raise ValueError(f"{name(i)}: 'segmentation' must be a compressed RLE "
                                  f"{{'size': [h, w], 'counts': str}} as in the COCO results format")
             if list(s["size"]) != [img["height"], img["width"]]:
-                raise ValueError(f"{name}: RLE size {list(s['size'])} is not the image's "
+                raise ValueError(f"{name(i)}: RLE size {list(s['size'])} is not the image's "
                                  f"[{img['height']}, {img['width']}]")
-            counts.append(s["counts"])
-            h.append(img["height"])
-            w.append(img["width"])
-            names.append(name)
-        check_rle_strings(counts, np.array(h, np.int64), np.array(w, np.int64), names)
+            rle_items.append(i)
+        check_rle_strings([anns[i]["segmentation"]["counts"] for i in rle_items],
+                          np.array([images[anns[i]["image_id"]]["height"] for i in rle_items], np.int64),
+                          np.array([images[anns[i]["image_id"]]["width"] for i in rle_items], np.int64),
+                          lambda j: name(rle_items[j]))
     known = set(categories)
     bad_cats = sorted({a["category_id"] for a in anns if a["category_id"] not in known}, key=str)
     if bad_cats:

@@ -65,6 +65,16 @@ def dilation_pixels(height: int, width: int, dilation_ratio: float = 0.02) -> in
     return max(1, int(round(ratio * math.sqrt(h * h + w * w))))
 
 
+def dilation_pixels_array(h: np.ndarray, w: np.ndarray, dilation_ratio: float) -> np.ndarray:
+    """:func:`dilation_pixels` for arrays of sizes (evaluated once per distinct size)."""
+    sizes = np.stack([np.asarray(h, np.int64), np.asarray(w, np.int64)], axis=1).reshape(-1, 2)
+    if len(sizes) == 0:
+        return np.zeros(0, np.int64)
+    uniq, inverse = np.unique(sizes, axis=0, return_inverse=True)
+    d = np.array([dilation_pixels(int(a), int(b), dilation_ratio) for a, b in uniq], np.int64)
+    return d[inverse.reshape(-1)]
+
+
 def _check_size(height, width) -> Tuple[int, int]:
     for name, v in (("height", height), ("width", width)):
         if isinstance(v, bool) or not isinstance(v, numbers.Integral) or v < 1:
@@ -120,9 +130,9 @@ def _normalize_rle(rle, where: str = "rle") -> Tuple[Union[str, bytes], int, int
     return counts, h, w
 
 
-def check_rle_strings(counts: list, h: np.ndarray, w: np.ndarray, names: Sequence[str]) -> None:
+def check_rle_strings(counts: list, h: np.ndarray, w: np.ndarray, name_of) -> None:
     """Raise ValueError naming the first RLE string that is malformed or does
-    not cover exactly its h*w pixels."""
+    not cover exactly its h*w pixels.  ``name_of(i)`` describes item ``i``."""
     status = _mask.check_strings(_mask.StringTable(counts), h, w)
     bad = np.flatnonzero(status)
     if len(bad):
@@ -130,7 +140,7 @@ def check_rle_strings(counts: list, h: np.ndarray, w: np.ndarray, names: Sequenc
         why = ("is not a valid compressed RLE string" if status[i] == 1
                else f"does not cover its {h[i]}x{w[i]} pixels")
         more = f" (and {len(bad) - 1} more)" if len(bad) > 1 else ""
-        raise ValueError(f"{names[i]}: segmentation counts {why}{more}")
+        raise ValueError(f"{name_of(i)}: segmentation counts {why}{more}")
 
 
 def boundary_counts(counts: list, h: np.ndarray, w: np.ndarray, d: np.ndarray,
@@ -176,8 +186,8 @@ def rle_to_boundary(rle, dilation_ratio: float = 0.02, num_threads: Optional[int
     counts = [c for c, _, _ in norm]
     h = np.array([x[1] for x in norm], np.int64)
     w = np.array([x[2] for x in norm], np.int64)
-    check_rle_strings(counts, h, w, [f"rle[{i}]" if not single else "rle" for i in range(len(items))])
-    d = np.array([dilation_pixels(int(a), int(b), ratio) for a, b in zip(h, w)], np.int64)
+    check_rle_strings(counts, h, w, lambda i: "rle" if single else f"rle[{i}]")
+    d = dilation_pixels_array(h, w, ratio)
     out = boundary_counts(counts, h, w, d, num_threads)
     res = [{"size": [int(a), int(b)], "counts": c} for a, b, c in zip(h, w, out)]
     return res[0] if single else res

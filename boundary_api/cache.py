@@ -12,13 +12,14 @@ mask in place after it was cached is not seen.
 from __future__ import annotations
 
 import logging
+import sys
 import weakref
 from collections import Counter
 from typing import Dict, List, Optional, Sequence, Tuple
 
 import numpy as np
 
-from .boundary import boundary_counts, check_dilation_ratio, check_rle_strings, dilation_pixels
+from .boundary import boundary_counts, check_dilation_ratio, check_rle_strings, dilation_pixels_array
 
 __all__ = ["AnnotationCache", "cache_for"]
 
@@ -96,7 +97,7 @@ class AnnotationCache:
                                  f"the image's [{h}, {w}]")
             new.append((a, rle["counts"], int(h), int(w)))
         check_rle_strings([e[1] for e in new], np.array([e[2] for e in new], np.int64),
-                          np.array([e[3] for e in new], np.int64), [self._describe(e[0]) for e in new])
+                          np.array([e[3] for e in new], np.int64), lambda i: self._describe(new[i][0]))
         for e in new:
             self._rle[id(e[0])] = e
         self.computed["masks"] += len(new)
@@ -116,7 +117,7 @@ class AnnotationCache:
                 missing.append(a)
         if missing:
             counts, h, w = self.masks(missing)
-            d = np.array([dilation_pixels(int(a), int(b), ratio) for a, b in zip(h, w)], np.int64)
+            d = dilation_pixels_array(h, w, ratio)
             out = boundary_counts(counts, h, w, d, num_threads, progress="boundaries")
             for a, b in zip(missing, out):
                 table[id(a)] = b
@@ -127,9 +128,10 @@ class AnnotationCache:
 
 
 def _is_results(ds) -> bool:
-    from lvis import LVISResults
-
-    return isinstance(ds, LVISResults) or bool(getattr(ds, "_is_results", False))
+    if getattr(ds, "_is_results", False):
+        return True
+    lvis_results = getattr(sys.modules.get("lvis"), "LVISResults", None)
+    return lvis_results is not None and isinstance(ds, lvis_results)
 
 
 _CACHES: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()

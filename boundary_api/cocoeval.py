@@ -10,7 +10,7 @@ from typing import Optional
 import numpy as np
 import pycocotools.cocoeval
 
-from ._evalcore import Evaluation, IouDict
+from ._evalcore import Evaluation, FromState
 from ._parallel import resolve_threads
 from .boundary import check_dilation_ratio
 
@@ -52,8 +52,9 @@ class COCOeval(pycocotools.cocoeval.COCOeval):
     """
 
     _state: Optional[Evaluation] = None
-    _eval_imgs_value = None
-    _ious_value = None
+    #: built from the kernels' arrays when first read (fast implementation)
+    evalImgs = FromState(lambda state: state.eval_imgs("coco") if state.matched else None)
+    ious = FromState(lambda state: state.iou_dict())
 
     def __init__(self, cocoGt=None, cocoDt=None, iouType="segm", dilation_ratio=0.02,
                  use_fast_impl=True, num_threads=None):
@@ -67,27 +68,6 @@ class COCOeval(pycocotools.cocoeval.COCOeval):
         if iouType in ("segm", "boundary") and cocoDt is not None and getattr(cocoDt, "_segm_from_bbox", False):
             raise ValueError(f"iouType={iouType!r} needs results with a 'segmentation' (compressed RLE); "
                              "these results only have boxes")
-
-    # evalImgs / ious: built from the kernels' arrays when first read ----------
-    @property
-    def evalImgs(self):
-        if self._eval_imgs_value is None and self._state is not None and self._state.matched:
-            self._eval_imgs_value = self._state.eval_imgs("coco")
-        return self._eval_imgs_value
-
-    @evalImgs.setter
-    def evalImgs(self, value):
-        self._eval_imgs_value = value
-
-    @property
-    def ious(self):
-        if self._ious_value is None and self._state is not None:
-            self._ious_value = self._state.iou_dict()
-        return self._ious_value
-
-    @ious.setter
-    def ious(self, value):
-        self._ious_value = value
 
     # ------------------------------------------------------------------------
     def evaluate(self):
