@@ -40,8 +40,18 @@ class COCO(pycocotools.coco.COCO):
         print("loading annotations into memory...")
         tic = time.time()
         dataset = read_json(annotation_file, "ground truth")
-        check_instances_dataset(dataset, str(annotation_file))
         print("Done (t={:0.2f}s)".format(time.time() - tic))
+        self._set_dataset(dataset, str(annotation_file))
+
+    @classmethod
+    def from_dataset(cls, dataset: dict, source: str = "ground truth") -> "COCO":
+        """Build from an already loaded COCO instances dict (checked, not copied)."""
+        coco = cls()
+        coco._set_dataset(dataset, source)
+        return coco
+
+    def _set_dataset(self, dataset, source: str) -> None:
+        check_instances_dataset(dataset, source)
         self.dataset = dataset
         self.createIndex()
 

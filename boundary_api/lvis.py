@@ -48,9 +48,9 @@ class LVIS(_CheckedJson, _lvis.LVIS):
         If the file is missing, not JSON, or not an LVIS dataset.
     """
 
-    def __init__(self, annotation_path):
+    def __init__(self, annotation_path, _loaded=None):
         path = os.fspath(annotation_path) if _is_path(annotation_path) else annotation_path
-        dataset = read_json(path, "ground truth")
+        dataset = read_json(path, "ground truth") if _loaded is None else _loaded
         check_instances_dataset(dataset, str(path), lvis=True)
         self._preloaded = {path: dataset}
         super().__init__(path)
@@ -72,7 +72,7 @@ class LVISResults(_CheckedJson, _lvis.LVISResults):
 
     _is_results = True
 
-    def __init__(self, lvis_gt, results, max_dets=300):
+    def __init__(self, lvis_gt, results, max_dets=300, _loaded=None):
         if _is_path(lvis_gt):
             lvis_gt = LVIS(lvis_gt)
         elif not isinstance(lvis_gt, _lvis.LVIS):
@@ -81,7 +81,7 @@ class LVISResults(_CheckedJson, _lvis.LVISResults):
             raise TypeError(f"max_dets must be an integer, got {max_dets!r}")
         if _is_path(results):
             key = os.fspath(results)
-            anns = read_json(key, "results")
+            anns = read_json(key, "results") if _loaded is None else _loaded
             check_results(anns, lvis_gt.imgs, lvis_gt.cats, str(key))
             self._preloaded = {key: anns}
             super().__init__(lvis_gt, key, max_dets)

@@ -1,0 +1,36 @@
+"""Shared fixtures: the real COCO/LVIS/panoptic data under tests/data and the
+reference implementation's expected metrics for it."""
+import json
+import os
+
+import pytest
+
+TESTS = os.path.dirname(os.path.abspath(__file__))
+DATA = os.path.join(TESTS, "data")
+
+COCO_GT = os.path.join(DATA, "coco", "instances_val2014_100.json")
+COCO_DT = os.path.join(DATA, "coco", "instances_val2014_fakesegm100_results.json")
+LVIS_GT = os.path.join(DATA, "lvis", "lvis_val_100.json")
+LVIS_DT = os.path.join(DATA, "lvis", "lvis_val_100_results_jitter.json")
+
+
+def golden_cases(name: str, kind: str = None):
+    """Cases of tests/data/<name>.json with their paths made absolute."""
+    with open(os.path.join(DATA, name)) as f:
+        doc = json.load(f)
+    out = []
+    for case in doc["cases"]:
+        if kind and case["kind"] != kind:
+            continue
+        case = dict(case)
+        for key in ("gt", "dt", "gt_json", "gt_folder", "pred_json", "pred_folder"):
+            if key in case:
+                case[key] = os.path.join(TESTS, case[key])
+        out.append(case)
+    return out
+
+
+@pytest.fixture
+def quiet(capsys):
+    """Swallow pycocotools' prints; yields capsys for tests that read them."""
+    yield capsys
