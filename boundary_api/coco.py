@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import copy
+import os
 import time
 
 import numpy as np
@@ -72,12 +73,12 @@ class COCO(pycocotools.coco.COCO):
         if isinstance(resFile, np.ndarray):
             anns = self.loadNumpyAnnotations(resFile)
             source = "results array"
-        elif isinstance(resFile, (list, tuple)):
-            anns = resFile if isinstance(resFile, list) else list(resFile)
-            source = "results"
-        else:
-            source = str(resFile)
+        elif isinstance(resFile, (str, bytes, os.PathLike)):
+            source = os.fsdecode(resFile)
             anns = read_json(resFile, "results")
+        else:
+            anns = resFile
+            source = "results"
         check_results(anns, self.imgs, self.cats, source)
         if "caption" in anns[0] or ("keypoints" in anns[0] and "segmentation" not in anns[0]
                                     and not anns[0].get("bbox")):

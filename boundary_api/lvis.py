@@ -55,6 +55,11 @@ class LVIS(_CheckedJson, _lvis.LVIS):
         self._preloaded = {path: dataset}
         super().__init__(path)
 
+    @classmethod
+    def from_dataset(cls, dataset: dict, source: str = "ground truth") -> "LVIS":
+        """Build from an already loaded LVIS dict (checked, not copied)."""
+        return cls(source, _loaded=dataset)
+
 
 class LVISResults(_CheckedJson, _lvis.LVISResults):
     """lvis' ``LVISResults`` (results capped at ``max_dets`` per image), with

@@ -1,0 +1,171 @@
+"""boundary_api.LVISEval: the reference's golden numbers, lvis' own rules and
+loops, objects vs paths, the detection cap, numpy 2."""
+import copy
+import json
+
+import lvis
+import numpy as np
+import pycocotools.mask as mask_utils
+import pytest
+
+from boundary_api import LVIS, LVISEval, LVISResults
+from conftest import LVIS_DT, LVIS_GT, golden_cases
+
+
+def load(path):
+    with open(path) as f:
+        return json.load(f)
+
+
+@pytest.mark.parametrize("case", golden_cases("instance_eval.json", "lvis"), ids=lambda c: c["name"])
+def test_golden_reference_numbers(case):
+    ev = LVISEval(case["gt"], case["dt"], iou_type=case["iou_type"], max_dets=case["max_dets"],
+                  dilation_ratio=case.get("dilation_ratio", 0.02))
+    ev.run()
+    got = ev.get_results()
+    assert list(got) == list(case["results"])
+    np.testing.assert_allclose([got[k] for k in case["results"]], list(case["results"].values()),
+                               rtol=0, atol=1e-12)
+
+
+@pytest.mark.parametrize("iou", ["boundary", "segm", "bbox"])
+def test_fast_path_equals_lvis_loops(iou):
+    fast = LVISEval(LVIS_GT, LVIS_DT, iou_type=iou)
+    slow = LVISEval(LVIS_GT, LVIS_DT, iou_type=iou, use_fast_impl=False)
+    fast.run()
+    slow.run()
+    for k in ("precision", "recall"):
+        np.testing.assert_array_equal(fast.eval[k], slow.eval[k])
+    assert fast.get_results() == slow.get_results()
+    for x, y in zip(fast.eval_imgs, slow.eval_imgs):
+        assert (x is None) == (y is None)
+        if x is None:
+            continue
+        for key in y:
+            if isinstance(y[key], np.ndarray):
+                assert x[key].dtype == y[key].dtype
+                np.testing.assert_array_equal(x[key], y[key])
+            else:
+                assert x[key] == y[key]
+
+
+def test_objects_and_paths_give_the_same_numbers():
+    by_path = LVISEval(LVIS_GT, LVIS_DT, iou_type="boundary")
+    by_path.run()
+    gt = LVIS(LVIS_GT)
+    dt = LVISResults(gt, LVIS_DT)
+    by_obj = LVISEval(gt, dt, iou_type="boundary")
+    by_obj.run()
+    assert by_obj.get_results() == by_path.get_results()
+    # plain lvis objects work as well
+    plain_gt = lvis.LVIS(LVIS_GT)
+    plain = LVISEval(plain_gt, lvis.LVISResults(plain_gt, LVIS_DT), iou_type="boundary")
+    plain.run()
+    assert plain.get_results() == by_path.get_results()
+    # and a list of results
+    listed = LVISEval(LVIS_GT, load(LVIS_DT), iou_type="boundary")
+    listed.run()
+    assert listed.get_results() == by_path.get_results()
+
+
+def test_numpy2_without_global_patching():
+    slow = LVISEval(LVIS_GT, LVIS_DT, iou_type="segm", use_fast_impl=False)
+    slow.run()
+    assert slow.get_results()["AP"] > 0
+    assert lvis.eval.np is np
+    if np.lib.NumpyVersion(np.__version__) >= "1.24.0":
+        assert "float" not in np.__dict__
+
+
+def test_max_dets_caps_detections_per_image():
+    dt = load(LVIS_DT)
+    counts = np.bincount([d["image_id"] for d in dt])
+    cap = int(counts.max()) - 20
+    assert cap > 5
+    capped = LVISEval(LVIS_GT, dt, iou_type="boundary", max_dets=cap)
+    assert max(len(v) for v in capped.lvis_dt.img_ann_map.values()) == cap
+    capped.run()
+    full = LVISEval(LVIS_GT, load(LVIS_DT), iou_type="boundary", max_dets=-1)
+    full.run()
+    assert capped.params.max_dets == cap
+    assert capped.get_results()[f"AR@{cap}"] != full.get_results()["AR@-1"]
+    slow = LVISEval(LVIS_GT, load(LVIS_DT), iou_type="boundary", max_dets=cap, use_fast_impl=False)
+    slow.run()
+    assert slow.get_results() == capped.get_results()
+
+
+# ---------------------------------------------------------------- federated rules
+def _square(h, w, y, x, s):
+    m = np.zeros((h, w), np.uint8)
+    m[y:y + s, x:x + s] = 1
+    r = mask_utils.encode(np.asfortranarray(m))
+    return {"size": [h, w], "counts": r["counts"].decode()}
+
+
+def _tiny_lvis(neg2=(), nel1=()):
+    """Two 40x40 images; category 1 has one object in image 1."""
+    gt = {
+        "images": [
+            {"id": 1, "height": 40, "width": 40, "neg_category_ids": [], "not_exhaustive_category_ids": list(nel1)},
+            {"id": 2, "height": 40, "width": 40, "neg_category_ids": list(neg2), "not_exhaustive_category_ids": []},
+        ],
+        "categories": [{"id": 1, "name": "a", "frequency": "f"}, {"id": 2, "name": "b", "frequency": "r"}],
+        "annotations": [{"id": 1, "image_id": 1, "category_id": 1, "segmentation": _square(40, 40, 5, 5, 20),
+                         "area": 400.0, "bbox": [5, 5, 20, 20]},
+                        {"id": 2, "image_id": 2, "category_id": 2, "segmentation": _square(40, 40, 2, 2, 10),
+                         "area": 100.0, "bbox": [2, 2, 10, 10]}],
+    }
+    return gt
+
+
+def _ap_cat1(gt, dets, iou="boundary"):
+    out = []
+    for fast in (True, False):
+        ev = LVISEval(LVIS.from_dataset(copy.deepcopy(gt)), copy.deepcopy(dets), iou_type=iou,
+                      use_fast_impl=fast)
+        ev.run()
+        p = ev.eval["precision"][:, :, 0, 0]
+        out.append(float(np.mean(p[p > -1])))
+    assert out[0] == out[1]
+    return out[0]
+
+
+# precision at full recall with tp hits and fp false positives, as lvis computes it
+def _pr(tp, fp):
+    return tp / (fp + tp + np.spacing(1))
+
+
+def test_negative_categories_count_false_positives():
+    hit = {"image_id": 1, "category_id": 1, "segmentation": _square(40, 40, 5, 5, 20), "score": 0.9}
+    fp_img2 = {"image_id": 2, "category_id": 1, "segmentation": _square(40, 40, 10, 10, 15), "score": 0.95}
+    # category 1 unknown for image 2: the detection there is not judged
+    assert _ap_cat1(_tiny_lvis(), [hit, fp_img2]) == _pr(1, 0)
+    # category 1 verified absent from image 2: a false positive ranked first
+    assert _ap_cat1(_tiny_lvis(neg2=[1]), [hit, fp_img2]) == _pr(1, 1)
+
+
+def test_not_exhaustive_categories_ignore_unmatched_detections():
+    hit = {"image_id": 1, "category_id": 1, "segmentation": _square(40, 40, 5, 5, 20), "score": 0.9}
+    extra = {"image_id": 1, "category_id": 1, "segmentation": _square(40, 40, 28, 28, 10), "score": 0.95}
+    assert _ap_cat1(_tiny_lvis(), [hit, extra]) == _pr(1, 1)
+    assert _ap_cat1(_tiny_lvis(nel1=[1]), [hit, extra]) == _pr(1, 0)
+
+
+def test_bad_inputs(tmp_path):
+    with pytest.raises(ValueError, match="not found"):
+        LVISEval(str(tmp_path / "missing.json"), LVIS_DT)
+    coco_like = {"images": [{"id": 1, "height": 5, "width": 5}], "annotations": [], "categories": []}
+    p = tmp_path / "coco.json"
+    p.write_text(json.dumps(coco_like))
+    with pytest.raises(ValueError, match="neg_category_ids"):
+        LVIS(str(p))
+    dt = load(LVIS_DT)
+    dt[3]["image_id"] = 123456789
+    before = copy.deepcopy(dt)
+    with pytest.raises(ValueError, match="123456789"):
+        LVISEval(LVIS_GT, dt, iou_type="boundary")
+    assert dt == before
+    with pytest.raises(ValueError, match="iou_type"):
+        LVISEval(LVIS_GT, LVIS_DT, iou_type="keypoints")
+    with pytest.raises(ValueError, match="dilation_ratio"):
+        LVISEval(LVIS_GT, LVIS_DT, iou_type="boundary", dilation_ratio=float("nan"))
