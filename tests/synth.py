@@ -125,3 +125,26 @@ def boxes_only(dets):
 def fresh(obj):
     """Deep copy (evaluators annotate the dicts they are given)."""
     return copy.deepcopy(obj)
+
+
+def make_lvis_dataset(seed=0, num_images=30):
+    """LVIS-style version of :func:`make_dataset`: federated image lists
+    (negative and not-exhaustive categories), category frequencies, a few
+    ground truths flagged ``ignore``, no crowds."""
+    rng = np.random.default_rng(seed + 1000)
+    gt, dets = make_dataset(seed=seed, num_images=num_images)
+    cat_ids = [c["id"] for c in gt["categories"]]
+    for c in gt["categories"]:
+        c["frequency"] = "rcf"[c["id"] % 3]
+    present = {}
+    for a in gt["annotations"]:
+        present.setdefault(a["image_id"], set()).add(a["category_id"])
+        del a["iscrowd"]
+        if rng.random() < 0.05:
+            a["ignore"] = 1
+    for img in gt["images"]:
+        here = present.get(img["id"], set())
+        absent = [c for c in cat_ids if c not in here]
+        img["neg_category_ids"] = [c for c in absent if rng.random() < 0.5]
+        img["not_exhaustive_category_ids"] = [c for c in sorted(here) if rng.random() < 0.3]
+    return gt, dets

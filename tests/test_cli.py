@@ -163,8 +163,9 @@ class _no_raise:
 
 
 def test_real_process_bad_input_has_no_traceback(tmp_path):
+    # run outside the checkout so that the installed package is the one imported
     proc = subprocess.run([sys.executable, "-m", "boundary_api.cli", "--gt", str(tmp_path / "x.json"),
-                           "--dt", COCO_DT], capture_output=True, text=True)
+                           "--dt", COCO_DT], capture_output=True, text=True, cwd=tmp_path)
     assert proc.returncode == 2
     assert proc.stderr.strip() == f"boundary-eval: error: ground truth file not found: {tmp_path / 'x.json'}"
     assert proc.stdout == ""
@@ -188,12 +189,12 @@ def test_example_script_and_console_script(tmp_path):
     out = tmp_path / "m.json"
     proc = subprocess.run([sys.executable, os.path.join(EXAMPLES, "coco_eval.py"), "--gt-json-file", COCO_GT,
                            "--dt-json-file", COCO_DT, "--iou-type", "segm", "--json-out", str(out)],
-                          capture_output=True, text=True)
+                          capture_output=True, text=True, cwd=tmp_path)
     assert proc.returncode == 0, proc.stderr
     np.testing.assert_allclose(list(json.loads(out.read_text())["metrics"].values()),
                                golden("coco", "segm")["stats"], rtol=0, atol=1e-12)
     exe = shutil.which("boundary-eval")
     if exe is None:
         pytest.skip("boundary-eval is not on PATH (package not installed)")
-    proc = subprocess.run([exe, "--help"], capture_output=True, text=True)
+    proc = subprocess.run([exe, "--help"], capture_output=True, text=True, cwd=tmp_path)
     assert proc.returncode == 0 and "--dilation-ratio" in proc.stdout

@@ -169,3 +169,23 @@ def test_bad_inputs(tmp_path):
         LVISEval(LVIS_GT, LVIS_DT, iou_type="keypoints")
     with pytest.raises(ValueError, match="dilation_ratio"):
         LVISEval(LVIS_GT, LVIS_DT, iou_type="boundary", dilation_ratio=float("nan"))
+
+
+@pytest.mark.parametrize("iou", ["boundary", "segm", "bbox"])
+@pytest.mark.parametrize("seed", [0, 1])
+def test_fast_path_equals_lvis_loops_on_generated_data(iou, seed):
+    from synth import boxes_only, make_lvis_dataset
+
+    gt, dt = make_lvis_dataset(seed=seed)
+    if iou == "bbox":
+        dt = boxes_only(dt)
+    evs = []
+    for fast in (True, False):
+        ev = LVISEval(LVIS.from_dataset(copy.deepcopy(gt)), copy.deepcopy(dt), iou_type=iou,
+                      max_dets=50, use_fast_impl=fast)
+        ev.run()
+        evs.append(ev)
+    for k in ("precision", "recall"):
+        np.testing.assert_array_equal(evs[0].eval[k], evs[1].eval[k])
+    assert evs[0].get_results() == evs[1].get_results()
+    assert evs[0].get_results()["AP"] > 0
