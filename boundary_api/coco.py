@@ -33,6 +33,8 @@ class COCO(pycocotools.coco.COCO):
     _is_results = False
     #: True when loadRes had to make segmentations from boxes
     _segm_from_bbox = False
+    #: True when loadRes already checked every RLE against its image
+    _rles_checked = False
 
     def __init__(self, annotation_file=None):
         super().__init__()
@@ -105,12 +107,14 @@ class COCO(pycocotools.coco.COCO):
             heights = np.array([self.imgs[a["image_id"]]["height"] for a in anns], np.int64)
             table = _mask.StringTable([a["segmentation"]["counts"] for a in anns])
             areas, boxes = _mask.area_bbox(table, heights)
-            for i, ann in enumerate(anns):
-                ann["area"] = int(areas[i])
+            for i, (ann, area, box) in enumerate(zip(anns, areas.tolist(), boxes.tolist())):
+                ann["area"] = area
                 if "bbox" not in ann:
-                    ann["bbox"] = boxes[i].tolist()
+                    ann["bbox"] = box
                 ann["id"] = i + 1
                 ann["iscrowd"] = 0
+            # every RLE was decoded and checked above: the cache need not do it again
+            res._rles_checked = True
         print("DONE (t={:0.2f}s)".format(time.time() - tic))
         res.dataset["annotations"] = anns
         res.createIndex()

@@ -50,7 +50,7 @@ def load_json(path):
 # ----------------------------------------------------------------------------
 # without Detectron2
 # ----------------------------------------------------------------------------
-def test_import_boundary_api_imports_neither_torch_nor_detectron2():
+def test_import_boundary_api_imports_neither_torch_nor_detectron2(tmp_path):
     code = textwrap.dedent("""
         import sys
         import boundary_api, boundary_api.d2_results
@@ -58,8 +58,9 @@ def test_import_boundary_api_imports_neither_torch_nor_detectron2():
         heavy = sorted(m for m in sys.modules if m.split(".")[0] in ("torch", "detectron2"))
         print(heavy)
     """)
-    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=root)
+    # outside the checkout, so that the installed package is imported
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
+                         cwd=tmp_path)
     assert out.stdout.strip() == "[]"
 
 
