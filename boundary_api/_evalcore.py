@@ -14,7 +14,7 @@ entries on demand, so nothing is materialized that nobody reads.
 from __future__ import annotations
 
 import logging
-from typing import Callable, Dict, List, Optional, Sequence, Tuple
+from typing import Callable, List, Optional, Sequence, Tuple
 
 import numpy as np
 
@@ -277,13 +277,9 @@ class Evaluation:
         perm = self.gt_perm[a, g0:g1]
         gts = [self.gt_anns[g0 + j] for j in perm]
         dts = self.dt_anns[d0:d1]
-        gt_ids = self.gt_id[g0:g1][perm]
-        dm = self.dt_match[a, :, d0:d1]
-        dt_matches = np.where(dm >= 0, gt_ids_by_local(self.gt_id[g0:g1], dm), 0).astype(np.float64)
-        gm = self.gt_match[a, :, g0:g1]
-        dt_ids_local = self.dt_id[d0:d1]
-        gt_matches = np.where(gm >= 0, dt_ids_local[np.maximum(gm, 0)] if len(dt_ids_local) else 0,
-                              0).astype(np.float64)
+        # the libraries store matched ids as floats, 0 for no match
+        dt_matches = _ids_at(self.gt_id[g0:g1], self.dt_match[a, :, d0:d1])
+        gt_matches = _ids_at(self.dt_id[d0:d1], self.gt_match[a, :, g0:g1])
         # built from a list as the libraries do (so an empty one is float64)
         gt_ignore = np.array(self.gt_ig[a, g0:g1].tolist())
         dt_ignore = (self.dt_flags[a, :, d0:d1] & 2).astype(bool)
@@ -319,11 +315,11 @@ class Evaluation:
         return out
 
 
-def gt_ids_by_local(gt_id_local: np.ndarray, local: np.ndarray) -> np.ndarray:
-    """Ground-truth ids at local indices (``-1`` entries map to anything)."""
-    if len(gt_id_local) == 0:
-        return np.zeros(local.shape, np.int64)
-    return gt_id_local[np.maximum(local, 0)]
+def _ids_at(ids: np.ndarray, local: np.ndarray) -> np.ndarray:
+    """``ids[local]`` as float64, 0 where ``local`` is -1 (no match)."""
+    if len(ids) == 0:
+        return np.zeros(local.shape, np.float64)
+    return np.where(local >= 0, ids[np.maximum(local, 0)], 0).astype(np.float64)
 
 
 def _neg_score(ann) -> float:

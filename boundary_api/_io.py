@@ -6,7 +6,7 @@ import logging
 import math
 import numbers
 import os
-from typing import Any, Dict, Iterable, List, Optional
+from typing import Any, Dict, Iterable, List
 
 import numpy as np
 

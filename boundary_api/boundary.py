@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import math
 import numbers
-from typing import List, Optional, Sequence, Tuple, Union
+from typing import List, Optional, Tuple, Union
 
 import numpy as np
 import pycocotools.mask as mask_utils
