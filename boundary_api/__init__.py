@@ -10,8 +10,9 @@ extraction and the IoU step in Cython.
 >>> ev = COCOeval(gt, gt.loadRes("segm.json"), iouType="boundary")  # doctest: +SKIP
 >>> ev.evaluate(); ev.accumulate(); ev.summarize()       # doctest: +SKIP
 
-``LVIS``, ``LVISResults`` and ``LVISEval`` are imported from here too; they
-load the ``lvis`` package (and its matplotlib import) only when first used.
+``LVIS``, ``LVISResults``, ``LVISEval`` and ``pq_compute`` (panoptic) are
+imported from here too; they load the ``lvis`` package (and its matplotlib
+import) or the panoptic module only when first used.
 """
 from .boundary import boundary_iou, dilation_pixels, mask_to_boundary, rle_to_boundary
 from .cache import AnnotationCache, cache_for
@@ -26,6 +27,7 @@ __all__ = [
     "LVIS",
     "LVISResults",
     "LVISEval",
+    "pq_compute",
     "dilation_pixels",
     "mask_to_boundary",
     "rle_to_boundary",
@@ -34,7 +36,7 @@ __all__ = [
     "cache_for",
 ]
 
-_LAZY = {"LVIS": "lvis", "LVISResults": "lvis", "LVISEval": "lvis"}
+_LAZY = {"LVIS": "lvis", "LVISResults": "lvis", "LVISEval": "lvis", "pq_compute": "panoptic"}
 
 
 def __getattr__(name):
