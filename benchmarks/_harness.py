@@ -1,0 +1,360 @@
+"""Shared parts of the benchmark scripts (not a benchmark itself).
+
+Parent side: machine/version header, running one case in a fresh Python
+process, best-of-N, markdown tables.
+
+Child side: ``python benchmarks/_harness.py '<json spec>'`` runs one case
+(loading, evaluation, accumulation, summary) and prints one line
+``@@RESULT@@ {json}`` with its phase times, its statistics and its peak RSS
+(``resource.getrusage(RUSAGE_SELF).ru_maxrss``).  Each case imports only the
+library it measures, inside its own function, so imports and memory are
+those of that library alone.
+"""
+from __future__ import annotations
+
+import time
+
+T_START = time.perf_counter()
+
+import importlib.util
+import json
+import os
+import platform
+import subprocess
+import sys
+from pathlib import Path
+from typing import Callable, Dict, Optional, Sequence
+
+HERE = Path(__file__).resolve().parent
+ROOT = HERE.parent
+MARKER = "@@RESULT@@ "
+
+
+# ==========================================================================
+# parent side
+# ==========================================================================
+def have(module: str) -> bool:
+    return importlib.util.find_spec(module) is not None
+
+
+def _version(dist: str) -> str:
+    try:
+        from importlib.metadata import version
+
+        return version(dist)
+    except Exception:
+        return "not installed"
+
+
+def cores() -> str:
+    try:
+        aff = len(os.sched_getaffinity(0))
+    except AttributeError:
+        aff = "n/a"
+    return f"os.cpu_count()={os.cpu_count()}, len(os.sched_getaffinity(0))={aff}"
+
+
+def print_header(title: str, threads: Optional[int]) -> None:
+    import numpy
+
+    print(f"# {title}\n")
+    print(f"- machine: {platform.machine()} {platform.system()} {platform.release()}; {cores()}")
+    try:
+        with open("/proc/meminfo") as f:
+            kb = int(f.readline().split()[1])
+        print(f"- memory: {kb / 2**20:.1f} GiB")
+    except OSError:
+        pass
+    print(f"- python {platform.python_version()}, numpy {numpy.__version__}, "
+          f"pycocotools {_version('pycocotools')}, lvis {_version('lvis')}, "
+          f"faster-coco-eval {_version('faster-coco-eval')}, opencv {_version('opencv-python')}")
+    print(f"- boundary_api threads: {threads if threads else 'default (all cores)'}")
+    print(f"- load average at start: {load_average()} (other work on the machine skews wall times)")
+    print(flush=True)
+
+
+def load_average() -> str:
+    try:
+        return " / ".join(f"{x:.2f}" for x in os.getloadavg()) + " (1/5/15 min)"
+    except OSError:
+        return "n/a"
+
+
+def run_child(spec: dict, verbose: bool = False, timeout: Optional[float] = None) -> dict:
+    """Run one case in a new Python process; wall seconds measured here, from
+    start to exit (interpreter start, imports, load, evaluate, accumulate,
+    summarize)."""
+    cmd = [sys.executable, str(HERE / "_harness.py"), json.dumps(spec)]
+    env = dict(os.environ, PYTHONPATH=str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", ""))
+    t0 = time.perf_counter()
+    proc = subprocess.run(cmd, cwd=str(ROOT), env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                          text=True, timeout=timeout)
+    wall = time.perf_counter() - t0
+    if verbose:
+        sys.stderr.write(proc.stdout[-4000:] + proc.stderr[-4000:])
+    result = None
+    for line in proc.stdout.splitlines():
+        if line.startswith(MARKER):
+            result = json.loads(line[len(MARKER):])
+    if proc.returncode != 0 or result is None:
+        tail = (proc.stdout[-1500:] + "\n" + proc.stderr[-3000:]).strip()
+        return {"error": f"exit code {proc.returncode}", "log": tail, "wall": wall}
+    result["wall"] = wall
+    return result
+
+
+def best_of(spec: dict, repeat: int, label: str, verbose: bool = False) -> dict:
+    """Run a case ``repeat`` times; keep the run with the lowest wall time."""
+    runs = []
+    for i in range(max(1, repeat)):
+        r = run_child(spec, verbose)
+        if "error" in r:
+            print(f"  {label}: FAILED ({r['error']})\n" + _indent(r["log"]), file=sys.stderr, flush=True)
+            return r
+        runs.append(r)
+        print(f"  {label} run {i + 1}/{repeat}: {r['wall']:.2f} s wall, "
+              f"{r['rss_mb']:.0f} MB peak RSS", file=sys.stderr, flush=True)
+    best = min(runs, key=lambda r: r["wall"])
+    best["walls"] = [r["wall"] for r in runs]
+    return best
+
+
+def _indent(text: str) -> str:
+    return "\n".join("    " + line for line in text.splitlines())
+
+
+def md_table(headers: Sequence[str], rows: Sequence[Sequence]) -> str:
+    def cell(v):
+        if v is None:
+            return "-"
+        if isinstance(v, float):
+            return f"{v:.2f}"
+        return str(v)
+
+    lines = ["| " + " | ".join(headers) + " |",
+             "|" + "|".join("---" if i == 0 else "---:" for i in range(len(headers))) + "|"]
+    lines += ["| " + " | ".join(cell(v) for v in row) + " |" for row in rows]
+    return "\n".join(lines)
+
+
+def ratio(a: Optional[dict], b: Optional[dict], key: str = "wall") -> Optional[str]:
+    if not a or not b or "error" in a or "error" in b:
+        return None
+    return f"{a[key] / b[key]:.2f}x"
+
+
+def max_abs_diff(a: Optional[Sequence[float]], b: Optional[Sequence[float]]) -> Optional[float]:
+    if a is None or b is None:
+        return None
+    n = min(len(a), len(b))
+    return max((abs(x - y) for x, y in zip(a[:n], b[:n])), default=0.0)
+
+
+def equality(d: Optional[float]) -> str:
+    """Verdict on a max |diff| of statistics."""
+    if d is None:
+        return "n/a"
+    if d == 0:
+        return "equal"
+    return "equal up to float rounding" if d <= 1e-12 else "**DIFFERENT**"
+
+
+def verdict(ok: Optional[bool]) -> str:
+    return "n/a" if ok is None else ("met" if ok else "**MISSED**")
+
+
+# ==========================================================================
+# child side: one function per case, each importing only its library
+# ==========================================================================
+class _Timer:
+    def __init__(self):
+        self.phases: Dict[str, float] = {}
+        self._t = time.perf_counter()
+
+    def lap(self, name: str) -> None:
+        now = time.perf_counter()
+        self.phases[name] = self.phases.get(name, 0.0) + now - self._t
+        self._t = now
+
+
+def _coco_stats_child(spec: dict, t: _Timer) -> dict:
+    lib, iou = spec["lib"], spec["iou"]
+    threads = spec.get("threads")
+    if lib == "boundary_api":
+        from boundary_api import COCO, COCOeval
+
+        t.lap("import")
+        gt = COCO(spec["gt"])
+        dt = gt.loadRes(spec["dt"])
+        t.lap("load")
+        ev = COCOeval(gt, dt, iouType=iou, use_fast_impl=spec.get("fast", True), num_threads=threads)
+    elif lib == "pycocotools":
+        from pycocotools.coco import COCO
+        from pycocotools.cocoeval import COCOeval
+
+        t.lap("import")
+        gt = COCO(spec["gt"])
+        dt = gt.loadRes(spec["dt"])
+        t.lap("load")
+        ev = COCOeval(gt, dt, iou)
+    elif lib == "faster":
+        from faster_coco_eval import COCO, COCOeval_faster
+
+        t.lap("import")
+        gt = COCO(spec["gt"])
+        dt = gt.loadRes(spec["dt"])
+        t.lap("load")
+        kw = {"boundary_cpu_count": threads, "rle_iou_max_workers": threads} if threads else {}
+        ev = COCOeval_faster(gt, dt, iouType=iou, **kw)
+    else:
+        raise ValueError(lib)
+    ev.evaluate()
+    t.lap("evaluate")
+    ev.accumulate()
+    t.lap("accumulate")
+    ev.summarize()
+    t.lap("summarize")
+    return {"stats": [float(x) for x in ev.stats]}
+
+
+#: lvis get_results() keys, and where faster-coco-eval (lvis_style, maxDets=[300]) puts them
+LVIS_KEYS = ["AP", "AP50", "AP75", "APs", "APm", "APl", "APr", "APc", "APf",
+             "AR@300", "ARs@300", "ARm@300", "ARl@300"]
+_FASTER_LVIS_INDEX = [0, 1, 2, 3, 4, 5, 14, 15, 16, 6, 9, 10, 11]
+
+
+def _lvis_stats_child(spec: dict, t: _Timer) -> dict:
+    lib, iou = spec["lib"], spec["iou"]
+    threads = spec.get("threads")
+    max_dets = spec.get("max_dets", 300)
+    if lib in ("boundary_api", "lvis"):
+        if lib == "boundary_api":
+            from boundary_api import LVIS, LVISEval, LVISResults
+        else:
+            import numpy as np
+
+            # lvis 0.5.3 calls np.float (gone since numpy 1.24) in accumulate;
+            # patched here, in this benchmark process only
+            np.float = float
+            from lvis import LVIS, LVISEval, LVISResults
+        t.lap("import")
+        gt = LVIS(spec["gt"])
+        dt = LVISResults(gt, spec["dt"], max_dets=max_dets)
+        t.lap("load")
+        if lib == "boundary_api":
+            ev = LVISEval(gt, dt, iou_type=iou, num_threads=threads)
+        else:
+            ev = LVISEval(gt, dt, iou)
+        ev.evaluate()
+        t.lap("evaluate")
+        ev.accumulate()
+        t.lap("accumulate")
+        ev.summarize()
+        t.lap("summarize")
+        res = ev.get_results()
+        return {"stats": [float(res[k]) for k in LVIS_KEYS]}
+    if lib == "faster":
+        from collections import defaultdict
+
+        from faster_coco_eval import COCO, COCOeval_faster
+
+        t.lap("import")
+        gt = COCO(spec["gt"])
+        with open(spec["dt"]) as f:
+            anns = json.load(f)
+        # LVIS keeps the max_dets best results per image (LVISResults does this)
+        per_img = defaultdict(list)
+        for a in anns:
+            per_img[a["image_id"]].append(a)
+        anns = [a for v in per_img.values()
+                for a in sorted(v, key=lambda a: a["score"], reverse=True)[:max_dets]]
+        if spec.get("prefilter", True):
+            # faster-coco-eval 1.8.0 fails (IndexError: unordered_map::at) when an
+            # image's results are all in categories the federated rule drops; drop
+            # them here, as lvis does (neither present nor verified absent)
+            scored = {im["id"]: set(im.get("neg_category_ids", [])) for im in gt.dataset["images"]}
+            for g in gt.dataset["annotations"]:
+                scored[g["image_id"]].add(g["category_id"])
+            anns = [a for a in anns if a["category_id"] in scored[a["image_id"]]]
+        dt = gt.loadRes(anns)
+        t.lap("load")
+        kw = {"boundary_cpu_count": threads, "rle_iou_max_workers": threads} if threads else {}
+        ev = COCOeval_faster(gt, dt, iouType=iou, lvis_style=True, **kw)
+        ev.params.maxDets = [max_dets]
+        ev.evaluate()
+        t.lap("evaluate")
+        ev.accumulate()
+        t.lap("accumulate")
+        ev.summarize()
+        t.lap("summarize")
+        return {"stats": [float(ev.all_stats[i]) for i in _FASTER_LVIS_INDEX]}
+    raise ValueError(lib)
+
+
+def _extract_child(spec: dict, t: _Timer) -> dict:
+    """Per-mask boundary extraction: boundary_api's RLE kernel vs the OpenCV
+    full-image path (decode, erode, encode)."""
+    import numpy as np
+    import pycocotools.mask as mask_utils
+
+    import boundary_api
+    from boundary_api import reference
+
+    t.lap("import")
+    with open(spec["dt"]) as f:
+        anns = json.load(f)
+    n, n_cv, repeat = spec["n"], spec["n_cv"], spec["repeat"]
+    step = max(1, len(anns) // n)
+    rles = [a["segmentation"] for a in anns[::step][:n]]
+    t.lap("load")
+
+    def best(fn, reps):
+        out, times = None, []
+        for _ in range(reps):
+            t0 = time.perf_counter()
+            out = fn()
+            times.append(time.perf_counter() - t0)
+        return out, min(times)
+
+    ours, t_ours = best(lambda: boundary_api.rle_to_boundary(rles, num_threads=1), repeat)
+
+    def opencv_path():
+        out = []
+        for r in rles[:n_cv]:
+            b = reference.mask_to_boundary(mask_utils.decode(r))
+            out.append(mask_utils.encode(np.asfortranarray(b)))
+        return out
+
+    ref, t_cv = best(opencv_path, max(1, min(repeat, 2)))
+    mismatches = sum(1 for a, b in zip(ours[:n_cv], ref) if a["counts"] != b["counts"])
+    t.lap("measure")
+    sizes = sorted({tuple(r["size"]) for r in rles})
+    return {"n": len(rles), "n_cv": len(ref), "us_ours": t_ours / len(rles) * 1e6,
+            "us_cv": t_cv / len(ref) * 1e6, "mismatches": mismatches, "n_sizes": len(sizes)}
+
+
+CASES: Dict[str, Callable[[dict, _Timer], dict]] = {
+    "coco": _coco_stats_child,
+    "lvis": _lvis_stats_child,
+    "extract": _extract_child,
+}
+
+
+def child_main(arg: str) -> None:
+    import resource
+
+    spec = json.loads(arg)
+    t = _Timer()
+    t._t = T_START
+    out = CASES[spec["kind"]](spec, t)
+    out["phases"] = t.phases
+    out["in_process"] = time.perf_counter() - T_START
+    # ru_maxrss is in kilobytes on Linux (bytes on macOS)
+    rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    out["rss_mb"] = rss / (2**20 if sys.platform == "darwin" else 1024)
+    sys.stdout.flush()
+    print(MARKER + json.dumps(out), flush=True)
+
+
+if __name__ == "__main__":
+    child_main(sys.argv[1])
