@@ -75,81 +75,96 @@ def check_instances_dataset(dataset: Any, source: str, lvis: bool = False) -> No
                              f"{ann['image_id']!r}, which is not in 'images'")
 
 
+def _finite_number(v) -> bool:
+    if type(v) is float:
+        return math.isfinite(v)
+    if type(v) is int:
+        return True
+    return not isinstance(v, bool) and isinstance(v, numbers.Real) and math.isfinite(v)
+
+
 def check_results(anns: Any, images: Dict[Any, dict], categories: Iterable, source: str) -> List[dict]:
     """Check detection results before any library touches them.
 
     ``images`` maps image id to the image record.  Returns the list.  Raises
     ValueError/TypeError naming the first problem: not a list, an entry that
     is not an object, an unknown image id, a missing or non-finite score, a
-    segmentation that is not a compressed RLE of its image's size.  Unknown
-    category ids are only logged (pycocotools accepts them).
+    missing category, an invalid box, a segmentation that is not a compressed
+    RLE of its image's size.  Unknown category ids are only logged
+    (pycocotools accepts them).
     """
     if not isinstance(anns, list):
         raise TypeError(f"{source}: results must be a list of objects, got a {type(anns).__name__}")
     if not anns:
         raise ValueError(f"{source}: results are empty: there is nothing to evaluate")
-    for i, a in enumerate(anns):
-        if not isinstance(a, dict):
-            raise ValueError(f"{source}: result #{i} is not an object")
-    if "caption" in anns[0]:
-        return anns
-    unknown = sorted({str(a.get("image_id")) for a in anns if a.get("image_id") not in images})
-    if unknown:
-        more = f" (and {len(unknown) - 5} more)" if len(unknown) > 5 else ""
-        raise ValueError(f"{source}: results refer to image ids not in the ground truth: "
-                         f"{', '.join(unknown[:5])}{more}")
-    for i, a in enumerate(anns):
-        s = a.get("score")
-        if s is None:
-            raise ValueError(f"{source}: result #{i} (image {a['image_id']!r}) has no 'score'")
-        if isinstance(s, bool) or not isinstance(s, numbers.Real) or not math.isfinite(s):
-            raise ValueError(f"{source}: result #{i} (image {a['image_id']!r}) has an invalid score {s!r}")
-        if "category_id" not in a:
-            raise ValueError(f"{source}: result #{i} (image {a['image_id']!r}) has no 'category_id'")
     first = anns[0]
+    if not isinstance(first, dict):
+        raise ValueError(f"{source}: result #0 is not an object")
+    if "caption" in first:
+        for i, a in enumerate(anns):
+            if not isinstance(a, dict):
+                raise ValueError(f"{source}: result #{i} is not an object")
+        return anns
     kind = ("bbox" if "bbox" in first and first["bbox"] != [] else
             "segmentation" if "segmentation" in first else
             "keypoints" if "keypoints" in first else None)
     if kind is None:
         raise ValueError(f"{source}: result #0 has neither 'segmentation', 'bbox' nor 'keypoints'")
+
+    def name(i):
+        return f"{source}: result #{i} (image {anns[i]['image_id']!r})"
+
+    known = set(categories)
+    unknown_cats = 0
+    rle_items, heights, widths = [], [], []
     for i, a in enumerate(anns):
+        if type(a) is not dict:
+            raise ValueError(f"{source}: result #{i} is not an object")
+        img = images.get(a.get("image_id"))
+        if img is None:
+            unknown = sorted({str(r.get("image_id")) for r in anns
+                              if isinstance(r, dict) and r.get("image_id") not in images})
+            more = f" (and {len(unknown) - 5} more)" if len(unknown) > 5 else ""
+            raise ValueError(f"{source}: results refer to image ids not in the ground truth: "
+                             f"{', '.join(unknown[:5])}{more}")
+        score = a.get("score")
+        if not _finite_number(score):
+            if score is None:
+                raise ValueError(f"{name(i)} has no 'score'")
+            raise ValueError(f"{name(i)} has an invalid score {score!r}")
+        if "category_id" not in a:
+            raise ValueError(f"{name(i)} has no 'category_id'")
+        if a["category_id"] not in known:
+            unknown_cats += 1
         if kind == "bbox":
             b = a.get("bbox")
-            if not isinstance(b, (list, tuple)) or len(b) != 4 or not all(
-                    isinstance(v, numbers.Real) and math.isfinite(v) for v in b):
-                raise ValueError(f"{source}: result #{i} (image {a['image_id']!r}) has no valid 'bbox' [x, y, w, h]")
+            if not isinstance(b, (list, tuple)) or len(b) != 4 or not all(_finite_number(v) for v in b):
+                raise ValueError(f"{name(i)} has no valid 'bbox' [x, y, w, h]")
         elif kind not in a:
-            raise ValueError(f"{source}: result #{i} (image {a['image_id']!r}) has no '{kind}' "
-                             f"(result #0 has one)")
-    segs = [i for i, a in enumerate(anns) if "segmentation" in a]
-    if segs:
-        def name(i):
-            return f"{source}: result #{i} (image {anns[i]['image_id']!r})"
-
-        rle_items = []
-        for i in segs:
-            s = anns[i]["segmentation"]
-            img = images[anns[i]["image_id"]]
-            if isinstance(s, list) and kind == "bbox":
-                continue  # polygons next to boxes: pycocotools rasterizes them
-            if not isinstance(s, dict) or not isinstance(s.get("counts"), (str, bytes)) or "size" not in s:
-                raise ValueError(f"{name(i)}: 'segmentation' must be a compressed RLE "
-                                 f"{{'size': [h, w], 'counts': str}} as in the COCO results format")
-            if list(s["size"]) != [img["height"], img["width"]]:
-                raise ValueError(f"{name(i)}: RLE size {list(s['size'])} is not the image's "
-                                 f"[{img['height']}, {img['width']}]")
-            rle_items.append(i)
+            raise ValueError(f"{name(i)} has no '{kind}' (result #0 has one)")
+        seg = a.get("segmentation")
+        if seg is None:
+            continue
+        if type(seg) is list and kind == "bbox":
+            continue  # polygons next to boxes: pycocotools rasterizes them
+        if type(seg) is not dict or type(seg.get("counts")) not in (str, bytes) or "size" not in seg:
+            raise ValueError(f"{name(i)}: 'segmentation' must be a compressed RLE "
+                             f"{{'size': [h, w], 'counts': str}} as in the COCO results format")
+        size = seg["size"]
+        h, w = img["height"], img["width"]
+        if not isinstance(size, (list, tuple)) or len(size) != 2 or size[0] != h or size[1] != w:
+            raise ValueError(f"{name(i)}: RLE size {size!r} is not the image's [{h}, {w}]")
+        rle_items.append(i)
+        heights.append(h)
+        widths.append(w)
+    if rle_items:
         check_rle_strings([anns[i]["segmentation"]["counts"] for i in rle_items],
-                          np.array([images[anns[i]["image_id"]]["height"] for i in rle_items], np.int64),
-                          np.array([images[anns[i]["image_id"]]["width"] for i in rle_items], np.int64),
+                          np.array(heights, np.int64), np.array(widths, np.int64),
                           lambda j: name(rle_items[j]))
-    known = set(categories)
-    bad_cats = sorted({a["category_id"] for a in anns if a["category_id"] not in known}, key=str)
-    if bad_cats:
+    if unknown_cats:
+        bad = unknown_categories(anns, known)
         log.warning("%s: %d result(s) have category ids not in the ground truth (%s); "
-                    "they are never matched", source,
-                    sum(a["category_id"] not in known for a in anns),
-                    ", ".join(map(str, bad_cats[:10])))
+                    "they are never matched", source, unknown_cats, ", ".join(map(str, bad[:10])))
     return anns
 
 

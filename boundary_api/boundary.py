@@ -116,6 +116,11 @@ def mask_to_boundary(mask, dilation_ratio: float = 0.02) -> np.ndarray:
 
 def _normalize_rle(rle, where: str = "rle") -> Tuple[Union[str, bytes], int, int]:
     """(counts string, h, w) of a COCO RLE dict; uncompressed counts are compressed."""
+    if type(rle) is dict:  # the common case, checked cheaply
+        size, counts = rle.get("size"), rle.get("counts")
+        if (type(size) is list and len(size) == 2 and type(size[0]) is int and type(size[1]) is int
+                and size[0] > 0 and size[1] > 0 and type(counts) in (str, bytes)):
+            return counts, size[0], size[1]
     if not isinstance(rle, dict) or "size" not in rle or "counts" not in rle:
         raise TypeError(f"{where}: expected a COCO RLE dict with 'size' and 'counts', got {type(rle).__name__}")
     size = rle["size"]
@@ -182,14 +187,14 @@ def rle_to_boundary(rle, dilation_ratio: float = 0.02, num_threads: Optional[int
     ratio = check_dilation_ratio(dilation_ratio)
     single = isinstance(rle, dict)
     items = [rle] if single else list(rle)
-    norm = [_normalize_rle(r, f"rle[{i}]" if not single else "rle") for i, r in enumerate(items)]
+    norm = [_normalize_rle(r, "rle" if single else f"rle[{i}]") for i, r in enumerate(items)]
     counts = [c for c, _, _ in norm]
-    h = np.array([x[1] for x in norm], np.int64)
-    w = np.array([x[2] for x in norm], np.int64)
+    h = np.fromiter((x[1] for x in norm), np.int64, len(norm))
+    w = np.fromiter((x[2] for x in norm), np.int64, len(norm))
     check_rle_strings(counts, h, w, lambda i: "rle" if single else f"rle[{i}]")
     d = dilation_pixels_array(h, w, ratio)
     out = boundary_counts(counts, h, w, d, num_threads)
-    res = [{"size": [int(a), int(b)], "counts": c} for a, b, c in zip(h, w, out)]
+    res = [{"size": [a, b], "counts": c} for (_, a, b), c in zip(norm, out)]
     return res[0] if single else res
 
 

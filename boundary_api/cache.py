@@ -67,11 +67,12 @@ class AnnotationCache:
             If a segmentation is missing, its size is not its image's, or its
             counts are not a valid RLE of that size.
         """
-        cache = self._rle
-        missing = [a for a in anns if id(a) not in cache or cache[id(a)][0] is not a]
-        if missing:
-            self._add_masks(missing)
-        entries = [cache[id(a)] for a in anns]
+        get = self._rle.get
+        entries = [get(id(a)) for a in anns]
+        if any(e is None for e in entries):
+            missing = {id(a): a for a, e in zip(anns, entries) if e is None}
+            self._add_masks(list(missing.values()))
+            entries = [get(id(a)) for a in anns]
         counts = [e[1] for e in entries]
         h = np.fromiter((e[2] for e in entries), np.int64, len(entries))
         w = np.fromiter((e[3] for e in entries), np.int64, len(entries))
@@ -79,22 +80,28 @@ class AnnotationCache:
 
     def _add_masks(self, anns: List[dict]) -> None:
         ds = self._dataset()
+        imgs = ds.imgs
         new = []
         for a in anns:
-            img = ds.imgs.get(a.get("image_id"))
+            img = imgs.get(a.get("image_id"))
             if img is None:
                 raise ValueError(f"{self._describe(a)}: image is not in the dataset")
             h, w = img["height"], img["width"]
-            if a.get("segmentation") is None:
+            seg = a.get("segmentation")
+            if seg is None:
                 raise ValueError(f"{self._describe(a)}: has no 'segmentation'")
-            try:
-                rle = self._to_rle(a)
-            except Exception as exc:  # malformed polygons and the like
-                raise ValueError(f"{self._describe(a)}: cannot read its segmentation ({exc})") from None
-            size = list(rle.get("size", ()))
-            if size != [h, w]:
+            if type(seg) is dict and type(seg.get("counts")) in (str, bytes):
+                rle = seg  # compressed already: what annToRLE would return
+            else:
+                try:
+                    rle = self._to_rle(a)
+                except Exception as exc:  # malformed polygons and the like
+                    raise ValueError(f"{self._describe(a)}: cannot read its segmentation ({exc})") from None
+            size = rle.get("size")
+            if size is None or len(size) != 2 or size[0] != h or size[1] != w:
                 raise ValueError(f"{self._describe(a)}: segmentation size {size} is not "
                                  f"the image's [{h}, {w}]")
+            # the annotation itself is kept (pinned) so that its id() stays its key
             new.append((a, rle["counts"], int(h), int(w)))
         if not getattr(ds, "_rles_checked", False):
             check_rle_strings([e[1] for e in new], np.array([e[2] for e in new], np.int64),
@@ -109,13 +116,7 @@ class AnnotationCache:
         those not cached yet (in parallel)."""
         ratio = check_dilation_ratio(dilation_ratio)
         table = self._boundary.setdefault(ratio, {})
-        missing = []
-        seen = set()
-        for a in anns:
-            k = id(a)
-            if k not in table and k not in seen:
-                seen.add(k)
-                missing.append(a)
+        missing = list({id(a): a for a in anns if id(a) not in table}.values())
         if missing:
             counts, h, w = self.masks(missing)
             d = dilation_pixels_array(h, w, ratio)
