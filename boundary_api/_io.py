@@ -64,15 +64,20 @@ def check_instances_dataset(dataset: Any, source: str, lvis: bool = False) -> No
             raise ValueError(f"{source}: categories[{i}] has no 'id'")
         if lvis and cat.get("frequency") not in ("r", "c", "f"):
             raise ValueError(f"{source}: category {cat['id']!r} has no 'frequency' of 'r', 'c' or 'f'")
+    # what the evaluators read from every ground truth ('iscrowd': COCO only)
+    required = ("id", "image_id", "category_id", "area") + (() if lvis else ("iscrowd",))
     for i, ann in enumerate(dataset["annotations"]):
-        if not isinstance(ann, dict):
+        if type(ann) is not dict:
             raise ValueError(f"{source}: annotations[{i}] is not an object")
-        for key in ("id", "image_id", "category_id"):
+        for key in required:
             if key not in ann:
-                raise ValueError(f"{source}: annotations[{i}] has no '{key}'")
+                what = f"annotation id {ann['id']!r}" if "id" in ann else f"annotations[{i}]"
+                raise ValueError(f"{source}: {what} has no '{key}'")
         if ann["image_id"] not in image_ids:
             raise ValueError(f"{source}: annotation id {ann['id']!r} refers to image "
                              f"{ann['image_id']!r}, which is not in 'images'")
+        if not _finite_number(ann["area"]):
+            raise ValueError(f"{source}: annotation id {ann['id']!r} has an invalid area {ann['area']!r}")
 
 
 def _finite_number(v) -> bool:

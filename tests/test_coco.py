@@ -88,7 +88,12 @@ def test_directory_instead_of_file(tmp_path):
     ({"images": []}, "no list of 'annotations', 'categories'"),
     ({"images": [{"id": 1, "width": 3}], "annotations": [], "categories": []}, "image 1 has no valid 'height'"),
     ({"images": [{"id": 1, "width": 3, "height": 3}], "categories": [],
-      "annotations": [{"id": 7, "image_id": 2, "category_id": 1}]}, "annotation id 7 refers to image 2"),
+      "annotations": [{"id": 7, "image_id": 2, "category_id": 1, "area": 1, "iscrowd": 0}]},
+     "annotation id 7 refers to image 2"),
+    ({"images": [{"id": 1, "width": 3, "height": 3}], "categories": [],
+      "annotations": [{"id": 7, "image_id": 1, "category_id": 1, "iscrowd": 0}]}, "annotation id 7 has no 'area'"),
+    ({"images": [{"id": 1, "width": 3, "height": 3}], "categories": [],
+      "annotations": [{"id": 7, "image_id": 1, "category_id": 1, "area": 4}]}, "annotation id 7 has no 'iscrowd'"),
 ])
 def test_not_a_coco_ground_truth(tmp_path, doc, message):
     p = tmp_path / "gt.json"
