@@ -119,6 +119,40 @@ def best_of(spec: dict, repeat: int, label: str, verbose: bool = False) -> dict:
     return best
 
 
+def run_cases(cases: Sequence[tuple], base: dict, repeat: int, slow_repeat: int = 1,
+              skip_slow: bool = False, verbose: bool = False) -> dict:
+    """Run ``(key, label, spec, slow)`` cases (best of ``repeat``, or
+    ``slow_repeat`` for slow ones); returns ``key -> result``."""
+    res = {}
+    for key, label, spec, slow in cases:
+        if slow and skip_slow:
+            continue
+        res[key] = best_of(dict(base, **spec), slow_repeat if slow else repeat, label, verbose)
+    return res
+
+
+TIMING_HEADERS = ["case", "wall s", "load s", "evaluate s", "accumulate+summarize s", "peak RSS MB"]
+
+
+def timing_table(cases: Sequence[tuple], res: dict, baselines: Sequence[tuple] = (), digits: int = 2) -> str:
+    """Markdown table of wall/phase seconds and peak RSS per case, a ratio
+    column per ``(key, header)`` baseline, and the first statistic (AP)."""
+    ok = {k: r for k, r in res.items() if "error" not in r}
+    rows = []
+    for key, label, *_ in cases:
+        r = res.get(key)
+        if r is None:
+            continue
+        if "error" in r:
+            rows.append([label, "failed"] + [None] * (4 + len(baselines) + 1))
+            continue
+        ph = r["phases"]
+        rows.append([label] + [f"{v:.{digits}f}" for v in (
+            r["wall"], ph.get("load", 0), ph.get("evaluate", 0), ph.get("accumulate", 0) + ph.get("summarize", 0))]
+            + [f"{r['rss_mb']:.0f}"] + [ratio(r, ok.get(b)) for b, _ in baselines] + [f"{r['stats'][0]:.4f}"])
+    return md_table(TIMING_HEADERS + [h for _, h in baselines] + ["AP"], rows)
+
+
 def _indent(text: str) -> str:
     return "\n".join("    " + line for line in text.splitlines())
 

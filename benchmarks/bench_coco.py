@@ -70,31 +70,14 @@ def main(argv=None) -> int:
     else:
         print("faster-coco-eval: not installed (or --no-faster); its rows are left out\n")
 
-    res = {}
-    for key, label, spec, slow in cases:
-        if slow and args.skip_slow:
-            continue
-        res[key] = H.best_of(dict(base, **spec), args.slow_repeat if slow else args.repeat, label, args.verbose)
+    res = H.run_cases(cases, base, args.repeat, args.slow_repeat, args.skip_slow, args.verbose)
     ok = {k: r for k, r in res.items() if "error" not in r}
-
-    rows = []
-    for key, label, _, _ in cases:
-        r = res.get(key)
-        if r is None:
-            continue
-        if "error" in r:
-            rows.append([label, "failed"] + [None] * 7)
-            continue
-        ph = r["phases"]
-        rows.append([label, f"{r['wall']:.2f}", f"{ph.get('load', 0):.2f}", f"{ph.get('evaluate', 0):.2f}",
-                     f"{ph.get('accumulate', 0) + ph.get('summarize', 0):.2f}", f"{r['rss_mb']:.0f}",
-                     H.ratio(r, ok.get("pc_segm")), H.ratio(r, ok.get("fce_segm")), f"{r['stats'][0]:.4f}"])
     print(f"\n## Whole-process evaluation, {ds.meta['images']} images, {ds.meta['gt']} GT, "
           f"{ds.meta['dets']} detections ({H.cores()})\n")
     print(f"Best of {args.repeat} (fast cases) / {args.slow_repeat} (slow baselines) runs, "
           "each in a new process; wall = whole process.\n")
-    print(H.md_table(["case", "wall s", "load s", "evaluate s", "accumulate+summarize s", "peak RSS MB",
-                      "vs pycocotools Mask AP", "vs faster-coco-eval Mask AP", "AP"], rows))
+    print(H.timing_table(cases, res, [("pc_segm", "vs pycocotools Mask AP"),
+                                      ("fce_segm", "vs faster-coco-eval Mask AP")]))
 
     # ---- values
     def stats(k):

@@ -53,32 +53,22 @@ def main(argv=None) -> int:
     print(f"data: {ds.describe()}\n", flush=True)
     base = {"gt": str(ds.gt), "dt": str(ds.dt), "threads": args.threads}
 
-    cases = [("ba_boundary", "boundary_api Boundary AP", dict(kind="coco", lib="boundary_api", iou="boundary"))]
+    cases = [("ba_boundary", "boundary_api Boundary AP", dict(kind="coco", lib="boundary_api", iou="boundary"), False)]
     if args.with_segm:
-        cases.append(("ba_segm", "boundary_api Mask AP", dict(kind="coco", lib="boundary_api", iou="segm")))
+        cases.append(("ba_segm", "boundary_api Mask AP", dict(kind="coco", lib="boundary_api", iou="segm"), False))
     if args.with_faster:
         if H.have("faster_coco_eval"):
-            cases.append(("fce_segm", "faster-coco-eval Mask AP", dict(kind="coco", lib="faster", iou="segm")))
+            cases.append(("fce_segm", "faster-coco-eval Mask AP", dict(kind="coco", lib="faster", iou="segm"), False))
         else:
             print("faster-coco-eval: not installed; --with-faster ignored\n")
     if args.with_baseline:
-        cases.append(("pc_segm", "pycocotools Mask AP", dict(kind="coco", lib="pycocotools", iou="segm")))
+        cases.append(("pc_segm", "pycocotools Mask AP", dict(kind="coco", lib="pycocotools", iou="segm"), False))
 
-    res = {key: H.best_of(dict(base, **spec), args.repeat, label, args.verbose) for key, label, spec in cases}
-    rows = []
-    for key, label, _ in cases:
-        r = res[key]
-        if "error" in r:
-            rows.append([label, "failed"] + [None] * 6)
-            continue
-        ph = r["phases"]
-        rows.append([label, f"{r['wall']:.1f}", f"{ph.get('load', 0):.1f}", f"{ph.get('evaluate', 0):.1f}",
-                     f"{ph.get('accumulate', 0) + ph.get('summarize', 0):.1f}", f"{r['rss_mb']:.0f}",
-                     f"{r['stats'][0]:.4f}"])
+    res = H.run_cases(cases, base, args.repeat, verbose=args.verbose)
     print(f"\n## Whole-process evaluation, {ds.meta['images']} images, {ds.meta['gt']} GT, "
           f"{ds.meta['dets']} detections ({H.cores()})\n")
     print(f"Best of {args.repeat} run(s), each in a new process; wall = whole process.\n")
-    print(H.md_table(["case", "wall s", "load s", "evaluate s", "accumulate+summarize s", "peak RSS MB", "AP"], rows))
+    print(H.timing_table(cases, res, digits=1))
 
     ok = {k: r for k, r in res.items() if "error" not in r}
     if "ba_segm" in ok and "pc_segm" in ok:
