@@ -94,6 +94,7 @@ class Evaluation:
                  dt_extra_ignore: Optional[Callable] = None):
         self.img_ids = list(img_ids)
         self.cat_ids = list(cat_ids)
+        self.max_det = max_det
         img_pos = {img: i for i, img in reversed(list(enumerate(self.img_ids)))}
         entries: List[Tuple[int, int, list, list]] = []
         if use_cats:
@@ -288,7 +289,7 @@ class Evaluation:
         if style == "coco":
             return {
                 "image_id": img, "category_id": cat, "aRng": self.area_rng[a],
-                "maxDet": self.max_det_label,
+                "maxDet": self.max_det,
                 "dtIds": [d["id"] for d in dts], "gtIds": [g["id"] for g in gts],
                 "dtMatches": dt_matches, "gtMatches": gt_matches,
                 "dtScores": [d["score"] for d in dts],
@@ -301,8 +302,6 @@ class Evaluation:
             "dt_scores": [d["score"] for d in dts],
             "gt_ignore": gt_ignore, "dt_ignore": dt_ignore,
         }
-
-    max_det_label = None
 
     def eval_imgs(self, style: str) -> list:
         """The whole ``K x A x I`` list, ``None`` where a pair is empty."""

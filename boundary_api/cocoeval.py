@@ -98,7 +98,6 @@ class COCOeval(pycocotools.cocoeval.COCOeval):
 
         state = Evaluation(self._gts, self._dts, p.imgIds, cat_ids, bool(p.useCats), gather=gather,
                            max_det=p.maxDets[-1], crowd_key="iscrowd")
-        state.max_det_label = p.maxDets[-1]
         state.compute_ious(p.iouType, self.cocoGt, self.cocoDt, self.dilation_ratio, self.num_threads)
         if self.use_fast_impl:
             state.match(p.areaRng, p.iouThrs, crowd_rule=True, num_threads=self.num_threads)
