@@ -257,7 +257,7 @@ def _run_demo(args) -> int:
             stats[iou] = coco_stats(ev)
     n_img, n_gt, n_dt = len(gt.imgs), len(gt.anns), len(dt.anns)
     print(f"{n_img} images, {n_gt} ground-truth masks, {n_dt} predictions "
-          f"(dilation ratio {args.dilation_ratio:g}), {time.time() - tic:.1f}s\n")
+          f"(dilation ratio {args.dilation_ratio:g}), evaluated twice in {time.time() - tic:.2f}s\n")
     print(f"  {'metric':<8}{'Mask AP':>10}{'Boundary AP':>14}")
     for name in COCO_STAT_NAMES:
         print(f"  {name:<8}{stats['segm'][name]:>10.3f}{stats['boundary'][name]:>14.3f}")
