@@ -26,6 +26,8 @@ log = logging.getLogger(__name__)
 
 #: IoU step modes of ``_mask.iou_pairs``
 IOU_MODES = {"segm": 0, "boundary": 1, "bbox": 2}
+#: detections from which the IoU step shows a progress bar (on a terminal)
+LARGE = 100_000
 
 
 class IouDict(dict):
@@ -192,11 +194,12 @@ class Evaluation:
                 gb, db = gm, dm
         out = np.zeros(int(self.pair_o[-1]), np.float64)
         cost = np.diff(self.pair_o) + np.diff(self.pair_g) + np.diff(self.pair_d)
-        ranges = split_by_cost(cost, threads * 4)
+        large = D > LARGE
+        ranges = split_by_cost(cost, threads * (32 if large else 4))
         run_ranges(lambda lo, hi: _mask.iou_pairs(mode, gm, gb, gh, self.gt_crowd, gt_box,
                                                  dm, db, dh, dt_box, self.pair_g, self.pair_d,
                                                  self.pair_o, out, lo, hi),
-                   ranges, threads)
+                   ranges, threads, progress="IoU" if large else None, total=self.num_pairs)
         self.ious = out
 
     def iou_matrix(self, p: int) -> np.ndarray:
