@@ -76,11 +76,12 @@ def check_instances_dataset(dataset: Any, source: str, lvis: bool = False) -> No
         if ann["image_id"] not in image_ids:
             raise ValueError(f"{source}: annotation id {ann['id']!r} refers to image "
                              f"{ann['image_id']!r}, which is not in 'images'")
-        if not _finite_number(ann["area"]):
+        if not finite_number(ann["area"]):
             raise ValueError(f"{source}: annotation id {ann['id']!r} has an invalid area {ann['area']!r}")
 
 
-def _finite_number(v) -> bool:
+def finite_number(v) -> bool:
+    """A real number (not a bool) that is finite; cheap for plain floats and ints."""
     if type(v) is float:
         return math.isfinite(v)
     if type(v) is int:
@@ -133,7 +134,7 @@ def check_results(anns: Any, images: Dict[Any, dict], categories: Iterable, sour
             raise ValueError(f"{source}: results refer to image ids not in the ground truth: "
                              f"{', '.join(unknown[:5])}{more}")
         score = a.get("score")
-        if not _finite_number(score):
+        if not finite_number(score):
             if score is None:
                 raise ValueError(f"{name(i)} has no 'score'")
             raise ValueError(f"{name(i)} has an invalid score {score!r}")
@@ -143,7 +144,7 @@ def check_results(anns: Any, images: Dict[Any, dict], categories: Iterable, sour
             unknown_cats += 1
         if kind == "bbox":
             b = a.get("bbox")
-            if not isinstance(b, (list, tuple)) or len(b) != 4 or not all(_finite_number(v) for v in b):
+            if not isinstance(b, (list, tuple)) or len(b) != 4 or not all(finite_number(v) for v in b):
                 raise ValueError(f"{name(i)} has no valid 'bbox' [x, y, w, h]")
         elif kind not in a:
             raise ValueError(f"{name(i)} has no '{kind}' (result #0 has one)")

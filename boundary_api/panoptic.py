@@ -58,7 +58,6 @@ ZeroDivisionError.
 from __future__ import annotations
 
 import logging
-import math
 import numbers
 import os
 import threading
@@ -70,7 +69,7 @@ import numpy as np
 from PIL import Image
 
 from . import _mask
-from ._io import read_json
+from ._io import finite_number, read_json
 from ._parallel import resolve_threads, run_ranges
 from .boundary import check_dilation_ratio, dilation_pixels
 
@@ -240,10 +239,6 @@ def _is_int(v) -> bool:
     return isinstance(v, numbers.Integral) and not isinstance(v, bool)
 
 
-def _is_number(v) -> bool:
-    return isinstance(v, numbers.Real) and not isinstance(v, bool) and math.isfinite(v)
-
-
 def _check_categories(gt_json: Any, source: str) -> Dict[int, dict]:
     if not isinstance(gt_json, dict):
         raise ValueError(f"{source}: not a COCO panoptic ground truth (expected a JSON object, "
@@ -303,7 +298,7 @@ def _gt_segments(ann: dict, i: int, source: str, categories) -> Dict[int, tuple]
         if sid in segs:
             raise ValueError(f"{source}: image {image_id!r}: segment id {sid} appears twice in segments_info")
         area = seg.get("area")
-        if not _is_number(area):
+        if not finite_number(area):
             raise ValueError(f"{source}: image {image_id!r}: segment {sid} has no numeric 'area'")
         segs[sid] = (int(seg["category_id"]), seg.get("iscrowd", 0) == 1, area)
     return segs
