@@ -30,6 +30,13 @@ def golden_cases(name: str, kind: str = None):
     return out
 
 
+def identical(a: dict, b: dict) -> bool:
+    """Same keys and bit-for-bit the same values, NaN counting as equal to NaN."""
+    return list(a) == list(b) and all(
+        x == y or (isinstance(x, float) and isinstance(y, float) and x != x and y != y)
+        for x, y in zip(a.values(), b.values()))
+
+
 @pytest.fixture
 def quiet(capsys):
     """Swallow pycocotools' prints; yields capsys for tests that read them."""

@@ -194,7 +194,6 @@ def test_example_script_and_console_script(tmp_path):
     np.testing.assert_allclose(list(json.loads(out.read_text())["metrics"].values()),
                                golden("coco", "segm")["stats"], rtol=0, atol=1e-12)
     exe = shutil.which("boundary-eval")
-    if exe is None:
-        pytest.skip("boundary-eval is not on PATH (package not installed)")
+    assert exe is not None, "the boundary-eval console script is not installed"
     proc = subprocess.run([exe, "--help"], capture_output=True, text=True, cwd=tmp_path)
     assert proc.returncode == 0 and "--dilation-ratio" in proc.stdout

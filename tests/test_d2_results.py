@@ -20,7 +20,7 @@ from boundary_api.cache import cache_for
 from boundary_api.d2_results import (COCO_METRICS, LVIS_METRICS, coco_boundary_metrics, format_table,
                                      lvis_boundary_metrics, prepare_results, release_shared_ground_truth,
                                      shared_ground_truth)
-from conftest import COCO_DT, COCO_GT, LVIS_DT, LVIS_GT, golden_cases
+from conftest import COCO_DT, COCO_GT, LVIS_DT, LVIS_GT, golden_cases, identical
 
 BOUNDARY_CASES = [c for c in golden_cases("instance_eval.json", "coco") if c["iou_type"] == "boundary"]
 GOLDEN_002 = next(c for c in BOUNDARY_CASES if c["dilation_ratio"] == 0.02)
@@ -136,7 +136,7 @@ def test_per_image_records_give_the_same_metrics(coco_setup):
     flat = run_coco(gt, coco_setup)
     nested = coco_boundary_metrics(gt, records, category_id_map=coco_setup["reverse"],
                                    class_names=coco_setup["names"])
-    assert nested == pytest.approx(flat, nan_ok=True)
+    assert identical(nested, flat)
 
 
 def test_predictions_are_not_modified(coco_setup):
@@ -190,7 +190,7 @@ def test_second_evaluation_reuses_ground_truth_boundaries(coco_setup):
     assert computed == len(gt.anns)
     second = run_coco(gt, coco_setup)
     assert cache_for(gt).computed["boundaries"] == computed  # nothing new for the ground truth
-    assert second == pytest.approx(first, nan_ok=True)
+    assert identical(second, first)
 
 
 def test_shared_ground_truth_across_loads(tmp_path, coco_setup):
@@ -319,5 +319,5 @@ def test_lvis_golden_metrics_in_percent():
         assert metrics[name] == pytest.approx(100 * case["results"][name], abs=1e-10), name
     computed = cache_for(gt).computed["boundaries"]
     assert computed == len(gt.anns)
-    assert lvis_boundary_metrics(gt, preds, category_id_map=lambda c: c + 1) == pytest.approx(metrics)
+    assert identical(lvis_boundary_metrics(gt, preds, category_id_map=lambda c: c + 1), metrics)
     assert cache_for(gt).computed["boundaries"] == computed
