@@ -1,7 +1,7 @@
 # cython: language_level=3, boundscheck=False, wraparound=False, cdivision=True, initializedcheck=False
 """Per-image matching and accumulation, term for term as pycocotools / lvis.
 
-Private module (``boundary_api._eval``).  The Python side (``_evalcore``)
+Private module (``boundary_api.instance._eval``).  The Python side (``_engine``)
 flattens the evaluation into *pairs* (one image x one category, or one image
 when categories are not used).  Pair ``p`` owns ground truths
 ``pair_g[p] .. pair_g[p+1]-1`` in the order the reference API keeps them, and

@@ -10,11 +10,11 @@ import cv2
 import numpy as np
 import pytest
 
-from boundary_api import _mask
-from boundary_api.boundary import dilation_pixels
+from boundary_api.masks import _mask
+from boundary_api.masks.boundary import dilation_pixels
 from boundary_api.cli import main
 from boundary_api.panoptic import id2rgb, pq_compute, read_panoptic_png, rgb2id, segment_boundaries
-from boundary_api.reference import mask_to_boundary
+from boundary_api.masks.reference import mask_to_boundary
 
 from conftest import DATA, golden_cases
 

@@ -6,7 +6,7 @@ import json
 
 import numpy as np
 
-import boundary_api.cache as cache_mod
+import boundary_api.instance.cache as cache_mod
 from boundary_api import COCO, COCOeval, cache_for
 from conftest import COCO_DT, COCO_GT
 

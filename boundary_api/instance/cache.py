@@ -19,7 +19,7 @@ from typing import Dict, List, Optional, Sequence, Tuple
 
 import numpy as np
 
-from .boundary import boundary_counts, check_dilation_ratio, check_rle_strings, dilation_pixels_array
+from ..masks.boundary import boundary_counts, check_dilation_ratio, check_rle_strings, dilation_pixels_array
 
 __all__ = ["AnnotationCache", "cache_for"]
 

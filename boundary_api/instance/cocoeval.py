@@ -10,9 +10,9 @@ from typing import Optional
 import numpy as np
 import pycocotools.cocoeval
 
-from ._evalcore import Evaluation, FromState
-from ._parallel import resolve_threads
-from .boundary import check_dilation_ratio
+from ._engine import Evaluation, FromState
+from .._parallel import resolve_threads
+from ..masks.boundary import check_dilation_ratio
 
 __all__ = ["COCOeval"]
 

@@ -10,10 +10,11 @@ import lvis as _lvis
 import lvis.eval as _lvis_eval
 import numpy as np
 
-from ._evalcore import Evaluation, FromState
-from ._io import check_instances_dataset, check_results, read_json
-from ._parallel import resolve_threads
-from .boundary import check_dilation_ratio
+from ._engine import Evaluation, FromState
+from .._io import read_json
+from ._checks import check_instances_dataset, check_results
+from .._parallel import resolve_threads
+from ..masks.boundary import check_dilation_ratio
 
 __all__ = ["LVIS", "LVISResults", "LVISEval"]
 

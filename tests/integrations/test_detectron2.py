@@ -1,8 +1,8 @@
-"""boundary_api.detectron2: the Detectron2 evaluators with a "boundary" task.
+"""boundary_api.integrations.detectron2: the Detectron2 evaluators with a "boundary" task.
 
 Detectron2 is installed from source, not from PyPI, so most environments
 lack it.  Then importing ``boundary_api`` must not import torch or
-Detectron2, and ``boundary_api.detectron2`` must fail with an ImportError
+Detectron2, and ``boundary_api.integrations.detectron2`` must fail with an ImportError
 that says how to install Detectron2.
 
 The behavioural tests of the subclasses (tasks, box-only and empty
@@ -37,8 +37,8 @@ import textwrap
 import pycocotools.mask as mask_util
 import pytest
 
-from boundary_api.cache import cache_for
-from boundary_api.d2_results import COCO_METRICS, LVIS_METRICS, release_shared_ground_truth
+from boundary_api.instance.cache import cache_for
+from boundary_api.integrations.d2_results import COCO_METRICS, LVIS_METRICS, release_shared_ground_truth
 from conftest import COCO_DT, COCO_GT, DATA, LVIS_DT, LVIS_GT, golden_cases, identical
 
 HAVE_DETECTRON2 = importlib.util.find_spec("detectron2") is not None
@@ -60,7 +60,7 @@ def load_json(path):
 def test_import_boundary_api_imports_neither_torch_nor_detectron2(tmp_path):
     code = textwrap.dedent("""
         import sys
-        import boundary_api, boundary_api.d2_results
+        import boundary_api, boundary_api.integrations.d2_results
         boundary_api.LVISEval  # the lazily imported LVIS part too
         heavy = sorted(m for m in sys.modules if m.split(".")[0] in ("torch", "detectron2"))
         print(heavy)
@@ -73,14 +73,14 @@ def test_import_boundary_api_imports_neither_torch_nor_detectron2(tmp_path):
 
 @pytest.mark.skipif(HAVE_DETECTRON2, reason="Detectron2 is installed")
 def test_import_without_detectron2_says_how_to_install_it():
-    sys.modules.pop("boundary_api.detectron2", None)
+    sys.modules.pop("boundary_api.integrations.detectron2", None)
     with pytest.raises(ImportError) as info:
-        importlib.import_module("boundary_api.detectron2")
+        importlib.import_module("boundary_api.integrations.detectron2")
     message = str(info.value)
     assert "pip install 'git+https://github.com/facebookresearch/detectron2.git'" in message
     assert "not on PyPI" in message
-    assert "boundary_api.d2_results" in message
-    assert "boundary_api.detectron2" not in sys.modules
+    assert "boundary_api.integrations.d2_results" in message
+    assert "boundary_api.integrations.detectron2" not in sys.modules
 
 
 # ----------------------------------------------------------------------------
@@ -246,7 +246,7 @@ LVIS_NAME = "boundary_api_test_lvis_100"
 class D2:
     """Detectron2 for the behavioural tests: the real one or the stand-in.
 
-    ``module`` is boundary_api.detectron2 imported on top of it;
+    ``module`` is boundary_api.integrations.detectron2 imported on top of it;
     ``COCOEvaluator`` / ``LVISEvaluator`` are Detectron2's base classes;
     ``seen_tasks`` lists the tasks Detectron2's own evaluation ran, in order.
     """
@@ -347,7 +347,7 @@ def real_detectron2(monkeypatch):
     from detectron2.evaluation import COCOEvaluator, LVISEvaluator, lvis_evaluation
     from detectron2.utils import comm
 
-    module = importlib.import_module("boundary_api.detectron2")
+    module = importlib.import_module("boundary_api.integrations.detectron2")
     seen_tasks = []
     # which tasks Detectron2 evaluates itself: a spy on the functions it runs per task
     derive = COCOEvaluator._derive_coco_results
@@ -369,7 +369,7 @@ def real_detectron2(monkeypatch):
 
 @pytest.fixture
 def d2(tmp_path, monkeypatch):
-    """boundary_api.detectron2 on real Detectron2 if it is importable, else on
+    """boundary_api.integrations.detectron2 on real Detectron2 if it is importable, else on
     the stand-in (imported from tmp_path and forgotten afterwards)."""
     release_shared_ground_truth()
     if HAVE_DETECTRON2:
@@ -386,12 +386,12 @@ def d2(tmp_path, monkeypatch):
     def forget():
         for name in [m for m in sys.modules if m == "detectron2" or m.startswith("detectron2.")]:
             del sys.modules[name]
-        sys.modules.pop("boundary_api.detectron2", None)
-        import boundary_api
-        boundary_api.__dict__.pop("detectron2", None)
+        sys.modules.pop("boundary_api.integrations.detectron2", None)
+        import boundary_api.integrations
+        boundary_api.integrations.__dict__.pop("detectron2", None)
 
     forget()
-    module = importlib.import_module("boundary_api.detectron2")
+    module = importlib.import_module("boundary_api.integrations.detectron2")
     evaluation = importlib.import_module("detectron2.evaluation")
     yield D2(False, module, importlib.import_module("detectron2.utils.comm"),
              evaluation.COCOEvaluator, evaluation.LVISEvaluator, evaluation.SEEN_TASKS)
@@ -557,8 +557,8 @@ def test_end_to_end_with_detectron2(tmp_path):
     from detectron2.data.datasets import register_coco_instances
     from detectron2.structures import Boxes, Instances
 
-    sys.modules.pop("boundary_api.detectron2", None)
-    from boundary_api.detectron2 import BoundaryCOCOEvaluator
+    sys.modules.pop("boundary_api.integrations.detectron2", None)
+    from boundary_api.integrations.detectron2 import BoundaryCOCOEvaluator
 
     name = "boundary_api_test_coco_val2014_100"
     if name not in DatasetCatalog.list():

@@ -1,4 +1,4 @@
-"""boundary_api.d2_results: Boundary AP of Detectron2-shaped predictions,
+"""boundary_api.integrations.d2_results: Boundary AP of Detectron2-shaped predictions,
 without Detectron2, on the real COCO/LVIS test data and the reference's
 golden numbers."""
 import contextlib
@@ -16,8 +16,8 @@ import pycocotools.mask as mask_util
 import pytest
 
 from boundary_api import COCO, COCOeval
-from boundary_api.cache import cache_for
-from boundary_api.d2_results import (COCO_METRICS, LVIS_METRICS, coco_boundary_metrics, format_table,
+from boundary_api.instance.cache import cache_for
+from boundary_api.integrations.d2_results import (COCO_METRICS, LVIS_METRICS, coco_boundary_metrics, format_table,
                                      lvis_boundary_metrics, prepare_results, release_shared_ground_truth,
                                      shared_ground_truth)
 from conftest import COCO_DT, COCO_GT, LVIS_DT, LVIS_GT, golden_cases, identical
@@ -233,7 +233,7 @@ def test_shared_ground_truth_without_a_local_file():
 @pytest.mark.parametrize("preds", [[], [{"image_id": 1, "instances": []}]], ids=["flat", "per-image"])
 def test_no_predictions_give_nan_and_a_warning(caplog, preds):
     gt = d2_gt()
-    with caplog.at_level(logging.WARNING, logger="boundary_api.d2_results"):
+    with caplog.at_level(logging.WARNING, logger="boundary_api.integrations.d2_results"):
         metrics = coco_boundary_metrics(gt, preds, class_names=["a", "b"])
     assert list(metrics) == list(COCO_METRICS)
     assert all(math.isnan(v) for v in metrics.values())

@@ -8,8 +8,9 @@ import time
 import numpy as np
 import pycocotools.coco
 
-from . import _mask
-from ._io import check_instances_dataset, check_results, read_json
+from ..masks import _mask
+from .._io import read_json
+from ._checks import check_instances_dataset, check_results
 
 __all__ = ["COCO"]
 

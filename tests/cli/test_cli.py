@@ -11,7 +11,7 @@ import pytest
 from boundary_api.cli import instance_parser, main
 from conftest import COCO_DT, COCO_GT, LVIS_DT, LVIS_GT, golden_cases
 
-EXAMPLES = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "examples")
+EXAMPLES = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))), "examples")
 
 
 def golden(kind, iou, ratio=None):

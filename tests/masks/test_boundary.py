@@ -7,7 +7,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from boundary_api import boundary_iou, dilation_pixels, mask_to_boundary, reference, rle_to_boundary
+from boundary_api import boundary_iou, dilation_pixels, mask_to_boundary, rle_to_boundary
+from boundary_api.masks import reference
 
 RATIOS = [0.0, 1e-4, 0.005, 0.01, 0.02, 0.05, 0.1, 0.2, 0.35, 0.5, 1.0, 3.0]
 

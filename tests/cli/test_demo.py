@@ -1,7 +1,7 @@
 """The bundled demo files are what the project's generator makes."""
 import json
 
-from boundary_api.demo import demo_paths, make_demo, write_demo
+from boundary_api.cli.demo import demo_paths, make_demo, write_demo
 
 
 def test_bundled_demo_is_reproducible(tmp_path):

@@ -4,8 +4,8 @@ Both evaluators let their own library select annotations (``_prepare``), then
 hand the per (image, category) lists to :class:`Evaluation`, which
 
 1. flattens them into *pairs* in the order the library would visit them,
-2. runs the IoU step (:func:`boundary_api._mask.iou_pairs`) over all pairs,
-3. either matches and accumulates in Cython (:mod:`boundary_api._eval`), or
+2. runs the IoU step (:func:`boundary_api.masks._mask.iou_pairs`) over all pairs,
+3. either matches and accumulates in Cython (:mod:`boundary_api.instance._eval`), or
    exposes the IoU matrices for the library's own Python loops.
 
 The same object later rebuilds the library's ``evalImgs`` / ``eval_imgs``
@@ -18,8 +18,9 @@ from typing import Callable, List, Optional, Sequence, Tuple
 
 import numpy as np
 
-from . import _eval, _mask
-from ._parallel import resolve_threads, run_ranges, split_by_cost
+from . import _eval
+from ..masks import _mask
+from .._parallel import resolve_threads, run_ranges, split_by_cost
 from .cache import cache_for
 
 log = logging.getLogger(__name__)
@@ -169,7 +170,7 @@ class Evaluation:
         """Run the IoU step over every pair.
 
         ``iou_type`` is 'segm', 'bbox' or 'boundary'; masks and boundaries
-        come from the datasets' :func:`~boundary_api.cache.cache_for` caches.
+        come from the datasets' :func:`~boundary_api.instance.cache.cache_for` caches.
         """
         mode = IOU_MODES[iou_type]
         threads = resolve_threads(num_threads)

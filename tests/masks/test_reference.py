@@ -2,8 +2,8 @@
 import numpy as np
 import pytest
 
-from boundary_api import reference
-from boundary_api.boundary import dilation_pixels
+from boundary_api.masks import reference
+from boundary_api.masks.boundary import dilation_pixels
 
 
 def boundary_by_definition(mask, d):

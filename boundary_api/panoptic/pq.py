@@ -19,7 +19,7 @@ With ``iou_type="boundary"`` the IoU of a pair, both for matching and in the
 SQ sum, is ``min(mask IoU, boundary IoU)``: Boundary PQ (Cheng et al.,
 "Boundary IoU: Improving Object-Centric Image Segmentation Evaluation",
 CVPR 2021).  The boundary of a segment is computed on its own mask with the
-same kernel as the instance evaluation (:mod:`boundary_api.boundary`):
+same kernel as the instance evaluation (:mod:`boundary_api.masks.boundary`):
 ``M AND NOT erode(M)``, a ``(2d+1) x (2d+1)`` square, outside the image
 counting as background, ``d = dilation_pixels(h, w, dilation_ratio)``.  As in
 the published reference, the boundary union of a pair also leaves out the
@@ -58,277 +58,26 @@ ZeroDivisionError.
 from __future__ import annotations
 
 import logging
-import numbers
 import os
 import threading
 import time
 from typing import Any, Dict, List, Optional, Tuple
 
-import cv2
 import numpy as np
-from PIL import Image
 
-from . import _mask
-from ._io import finite_number, read_json
-from ._parallel import resolve_threads, run_ranges
-from .boundary import check_dilation_ratio, dilation_pixels
+from ..masks import _mask
+from .._io import read_json
+from .._parallel import resolve_threads, run_ranges
+from ..masks.boundary import check_dilation_ratio, dilation_pixels
+from ._checks import _check_categories, _folder, _gt_segments, _pred_segments
+from .idmaps import _MAX_ID, read_panoptic_png
 
-__all__ = ["pq_compute", "rgb2id", "id2rgb", "read_panoptic_png", "segment_boundaries"]
+__all__ = ["pq_compute"]
 
 log = logging.getLogger(__name__)
 
 VOID = 0
-_MAX_ID = 2 ** 32 - 1
 _GROUPS = (("All", None), ("Things", True), ("Stuff", False))
-
-
-# ---------------------------------------------------------------------------
-# id maps
-# ---------------------------------------------------------------------------
-
-def rgb2id(color) -> np.ndarray:
-    """Segment ids of a COCO panoptic colour image: ``R + 256 G + 256**2 B``.
-
-    Parameters
-    ----------
-    color : (H, W, 3) or (H, W, 4) array of uint8
-        RGB(A) pixels; an alpha channel is ignored.
-
-    Returns
-    -------
-    (H, W) uint32 ndarray
-
-    Examples
-    --------
-    >>> rgb2id(np.array([[[1, 2, 3]]], np.uint8))
-    array([[197121]], dtype=uint32)
-    """
-    arr = np.asarray(color)
-    if arr.ndim != 3 or arr.shape[2] < 3 or arr.dtype != np.uint8:
-        raise ValueError(f"expected an (H, W, 3) uint8 colour image, got shape {arr.shape} and dtype {arr.dtype}")
-    return _mask.pan_color_to_id(np.ascontiguousarray(arr), False)
-
-
-def id2rgb(ids) -> np.ndarray:
-    """Inverse of :func:`rgb2id`: an (H, W, 3) uint8 RGB image of an id map.
-
-    Parameters
-    ----------
-    ids : (H, W) array of integers in ``[0, 2**24)``
-
-    Returns
-    -------
-    (H, W, 3) uint8 ndarray
-
-    Examples
-    --------
-    >>> id2rgb(np.array([[197121]]))
-    array([[[1, 2, 3]]], dtype=uint8)
-    """
-    arr = np.asarray(ids)
-    if arr.ndim != 2 or not np.issubdtype(arr.dtype, np.integer):
-        raise ValueError(f"expected an (H, W) integer id map, got shape {arr.shape} and dtype {arr.dtype}")
-    if arr.size and (arr.min() < 0 or arr.max() >= 1 << 24):
-        raise ValueError("segment ids must lie in [0, 2**24) to be stored as RGB")
-    a = arr.astype(np.uint32)
-    return np.stack([a & 255, (a >> 8) & 255, a >> 16], axis=-1).astype(np.uint8)
-
-
-def read_panoptic_png(path) -> np.ndarray:
-    """Read a panoptic segmentation PNG as an (H, W) uint32 map of segment ids.
-
-    Colour images (RGB or RGBA, 8 bits per channel) are decoded with
-    :func:`rgb2id`; single-channel images (8 or 16 bits) are taken as ids.
-
-    Parameters
-    ----------
-    path : str or os.PathLike
-
-    Returns
-    -------
-    (H, W) uint32 ndarray, C-contiguous
-
-    Raises
-    ------
-    ValueError
-        If the file does not exist or cannot be read as such an image.
-    """
-    path = os.fspath(path)
-    if not os.path.isfile(path):
-        raise ValueError(f"PNG file not found: {path}")
-    # OpenCV decodes without holding the GIL, so images decode in parallel.
-    arr = cv2.imread(path, cv2.IMREAD_UNCHANGED)
-    if arr is None:
-        return _read_with_pillow(path)
-    if arr.ndim == 2 and arr.dtype in (np.uint8, np.uint16):
-        return arr.astype(np.uint32)
-    if arr.ndim == 3 and arr.shape[2] in (3, 4) and arr.dtype == np.uint8:
-        return _mask.pan_color_to_id(np.ascontiguousarray(arr), True)
-    raise ValueError(f"unsupported panoptic PNG {path}: shape {arr.shape}, dtype {arr.dtype} "
-                     "(expected 8-bit RGB or a single channel of ids)")
-
-
-def _read_with_pillow(path: str) -> np.ndarray:
-    try:
-        with Image.open(path) as im:
-            if im.mode in ("P", "PA"):
-                im = im.convert("RGB")
-            mode = im.mode
-            arr = np.asarray(im)
-    except (OSError, ValueError, SyntaxError) as exc:
-        raise ValueError(f"cannot read panoptic PNG {path}: {exc}") from None
-    if mode in ("RGB", "RGBA", "RGBX"):
-        return _mask.pan_color_to_id(np.ascontiguousarray(arr), False)
-    if arr.ndim == 2 and np.issubdtype(arr.dtype, np.integer):
-        if arr.size and arr.min() < 0:
-            raise ValueError(f"panoptic PNG {path} has negative ids")
-        return arr.astype(np.uint32)
-    raise ValueError(f"unsupported panoptic PNG {path}: mode {mode} (expected RGB or a single channel of ids)")
-
-
-def segment_boundaries(ids, segment_ids=None, dilation_ratio: float = 0.02) -> Tuple[np.ndarray, Dict[int, int]]:
-    """Boundary of every segment of a panoptic id map, each on its own mask.
-
-    Parameters
-    ----------
-    ids : (H, W) array of non-negative integers (< 2**32)
-        Segment id map (e.g. from :func:`read_panoptic_png`).
-    segment_ids : iterable of int, optional
-        Segments wanted (default: every id in the map, VOID = 0 included).
-    dilation_ratio : float, optional
-        Boundary width as a fraction of the image diagonal (0.02; Cityscapes 0.005).
-
-    Returns
-    -------
-    bmap : (H, W) uint32 ndarray
-        On each boundary pixel the id of the segment it belongs to, 0 elsewhere.
-    area : dict
-        Boundary area (pixels) of each wanted segment.
-
-    Examples
-    --------
-    >>> ids = np.zeros((5, 5), np.uint32); ids[1:4, 1:4] = 7
-    >>> bmap, area = segment_boundaries(ids, [7], 0.0)
-    >>> area
-    {7: 8}
-    """
-    ratio = check_dilation_ratio(dilation_ratio)
-    arr = np.asarray(ids)
-    if arr.ndim != 2 or arr.size == 0 or not np.issubdtype(arr.dtype, np.integer):
-        raise ValueError(f"ids must be a non-empty (H, W) integer array, got shape {arr.shape} and dtype {arr.dtype}")
-    if arr.min() < 0 or arr.max() > _MAX_ID:
-        raise ValueError("ids must lie in [0, 2**32)")
-    arr = np.ascontiguousarray(arr, dtype=np.uint32)
-    if segment_ids is None:
-        sel = np.unique(arr)
-    else:
-        sel = np.unique(np.asarray(list(segment_ids), dtype=np.int64))
-        if sel.size and (sel[0] < 0 or sel[-1] > _MAX_ID):
-            raise ValueError("segment_ids must lie in [0, 2**32)")
-        sel = sel.astype(np.uint32)
-    d = dilation_pixels(arr.shape[0], arr.shape[1], ratio)
-    bmap, area = _mask.pan_segment_boundaries(arr, sel, d)
-    return bmap, {int(s): int(a) for s, a in zip(sel.tolist(), area.tolist())}
-
-
-# ---------------------------------------------------------------------------
-# input checks
-# ---------------------------------------------------------------------------
-
-def _is_int(v) -> bool:
-    return isinstance(v, numbers.Integral) and not isinstance(v, bool)
-
-
-def _check_categories(gt_json: Any, source: str) -> Dict[int, dict]:
-    if not isinstance(gt_json, dict):
-        raise ValueError(f"{source}: not a COCO panoptic ground truth (expected a JSON object, "
-                         f"got a {type(gt_json).__name__})")
-    for key in ("annotations", "categories"):
-        if not isinstance(gt_json.get(key), list):
-            raise ValueError(f"{source}: not a COCO panoptic ground truth (no list of '{key}')")
-    categories: Dict[int, dict] = {}
-    for i, cat in enumerate(gt_json["categories"]):
-        if not isinstance(cat, dict) or not _is_int(cat.get("id")):
-            raise ValueError(f"{source}: categories[{i}] has no integer 'id'")
-        if cat["id"] in categories:
-            raise ValueError(f"{source}: category id {cat['id']} appears twice")
-        if cat.get("isthing") not in (0, 1):
-            raise ValueError(f"{source}: category {cat['id']} has no 'isthing' of 0 or 1 "
-                             f"(got {cat.get('isthing')!r})")
-        categories[int(cat["id"])] = cat
-    if not categories:
-        raise ValueError(f"{source}: the list of categories is empty")
-    return categories
-
-
-def _check_annotation(ann: Any, i: int, source: str) -> None:
-    if not isinstance(ann, dict):
-        raise ValueError(f"{source}: annotations[{i}] is not an object")
-    for key in ("image_id", "file_name", "segments_info"):
-        if key not in ann:
-            raise ValueError(f"{source}: annotations[{i}] has no '{key}'")
-    if not isinstance(ann["image_id"], (str, numbers.Integral)) or isinstance(ann["image_id"], bool):
-        raise ValueError(f"{source}: annotations[{i}] has an image_id that is neither a string nor an integer")
-    if not isinstance(ann["file_name"], str) or not ann["file_name"]:
-        raise ValueError(f"{source}: image {ann['image_id']!r} has no valid 'file_name'")
-    if not isinstance(ann["segments_info"], list):
-        raise ValueError(f"{source}: image {ann['image_id']!r}: 'segments_info' is not a list")
-
-
-def _check_segment(seg: Any, image_id, k: int, source: str, categories, what: str) -> int:
-    if not isinstance(seg, dict):
-        raise ValueError(f"{source}: image {image_id!r}: segments_info[{k}] is not an object")
-    sid = seg.get("id")
-    if not _is_int(sid):
-        raise ValueError(f"{source}: image {image_id!r}: segments_info[{k}] has no integer 'id'")
-    cat = seg.get("category_id")
-    if not _is_int(cat) or cat not in categories:
-        raise ValueError(f"{source}: image {image_id!r}: {what} segment {sid} has unknown "
-                         f"category_id {cat!r}")
-    return int(sid)
-
-
-def _gt_segments(ann: dict, i: int, source: str, categories) -> Dict[int, tuple]:
-    """id -> (category_id, is_crowd, area), in JSON order."""
-    _check_annotation(ann, i, source)
-    image_id = ann["image_id"]
-    segs: Dict[int, tuple] = {}
-    for k, seg in enumerate(ann["segments_info"]):
-        sid = _check_segment(seg, image_id, k, source, categories, "ground truth")
-        if sid in segs:
-            raise ValueError(f"{source}: image {image_id!r}: segment id {sid} appears twice in segments_info")
-        area = seg.get("area")
-        if not finite_number(area):
-            raise ValueError(f"{source}: image {image_id!r}: segment {sid} has no numeric 'area'")
-        segs[sid] = (int(seg["category_id"]), seg.get("iscrowd", 0) == 1, area)
-    return segs
-
-
-def _pred_segments(ann: dict, i: int, source: str, categories) -> Dict[int, int]:
-    """id -> category_id, in JSON order."""
-    _check_annotation(ann, i, source)
-    image_id = ann["image_id"]
-    segs: Dict[int, int] = {}
-    for k, seg in enumerate(ann["segments_info"]):
-        sid = _check_segment(seg, image_id, k, source, categories, "predicted")
-        if sid in segs:
-            raise ValueError(f"{source}: image {image_id!r}: segment id {sid} appears twice in segments_info")
-        segs[sid] = int(seg["category_id"])
-    return segs
-
-
-def _folder(folder, json_file, what: str) -> str:
-    if folder is None:
-        base, ext = os.path.splitext(os.fspath(json_file))
-        folder = base if ext.lower() == ".json" else base + ext
-    try:
-        folder = os.fspath(folder)
-    except TypeError:
-        raise TypeError(f"{what} folder must be a path, got {type(folder).__name__}") from None
-    if not os.path.isdir(folder):
-        raise ValueError(f"folder with {what} segmentations does not exist: {folder}")
-    return folder
-
 
 # ---------------------------------------------------------------------------
 # per image
@@ -675,3 +424,4 @@ def pq_compute(gt_json_file, pred_json_file, gt_folder=None, pred_folder=None,
     _print_table(results)
     log.info("%s of %d images in %.2f s", "Boundary PQ" if boundary else "PQ", n, time.perf_counter() - start)
     return results
+

@@ -18,7 +18,7 @@ import numpy as np
 import pycocotools.mask as mask_utils
 
 from . import _mask
-from ._parallel import resolve_threads, run_ranges, split_by_cost
+from .._parallel import resolve_threads, run_ranges, split_by_cost
 
 __all__ = ["dilation_pixels", "mask_to_boundary", "rle_to_boundary", "boundary_iou"]
 

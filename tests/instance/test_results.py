@@ -1,4 +1,4 @@
-"""boundary_api.results: named stats and per-category AP from finished evaluations."""
+"""boundary_api.instance.results: named stats and per-category AP from finished evaluations."""
 import contextlib
 import io
 import math
@@ -6,7 +6,7 @@ import math
 import numpy as np
 
 from boundary_api import COCO, COCOeval, LVISEval
-from boundary_api.results import COCO_STAT_NAMES, coco_stats, per_category_ap
+from boundary_api.instance.results import COCO_STAT_NAMES, coco_stats, per_category_ap
 from conftest import COCO_DT, COCO_GT, LVIS_DT, LVIS_GT
 
 
