@@ -58,7 +58,15 @@ def dilation_pixels(height: int, width: int, dilation_ratio: float = 0.02) -> in
     Returns
     -------
     int
-        ``d >= 1``.
+        ``d >= 1``.  Any ``d`` is safe to use: once ``2d+1`` exceeds a mask's
+        bounding box, the whole mask is its boundary.
+
+    Raises
+    ------
+    ValueError
+        If the size is not positive or too large (sides up to
+        :data:`MAX_SIDE`, at most :data:`MAX_PIXELS` pixels), or the ratio
+        times the diagonal is not a finite number.
 
     Examples
     --------
@@ -114,6 +122,12 @@ def mask_to_boundary(mask, dilation_ratio: float = 0.02) -> np.ndarray:
     -------
     (H, W) uint8 ndarray
         1 on the boundary pixels, 0 elsewhere.
+
+    Raises
+    ------
+    ValueError
+        If the mask is not 2-D or empty, or the ratio is negative, not
+        finite, or too large for the image (see :func:`dilation_pixels`).
 
     Examples
     --------
@@ -213,7 +227,20 @@ def rle_to_boundary(rle, dilation_ratio: float = 0.02, num_threads: Optional[int
     -------
     dict or list of dict
         Compressed RLE(s) of the boundary, ``counts`` as ``bytes``, exactly as
-        ``pycocotools.mask.encode`` would write them.
+        ``pycocotools.mask.encode`` would write them (a run of 2**32 pixels or
+        more, which pycocotools cannot write, is split by empty runs).
+
+    Raises
+    ------
+    ValueError
+        If an RLE is malformed, does not cover its ``h x w`` pixels, or its size
+        is out of range (sides up to :data:`MAX_SIDE`, at most
+        :data:`MAX_PIXELS` pixels); the message names the item.
+
+    Notes
+    -----
+    Memory does not grow with the masks' size: the kernel's scratch per
+    thread is bounded (about 8 MiB of bitsets), however large the image.
     """
     ratio = check_dilation_ratio(dilation_ratio)
     single = isinstance(rle, dict)
