@@ -72,12 +72,11 @@ cdef inline int _bw_reserve(BoundaryWork* bw, Py_ssize_t need) noexcept nogil:
     return 0
 
 
-# One tile of the boundary: box rows [r0, r1) (``nws`` words per column; r0 a
-# multiple of 64) and output box columns
-# [cx, cx1); the bitsets span the columns [rx0, rx1) = the output columns
-# widened by d on each side (clipped to the box), which is all the horizontal
-# erosion of an output column reads.  The vertical erosion needs no such
-# margin: it is done on each column's whole runs.  Appends the output
+# One tile of the boundary: box rows [r0, r1) (``nws`` words per column) and
+# output box columns [cx, cx1).  The bitsets span the columns [rx0, rx1): the
+# output columns widened by d on each side (clipped to the box), all that the
+# horizontal erosion of an output column reads.  The vertical erosion needs
+# no such margin: it is done on each column's whole runs.  Appends the output
 # columns' boundary runs, in column-major order, to ``out`` (merging only
 # into runs from ``first`` on).
 cdef int _boundary_tile(const int64_t* se, Py_ssize_t n, int64_t h, int64_t d,
