@@ -19,7 +19,8 @@ def instance_parser() -> argparse.ArgumentParser:
         prog=PROG,
         description="Boundary AP (Cheng et al., CVPR 2021) and COCO/LVIS Mask and box AP for a "
                     "result JSON against a ground-truth JSON. Without arguments: run the bundled demo.",
-        epilog=f"Panoptic segmentation (Boundary PQ): '{PROG} panoptic --help'.",
+        epilog=f"Panoptic segmentation (Boundary PQ): '{PROG} panoptic --help'. "
+               f"Semantic segmentation (mIoU, Boundary IoU per class): '{PROG} semantic --help'.",
         formatter_class=argparse.ArgumentDefaultsHelpFormatter,
     )
     p.add_argument("--gt", "--gt-json-file", dest="gt", metavar="GT.json",

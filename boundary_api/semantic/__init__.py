@@ -1,10 +1,5 @@
-"""Semantic segmentation: mIoU and Boundary IoU per class on label maps.
-
-:class:`SemanticEvaluator` accumulates images (``process``) and reports the
-metrics (``evaluate``); :func:`evaluate_folders` does the same for two folders
-of PNG label maps.  See :mod:`boundary_api.semantic.evaluator` for the
-definitions.
-"""
+"""Semantic segmentation: mIoU and Boundary IoU per class on label maps (SemanticEvaluator,
+evaluate_folders; definitions in evaluator), and the NumPy oracle (reference)."""
 from .evaluator import SemanticEvaluator, evaluate_folders, pair_label_maps
 from .labelmaps import read_label_map
 
