@@ -6,7 +6,7 @@ ignore label are dropped together with the prediction on them; per class the
 intersection, predicted area and ground truth area are histograms over the
 class ids, the union is ``pred + gt - intersection``; IoU, Acc are ratios
 (NaN for 0/0) and their means skip NaN.  The boundary part builds, per image
-and class, ``G_c = (gt == c)`` and ``P_c = (pred == c) & (gt != ignore)`` and
+and class, ``G_c = (gt == c) & (gt != ignore)`` and ``P_c = (pred == c) & (gt != ignore)`` and
 takes their boundaries with :func:`boundary_api.masks.reference.mask_to_boundary`.
 Slow; for tests and benchmarks only.
 """
@@ -50,7 +50,7 @@ def boundary_intersect_and_union(pred: np.ndarray, gt: np.ndarray, num_classes: 
     inter = np.zeros(num_classes, np.int64)
     union = np.zeros(num_classes, np.int64)
     for c in range(num_classes):
-        g_c = gt == c
+        g_c = (gt == c) & keep
         p_c = (pred == c) & keep
         if not g_c.any() and not p_c.any():
             continue
