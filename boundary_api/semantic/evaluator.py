@@ -21,6 +21,14 @@ class next to an ignore region has a boundary along it, and so has a
 prediction of that class which runs into the region; the two bands match.
 (Removing the ignore pixels from the bands afterwards instead would leave the
 ground truth band along the ignore region unmatched by a correct prediction.)
+This is the reading of "pixels whose ground truth is the ignore label removed
+from both" in the definition: ``G_c`` and ``P_c`` are the masks after removal,
+and the bands are those of ``G_c`` and ``P_c``.  For comparison, Detectron2's
+``SemSegEvaluator`` takes its band on the unmasked prediction and drops the
+ignore pixels from its counts afterwards (and erodes the multi-class label map
+rather than each class's mask); mmsegmentation's ``IoUMetric`` has no
+boundary term, and drops the ignore pixels from both maps before counting,
+as the mask part here does.
 
 The mask part follows mmsegmentation's ``IoUMetric`` (and cityscapesScripts'
 pixel-level evaluation): a predicted pixel counts only where the ground truth
