@@ -15,6 +15,15 @@
 # ==========================================================================
 
 
+cdef inline int _push_pair(I64Vec* v, int64_t a, int64_t b) noexcept nogil:
+    if _i64_reserve(v, v.n + 2) != 0:
+        return -1
+    v.data[v.n] = a
+    v.data[v.n + 1] = b
+    v.n += 2
+    return 0
+
+
 def sem_accumulate(const uint32_t[:, ::1] gt, const uint32_t[:, ::1] pred, int64_t num_classes,
                    int64_t ignore_index, int64_t d, int64_t[:, ::1] conf, int64_t[:, ::1] bstat):
     """Add one image's confusion counts and per-class boundary counts.
@@ -50,7 +59,7 @@ def sem_accumulate(const uint32_t[:, ::1] gt, const uint32_t[:, ::1] pred, int64
     cdef int64_t n = num_classes, n1 = num_classes + 1
     cdef uint32_t g, p, gv, pv, cur_g, cur_p
     cdef int64_t key, cur_key, run, start_g, start_p
-    cdef int64_t* local = NULL
+    cdef I64Vec runs        # (key, count) of each run of equal (gt, pred) pairs
     cdef int64_t* lb = NULL
     cdef I64Vec* gvec = NULL
     cdef I64Vec* pvec = NULL
@@ -82,6 +91,9 @@ def sem_accumulate(const uint32_t[:, ::1] gt, const uint32_t[:, ::1] pred, int64
     ign = <uint32_t> ignore_index
     ws.data = NULL
     ws.cap = 0
+    runs.data = NULL
+    runs.n = 0
+    runs.cap = 0
     gb.data = NULL
     gb.n = 0
     gb.cap = 0
@@ -89,12 +101,10 @@ def sem_accumulate(const uint32_t[:, ::1] gt, const uint32_t[:, ::1] pred, int64
     pb.n = 0
     pb.cap = 0
     with nogil:
-        local = <int64_t*> malloc(n * n1 * sizeof(int64_t))
         lb = <int64_t*> malloc(n * 3 * sizeof(int64_t))
-        if local == NULL or lb == NULL:
+        if lb == NULL:
             err = 1
         else:
-            memset(local, 0, n * n1 * sizeof(int64_t))
             memset(lb, 0, n * 3 * sizeof(int64_t))
         if not err and d > 0:
             gvec = _new_vecs(n)
@@ -130,8 +140,9 @@ def sem_accumulate(const uint32_t[:, ::1] gt, const uint32_t[:, ::1] pred, int64
                     pv = p if p < none else none
                     key = gv * n1 + pv
                 if key != cur_key:
-                    if cur_key >= 0:
-                        local[cur_key] += run
+                    if cur_key >= 0 and _push_pair(&runs, cur_key, run) != 0:
+                        err = 1
+                        break
                     cur_key = key
                     run = 0
                 run += 1
@@ -149,8 +160,8 @@ def sem_accumulate(const uint32_t[:, ::1] gt, const uint32_t[:, ::1] pred, int64
                         cur_p = pv
                         start_p = i
             if not err and which == 0:
-                if cur_key >= 0:
-                    local[cur_key] += run
+                if cur_key >= 0 and _push_pair(&runs, cur_key, run) != 0:
+                    err = 1
                 if d > 0:
                     if cur_g != none and _push_interval(&gvec[cur_g], start_g, N) != 0:
                         err = 1
@@ -173,12 +184,14 @@ def sem_accumulate(const uint32_t[:, ::1] gt, const uint32_t[:, ::1] pred, int64
                 lb[3 * c + 2] = _intersection(gb.data, gb.n, pb.data, pb.n)
         if not err and which == 0:
             # nothing is added unless the whole image went through
-            for i in range(n * n1):
-                conf[i // n1, i % n1] += local[i]
+            i = 0
+            while i < runs.n:
+                conf[runs.data[i] // n1, runs.data[i] % n1] += runs.data[i + 1]
+                i += 2
             if d > 0:
                 for i in range(n * 3):
                     bstat[i // 3, i % 3] += lb[i]
-        free(local)
+        free(runs.data)
         free(lb)
         _free_vecs(gvec, n)
         _free_vecs(pvec, n)

@@ -63,6 +63,8 @@ __all__ = ["SemanticEvaluator", "evaluate_folders", "pair_label_maps"]
 log = logging.getLogger(__name__)
 
 _MAX_U32 = 2 ** 32 - 1
+#: largest ``num_classes`` (the confusion matrix is dense: 4096 classes take 134 MB)
+MAX_CLASSES = 4096
 
 
 def _check_int(value, name: str, lo: int, hi: int) -> int:
@@ -110,7 +112,7 @@ class SemanticEvaluator:
     Parameters
     ----------
     num_classes : int
-        Number of classes; class ids are ``0 .. num_classes - 1``.
+        Number of classes; class ids are ``0 .. num_classes - 1`` (at most 4096).
     ignore_index : int, optional
         Ground truth pixels with this value are left out (default 255).  A
         prediction may use it for "no class"; any other value
@@ -140,9 +142,7 @@ class SemanticEvaluator:
     def __init__(self, num_classes: int, ignore_index: int = 255, dilation_ratio: float = 0.02,
                  num_threads: Optional[int] = None, class_names: Optional[Sequence[str]] = None,
                  reduce_zero_label: bool = False):
-        self.num_classes = _check_int(num_classes, "num_classes", 1, 2 ** 31 - 1)
-        if self.num_classes > 1 << 16:
-            raise ValueError(f"num_classes must be at most 65536, got {num_classes}")
+        self.num_classes = _check_int(num_classes, "num_classes", 1, MAX_CLASSES)
         self.ignore_index = _check_int(ignore_index, "ignore_index", 0, _MAX_U32)
         self.dilation_ratio = check_dilation_ratio(dilation_ratio)
         self.num_threads = resolve_threads(num_threads)
@@ -238,7 +238,8 @@ class SemanticEvaluator:
             return conf, bstat
 
         threads = min(self.num_threads, n)
-        bounds = np.linspace(0, n, min(n, 4 * threads) + 1).astype(int)
+        # one range (and one pair of accumulators) per thread
+        bounds = np.linspace(0, n, threads + 1).astype(int)
         ranges = [(int(a), int(b)) for a, b in zip(bounds[:-1], bounds[1:]) if b > a]
         parts = run_ranges(work, ranges, threads)
         conf = sum(c for c, _ in parts)

@@ -203,6 +203,15 @@ def test_no_images_and_reset():
     assert ev.num_images == 0 and not ev.confusion_matrix.any()
 
 
+def test_many_classes():
+    n = 4096
+    rng = np.random.default_rng(17)
+    g = rng.integers(0, n, (20, 30)).astype(np.uint16)
+    p = g.copy()
+    p[::2] = rng.integers(0, n, (10, 30))
+    assert_matches_oracle(evaluate([(g, p)], n, ignore=65535), ref.evaluate_pairs([(g, p)], n, 65535, 0.02))
+
+
 def test_all_ignored_image_adds_nothing():
     ev = SemanticEvaluator(3)
     ev.process(np.full((5, 6), 255, np.uint8), np.ones((5, 6), np.uint8))
@@ -289,6 +298,7 @@ def test_bad_maps_name_the_problem_and_add_nothing():
 
 @pytest.mark.parametrize("kw,exc,msg", [
     (dict(num_classes=0), ValueError, "num_classes must be in"),
+    (dict(num_classes=4097), ValueError, r"num_classes must be in \[1, 4096\]"),
     (dict(num_classes=2.5), TypeError, "num_classes must be an integer"),
     (dict(num_classes=3, ignore_index=-1), ValueError, "ignore_index must be in"),
     (dict(num_classes=3, dilation_ratio=-0.1), ValueError, "dilation_ratio"),
