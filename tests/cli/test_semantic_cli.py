@@ -152,3 +152,21 @@ def test_help_explains_every_flag_and_the_layouts(capsys):
         main(["semantic", "--help"])
     assert e.value.code == 0
     assert "--pred-dir" in capsys.readouterr().out
+
+
+def test_reduce_zero_label_ade20k_layout(tmp_path, capsys):
+    rng = np.random.default_rng(5)
+    g = rng.integers(0, 4, (16, 24)).repeat(2, 0).astype(np.uint8)  # 0 = "other", 1..3 classes
+    p = np.where(g == 0, 0, g - 1).astype(np.uint8)
+    p[:4] = 2
+    write(str(tmp_path / "annotations" / "validation" / "ADE_val_00000001.png"), g)
+    write(str(tmp_path / "pred" / "ADE_val_00000001.png"), p)
+    out = tmp_path / "m.json"
+    assert main(["semantic", "--gt-dir", str(tmp_path / "annotations" / "validation"), "--pred-dir",
+                 str(tmp_path / "pred"), "--num-classes", "3", "--reduce-zero-label", "--json-out", str(out)]) == 0
+    doc = json.loads(out.read_text())
+    reduced = np.where(g == 0, 255, g.astype(int) - 1).astype(np.uint8)
+    want = ref.evaluate_pairs([(reduced, p)], 3, 255, 0.02)
+    assert doc["settings"]["reduce_zero_label"] is True
+    assert doc["mIoU"] == pytest.approx(want["mIoU"], abs=1e-12)
+    assert doc["mBIoU"] == pytest.approx(want["mBIoU"], abs=1e-12)
