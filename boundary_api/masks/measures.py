@@ -512,10 +512,12 @@ def measures(gt, pred, dilation_ratio: float = 0.02, *, mf_ratios: Sequence[floa
 
 def _boxes(b, name: str) -> Tuple[np.ndarray, bool]:
     a = np.asarray(b, dtype=np.float64)
-    single = a.ndim == 1
-    a = a.reshape(-1, 4) if a.size else np.zeros((0, 4))
-    if a.ndim != 2 or a.shape[1] != 4 or (single and a.shape[0] != 1):
+    single = a.ndim == 1 and a.size == 4
+    if a.size == 0:
+        a = np.zeros((0, 4))
+    elif not (single or (a.ndim == 2 and a.shape[1] == 4)):
         raise ValueError(f"{name} must be a box [4] or boxes [N, 4], got shape {np.shape(b)}")
+    a = a.reshape(-1, 4)
     if not np.isfinite(a).all():
         raise ValueError(f"{name}: box coordinates must be finite")
     return a, single
