@@ -33,6 +33,9 @@ def main(argv: Optional[List[str]] = None) -> int:
             args = panoptic.parser().parse_args(argv[1:])
             check_out_path(args.json_out, [args.gt_json, args.pred_json])
             return panoptic.run(args)
+        if argv and argv[0] == "measures":
+            from . import measures
+            return measures.main(argv[1:])
         parser = instances.instance_parser()
         args = parser.parse_args(argv)
         if args.gt is None and args.dt is None:
