@@ -64,7 +64,7 @@ releasing the GIL.
 """
 from __future__ import annotations
 
-import math
+import functools
 import numbers
 from typing import Dict, Iterable, List, Optional, Sequence, Tuple
 
@@ -165,6 +165,11 @@ def _ratios(dilation_ratio, name="dilation_ratio") -> List[float]:
     return out
 
 
+@functools.lru_cache(maxsize=4096)
+def _d_of(h: int, w: int, ratio: float) -> int:
+    return dilation_pixels(h, w, ratio)
+
+
 def _check_scales(num_scales) -> int:
     if isinstance(num_scales, bool) or not isinstance(num_scales, numbers.Integral) or not 2 <= num_scales <= 30:
         raise ValueError(f"num_scales must be an integer from 2 to 30, got {num_scales!r}")
@@ -239,7 +244,7 @@ def _compute(gt, pred, names: Sequence[str], dilation_ratio=0.02, mf_ratios=MF_D
         bands.append(d)
     mf_d: List[int] = []
     if "mf_measure" in want:
-        mf_d = [dilation_pixels(h, w, r) for r in _ratios(mf_ratios, "mf ratios")]
+        mf_d = [_d_of(h, w, r) for r in _ratios(mf_ratios, "mf ratios")]
         bands += [x for x in dict.fromkeys(mf_d) if x not in bands]
     n_scales = _check_scales(num_scales) if "multiscale_iou" in want else 0
     fm = want & {"f_measure", "mf_measure"}
@@ -273,8 +278,15 @@ def _compute(gt, pred, names: Sequence[str], dilation_ratio=0.02, mf_ratios=MF_D
     inter = cnt[:, :, 0]
     out: Dict[str, np.ndarray] = {}
 
+    f_of = {}
+    if fm:  # the F-measure at every band's d at once: (G, P, bands)
+        pk = [at[("p", dk)] for dk in bands]
+        rk = [at[("r", dk)] for dk in bands]
+        f_all = _f(cnt[:, :, pk], pa[_CONTOUR][..., None], cnt[:, :, rk], ga[_CONTOUR][..., None])
+        f_of = {dk: k for k, dk in enumerate(bands)}
+
     def f_at(dk):
-        return _f(cnt[:, :, at[("p", dk)]], pa[_CONTOUR], cnt[:, :, at[("r", dk)]], ga[_CONTOUR])
+        return f_all[:, :, f_of[dk]]
 
     for name in names:
         if name == "pixel_accuracy":
@@ -293,15 +305,16 @@ def _compute(gt, pred, names: Sequence[str], dilation_ratio=0.02, mf_ratios=MF_D
         elif name == "f_measure":
             v = f_at(d)
         elif name == "mf_measure":
-            v = np.mean(np.stack([f_at(dk) for dk in mf_d]), axis=0)
+            v = np.mean(f_all[:, :, [f_of[dk] for dk in mf_d]], axis=2)
         elif name in ("boundary_iou", "min_mask_boundary_iou"):
             bi = cnt[:, :, at["bnd"]]
             v = _div(bi, ga[_BOUNDARY] + pa[_BOUNDARY] - bi)
             if name == "min_mask_boundary_iou":
                 v = np.minimum(v, _div(inter, ga[_MASK] + pa[_MASK] - inter))
         elif name == "multiscale_iou":
-            r = [_div(cnt[:, :, at[("cells", k)]], ga[4 + nb_g + k]) for k in range(n_scales)]
-            v = sum((r[k] + r[k + 1]) / 2 for k in range(n_scales - 1)) / (n_scales - 1)
+            r = _div(cnt[:, :, [at[("cells", k)] for k in range(n_scales)]],
+                     np.moveaxis(ga[4 + nb_g:4 + nb_g + n_scales], 0, -1))   # (G, P, scales)
+            v = ((r[:, :, :-1] + r[:, :, 1:]) / 2).sum(axis=2) / (n_scales - 1)
         else:  # pragma: no cover - names come from this module
             raise ValueError(f"unknown measure {name!r}")
         out[name] = np.ascontiguousarray(np.broadcast_to(v, inter.shape), dtype=np.float64)
