@@ -46,3 +46,21 @@ def test_rec_thrs_flag_is_checked(capsys):
         main(["--gt", COCO_GT, "--dt", COCO_DT, "--rec-thrs", "1"])
     assert e.value.code == 2
     assert "at least 2" in capsys.readouterr().err
+
+
+def test_eleven_point_ap_on_lvis_equals_lvis_own_loops(tmp_path, capsys):
+    from boundary_api.instance.lvis import LVISEval
+    from conftest import LVIS_DT, LVIS_GT
+
+    out = tmp_path / "m.json"
+    assert main(["--gt", LVIS_GT, "--dt", LVIS_DT, "--iou-type", "segm", "--rec-thrs", "11",
+                 "--json-out", str(out), "-q"]) == 0
+    with contextlib.redirect_stdout(io.StringIO()):
+        slow = LVISEval(LVIS_GT, LVIS_DT, iou_type="segm", use_fast_impl=False)  # lvis' own accumulate
+        slow.params.rec_thrs = np.linspace(0, 1, 11)
+        slow.run()
+    assert slow.eval["precision"].shape[1] == 11
+    doc = json.loads(out.read_text())
+    got = doc.get("metrics", doc)
+    want = slow.get_results()
+    np.testing.assert_allclose([got[k] for k in want], list(want.values()), rtol=0, atol=1e-12)
