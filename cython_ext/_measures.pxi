@@ -213,28 +213,30 @@ cdef inline int _m_append(I64Vec* dst, const I64Vec* src) noexcept nogil:
     return 0
 
 
-def measure_features(StringTable table, int64_t h, int64_t w, const int64_t[:] band_d,
-                     int64_t bnd_d, int contour, int inner, int n_scales,
-                     Py_ssize_t lo, Py_ssize_t hi):
-    """Features of items ``lo .. hi-1`` (all ``h x w``; runs without the GIL).
+def measure_features(StringTable table, const int64_t[:] h, const int64_t[:] w,
+                     const int64_t[:, :] band_d, const int64_t[:] bnd_d, int contour, int inner,
+                     int n_scales, Py_ssize_t lo, Py_ssize_t hi):
+    """Features of items ``lo .. hi-1`` (runs without the GIL).
 
-    ``contour``: fill slot 1 (implied by bands and scales); ``bnd_d`` > 0: slot 2
-    with that d; ``band_d``: the d of each band slot; ``inner``: the inner band
-    slot (needs a band); ``n_scales``: cell slots for grids 1, 2, .., 2^(n-1).
+    Item ``i`` is ``h[i] x w[i]``.  ``contour``: fill slot 1 (implied by bands and
+    scales); ``bnd_d[i]`` > 0: slot 2 with that d; ``band_d[i, k]``: the d of band
+    slot ``k`` (a band whose d equals an earlier one's is copied, not recomputed);
+    ``inner``: the inner band slot, from band 0; ``n_scales``: cell slots for grids
+    1, 2, .., 2^(n-1).
 
     Returns ``(flat, offsets, areas)``: the intervals of every slot of every item
     back to back (int64), ``offsets[i, s] .. offsets[i, s+1]`` the slice of item
     ``lo + i``'s slot ``s`` (relative to this call), and ``areas[i, s]`` its size.
     """
-    cdef Py_ssize_t nb = band_d.shape[0]
+    cdef Py_ssize_t nb = band_d.shape[1]
     cdef Py_ssize_t ns = 4 + nb + n_scales
     cdef Py_ssize_t n = hi - lo
-    cdef Py_ssize_t i, k, j
+    cdef Py_ssize_t i, k, j, src
     cdef I64Vec allv, vm, vc, vt, vb
     cdef WordBuf ws
     cdef int err = 0
     cdef int need_c = contour or nb > 0 or n_scales > 0
-    cdef int64_t a
+    cdef int64_t a, hh, ww, ln
     cdef int64_t[:] fv
     offs = np.zeros((n, ns + 1), np.int64)
     areas = np.zeros((n, ns), np.int64)
@@ -248,9 +250,11 @@ def measure_features(StringTable table, int64_t h, int64_t w, const int64_t[:] b
     ws.data = NULL; ws.cap = 0
     with nogil:
         for i in range(n):
-            vm.n = 0; vc.n = 0
+            hh = h[lo + i]
+            ww = w[lo + i]
+            vm.n = 0; vc.n = 0; vb.n = 0
             of[i, 0] = allv.n
-            if _decode(table.ptr[lo + i], table.size[lo + i], &vm) != h * w:
+            if _decode(table.ptr[lo + i], table.size[lo + i], &vm) != hh * ww:
                 err = 1
                 break
             if _m_append(&allv, &vm) != 0:
@@ -258,26 +262,40 @@ def measure_features(StringTable table, int64_t h, int64_t w, const int64_t[:] b
                 break
             of[i, 1] = allv.n
             if need_c:
-                if _boundary(vm.data, vm.n, h, w, 1, &ws, &vc) != 0 or _m_append(&allv, &vc) != 0:
+                if _boundary(vm.data, vm.n, hh, ww, 1, &ws, &vc) != 0 or _m_append(&allv, &vc) != 0:
                     err = 2
                     break
             of[i, 2] = allv.n
-            if bnd_d > 0:
+            if bnd_d[lo + i] > 0:
                 vt.n = 0
-                if _boundary(vm.data, vm.n, h, w, bnd_d, &ws, &vt) != 0 or _m_append(&allv, &vt) != 0:
+                if _boundary(vm.data, vm.n, hh, ww, bnd_d[lo + i], &ws, &vt) != 0 or _m_append(&allv, &vt) != 0:
                     err = 2
                     break
             of[i, 3] = allv.n
             for k in range(nb):
-                vt.n = 0
-                if _m_dilate(vc.data, vc.n, h, w, band_d[k], &ws, &vt) != 0 or _m_append(&allv, &vt) != 0:
-                    err = 2
-                    break
-                if k == 0 and inner:
-                    vb.n = 0
-                    if _m_and(vm.data, vm.n, vt.data, vt.n, &vb) != 0:
+                src = -1
+                for j in range(k):
+                    if band_d[lo + i, j] == band_d[lo + i, k]:
+                        src = j
+                        break
+                if src >= 0:  # the same band again: copy it
+                    ln = of[i, 4 + src] - of[i, 3 + src]
+                    if _i64_reserve(&allv, allv.n + ln) != 0:
                         err = 2
                         break
+                    if ln:
+                        memcpy(allv.data + allv.n, allv.data + of[i, 3 + src], ln * sizeof(int64_t))
+                    allv.n += ln
+                else:
+                    vt.n = 0
+                    if (_m_dilate(vc.data, vc.n, hh, ww, band_d[lo + i, k], &ws, &vt) != 0
+                            or _m_append(&allv, &vt) != 0):
+                        err = 2
+                        break
+                    if k == 0 and inner:
+                        if _m_and(vm.data, vm.n, vt.data, vt.n, &vb) != 0:
+                            err = 2
+                            break
                 of[i, 4 + k] = allv.n
             if err:
                 break
@@ -288,7 +306,7 @@ def measure_features(StringTable table, int64_t h, int64_t w, const int64_t[:] b
             of[i, 4 + nb] = allv.n
             for k in range(n_scales):
                 vt.n = 0
-                if _m_cells(vc.data, vc.n, h, <int> k, &ws, &vt) != 0 or _m_append(&allv, &vt) != 0:
+                if _m_cells(vc.data, vc.n, hh, <int> k, &ws, &vt) != 0 or _m_append(&allv, &vt) != 0:
                     err = 2
                     break
                 of[i, 5 + nb + k] = allv.n
@@ -303,7 +321,7 @@ def measure_features(StringTable table, int64_t h, int64_t w, const int64_t[:] b
                 ar[i, k] = a
     try:
         if err == 1:
-            raise ValueError(f"item {lo + i}: malformed RLE string or not {h}x{w} pixels")
+            raise ValueError(f"item {lo + i}: malformed RLE string or not {h[lo + i]}x{w[lo + i]} pixels")
         if err == 2:
             raise MemoryError()
         flat = np.empty(allv.n, np.int64)
@@ -333,3 +351,22 @@ def pair_counts(const int64_t[:] gflat, const int64_t[:, :] goff,
                     else:
                         out[g, p, k] = _intersection(&gflat[goff[g, sg]], goff[g, sg + 1] - goff[g, sg],
                                                      &pflat[poff[p, sp]], poff[p, sp + 1] - poff[p, sp])
+
+
+def pair_counts_diag(const int64_t[:] gflat, const int64_t[:, :] goff,
+                     const int64_t[:] pflat, const int64_t[:, :] poff,
+                     const int64_t[:, :] spec, int64_t[:, :] out, Py_ssize_t lo, Py_ssize_t hi):
+    """``out[i, k] = |gt i's slot spec[k, 0] AND pred i's slot spec[k, 1]|`` for the
+    pairs ``lo .. hi-1`` (gt i with pred i; runs without the GIL)."""
+    cdef Py_ssize_t i, k, K = spec.shape[0]
+    cdef int64_t sg, sp
+    with nogil:
+        for i in range(lo, hi):
+            for k in range(K):
+                sg = spec[k, 0]
+                sp = spec[k, 1]
+                if goff[i, sg + 1] == goff[i, sg] or poff[i, sp + 1] == poff[i, sp]:
+                    out[i, k] = 0
+                else:
+                    out[i, k] = _intersection(&gflat[goff[i, sg]], goff[i, sg + 1] - goff[i, sg],
+                                              &pflat[poff[i, sp]], poff[i, sp + 1] - poff[i, sp])

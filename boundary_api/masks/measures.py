@@ -58,7 +58,9 @@ under ``r`` with the scale axis mapped to [0, 1].
 
 Every function takes two masks (``(H, W)`` arrays, nonzero = foreground, or COCO
 RLE dicts) and returns a float, or two lists of them and returns a
-``len(gt) x len(pred)`` float64 matrix (all masks of one call the same size).
+``len(gt) x len(pred)`` float64 matrix (all masks of one call the same size), or,
+with ``pairwise=True``, two lists of equal length and returns the ``len(gt)``
+values of the pairs ``(gt[i], pred[i])`` (each pair its own size and ``d``).
 Lists run on ``num_threads`` threads (default: all cores), the kernels
 releasing the GIL.
 """
@@ -110,7 +112,7 @@ _MASK, _CONTOUR, _BOUNDARY, _BAND0 = 0, 1, 2, 3
 # --------------------------------------------------------------------------
 
 class _Masks:
-    """RLE count strings of one side, their common size, and whether one mask was given."""
+    """RLE count strings of one side, their sizes, and whether one mask was given."""
 
     __slots__ = ("counts", "h", "w", "single", "name")
 
@@ -123,7 +125,7 @@ class _Masks:
         else:
             raise TypeError(f"{name} must be an (H, W) array, a COCO RLE dict, or a list of them, "
                             f"got {type(masks).__name__}")
-        counts, sizes = [], set()
+        counts, hs, ws = [], [], []
         for i, x in enumerate(items):
             where = name if self.single else f"{name}[{i}]"
             if isinstance(x, dict):
@@ -137,23 +139,20 @@ class _Masks:
                 c = mask_utils.encode(np.asfortranarray(a != 0, dtype=np.uint8))["counts"]
                 h, w = a.shape
             counts.append(c)
-            sizes.add((h, w))
+            hs.append(h)
+            ws.append(w)
         self.counts = counts
-        if len(sizes) > 1:
-            raise ValueError(f"all masks must have the same size, got {sorted(sizes)} in {name}")
-        self.h, self.w = sizes.pop() if sizes else (0, 0)
+        self.h = np.array(hs, np.int64)
+        self.w = np.array(ws, np.int64)
+
+    def __len__(self):
+        return len(self.counts)
+
+    def sizes(self) -> set:
+        return set(zip(self.h.tolist(), self.w.tolist()))
 
     def check(self):
-        n = len(self.counts)
-        check_rle_strings(self.counts, np.full(n, self.h, np.int64), np.full(n, self.w, np.int64),
-                          lambda i: self.name if self.single else f"{self.name}[{i}]")
-
-
-def _pair_size(g: _Masks, p: _Masks) -> Tuple[int, int]:
-    sizes = {(s.h, s.w) for s in (g, p) if s.counts}
-    if len(sizes) > 1:
-        raise ValueError(f"gt and pred masks must have the same size, got {sorted(sizes)}")
-    return sizes.pop() if sizes else (1, 1)
+        check_rle_strings(self.counts, self.h, self.w, lambda i: self.name if self.single else f"{self.name}[{i}]")
 
 
 def _ratios(dilation_ratio, name="dilation_ratio") -> List[float]:
@@ -170,6 +169,16 @@ def _d_of(h: int, w: int, ratio: float) -> int:
     return dilation_pixels(h, w, ratio)
 
 
+def _d_table(m: _Masks, ratios: Sequence[float]) -> np.ndarray:
+    """``d`` of every item (rows) for every ratio (columns)."""
+    out = np.zeros((len(m), len(ratios)), np.int64)
+    if len(m) and len(ratios):
+        sizes, inverse = np.unique(np.stack([m.h, m.w], axis=1), axis=0, return_inverse=True)
+        rows = np.array([[_d_of(int(h), int(w), r) for r in ratios] for h, w in sizes], np.int64)
+        out[:] = rows[inverse.reshape(-1)]
+    return out
+
+
 def _check_scales(num_scales) -> int:
     if isinstance(num_scales, bool) or not isinstance(num_scales, numbers.Integral) or not 2 <= num_scales <= 30:
         raise ValueError(f"num_scales must be an integer from 2 to 30, got {num_scales!r}")
@@ -180,12 +189,12 @@ def _check_scales(num_scales) -> int:
 # the engine: features per mask, intersection counts per pair
 # --------------------------------------------------------------------------
 
-def _features(m: _Masks, h: int, w: int, bands: Sequence[int], bnd_d: int, contour: bool,
-              inner: bool, n_scales: int, threads: int):
-    n = len(m.counts)
-    band = np.asarray(bands, np.int64)
+def _features(m: _Masks, bands: np.ndarray, bnd_d: np.ndarray, contour: bool, inner: bool,
+              n_scales: int, threads: int):
+    n = len(m)
     table = _mask.StringTable(m.counts)
-    args = (table, h, w, band, bnd_d, int(contour), int(inner), n_scales)
+    args = (table, m.h, m.w, np.ascontiguousarray(bands, np.int64), np.ascontiguousarray(bnd_d, np.int64),
+            int(contour), int(inner), n_scales)
     try:
         if n <= 4 or threads <= 1:
             return _mask.measure_features(*args, 0, n)
@@ -203,12 +212,23 @@ def _features(m: _Masks, h: int, w: int, bands: Sequence[int], bnd_d: int, conto
     return np.concatenate(flats), np.concatenate(offs), np.concatenate(areas)
 
 
-def _counts(gf, pf, spec: List[Tuple[int, int]], threads: int) -> np.ndarray:
+def _counts(gf, pf, spec: List[Tuple[int, int]], threads: int, pairwise: bool) -> np.ndarray:
     G, P, K = len(gf[1]), len(pf[1]), len(spec)
-    out = np.zeros((G, P, K), np.int64)
-    if G == 0 or P == 0 or K == 0:
-        return out
     sp = np.asarray(spec, np.int64).reshape(K, 2)
+    if pairwise:
+        out = np.zeros((G, K), np.int64)
+        if G == 0:
+            return out
+        if threads <= 1 or G < 64:
+            _mask.pair_counts_diag(gf[0], gf[1], pf[0], pf[1], sp, out, 0, G)
+            return out
+        ranges = split_by_cost(np.diff(gf[1][:, [0, -1]], axis=1).reshape(-1).astype(np.float64), threads * 4)
+        run_ranges(lambda lo, hi: _mask.pair_counts_diag(gf[0], gf[1], pf[0], pf[1], sp, out, lo, hi),
+                   ranges, threads)
+        return out
+    out = np.zeros((G, P, K), np.int64)
+    if G == 0 or P == 0:
+        return out
     if threads <= 1 or G * P < 64:
         _mask.pair_counts(gf[0], gf[1], pf[0], pf[1], sp, out, 0, G)
         return out
@@ -230,30 +250,54 @@ def _f(p_hits, p_total, r_hits, r_total):
 
 
 def _compute(gt, pred, names: Sequence[str], dilation_ratio=0.02, mf_ratios=MF_DILATION_RATIOS,
-             num_scales: int = 10, num_threads: Optional[int] = None, iscrowd=None):
-    """The measures ``names`` of every (gt, pred) pair: {name: G x P matrix}, single flag."""
+             num_scales: int = 10, num_threads: Optional[int] = None, iscrowd=None, pairwise: bool = False):
+    """The measures ``names``: ({name: G x P matrix, or (n,) for pairwise}, single flag)."""
     g, p = _Masks(gt, "gt"), _Masks(pred, "pred")
     threads = resolve_threads(num_threads)
     want = set(names)
-    h, w = _pair_size(g, p)
-    d = 0
-    if want & {"trimap_iou", "f_measure", "boundary_iou", "min_mask_boundary_iou"}:
-        d = dilation_pixels(h, w, check_dilation_ratio(dilation_ratio))
-    bands: List[int] = []
-    if want & {"trimap_iou", "f_measure"}:
-        bands.append(d)
-    mf_d: List[int] = []
-    if "mf_measure" in want:
-        mf_d = [_d_of(h, w, r) for r in _ratios(mf_ratios, "mf ratios")]
-        bands += [x for x in dict.fromkeys(mf_d) if x not in bands]
+    if pairwise:
+        if g.single or p.single:
+            raise TypeError("pairwise=True needs two lists of masks (gt[i] is compared with pred[i])")
+        if len(g) != len(p):
+            raise ValueError(f"pairwise=True needs as many gt as pred masks, got {len(g)} and {len(p)}")
+        bad = np.flatnonzero((g.h != p.h) | (g.w != p.w))
+        if len(bad):
+            i = int(bad[0])
+            raise ValueError(f"gt[{i}] is {g.h[i]}x{g.w[i]} but pred[{i}] is {p.h[i]}x{p.w[i]}")
+    else:
+        for side in (g, p):
+            if len(side.sizes()) > 1:
+                raise ValueError(f"all masks must have the same size, got {sorted(side.sizes())} in {side.name}")
+        if len(g.sizes() | p.sizes()) > 1:
+            raise ValueError(f"gt and pred masks must have the same size, got {sorted(g.sizes() | p.sizes())}")
+    ratio = check_dilation_ratio(dilation_ratio)
+    # band columns: one per distinct ratio (Trimap/F's first), or per distinct d when
+    # every mask has one size
+    need = [ratio] if want & {"trimap_iou", "f_measure"} else []
+    mf_list = _ratios(mf_ratios, "mf ratios") if "mf_measure" in want else []
+    uniq = list(dict.fromkeys(need + mf_list))
+    dg = _d_table(g, uniq)
+    one_size = len(g.sizes() | p.sizes()) <= 1
+    if one_size and len(g):
+        cols = list(dict.fromkeys(dg[0].tolist()))
+        col_of = {r: cols.index(int(dg[0][j])) for j, r in enumerate(uniq)}
+        bands_g = np.tile(np.array(cols, np.int64), (len(g), 1))
+        bands_p = np.tile(np.array(cols, np.int64), (len(p), 1))
+    else:
+        cols = uniq
+        col_of = {r: j for j, r in enumerate(uniq)}
+        bands_g = dg
+        bands_p = _d_table(p, uniq)
+    nb = len(cols)
+    fm = bool(want & {"f_measure", "mf_measure"})
+    biou = bool(want & {"boundary_iou", "min_mask_boundary_iou"})
     n_scales = _check_scales(num_scales) if "multiscale_iou" in want else 0
-    fm = want & {"f_measure", "mf_measure"}
-    bnd_d = d if want & {"boundary_iou", "min_mask_boundary_iou"} else 0
     inner = "trimap_iou" in want
-    nb_g = len(bands)
-    nb_p = len(bands) if fm else 0
-    gf = _features(g, h, w, bands, bnd_d, bool(fm), inner, n_scales, threads)
-    pf = _features(p, h, w, bands if fm else [], bnd_d, bool(fm), False, n_scales, threads)
+    bnd_g = _d_table(g, [ratio])[:, 0] if biou else np.zeros(len(g), np.int64)
+    bnd_p = _d_table(p, [ratio])[:, 0] if biou else np.zeros(len(p), np.int64)
+    nb_p = nb if fm else 0
+    gf = _features(g, bands_g.reshape(len(g), nb), bnd_g, fm, inner, n_scales, threads)
+    pf = _features(p, bands_p.reshape(len(p), nb)[:, :nb_p], bnd_p, fm, False, n_scales, threads)
     spec: List[Tuple[int, int]] = [(_MASK, _MASK)]
     at = {}
 
@@ -262,59 +306,62 @@ def _compute(gt, pred, names: Sequence[str], dilation_ratio=0.02, mf_ratios=MF_D
         spec.append((sg, sp))
 
     if inner:
-        ask("trimap_in", _BAND0 + nb_g, _MASK)
+        ask("trimap_in", _BAND0 + nb, _MASK)
         ask("trimap_band", _BAND0, _MASK)
     if fm:
-        for k, dk in enumerate(bands):
-            ask(("p", dk), _BAND0 + k, _CONTOUR)
-            ask(("r", dk), _CONTOUR, _BAND0 + k)
-    if bnd_d:
+        for c in range(nb):
+            ask(("p", c), _BAND0 + c, _CONTOUR)
+            ask(("r", c), _CONTOUR, _BAND0 + c)
+    if biou:
         ask("bnd", _BOUNDARY, _BOUNDARY)
     for k in range(n_scales):
-        ask(("cells", k), 4 + nb_g + k, 4 + nb_p + k)
-    cnt = _counts(gf, pf, spec, threads)
-    ga = np.moveaxis(gf[2], 1, 0)[:, :, None]      # (slots, G, 1)
-    pa = np.moveaxis(pf[2], 1, 0)[:, None, :]      # (slots, 1, P)
-    inter = cnt[:, :, 0]
+        ask(("cells", k), 4 + nb + k, 4 + nb_p + k)
+    cnt = _counts(gf, pf, spec, threads, pairwise)
+    if pairwise:
+        def GA(slot):
+            return gf[2][:, slot]
+
+        def PA(slot):
+            return pf[2][:, slot]
+    else:
+        def GA(slot):
+            return gf[2][:, slot][:, None]
+
+        def PA(slot):
+            return pf[2][:, slot][None, :]
+    inter = cnt[..., 0]
+    f_all = None
+    if fm:  # the F-measure of every band column at once
+        f_all = _f(cnt[..., [at[("p", c)] for c in range(nb)]], PA(_CONTOUR)[..., None],
+                   cnt[..., [at[("r", c)] for c in range(nb)]], GA(_CONTOUR)[..., None])
     out: Dict[str, np.ndarray] = {}
-
-    f_of = {}
-    if fm:  # the F-measure at every band's d at once: (G, P, bands)
-        pk = [at[("p", dk)] for dk in bands]
-        rk = [at[("r", dk)] for dk in bands]
-        f_all = _f(cnt[:, :, pk], pa[_CONTOUR][..., None], cnt[:, :, rk], ga[_CONTOUR][..., None])
-        f_of = {dk: k for k, dk in enumerate(bands)}
-
-    def f_at(dk):
-        return f_all[:, :, f_of[dk]]
-
     for name in names:
         if name == "pixel_accuracy":
-            v = _div(inter, ga[_MASK])
+            v = _div(inter, GA(_MASK))
         elif name == "mask_iou":
-            if iscrowd is None:
-                v = _div(inter, ga[_MASK] + pa[_MASK] - inter)
-            else:
-                crowd = np.asarray(iscrowd, bool).reshape(-1, 1)
-                v = _div(inter, np.where(crowd, pa[_MASK], ga[_MASK] + pa[_MASK] - inter))
+            union = GA(_MASK) + PA(_MASK) - inter
+            if iscrowd is not None:
+                crowd = np.asarray(iscrowd, bool).reshape(-1 if pairwise else (-1, 1))
+                union = np.where(crowd, PA(_MASK), union)
+            v = _div(inter, union)
         elif name == "crowd_iof":
-            v = _div(inter, np.broadcast_to(pa[_MASK], inter.shape))
+            v = _div(inter, np.broadcast_to(PA(_MASK), inter.shape))
         elif name == "trimap_iou":
-            ti = cnt[:, :, at["trimap_in"]]
-            v = _div(ti, ga[_BAND0 + nb_g] + cnt[:, :, at["trimap_band"]] - ti)
+            ti = cnt[..., at["trimap_in"]]
+            v = _div(ti, GA(_BAND0 + nb) + cnt[..., at["trimap_band"]] - ti)
         elif name == "f_measure":
-            v = f_at(d)
+            v = f_all[..., col_of[ratio]]
         elif name == "mf_measure":
-            v = np.mean(f_all[:, :, [f_of[dk] for dk in mf_d]], axis=2)
+            v = np.mean(f_all[..., [col_of[r] for r in mf_list]], axis=-1)
         elif name in ("boundary_iou", "min_mask_boundary_iou"):
-            bi = cnt[:, :, at["bnd"]]
-            v = _div(bi, ga[_BOUNDARY] + pa[_BOUNDARY] - bi)
+            bi = cnt[..., at["bnd"]]
+            v = _div(bi, GA(_BOUNDARY) + PA(_BOUNDARY) - bi)
             if name == "min_mask_boundary_iou":
-                v = np.minimum(v, _div(inter, ga[_MASK] + pa[_MASK] - inter))
+                v = np.minimum(v, _div(inter, GA(_MASK) + PA(_MASK) - inter))
         elif name == "multiscale_iou":
-            r = _div(cnt[:, :, [at[("cells", k)] for k in range(n_scales)]],
-                     np.moveaxis(ga[4 + nb_g:4 + nb_g + n_scales], 0, -1))   # (G, P, scales)
-            v = ((r[:, :, :-1] + r[:, :, 1:]) / 2).sum(axis=2) / (n_scales - 1)
+            r = _div(cnt[..., [at[("cells", k)] for k in range(n_scales)]],
+                     np.stack([GA(4 + nb + k) for k in range(n_scales)], axis=-1))   # (..., scales)
+            v = ((r[..., :-1] + r[..., 1:]) / 2).sum(axis=-1) / (n_scales - 1)
         else:  # pragma: no cover - names come from this module
             raise ValueError(f"unknown measure {name!r}")
         out[name] = np.ascontiguousarray(np.broadcast_to(v, inter.shape), dtype=np.float64)
@@ -324,7 +371,7 @@ def _compute(gt, pred, names: Sequence[str], dilation_ratio=0.02, mf_ratios=MF_D
 def _one(name, gt, pred, **kw):
     res, single = _compute(gt, pred, [name], **kw)
     v = res[name]
-    return float(v[0, 0]) if single else v
+    return float(v.reshape(-1)[0]) if single else v
 
 
 # --------------------------------------------------------------------------
@@ -336,13 +383,16 @@ _PARAMS = """
     ----------
     gt, pred : (H, W) array, COCO RLE dict, or list of them
         Ground truth and predicted binary masks (nonzero = foreground), all of
-        one size.{extra}
+        one size (with ``pairwise``, one size per pair).{extra}
+    pairwise : bool, optional
+        Two lists of equal length: compare ``gt[i]`` with ``pred[i]`` only.
     num_threads : int, optional
         Threads for lists (default: all cores).
 
     Returns
     -------
-    float, or (len(gt), len(pred)) float64 ndarray when lists are given.
+    float; a (len(gt), len(pred)) float64 ndarray when lists are given; a
+    (len(gt),) ndarray with ``pairwise=True``.
 """
 _RATIO = """
     dilation_ratio : float, optional
@@ -356,9 +406,10 @@ def _doc(text, extra=_RATIO):
     return text + _PARAMS.format(extra=extra)
 
 
-def pixel_accuracy(gt, pred, dilation_ratio: float = 0.02, *, num_threads: Optional[int] = None):
+def pixel_accuracy(gt, pred, dilation_ratio: float = 0.02, *, pairwise: bool = False,
+        num_threads: Optional[int] = None):
     check_dilation_ratio(dilation_ratio)
-    return _one("pixel_accuracy", gt, pred, num_threads=num_threads)
+    return _one("pixel_accuracy", gt, pred, num_threads=num_threads, pairwise=pairwise)
 
 
 pixel_accuracy.__doc__ = _doc("""Pixel accuracy ``|G & P| / |G|`` (0 when ``G`` is empty).
@@ -367,14 +418,15 @@ pixel_accuracy.__doc__ = _doc("""Pixel accuracy ``|G & P| / |G|`` (0 when ``G`` 
 """, _UNUSED)
 
 
-def mask_iou(gt, pred, dilation_ratio: float = 0.02, *, iscrowd=None, num_threads: Optional[int] = None):
+def mask_iou(gt, pred, dilation_ratio: float = 0.02, *, iscrowd=None, pairwise: bool = False,
+             num_threads: Optional[int] = None):
     check_dilation_ratio(dilation_ratio)
     if iscrowd is not None:
         n = 1 if isinstance(gt, dict) or (isinstance(gt, np.ndarray) and gt.ndim == 2) else len(gt)
         iscrowd = np.asarray(iscrowd).reshape(-1)
         if len(iscrowd) != n:
             raise ValueError(f"iscrowd must have one flag per ground truth ({n}), got {len(iscrowd)}")
-    return _one("mask_iou", gt, pred, num_threads=num_threads, iscrowd=iscrowd)
+    return _one("mask_iou", gt, pred, num_threads=num_threads, iscrowd=iscrowd, pairwise=pairwise)
 
 
 mask_iou.__doc__ = _doc("""Mask IoU ``|G & P| / |G | P|`` (0 when both are empty).
@@ -387,8 +439,9 @@ mask_iou.__doc__ = _doc("""Mask IoU ``|G & P| / |G | P|`` (0 when both are empty
         One flag per ground truth.""")
 
 
-def crowd_iof(gt, pred, *, num_threads: Optional[int] = None):
-    return _one("crowd_iof", gt, pred, num_threads=num_threads)
+def crowd_iof(gt, pred, *, pairwise: bool = False,
+        num_threads: Optional[int] = None):
+    return _one("crowd_iof", gt, pred, num_threads=num_threads, pairwise=pairwise)
 
 
 crowd_iof.__doc__ = _doc("""Intersection over the prediction's area ``|G & P| / |P|``, how COCO scores a
@@ -396,8 +449,9 @@ crowd_iof.__doc__ = _doc("""Intersection over the prediction's area ``|G & P| / 
 """, "")
 
 
-def trimap_iou(gt, pred, dilation_ratio: float = 0.02, *, num_threads: Optional[int] = None):
-    return _one("trimap_iou", gt, pred, dilation_ratio=dilation_ratio, num_threads=num_threads)
+def trimap_iou(gt, pred, dilation_ratio: float = 0.02, *, pairwise: bool = False,
+        num_threads: Optional[int] = None):
+    return _one("trimap_iou", gt, pred, dilation_ratio=dilation_ratio, num_threads=num_threads, pairwise=pairwise)
 
 
 trimap_iou.__doc__ = _doc("""Trimap IoU ``|G_d & G & P| / |G_d & (G | P)|`` (0 when ``G`` is empty).
@@ -407,8 +461,9 @@ trimap_iou.__doc__ = _doc("""Trimap IoU ``|G_d & G & P| / |G_d & (G | P)|`` (0 w
 """)
 
 
-def f_measure(gt, pred, dilation_ratio: float = 0.02, *, num_threads: Optional[int] = None):
-    return _one("f_measure", gt, pred, dilation_ratio=dilation_ratio, num_threads=num_threads)
+def f_measure(gt, pred, dilation_ratio: float = 0.02, *, pairwise: bool = False,
+        num_threads: Optional[int] = None):
+    return _one("f_measure", gt, pred, dilation_ratio=dilation_ratio, num_threads=num_threads, pairwise=pairwise)
 
 
 f_measure.__doc__ = _doc("""Boundary F-measure ``2 p r / (p + r)``, ``p = |P_1 & G_d| / |P_1|``,
@@ -417,9 +472,9 @@ f_measure.__doc__ = _doc("""Boundary F-measure ``2 p r / (p + r)``, ``p = |P_1 &
 """)
 
 
-def mf_measure(gt, pred, dilation_ratio: Sequence[float] = MF_DILATION_RATIOS, *,
+def mf_measure(gt, pred, dilation_ratio: Sequence[float] = MF_DILATION_RATIOS, *, pairwise: bool = False,
                num_threads: Optional[int] = None):
-    return _one("mf_measure", gt, pred, mf_ratios=dilation_ratio, num_threads=num_threads)
+    return _one("mf_measure", gt, pred, mf_ratios=dilation_ratio, num_threads=num_threads, pairwise=pairwise)
 
 
 mf_measure.__doc__ = _doc("""mF-measure: the mean of :func:`f_measure` over a list of dilation ratios.
@@ -433,8 +488,9 @@ mf_measure.__doc__ = _doc("""mF-measure: the mean of :func:`f_measure` over a li
         The ratios to average over (default :data:`MF_DILATION_RATIOS`).""")
 
 
-def boundary_iou(gt, pred, dilation_ratio: float = 0.02, *, num_threads: Optional[int] = None):
-    return _one("boundary_iou", gt, pred, dilation_ratio=dilation_ratio, num_threads=num_threads)
+def boundary_iou(gt, pred, dilation_ratio: float = 0.02, *, pairwise: bool = False,
+        num_threads: Optional[int] = None):
+    return _one("boundary_iou", gt, pred, dilation_ratio=dilation_ratio, num_threads=num_threads, pairwise=pairwise)
 
 
 boundary_iou.__doc__ = _doc("""Boundary IoU ``|B(G) & B(P)| / |B(G) | B(P)|`` (0 when both are empty).
@@ -444,18 +500,20 @@ boundary_iou.__doc__ = _doc("""Boundary IoU ``|B(G) & B(P)| / |B(G) | B(P)|`` (0
 """)
 
 
-def min_mask_boundary_iou(gt, pred, dilation_ratio: float = 0.02, *, num_threads: Optional[int] = None):
-    return _one("min_mask_boundary_iou", gt, pred, dilation_ratio=dilation_ratio, num_threads=num_threads)
+def min_mask_boundary_iou(gt, pred, dilation_ratio: float = 0.02, *, pairwise: bool = False,
+        num_threads: Optional[int] = None):
+    return _one("min_mask_boundary_iou", gt, pred, dilation_ratio=dilation_ratio, num_threads=num_threads, pairwise=pairwise)
 
 
 min_mask_boundary_iou.__doc__ = _doc("""``min(Mask IoU, Boundary IoU)``: the IoU of Boundary AP.
 """)
 
 
-def multiscale_iou(gt, pred, dilation_ratio=None, *, num_scales: int = 10, num_threads: Optional[int] = None):
+def multiscale_iou(gt, pred, dilation_ratio=None, *, num_scales: int = 10, pairwise: bool = False,
+                   num_threads: Optional[int] = None):
     if dilation_ratio is not None:
         check_dilation_ratio(dilation_ratio)
-    return _one("multiscale_iou", gt, pred, num_scales=num_scales, num_threads=num_threads)
+    return _one("multiscale_iou", gt, pred, num_scales=num_scales, num_threads=num_threads, pairwise=pairwise)
 
 
 multiscale_iou.__doc__ = _doc("""Multiscale IoU (Ahmadzadeh et al., ICIP 2021).
@@ -473,7 +531,7 @@ multiscale_iou.__doc__ = _doc("""Multiscale IoU (Ahmadzadeh et al., ICIP 2021).
 
 
 def measures(gt, pred, dilation_ratio: float = 0.02, *, mf_ratios: Sequence[float] = MF_DILATION_RATIOS,
-             num_scales: int = 10, names: Optional[Sequence[str]] = None,
+             num_scales: int = 10, names: Optional[Sequence[str]] = None, pairwise: bool = False,
              num_threads: Optional[int] = None) -> Dict[str, object]:
     """Every measure of the module in one pass.
 
@@ -493,6 +551,9 @@ def measures(gt, pred, dilation_ratio: float = 0.02, *, mf_ratios: Sequence[floa
         Grid sizes of Multiscale IoU (default 10).
     names : sequence of str, optional
         A subset of :data:`MEASURES` to compute (default: all).
+    pairwise : bool, optional
+        With two lists of equal length, compare ``gt[i]`` with ``pred[i]`` only and
+        return 1-D arrays; pairs may differ in size (each its own ``d``).
     num_threads : int, optional
         Threads for lists (default: all cores).
 
@@ -500,7 +561,8 @@ def measures(gt, pred, dilation_ratio: float = 0.02, *, mf_ratios: Sequence[floa
     -------
     dict
         ``{name: value}`` in the order of :data:`MEASURES` (or of ``names``):
-        floats for two masks, ``(len(gt), len(pred))`` matrices for two lists.
+        floats for two masks, ``(len(gt), len(pred))`` matrices for two lists,
+        ``(len(gt),)`` arrays with ``pairwise=True``.
 
     Examples
     --------
@@ -513,7 +575,7 @@ def measures(gt, pred, dilation_ratio: float = 0.02, *, mf_ratios: Sequence[floa
     if bad:
         raise ValueError(f"unknown measure(s) {bad}; choose from {list(MEASURES)}")
     res, single = _compute(gt, pred, names, dilation_ratio=dilation_ratio, mf_ratios=mf_ratios,
-                           num_scales=num_scales, num_threads=num_threads)
+                           num_scales=num_scales, num_threads=num_threads, pairwise=pairwise)
     if single:
         return {k: float(v[0, 0]) for k, v in res.items()}
     return res

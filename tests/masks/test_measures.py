@@ -111,7 +111,7 @@ def test_every_measure_equals_the_oracle(pair):
     assert fast["boundary_iou"] == masks_pkg.boundary_iou(g, p, ratio)
 
 
-@settings(max_examples=100, deadline=None)
+@settings(max_examples=60, deadline=None)
 @given(st.lists(pairs(), min_size=1, max_size=1), st.integers(0, 3), st.integers(0, 3))
 def test_lists_give_the_matrix_of_single_calls(first, ng, npred):
     g0, p0, ratio = first[0]
@@ -125,6 +125,40 @@ def test_lists_give_the_matrix_of_single_calls(first, ng, npred):
         for i, g in enumerate(G):
             for j, p in enumerate(P):
                 assert M[name][i, j] == measures(g, p, ratio, mf_ratios=MF_SHORT)[name]
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.lists(pairs(), min_size=0, max_size=6))
+def test_pairwise_lists_of_mixed_sizes_give_the_single_values(items):
+    G = [g for g, _, _ in items]
+    P = [rle(p) for _, p, _ in items]
+    for ratio in (0.02, 0.25):
+        M = measures(G, P, ratio, mf_ratios=MF_SHORT, pairwise=True, num_threads=2)
+        for name in MEASURES:
+            assert M[name].shape == (len(items),)
+            for i in range(len(items)):
+                assert M[name][i] == measures(G[i], P[i], ratio, mf_ratios=MF_SHORT)[name], name
+    if items:
+        assert np.array_equal(boundary_iou(G, P, 0.25, pairwise=True), M["boundary_iou"])
+        assert np.array_equal(mf_measure(G, P, MF_SHORT, pairwise=True), M["mf_measure"])
+
+
+def test_pairwise_many_pairs_in_threads():
+    rng = np.random.default_rng(9)
+    G, P = [], []
+    for i in range(150):
+        h, w = int(rng.integers(20, 90)), int(rng.integers(20, 90))
+        G.append(cv2.dilate((rng.random((h, w)) < 0.01).astype(np.uint8), SQUARE, iterations=3))
+        P.append(cv2.dilate((rng.random((h, w)) < 0.01).astype(np.uint8), SQUARE, iterations=3))
+    M = measures(G, P, pairwise=True, num_threads=2)
+    for i in range(0, 150, 10):
+        ref = R.measures(G[i], P[i])
+        for name in MEASURES:
+            assert abs(M[name][i] - ref[name]) <= 1e-12
+    crowd = rng.random(150) < 0.5
+    np.testing.assert_array_equal(
+        mask_iou([rle(g) for g in G], [rle(p) for p in P], iscrowd=crowd, pairwise=True),
+        [mask_utils.iou([rle(P[i])], [rle(G[i])], [crowd[i]])[0, 0] for i in range(150)])
 
 
 def test_default_mf_ratios_and_one_function_per_measure():
@@ -375,6 +409,12 @@ def test_bad_input_is_named():
         label_jaccard(np.zeros((2, 2)), np.zeros((2, 2)), "weighted")
     with pytest.raises(TypeError, match="sequence"):
         mf_measure(g, g, 0.02)
+    with pytest.raises(TypeError, match="pairwise"):
+        measures(g, [g], pairwise=True)
+    with pytest.raises(ValueError, match="as many"):
+        measures([g], [g, g], pairwise=True)
+    with pytest.raises(ValueError, match=r"gt\[1\] is 5x5 but pred\[1\] is 4x4"):
+        measures([g, g], [g, np.zeros((4, 4))], pairwise=True)
 
 
 def test_empty_lists():
