@@ -407,7 +407,7 @@ def _doc(text, extra=_RATIO):
 
 
 def pixel_accuracy(gt, pred, dilation_ratio: float = 0.02, *, pairwise: bool = False,
-        num_threads: Optional[int] = None):
+                   num_threads: Optional[int] = None):
     check_dilation_ratio(dilation_ratio)
     return _one("pixel_accuracy", gt, pred, num_threads=num_threads, pairwise=pairwise)
 
@@ -440,7 +440,7 @@ mask_iou.__doc__ = _doc("""Mask IoU ``|G & P| / |G | P|`` (0 when both are empty
 
 
 def crowd_iof(gt, pred, *, pairwise: bool = False,
-        num_threads: Optional[int] = None):
+              num_threads: Optional[int] = None):
     return _one("crowd_iof", gt, pred, num_threads=num_threads, pairwise=pairwise)
 
 
@@ -450,7 +450,7 @@ crowd_iof.__doc__ = _doc("""Intersection over the prediction's area ``|G & P| / 
 
 
 def trimap_iou(gt, pred, dilation_ratio: float = 0.02, *, pairwise: bool = False,
-        num_threads: Optional[int] = None):
+               num_threads: Optional[int] = None):
     return _one("trimap_iou", gt, pred, dilation_ratio=dilation_ratio, num_threads=num_threads, pairwise=pairwise)
 
 
@@ -462,7 +462,7 @@ trimap_iou.__doc__ = _doc("""Trimap IoU ``|G_d & G & P| / |G_d & (G | P)|`` (0 w
 
 
 def f_measure(gt, pred, dilation_ratio: float = 0.02, *, pairwise: bool = False,
-        num_threads: Optional[int] = None):
+              num_threads: Optional[int] = None):
     return _one("f_measure", gt, pred, dilation_ratio=dilation_ratio, num_threads=num_threads, pairwise=pairwise)
 
 
@@ -489,7 +489,7 @@ mf_measure.__doc__ = _doc("""mF-measure: the mean of :func:`f_measure` over a li
 
 
 def boundary_iou(gt, pred, dilation_ratio: float = 0.02, *, pairwise: bool = False,
-        num_threads: Optional[int] = None):
+                 num_threads: Optional[int] = None):
     return _one("boundary_iou", gt, pred, dilation_ratio=dilation_ratio, num_threads=num_threads, pairwise=pairwise)
 
 
@@ -501,8 +501,9 @@ boundary_iou.__doc__ = _doc("""Boundary IoU ``|B(G) & B(P)| / |B(G) | B(P)|`` (0
 
 
 def min_mask_boundary_iou(gt, pred, dilation_ratio: float = 0.02, *, pairwise: bool = False,
-        num_threads: Optional[int] = None):
-    return _one("min_mask_boundary_iou", gt, pred, dilation_ratio=dilation_ratio, num_threads=num_threads, pairwise=pairwise)
+                          num_threads: Optional[int] = None):
+    return _one("min_mask_boundary_iou", gt, pred, dilation_ratio=dilation_ratio, num_threads=num_threads,
+                pairwise=pairwise)
 
 
 min_mask_boundary_iou.__doc__ = _doc("""``min(Mask IoU, Boundary IoU)``: the IoU of Boundary AP.

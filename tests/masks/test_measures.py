@@ -161,6 +161,21 @@ def test_pairwise_many_pairs_in_threads():
         [mask_utils.iou([rle(P[i])], [rle(G[i])], [crowd[i]])[0, 0] for i in range(150)])
 
 
+def test_matrix_in_threads_equals_one_thread_and_the_oracle():
+    rng = np.random.default_rng(11)
+    G = [cv2.dilate((rng.random((70, 90)) < 0.004).astype(np.uint8), SQUARE, iterations=4) for _ in range(12)]
+    P = [cv2.dilate((rng.random((70, 90)) < 0.004).astype(np.uint8), SQUARE, iterations=4) for _ in range(10)]
+    two = measures(G, [rle(p) for p in P], 0.05, num_threads=2)
+    one = measures(G, P, 0.05, num_threads=1)
+    for name in MEASURES:
+        assert two[name].shape == (12, 10)
+        np.testing.assert_array_equal(two[name], one[name])
+    for i, j in [(0, 0), (3, 7), (11, 9), (5, 2)]:
+        ref = R.measures(G[i], P[j], 0.05)
+        for name in MEASURES:
+            assert abs(two[name][i, j] - ref[name]) <= 1e-12
+
+
 def test_default_mf_ratios_and_one_function_per_measure():
     rng = np.random.default_rng(5)
     for _ in range(6):
