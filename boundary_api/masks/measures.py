@@ -151,6 +151,14 @@ class _Masks:
     def sizes(self) -> set:
         return set(zip(self.h.tolist(), self.w.tolist()))
 
+    def one_size(self, other: "_Masks") -> Optional[Tuple[int, int]]:
+        """The (h, w) every mask of both sides has, or None (mixed sizes, or no masks)."""
+        hs = np.concatenate([self.h, other.h])
+        ws = np.concatenate([self.w, other.w])
+        if len(hs) == 0 or (hs != hs[0]).any() or (ws != ws[0]).any():
+            return None
+        return int(hs[0]), int(ws[0])
+
     def check(self):
         check_rle_strings(self.counts, self.h, self.w, lambda i: self.name if self.single else f"{self.name}[{i}]")
 
@@ -171,12 +179,12 @@ def _d_of(h: int, w: int, ratio: float) -> int:
 
 def _d_table(m: _Masks, ratios: Sequence[float]) -> np.ndarray:
     """``d`` of every item (rows) for every ratio (columns)."""
-    out = np.zeros((len(m), len(ratios)), np.int64)
-    if len(m) and len(ratios):
-        sizes, inverse = np.unique(np.stack([m.h, m.w], axis=1), axis=0, return_inverse=True)
-        rows = np.array([[_d_of(int(h), int(w), r) for r in ratios] for h, w in sizes], np.int64)
-        out[:] = rows[inverse.reshape(-1)]
-    return out
+    if not len(m) or not len(ratios):
+        return np.zeros((len(m), len(ratios)), np.int64)
+    row_of: Dict[Tuple[int, int], int] = {}
+    index = [row_of.setdefault(hw, len(row_of)) for hw in zip(m.h.tolist(), m.w.tolist())]
+    rows = np.array([[_d_of(h, w, r) for r in ratios] for h, w in row_of], np.int64)
+    return rows[index] if len(row_of) > 1 else np.repeat(rows, len(m), axis=0)
 
 
 def _check_scales(num_scales) -> int:
@@ -265,39 +273,43 @@ def _compute(gt, pred, names: Sequence[str], dilation_ratio=0.02, mf_ratios=MF_D
             i = int(bad[0])
             raise ValueError(f"gt[{i}] is {g.h[i]}x{g.w[i]} but pred[{i}] is {p.h[i]}x{p.w[i]}")
     else:
-        for side in (g, p):
-            if len(side.sizes()) > 1:
-                raise ValueError(f"all masks must have the same size, got {sorted(side.sizes())} in {side.name}")
-        if len(g.sizes() | p.sizes()) > 1:
-            raise ValueError(f"gt and pred masks must have the same size, got {sorted(g.sizes() | p.sizes())}")
+        sizes = g.sizes() | p.sizes()
+        if len(sizes) > 1:
+            for side in (g, p):
+                if len(side.sizes()) > 1:
+                    raise ValueError(f"all masks must have the same size, got {sorted(side.sizes())} in {side.name}")
+            raise ValueError(f"gt and pred masks must have the same size, got {sorted(sizes)}")
     ratio = check_dilation_ratio(dilation_ratio)
+    fm = bool(want & {"f_measure", "mf_measure"})
+    biou = bool(want & {"boundary_iou", "min_mask_boundary_iou"})
+    n_scales = _check_scales(num_scales) if "multiscale_iou" in want else 0
+    inner = "trimap_iou" in want
     # band columns: one per distinct ratio (Trimap/F's first), or per distinct d when
     # every mask has one size
     need = [ratio] if want & {"trimap_iou", "f_measure"} else []
     mf_list = _ratios(mf_ratios, "mf ratios") if "mf_measure" in want else []
     uniq = list(dict.fromkeys(need + mf_list))
-    dg = _d_table(g, uniq)
-    one_size = len(g.sizes() | p.sizes()) <= 1
-    if one_size and len(g):
-        cols = list(dict.fromkeys(dg[0].tolist()))
-        col_of = {r: cols.index(int(dg[0][j])) for j, r in enumerate(uniq)}
-        bands_g = np.tile(np.array(cols, np.int64), (len(g), 1))
-        bands_p = np.tile(np.array(cols, np.int64), (len(p), 1))
+    one = g.one_size(p)
+    if one is not None:
+        d_u = [_d_of(one[0], one[1], r) for r in uniq]
+        cols = list(dict.fromkeys(d_u))
+        col_of = {r: cols.index(d) for r, d in zip(uniq, d_u)}
+        bands_g = np.tile(np.array(cols, np.int64), (len(g), 1)).reshape(len(g), len(cols))
+        bands_p = np.tile(np.array(cols, np.int64), (len(p), 1)).reshape(len(p), len(cols))
+        d = _d_of(one[0], one[1], ratio) if biou else 0
+        bnd_g = np.full(len(g), d, np.int64)
+        bnd_p = np.full(len(p), d, np.int64)
     else:
         cols = uniq
         col_of = {r: j for j, r in enumerate(uniq)}
-        bands_g = dg
+        bands_g = _d_table(g, uniq)
         bands_p = _d_table(p, uniq)
+        bnd_g = _d_table(g, [ratio])[:, 0] if biou else np.zeros(len(g), np.int64)
+        bnd_p = _d_table(p, [ratio])[:, 0] if biou else np.zeros(len(p), np.int64)
     nb = len(cols)
-    fm = bool(want & {"f_measure", "mf_measure"})
-    biou = bool(want & {"boundary_iou", "min_mask_boundary_iou"})
-    n_scales = _check_scales(num_scales) if "multiscale_iou" in want else 0
-    inner = "trimap_iou" in want
-    bnd_g = _d_table(g, [ratio])[:, 0] if biou else np.zeros(len(g), np.int64)
-    bnd_p = _d_table(p, [ratio])[:, 0] if biou else np.zeros(len(p), np.int64)
     nb_p = nb if fm else 0
-    gf = _features(g, bands_g.reshape(len(g), nb), bnd_g, fm, inner, n_scales, threads)
-    pf = _features(p, bands_p.reshape(len(p), nb)[:, :nb_p], bnd_p, fm, False, n_scales, threads)
+    gf = _features(g, bands_g, bnd_g, fm, inner, n_scales, threads)
+    pf = _features(p, bands_p[:, :nb_p], bnd_p, fm, False, n_scales, threads)
     spec: List[Tuple[int, int]] = [(_MASK, _MASK)]
     at = {}
 
