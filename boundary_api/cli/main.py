@@ -41,6 +41,9 @@ def main(argv: Optional[List[str]] = None) -> int:
             args = semantic.parser().parse_args(argv[1:])
             check_out_path(args.json_out, [])
             return semantic.run(args)
+        if argv and argv[0] == "measures":
+            from . import measures
+            return measures.main(argv[1:])
         parser = instances.instance_parser()
         args = parser.parse_args(argv)
         if args.gt is None and args.dt is None:
