@@ -15,6 +15,23 @@ cdef struct ByteVec:
     Py_ssize_t n
     Py_ssize_t cap
 
+# scratch bitsets of the measures' own kernels (the boundary kernel keeps its
+# own, bounded, BoundaryWork)
+cdef struct WordBuf:
+    uint64_t* data
+    Py_ssize_t cap
+
+cdef inline int _words_reserve(WordBuf* v, Py_ssize_t need) noexcept nogil:
+    cdef uint64_t* p
+    if need <= v.cap:
+        return 0
+    p = <uint64_t*> realloc(v.data, need * sizeof(uint64_t))
+    if p == NULL:
+        return -1
+    v.data = p
+    v.cap = need
+    return 0
+
 cdef inline int _i64_reserve(I64Vec* v, Py_ssize_t need) noexcept nogil:
     cdef Py_ssize_t cap
     cdef int64_t* p

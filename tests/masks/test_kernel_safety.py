@@ -218,3 +218,23 @@ def test_boundary_iou_input_forms_and_orientation():
         boundary_iou("mask", dts)
     assert "rows are ground truths" in boundary_iou.__doc__
 
+
+
+def test_huge_dilation_in_the_measures_and_semantic_kernels():
+    """The kernels merged in later (measures, semantic label maps) share the
+    boundary kernel: a d past the image is the same as d = max(h, w), never a crash."""
+    from boundary_api.masks import measures
+    g = [make_mask("blob", 30, 40, s, 0.5) for s in range(3)]
+    p = [make_mask("rect", 30, 40, s + 5, 0.5) for s in range(2)]
+    for fn in (measures.boundary_iou, measures.trimap_iou, measures.f_measure):
+        np.testing.assert_array_equal(fn(g, p, 2305842720983371.5), fn(g, p, 1.0), err_msg=fn.__name__)
+    gt = np.ascontiguousarray(make_mask("blob", 30, 40, 1, 0.5).astype(np.uint32) + 1)
+    pred = np.ascontiguousarray(make_mask("blob", 30, 40, 2, 0.5).astype(np.uint32))
+    out = []
+    for d in (40, 2**62, 2**80):
+        conf, bstat = np.zeros((3, 4), np.int64), np.zeros((3, 3), np.int64)
+        assert _mask.sem_accumulate(gt, pred, 3, 255, d, conf, bstat) == (0, -1)
+        out.append((conf, bstat))
+    for conf, bstat in out[1:]:
+        np.testing.assert_array_equal(conf, out[0][0])
+        np.testing.assert_array_equal(bstat, out[0][1])
