@@ -65,9 +65,8 @@ def _looks_like_lvis(dataset) -> bool:
 def _check_results_file(dt_data, args, gt_data) -> None:
     """Command-line checks of the results, with flag names and both file names."""
     if isinstance(dt_data, dict) and any(k in dt_data for k in ("images", "annotations", "categories")):
-        raise InputError(f"{args.dt}: results must be a list of objects, got a JSON object with "
-                         f"{', '.join(repr(k) for k in list(dt_data)[:4])}: this looks like a ground truth "
-                         "file (were --gt and --dt swapped?)")
+        raise InputError(f"{args.dt}: results must be a list of objects, got a JSON object: it looks like "
+                         "a ground truth file (were --gt and --dt swapped?)")
     if not isinstance(dt_data, list):
         return  # check_results names the problem
     first = dt_data[0] if dt_data and isinstance(dt_data[0], dict) else {}

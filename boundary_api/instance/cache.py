@@ -19,11 +19,15 @@ from typing import Dict, List, Optional, Sequence, Tuple
 
 import numpy as np
 
+from ._checks import check_polygons
 from ..masks.boundary import boundary_counts, check_dilation_ratio, check_rle_strings, dilation_pixels_array
 
 __all__ = ["AnnotationCache", "cache_for"]
 
 log = logging.getLogger(__name__)
+
+#: annotations from which converting masks shows a progress bar (on a terminal)
+PROGRESS_FROM = 20000
 
 
 class AnnotationCache:
@@ -82,7 +86,29 @@ class AnnotationCache:
         ds = self._dataset()
         imgs = ds.imgs
         new = []
-        for a in anns:
+        bar = None
+        if len(anns) >= PROGRESS_FROM:
+            from tqdm.auto import tqdm
+
+            bar = tqdm(total=len(anns), desc="masks", unit="it", leave=False, disable=None)
+        try:
+            self._convert(anns, imgs, new, bar)
+        finally:
+            if bar is not None:
+                bar.close()
+        if not getattr(ds, "_rles_checked", False):
+            check_rle_strings([e[1] for e in new], np.array([e[2] for e in new], np.int64),
+                              np.array([e[3] for e in new], np.int64), lambda i: self._describe(new[i][0]))
+        for e in new:
+            self._rle[id(e[0])] = e
+        self.computed["masks"] += len(new)
+
+    def _convert(self, anns: List[dict], imgs: dict, new: list, bar) -> None:
+        """Compressed RLE of each annotation appended to ``new`` (a progress bar
+        ``bar`` is advanced every 4096 annotations)."""
+        for k, a in enumerate(anns):
+            if bar is not None and k & 4095 == 4095:
+                bar.update(4096)
             img = imgs.get(a.get("image_id"))
             if img is None:
                 raise ValueError(f"{self._describe(a)}: image is not in the dataset")
@@ -93,6 +119,8 @@ class AnnotationCache:
             if type(seg) is dict and type(seg.get("counts")) in (str, bytes):
                 rle = seg  # compressed already: what annToRLE would return
             else:
+                if type(seg) is list:  # pycocotools' C code crashes on some polygons
+                    check_polygons(seg, h, w, self._describe(a))
                 try:
                     rle = self._to_rle(a)
                 except Exception as exc:  # malformed polygons and the like
@@ -103,12 +131,6 @@ class AnnotationCache:
                                  f"the image's [{h}, {w}]")
             # the annotation itself is kept (pinned) so that its id() stays its key
             new.append((a, rle["counts"], int(h), int(w)))
-        if not getattr(ds, "_rles_checked", False):
-            check_rle_strings([e[1] for e in new], np.array([e[2] for e in new], np.int64),
-                              np.array([e[3] for e in new], np.int64), lambda i: self._describe(new[i][0]))
-        for e in new:
-            self._rle[id(e[0])] = e
-        self.computed["masks"] += len(new)
 
     def boundaries(self, anns: Sequence[dict], dilation_ratio: float,
                    num_threads: Optional[int] = None) -> list:
