@@ -90,7 +90,7 @@ def run(args) -> int:
     tic = time.time()
     gt_data = read_json(args.gt, "ground truth")
     lvis = args.lvis or _looks_like_lvis(gt_data)
-    check_instances_dataset(gt_data, args.gt, lvis=lvis)
+    check_instances_dataset(gt_data, args.gt, lvis=lvis, warn_empty=False)  # warned when loaded below
     if args.iou_type in ("segm", "boundary"):
         for ann in gt_data["annotations"]:
             if ann.get("segmentation") is None:

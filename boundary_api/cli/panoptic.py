@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import time
 
 from .._io import read_json
 from ..panoptic.idmaps import DEFAULT_MAX_PIXELS
@@ -80,10 +81,13 @@ def run(args) -> int:
     label = LABELS[args.iou_type] + (f" (dilation ratio {args.dilation_ratio:g})"
                                      if args.iou_type == "boundary" else "")
     print(f"{label}, SQ and RQ:")
+    tic = time.perf_counter()
     results = pq_compute(args.gt_json, args.pred_json, gt_folder=args.gt_folder,
                          pred_folder=args.pred_folder, iou_type=args.iou_type,
                          dilation_ratio=args.dilation_ratio, num_threads=args.threads,
                          max_pixels=args.max_pixels)
+    if not args.quiet:
+        print(f"evaluated in {time.perf_counter() - tic:.2f}s (per-category results: --json-out)")
     if args.json_out:
         gt = read_json(args.gt_json, "ground truth JSON")
         cats = {c["id"]: c for c in gt["categories"]}

@@ -14,8 +14,12 @@ from ..masks.boundary import check_rle_strings
 log = logging.getLogger(__name__)
 
 
-def check_instances_dataset(dataset: Any, source: str, lvis: bool = False) -> None:
-    """Check that a ground truth is a COCO (or LVIS) instances dataset."""
+def check_instances_dataset(dataset: Any, source: str, lvis: bool = False, warn_empty: bool = True) -> None:
+    """Check that a ground truth is a COCO (or LVIS) instances dataset.
+
+    Polygons are checked with :func:`check_polygons`.  A dataset without
+    annotations is valid but logs a warning (unless ``warn_empty`` is False).
+    """
     kind = "LVIS" if lvis else "COCO"
     if not isinstance(dataset, dict):
         hint = ""
@@ -69,7 +73,7 @@ def check_instances_dataset(dataset: Any, source: str, lvis: bool = False) -> No
         elif seg is not None and not (type(seg) is dict and "counts" in seg and "size" in seg):
             raise ValueError(f"{source}: annotation id {ann['id']!r} has a 'segmentation' that is neither "
                              f"a list of polygons nor an RLE {{'size', 'counts'}} (got {_json_type(seg)})")
-    if not dataset["annotations"]:
+    if warn_empty and not dataset["annotations"]:
         log.warning("%s: the ground truth has no annotations: there is nothing to detect and every "
                     "AP will be undefined (-1)", source)
 
