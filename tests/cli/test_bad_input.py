@@ -3,14 +3,12 @@ exit status 2, never a traceback (issue 9, items 6 and 7), and .json.gz read tra
 import copy
 import gzip
 import json
-import os
 import subprocess
 
 import pytest
 
 from boundary_api.cli import main
-from boundary_api.instance.results import COCO_STAT_NAMES
-from conftest import COCO_DT, COCO_GT, DATA, LVIS_DT, LVIS_GT
+from conftest import COCO_DT, COCO_GT, LVIS_DT, LVIS_GT
 from test_output_files import console_script
 
 GT = json.load(open(COCO_GT))
@@ -43,6 +41,7 @@ def _cases(tmp_path):
     """(argv, expected text in the one error line)."""
     ann = _polygon_ann(GT)
     where = f"annotation id {ann['id']} (image {ann['image_id']})"
+    img = next(i for i in GT["images"] if i["id"] == ann["image_id"])
     gt_poly = {name: _gt_with(tmp_path, f"{name}.json", _set_polygon(poly)) for name, poly in [
         ("two_coords", [[1.0, 2.0]]), ("four_coords", [[1, 2, 3, 4]]), ("odd", [[1, 2, 3, 4, 5, 6, 7]]),
         ("empty_poly", [[]]), ("no_polys", []), ("text", [["a", "b", "c", "d", "e", "f"]]),
@@ -66,7 +65,6 @@ def _cases(tmp_path):
     box_poly = [dict(b) for b in boxes]
     box_poly[7]["segmentation"] = [[float("nan"), 1, 2, 3, 4, 5]]
     box_poly = _write(tmp_path, "box_poly.json", None, raw=json.dumps(box_poly))
-    g = ann["id"]
     return [
         (["--gt", COCO_DT, "--dt", COCO_GT],
          f"{COCO_DT}: not a COCO ground truth (expected a JSON object with 'images', 'annotations' and "
@@ -105,17 +103,15 @@ def _cases(tmp_path):
         (["--gt", gt_poly["text"], "--dt", COCO_DT], "polygon 0 has a coordinate that is not a number: 'a'"),
         (["--gt", gt_poly["nested"], "--dt", COCO_DT], "polygon 0 has 3 coordinates"),
         (["--gt", gt_poly["huge"], "--dt", COCO_DT],
-         f"{where}: polygon 0 has a coordinate far outside the "
-         f"{GT['images'][[i['id'] for i in GT['images']].index(ann['image_id'])]['width']}x"
-         f"{GT['images'][[i['id'] for i in GT['images']].index(ann['image_id'])]['height']} image: 1e+30"),
+         f"{where}: polygon 0 has a coordinate far outside the {img['width']}x{img['height']} image: 1e+30"),
         (["--gt", gt_poly["inf"], "--dt", COCO_DT], "polygon 0 has a non-finite coordinate inf"),
         (["--gt", nan_path, "--dt", COCO_DT], f"{nan_path}: {where}: polygon 0 has a non-finite coordinate nan"),
         (["--gt", COCO_GT, "--dt", COCO_DT, "--max-dets", "0"], "argument --max-dets: must be >= 1, got 0"),
-    ], g
+    ]
 
 
 def test_bad_input_one_line_exit_2(tmp_path, capsys):
-    cases, _ = _cases(tmp_path)
+    cases = _cases(tmp_path)
     for argv, message in cases:
         if "argument --" in message:  # argparse's usage errors exit from main, as always
             with pytest.raises(SystemExit) as exc:
@@ -150,7 +146,7 @@ def test_huge_dilation_ratio_is_a_usage_error(capsys, value):
 
 def test_real_process_never_shows_a_traceback(tmp_path):
     """The same inputs in a real `boundary-eval` process, run from a temporary directory."""
-    cases, _ = _cases(tmp_path)
+    cases = _cases(tmp_path)
     picked = [c for c in cases if any(k in c[1] for k in ("swapped", "nested too deeply", "far outside",
                                                         "non-finite coordinate nan", "empty list"))]
     picked.append((["--gt", COCO_GT, "--dt", COCO_DT, "--dilation-ratio", "1e20"], "is far too large"))
