@@ -34,8 +34,8 @@ def instance_parser() -> argparse.ArgumentParser:
     p.add_argument("--iou-type", choices=("boundary", "segm", "bbox"), default="boundary",
                    help="boundary: min(mask IoU, boundary IoU) = Boundary AP; segm: Mask AP; bbox: box AP")
     p.add_argument("--dilation-ratio", type=ratio, default=0.02, metavar="R",
-                   help="boundary width as a fraction of the image diagonal (0.02 for COCO/LVIS, "
-                        "i.e. 2%%; 1 or more gives mask IoU)")
+                   help="boundary width as a fraction of the image diagonal (default 0.02, i.e. 2%%, "
+                        "the paper's COCO/LVIS setting; 1 or more gives mask IoU)")
     p.add_argument("--json-out", metavar="PATH",
                    help="write the settings, summary metrics and per-category AP to this JSON file "
                         "(schema in the README)")

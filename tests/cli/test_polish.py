@@ -165,6 +165,8 @@ def test_help_has_no_doubled_defaults(make):
     assert len(entries) == len(parser._actions)
     for entry in entries:
         assert entry.count("default") <= 1, entry
+        if entry.startswith("--dilation-ratio"):
+            assert entry.count("0.02") == 1, entry
         assert "(default: None)" not in entry and "(default: False)" not in entry, entry
     text = " ".join(entries)
     assert "(default: boundary)" in text  # defaults the help does not state are still shown
