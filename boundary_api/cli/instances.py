@@ -6,7 +6,7 @@ import logging
 import time
 
 from .._io import read_json
-from ..instance._checks import check_instances_dataset, describe_unknown_ids, unknown_categories
+from ..instance._checks import check_instances_dataset, check_rle_dict, describe_unknown_ids, unknown_categories
 from ..instance.results import coco_stats, per_category_metrics
 from ._common import PROG, HelpFormatter, InputError, add_common_flags, check_out_path, positive_int, quiet, ratio
 from .output import build_document, write_json
@@ -62,6 +62,21 @@ def _looks_like_lvis(dataset) -> bool:
             and isinstance(cats[0], dict) and "frequency" in cats[0])
 
 
+def _check_ground_truth_masks(gt_data, args) -> None:
+    """What mask evaluations need of the ground truth, checked up front so that
+    the error names the file: every annotation has a segmentation, and RLEs
+    fit their image (polygons are checked on loading)."""
+    images = {img["id"]: img for img in gt_data["images"]}
+    for ann in gt_data["annotations"]:
+        seg = ann.get("segmentation")
+        where = f"{args.gt}: annotation id {ann['id']!r} (image {ann['image_id']!r})"
+        if seg is None:
+            raise InputError(f"{where} has no 'segmentation', which --iou-type {args.iou_type} needs")
+        if type(seg) is dict:
+            img = images[ann["image_id"]]
+            check_rle_dict(seg, img["height"], img["width"], where)
+
+
 def _check_results_file(dt_data, args, gt_data) -> None:
     """Command-line checks of the results, with flag names and both file names."""
     if isinstance(dt_data, dict) and any(k in dt_data for k in ("images", "annotations", "categories")):
@@ -92,10 +107,7 @@ def run(args) -> int:
     lvis = args.lvis or _looks_like_lvis(gt_data)
     check_instances_dataset(gt_data, args.gt, lvis=lvis, warn_empty=False)  # warned when loaded below
     if args.iou_type in ("segm", "boundary"):
-        for ann in gt_data["annotations"]:
-            if ann.get("segmentation") is None:
-                raise InputError(f"{args.gt}: annotation id {ann['id']!r} (image {ann['image_id']!r}) has no "
-                                 f"'segmentation', which --iou-type {args.iou_type} needs")
+        _check_ground_truth_masks(gt_data, args)
     dt_data = read_json(args.dt, "results")
     _check_results_file(dt_data, args, gt_data)
     iou = args.iou_type

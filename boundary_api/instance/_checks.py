@@ -70,12 +70,34 @@ def check_instances_dataset(dataset: Any, source: str, lvis: bool = False, warn_
         if type(seg) is list:
             check_polygons(seg, img["height"], img["width"],
                            f"{source}: annotation id {ann['id']!r} (image {ann['image_id']!r})")
-        elif seg is not None and not (type(seg) is dict and "counts" in seg and "size" in seg):
-            raise ValueError(f"{source}: annotation id {ann['id']!r} has a 'segmentation' that is neither "
-                             f"a list of polygons nor an RLE {{'size', 'counts'}} (got {_json_type(seg)})")
+        elif seg is not None:
+            if not (type(seg) is dict and "counts" in seg and "size" in seg):
+                raise ValueError(f"{source}: annotation id {ann['id']!r} has a 'segmentation' that is neither "
+                                 f"a list of polygons nor an RLE {{'size', 'counts'}} (got {_json_type(seg)})")
+            # (RLE sizes and counts are checked where masks are used: box evaluations do not need them)
     if warn_empty and not dataset["annotations"]:
         log.warning("%s: the ground truth has no annotations: there is nothing to detect and every "
                     "AP will be undefined (-1)", source)
+
+
+def check_rle_dict(seg: dict, height: int, width: int, what: str) -> None:
+    """An RLE segmentation: its size is the image's; uncompressed counts (a list)
+    are non-negative integers covering the image exactly.  (Compressed counts are
+    decoded and checked where they are used.)"""
+    size = seg["size"]
+    if not isinstance(size, (list, tuple)) or len(size) != 2 or size[0] != height or size[1] != width:
+        raise ValueError(f"{what}: RLE size {size!r} is not the image's [{height}, {width}]")
+    counts = seg["counts"]
+    if type(counts) is list:
+        if not all(type(c) is int and c >= 0 for c in counts):
+            bad = next(c for c in counts if not (type(c) is int and c >= 0))
+            raise ValueError(f"{what}: RLE counts must be non-negative integers, got {bad!r}")
+        if sum(counts) != height * width:
+            raise ValueError(f"{what}: RLE counts cover {sum(counts)} pixels, not the image's "
+                             f"{height}x{width} = {height * width}")
+    elif type(counts) not in (str, bytes):
+        raise ValueError(f"{what}: RLE counts must be a list of integers or a compressed string, "
+                         f"got {_json_type(counts)}")
 
 
 def _json_type(v) -> str:

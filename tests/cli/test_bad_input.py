@@ -55,6 +55,12 @@ def _cases(tmp_path):
     images_int = _gt_with(tmp_path, "images_int.json", lambda g: g.update(images=[i["id"] for i in g["images"]]))
     seg_null = _gt_with(tmp_path, "seg_null.json", lambda g: g["annotations"][0].update(segmentation=None))
     seg_str = _gt_with(tmp_path, "seg_str.json", lambda g: g["annotations"][0].update(segmentation="x"))
+    crowd = next(a for a in GT["annotations"] if a["iscrowd"])
+    crowd_img = next(i for i in GT["images"] if i["id"] == crowd["image_id"])
+    rle_size = _gt_with(tmp_path, "rle_size.json", lambda g: next(
+        a for a in g["annotations"] if a["id"] == crowd["id"])["segmentation"].update(size=[10, 10]))
+    rle_counts = _gt_with(tmp_path, "rle_counts.json", lambda g: next(
+        a for a in g["annotations"] if a["id"] == crowd["id"])["segmentation"].update(counts=[-1, 5]))
     deep = _write(tmp_path, "deep.json", None, raw="[" * 200000 + "]" * 200000)
     res_null = [dict(r) for r in DT]
     res_null[5]["segmentation"] = None
@@ -85,6 +91,12 @@ def _cases(tmp_path):
         (["--gt", seg_str, "--dt", COCO_DT],
          f"{seg_str}: annotation id {GT['annotations'][0]['id']} has a 'segmentation' that is neither a list "
          "of polygons nor an RLE {'size', 'counts'} (got a string)"),
+        (["--gt", rle_size, "--dt", COCO_DT],
+         f"{rle_size}: annotation id {crowd['id']} (image {crowd['image_id']}): RLE size [10, 10] is not the "
+         f"image's [{crowd_img['height']}, {crowd_img['width']}]"),
+        (["--gt", rle_counts, "--dt", COCO_DT, "--iou-type", "segm"],
+         f"{rle_counts}: annotation id {crowd['id']} (image {crowd['image_id']}): RLE counts must be "
+         "non-negative integers, got -1"),
         (["--gt", COCO_GT, "--dt", res_null],
          f"{res_null}: result #5 (image {DT[5]['image_id']}) has 'segmentation': null"),
         (["--gt", COCO_GT, "--dt", boxes_path],

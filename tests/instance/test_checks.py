@@ -16,7 +16,8 @@ from hypothesis import strategies as st
 
 from boundary_api import COCO, COCOeval, LVIS
 from boundary_api._io import read_json
-from boundary_api.instance._checks import check_instances_dataset, check_polygons, describe_unknown_ids
+from boundary_api.instance._checks import (check_instances_dataset, check_polygons, check_rle_dict,
+                                          describe_unknown_ids)
 from conftest import COCO_DT, COCO_GT, LVIS_GT
 
 GT = json.load(open(COCO_GT))
@@ -158,3 +159,21 @@ def test_json_gz_and_deep_nesting(tmp_path):
     not_gz.write_bytes(b"\x1f\x8b" + b"\x00" * 20)
     with pytest.raises(ValueError, match="is not a valid gzip file"):
         read_json(str(not_gz), "x")
+
+
+@pytest.mark.parametrize("counts, message", [
+    ([-5, 10], "RLE counts must be non-negative integers, got -5"),
+    ([1e12, 3], "RLE counts must be non-negative integers, got 1000000000000.0"),
+    ([float("nan")], "RLE counts must be non-negative integers, got nan"),
+    ([10 ** 30], "RLE counts cover 1000000000000000000000000000000 pixels, not the image's 30x40 = 1200"),
+    ([5, 5], "RLE counts cover 10 pixels, not the image's 30x40 = 1200"),
+    (None, "RLE counts must be a list of integers or a compressed string, got null"),
+])
+def test_rle_dict_check(counts, message):
+    with pytest.raises(ValueError) as exc:
+        check_rle_dict({"size": [30, 40], "counts": counts}, 30, 40, "g.json: annotation id 9")
+    assert str(exc.value) == f"g.json: annotation id 9: {message}"
+    with pytest.raises(ValueError, match=r"^x: RLE size \[40, 30\] is not the image's \[30, 40\]$"):
+        check_rle_dict({"size": [40, 30], "counts": [1200]}, 30, 40, "x")
+    check_rle_dict({"size": [30, 40], "counts": [600, 600]}, 30, 40, "x")
+    check_rle_dict({"size": (30, 40), "counts": "Xd0"}, 30, 40, "x")
