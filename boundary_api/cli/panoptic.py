@@ -2,10 +2,10 @@
 from __future__ import annotations
 
 import argparse
-import os
 import time
 
 from .._io import read_json
+from ..panoptic._checks import default_folder
 from ..panoptic.idmaps import DEFAULT_MAX_PIXELS
 from ._common import PROG, HelpFormatter, add_common_flags, check_out_path, positive_int, ratio
 from .output import build_document, write_json
@@ -25,11 +25,11 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--gt-json", "--gt-json-file", dest="gt_json", required=True, metavar="GT.json",
                    help="ground truth panoptic JSON")
     p.add_argument("--gt-folder", dest="gt_folder", metavar="DIR",
-                   help="ground truth PNG folder (default: the JSON path without .json)")
+                   help="ground truth PNG folder (default: the JSON path without .json or .json.gz)")
     p.add_argument("--pred-json", "--pred-json-file", dest="pred_json", required=True, metavar="PRED.json",
                    help="predictions panoptic JSON")
     p.add_argument("--pred-folder", dest="pred_folder", metavar="DIR",
-                   help="predictions PNG folder (default: the JSON path without .json)")
+                   help="predictions PNG folder (default: the JSON path without .json or .json.gz)")
     p.add_argument("--iou-type", choices=("boundary", "segm"), default="boundary",
                    help="boundary: Boundary PQ; segm: PQ")
     p.add_argument("--dilation-ratio", type=ratio, default=0.02, metavar="R",
@@ -48,10 +48,7 @@ def parser() -> argparse.ArgumentParser:
 
 
 def _default_folder(folder, json_file):
-    if folder is not None:
-        return folder
-    base, ext = os.path.splitext(json_file)
-    return base if ext.lower() == ".json" else base + ext
+    return folder if folder is not None else default_folder(json_file)
 
 
 #: top-level metric names of the JSON document, from pq_compute's groups

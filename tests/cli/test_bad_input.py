@@ -3,12 +3,14 @@ exit status 2, never a traceback (issue 9, items 6 and 7), and .json.gz read tra
 import copy
 import gzip
 import json
+import os
+import shutil
 import subprocess
 
 import pytest
 
 from boundary_api.cli import main
-from conftest import COCO_DT, COCO_GT, LVIS_DT, LVIS_GT
+from conftest import COCO_DT, COCO_GT, DATA, LVIS_DT, LVIS_GT, golden_cases
 from test_output_files import console_script
 
 GT = json.load(open(COCO_GT))
@@ -193,6 +195,18 @@ def test_json_gz_is_read_transparently(tmp_path, capsys):
     out = tmp_path / "lvis.json"
     assert main(["--gt", str(lvis_gz), "--dt", LVIS_DT, "--json-out", str(out), "-q"]) == 0
     assert json.loads(out.read_text())["settings"]["kind"] == "lvis"
+    # panoptic JSONs too; the default PNG folder of x.json.gz is x
+    pan = tmp_path / "pan"
+    shutil.copytree(os.path.join(DATA, "panoptic"), pan)
+    for name in ("panoptic_examples.json", "pred_down4.json"):
+        with gzip.open(pan / (name + ".gz"), "wb") as f:
+            f.write((pan / name).read_bytes())
+        (pan / name).unlink()
+    pq_out = tmp_path / "pq.json"
+    assert main(["panoptic", "--gt-json", str(pan / "panoptic_examples.json.gz"), "--pred-json",
+                 str(pan / "pred_down4.json.gz"), "--json-out", str(pq_out), "--threads", "1", "-q"]) == 0
+    case = next(c for c in golden_cases("panoptic_eval.json") if c["name"] == "panoptic-down4-boundary-0.02")
+    assert abs(json.loads(pq_out.read_text())["PQ"] - case["results"]["All"]["pq"]) <= 1e-12
     # a truncated gzip file is one clear error
     broken = tmp_path / "broken.json.gz"
     broken.write_bytes(gt_gz.read_bytes()[:200])
