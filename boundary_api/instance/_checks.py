@@ -37,6 +37,8 @@ def check_instances_dataset(dataset: Any, source: str, lvis: bool = False, warn_
             raise ValueError(f"{source}: images[{i}] is not an object (got {_json_type(img)} {img!r:.40})")
         if "id" not in img:
             raise ValueError(f"{source}: images[{i}] has no 'id'")
+        if not _is_id(img["id"]):
+            raise ValueError(f"{source}: images[{i}] has an invalid 'id' {img['id']!r} (expected a number or a string)")
         for key in ("height", "width"):
             v = img.get(key)
             if isinstance(v, bool) or not isinstance(v, numbers.Integral) or v < 1:
@@ -49,6 +51,9 @@ def check_instances_dataset(dataset: Any, source: str, lvis: bool = False, warn_
     for i, cat in enumerate(dataset["categories"]):
         if not isinstance(cat, dict) or "id" not in cat:
             raise ValueError(f"{source}: categories[{i}] has no 'id'")
+        if not _is_id(cat["id"]):
+            raise ValueError(f"{source}: categories[{i}] has an invalid 'id' {cat['id']!r} "
+                             "(expected a number or a string)")
         if lvis and cat.get("frequency") not in ("r", "c", "f"):
             raise ValueError(f"{source}: category {cat['id']!r} has no 'frequency' of 'r', 'c' or 'f'")
     # what the evaluators read from every ground truth ('iscrowd': COCO only)
@@ -60,6 +65,14 @@ def check_instances_dataset(dataset: Any, source: str, lvis: bool = False, warn_
             if key not in ann:
                 what = f"annotation id {ann['id']!r}" if "id" in ann else f"annotations[{i}]"
                 raise ValueError(f"{source}: {what} has no '{key}'")
+        for key in ("id", "image_id", "category_id"):
+            if not _is_id(ann[key]):
+                raise ValueError(f"{source}: annotations[{i}] has an invalid '{key}' {ann[key]!r} "
+                                 "(expected a number or a string)")
+        box = ann.get("bbox")
+        if box is not None and not (type(box) is list and len(box) == 4 and all(finite_number(v) for v in box)):
+            raise ValueError(f"{source}: annotation id {ann['id']!r} has an invalid 'bbox' {box!r:.60} "
+                             "(expected [x, y, width, height])")
         img = images.get(ann["image_id"])
         if img is None:
             raise ValueError(f"{source}: annotation id {ann['id']!r} refers to image "
@@ -98,6 +111,11 @@ def check_rle_dict(seg: dict, height: int, width: int, what: str) -> None:
     elif type(counts) not in (str, bytes):
         raise ValueError(f"{what}: RLE counts must be a list of integers or a compressed string, "
                          f"got {_json_type(counts)}")
+
+
+def _is_id(v) -> bool:
+    """An id pycocotools/lvis can index by: a string or a finite number (not a bool)."""
+    return isinstance(v, str) or finite_number(v)
 
 
 def _json_type(v) -> str:
@@ -180,7 +198,7 @@ def check_results(anns: Any, images: Dict[Any, dict], categories: Iterable, sour
         hint = ""
         if isinstance(anns, dict) and any(k in anns for k in ("images", "annotations", "categories")):
             hint = ": it looks like a ground truth file (were the ground truth and the results swapped?)"
-        raise TypeError(f"{source}: results must be a list of objects, got a {type(anns).__name__}{hint}")
+        raise TypeError(f"{source}: results must be a list of objects, got {_json_type(anns)}{hint}")
     if not anns:
         raise ValueError(f"{source}: results are empty: there is nothing to evaluate")
     first = anns[0]

@@ -177,3 +177,29 @@ def test_rle_dict_check(counts, message):
         check_rle_dict({"size": [40, 30], "counts": [1200]}, 30, 40, "x")
     check_rle_dict({"size": [30, 40], "counts": [600, 600]}, 30, 40, "x")
     check_rle_dict({"size": (30, 40), "counts": "Xd0"}, 30, 40, "x")
+
+
+def test_ids_and_boxes_of_the_ground_truth():
+    def gt_with(**changes):
+        gt = {"images": [{"id": 1, "height": 30, "width": 40}], "categories": [{"id": 1}],
+              "annotations": [{"id": 9, "image_id": 1, "category_id": 1, "area": 1, "iscrowd": 0,
+                               "bbox": [1, 2, 3, 4]}]}
+        for where, key, value in changes.values():
+            gt[where][0][key] = value
+        return gt
+    cases = [
+        (("images", "id", [1]), "images[0] has an invalid 'id' [1] (expected a number or a string)"),
+        (("categories", "id", None), "categories[0] has an invalid 'id' None (expected a number or a string)"),
+        (("annotations", "category_id", {"a": 1}),
+         "annotations[0] has an invalid 'category_id' {'a': 1} (expected a number or a string)"),
+        (("annotations", "id", float("nan")), "annotations[0] has an invalid 'id' nan (expected a number or a string)"),
+        (("annotations", "bbox", "x"), "annotation id 9 has an invalid 'bbox' 'x' (expected [x, y, width, height])"),
+        (("annotations", "bbox", [1, 2, 3]), "annotation id 9 has an invalid 'bbox' [1, 2, 3]"),
+    ]
+    for change, message in cases:
+        with pytest.raises(ValueError) as exc:
+            check_instances_dataset(gt_with(c=change), "g.json")
+        assert str(exc.value).startswith(f"g.json: {message}"), str(exc.value)
+    # string and non-integer ids are ids too (pycocotools indexes by them)
+    check_instances_dataset(gt_with(a=("annotations", "id", 0.5), b=("images", "id", "img"),
+                                    c=("annotations", "image_id", "img")), "g.json")
