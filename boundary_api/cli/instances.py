@@ -23,7 +23,8 @@ def instance_parser() -> argparse.ArgumentParser:
         description="Boundary AP (Cheng et al., CVPR 2021) and COCO/LVIS Mask and box AP for a "
                     "result JSON against a ground-truth JSON (.json or .json.gz). "
                     "Without --gt/--dt: run the bundled demo.",
-        epilog=f"Panoptic segmentation (Boundary PQ): '{PROG} panoptic --help'.",
+        epilog=f"Panoptic segmentation (Boundary PQ): '{PROG} panoptic --help'. "
+               f"Semantic segmentation (mIoU, Boundary IoU per class): '{PROG} semantic --help'.",
         formatter_class=HelpFormatter,
     )
     p.add_argument("--gt", "--gt-json-file", dest="gt", metavar="GT.json",

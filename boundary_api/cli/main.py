@@ -10,6 +10,10 @@ Panoptic segmentation::
     boundary-eval panoptic --gt-json panoptic_val2017.json --gt-folder panoptic_val2017/ \\
         --pred-json pred.json --pred-folder pred/ --iou-type boundary
 
+Semantic segmentation (PNG label maps)::
+
+    boundary-eval semantic --gt-dir gt/ --pred-dir pred/ --num-classes 19 --json-out m.json
+
 With no arguments it evaluates a small bundled demo and prints Mask AP and
 Boundary AP side by side.
 
@@ -26,7 +30,7 @@ import signal
 import sys
 from typing import List, Optional
 
-from . import demo, instances, panoptic
+from . import demo, instances, panoptic, semantic
 from ._common import PROG
 
 #: exit status when standard output is a closed pipe (as if killed by SIGPIPE)
@@ -81,6 +85,9 @@ def _dispatch(argv: List[str]) -> int:
     if argv and argv[0] == "panoptic":
         args = panoptic.parser().parse_args(argv[1:])
         return panoptic.run(args)
+    if argv and argv[0] == "semantic":
+        args = semantic.parser().parse_args(argv[1:])
+        return semantic.run(args)
     parser = instances.instance_parser()
     args = parser.parse_args(argv)
     if args.gt is None and args.dt is None:
