@@ -198,7 +198,8 @@ def check_results(anns: Any, images: Dict[Any, dict], categories: Iterable, sour
         hint = ""
         if isinstance(anns, dict) and any(k in anns for k in ("images", "annotations", "categories")):
             hint = ": it looks like a ground truth file (were the ground truth and the results swapped?)"
-        raise TypeError(f"{source}: results must be a list of objects, got {_json_type(anns)}{hint}")
+        got = "null" if anns is None else f"a {type(anns).__name__}"
+        raise TypeError(f"{source}: results must be a list of objects, got {got}{hint}")
     if not anns:
         raise ValueError(f"{source}: results are empty: there is nothing to evaluate")
     first = anns[0]

@@ -86,26 +86,7 @@ class AnnotationCache:
         ds = self._dataset()
         imgs = ds.imgs
         new = []
-        bar = None
-        if len(anns) >= PROGRESS_FROM:
-            from tqdm.auto import tqdm
-
-            bar = tqdm(total=len(anns), desc="masks", unit="it", leave=False, disable=None)
-        try:
-            self._convert(anns, imgs, new, bar)
-        finally:
-            if bar is not None:
-                bar.close()
-        if not getattr(ds, "_rles_checked", False):
-            check_rle_strings([e[1] for e in new], np.array([e[2] for e in new], np.int64),
-                              np.array([e[3] for e in new], np.int64), lambda i: self._describe(new[i][0]))
-        for e in new:
-            self._rle[id(e[0])] = e
-        self.computed["masks"] += len(new)
-
-    def _convert(self, anns: List[dict], imgs: dict, new: list, bar) -> None:
-        """Compressed RLE of each annotation appended to ``new`` (a progress bar
-        ``bar`` is advanced every 4096 annotations)."""
+        bar = _progress_bar(len(anns))
         for k, a in enumerate(anns):
             if bar is not None and k & 4095 == 4095:
                 bar.update(4096)
@@ -131,6 +112,14 @@ class AnnotationCache:
                                  f"the image's [{h}, {w}]")
             # the annotation itself is kept (pinned) so that its id() stays its key
             new.append((a, rle["counts"], int(h), int(w)))
+        if bar is not None:
+            bar.close()
+        if not getattr(ds, "_rles_checked", False):
+            check_rle_strings([e[1] for e in new], np.array([e[2] for e in new], np.int64),
+                              np.array([e[3] for e in new], np.int64), lambda i: self._describe(new[i][0]))
+        for e in new:
+            self._rle[id(e[0])] = e
+        self.computed["masks"] += len(new)
 
     def boundaries(self, anns: Sequence[dict], dilation_ratio: float,
                    num_threads: Optional[int] = None) -> list:
@@ -149,6 +138,15 @@ class AnnotationCache:
             log.debug("computed %d boundaries (ratio %g)", len(missing), ratio)
         # every annotation with a boundary also has a pinned RLE entry, so its id is stable
         return [table[id(a)] for a in anns]
+
+
+def _progress_bar(n: int):
+    """A tqdm bar over the masks being converted, for large inputs on a terminal."""
+    if n < PROGRESS_FROM:
+        return None
+    from tqdm.auto import tqdm
+
+    return tqdm(total=n, desc="masks", unit="it", leave=False, disable=None)
 
 
 def _is_results(ds) -> bool:
