@@ -55,7 +55,8 @@ class AnnotationCache:
         # id(ann) -> (ann, counts, h, w, segmentation, its counts, snapshot of its lists)
         self._rle: Dict[int, tuple] = {}
         self._boundary: Dict[float, Dict[int, bytes]] = {}
-        # id(ann) -> [ann, its own 'ignore' value, truth of 'ignore' when last seen]
+        # id(ann) -> [ann, its own 'ignore' value, truth of 'ignore' when last seen],
+        # for the ground truths whose own flag pycocotools' overwrite would lose
         self._ignore: Dict[int, list] = {}
         self._ignore_all_seen = False
         self.computed: Counter = Counter()
@@ -181,10 +182,12 @@ class AnnotationCache:
         pycocotools' evaluation (and so Detectron2's, and this package's
         'segm'/'bbox') overwrites ``ignore`` in the annotation dicts with
         ``iscrowd``; the Boundary IoU reference keeps the annotation's own
-        flag (``ignore or iscrowd``).  The value is remembered the first time
-        an annotation is seen here; a later value that differs from the one
+        flag (``ignore or iscrowd``).  Only a set flag on a non-crowd ground
+        truth is lost that way, so only those are remembered, the first time
+        an annotation is seen here.  A later value that differs from the one
         seen last and from what pycocotools writes (``iscrowd``) counts as
-        the user's change.
+        the user's change; setting ``ignore`` back to the ``iscrowd`` value
+        cannot be told from pycocotools' overwrite.
         """
         table = self._ignore
         out = []
@@ -193,7 +196,8 @@ class AnnotationCache:
             now = bool(cur)
             e = table.get(id(a))
             if e is None:
-                table[id(a)] = [a, cur, now]
+                if now and not ("iscrowd" in a and a["iscrowd"]):
+                    table[id(a)] = [a, cur, now]  # pinned, so that its id stays its key
                 out.append(cur)
                 continue
             if now != e[2] and now != bool("iscrowd" in a and a["iscrowd"]):
@@ -206,7 +210,9 @@ class AnnotationCache:
         """Record the ``ignore`` values just written into ``anns``."""
         table = self._ignore
         for a in anns:
-            table[id(a)][2] = bool(a.get("ignore", 0))
+            e = table.get(id(a))
+            if e is not None:
+                e[2] = bool(a.get("ignore", 0))
 
     def remember_ignore_flags(self) -> None:
         """Remember the own ``ignore`` value of every annotation of the

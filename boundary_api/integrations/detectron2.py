@@ -37,6 +37,7 @@ import itertools
 import json
 import os
 
+from ..instance.cache import cache_for
 from ..masks.boundary import check_dilation_ratio
 from .d2_results import TASK, coco_boundary_metrics, lvis_boundary_metrics, lvis_task_metrics, shared_ground_truth
 
@@ -127,6 +128,9 @@ class BoundaryCOCOEvaluator(_BoundaryTask, COCOEvaluator):
         tasks = self._take_boundary_task(tasks, dilation_ratio)
         super().__init__(dataset_name, tasks, distributed, output_dir, **kwargs)
         self._coco_api = self._shared_ground_truth(self._coco_api)
+        # Detectron2's own evaluation overwrites the ground truths' 'ignore'
+        # flags with iscrowd; Boundary AP reads their own (the reference's rule)
+        cache_for(self._coco_api).remember_ignore_flags()
 
     def _eval_predictions(self, predictions, img_ids=None):
         results = self._boundary_snapshot(predictions)
