@@ -125,7 +125,9 @@ class AnnotationCache:
             if type(seg) is dict:
                 snapshot = list(seg_counts) if type(seg_counts) is list else None
             else:
-                snapshot = copy.deepcopy(seg)
+                # polygons: lists of numbers, so a copy of each list is a snapshot
+                snapshot = [list(p) if type(p) is list else copy.deepcopy(p) for p in seg] \
+                    if type(seg) is list else copy.deepcopy(seg)
             new.append((a, rle["counts"], int(h), int(w), seg, seg_counts, snapshot))
         old = [self._rle.get(id(e[0])) for e in new]
         # a new segmentation object with the very same RLE (pycocotools'
