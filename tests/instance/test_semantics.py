@@ -23,7 +23,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from boundary_api import COCO, COCOeval, LVISEval
-from conftest import LVIS_DT, LVIS_GT
+from conftest import COCO_DT, COCO_GT, LVIS_DT, LVIS_GT
 from synth import boxes_only, fresh, make_dataset
 
 
@@ -118,6 +118,15 @@ def test_ious_are_pycocotools_ious(iou, use_cats, fast):
         ours.ious[missing]
     empty = next(k for k, v in theirs.ious.items() if len(v) == 0)
     assert ours.ious.get(empty) == [] and ours.ious[empty] == []
+
+
+def test_ious_equal_pycocotools_on_coco_data():
+    g = silent(COCO, COCO_GT)
+    ours = evaluated(COCOeval(g, silent(g.loadRes, COCO_DT), "segm"), accumulate=False)
+    pg = silent(pycocotools.coco.COCO, COCO_GT)
+    theirs = evaluated(pycocotools.cocoeval.COCOeval(pg, silent(pg.loadRes, COCO_DT), "segm"),
+                       accumulate=False)
+    assert_same_ious(ours.ious, theirs.ious)
 
 
 @pytest.mark.parametrize("iou", ["segm", "bbox"])
@@ -439,15 +448,13 @@ def scenes(draw):
     return gt, dts
 
 
-# derandomized: the scenes include ground truths that touch in RLE order,
-# whose IoUs are wrong until the IoU kernel's fix for issue 9 item 1 (another
-# branch) is merged; with it, this test can run on random examples too
-@settings(max_examples=40, deadline=None, derandomize=True, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(scenes())
 def test_adversarial_scenes_equal_pycocotools_and_the_slow_path(scene):
-    """Odd ids, tied and NaN scores, crowd and ignore flags at random: segm
-    equals pycocotools (arrays, evalImgs, ious), Boundary AP's fast path
-    equals pycocotools' loops on the same IoUs."""
+    """Odd ids, tied and NaN scores, crowd and ignore flags at random (and
+    ground truths that touch in RLE order): segm equals pycocotools (arrays,
+    evalImgs, ious), Boundary AP's fast path equals pycocotools' loops on
+    the same IoUs."""
     gt, dt = scene
     pg = plain_coco(gt)
     ours = evaluated(COCOeval(pg, silent(pg.loadRes, fresh(dt)), "segm"))
