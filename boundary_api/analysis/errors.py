@@ -369,9 +369,15 @@ def low_resolution_mask(segmentation, height: int, width: int, resolution: int =
 
 def downscale_panoptic(ids: np.ndarray, factor: float) -> np.ndarray:
     """Nearest-neighbour down- and up-scaling of a whole panoptic id map by
-    ``factor`` (the paper's Table 11 protocol): ``(H, W)`` -> ``(round(H /
-    factor), round(W / factor))`` -> ``(H, W)``.  Works on integer id maps and
-    on ``(H, W, 3)`` RGB PNG arrays alike."""
+    ``factor`` (the paper's Table 11 protocol).
+
+    Downscaling keeps the pixel at the top-left corner of every ``factor x
+    factor`` cell (rows and columns ``floor(k * factor)``, giving ``ceil(H /
+    factor) x ceil(W / factor)`` pixels); upscaling gives every pixel the value
+    of the cell it falls in (``floor(y / factor)``).  For an integer factor
+    this is ``ids[::f, ::f]`` repeated ``f`` times along both axes, cut to
+    ``(H, W)``.  Works on integer id maps and on ``(H, W, 3)`` RGB arrays.
+    """
     f = _severity(factor, "factor")
     if f < 1:
         raise ValueError(f"factor must be >= 1, got {factor!r}")
@@ -379,8 +385,10 @@ def downscale_panoptic(ids: np.ndarray, factor: float) -> np.ndarray:
     if a.ndim not in (2, 3) or a.size == 0:
         raise ValueError(f"expected an (H, W) id map or an (H, W, 3) image, got shape {a.shape}")
     h, w = a.shape[:2]
-    sh, sw = max(1, int(round(h / f))), max(1, int(round(w / f)))
-    work = a.astype(np.int32) if a.dtype not in (np.uint8, np.uint16, np.int32, np.float32) else a
-    small = cv2.resize(work, (sw, sh), interpolation=cv2.INTER_NEAREST)
-    big = cv2.resize(small, (w, h), interpolation=cv2.INTER_NEAREST)
-    return big.reshape(a.shape).astype(a.dtype)
+    sh, sw = int(math.ceil(h / f)), int(math.ceil(w / f))
+    rows = np.minimum(np.floor(np.arange(sh) * f).astype(np.int64), h - 1)
+    cols = np.minimum(np.floor(np.arange(sw) * f).astype(np.int64), w - 1)
+    small = a[rows][:, cols]
+    up_r = np.minimum(np.floor(np.arange(h) / f).astype(np.int64), sh - 1)
+    up_c = np.minimum(np.floor(np.arange(w) / f).astype(np.int64), sw - 1)
+    return small[up_r][:, up_c]

@@ -169,7 +169,7 @@ def synthetic_panoptic_predictions(gt_json, out_json, factor: float = 4, gt_fold
             a = anns[i]
             path = os.path.join(gt_folder, a["file_name"])
             ids = read_panoptic_png(path).astype(np.int64)
-            small = downscale_panoptic(ids.astype(np.int32), factor).astype(np.int64)
+            small = downscale_panoptic(ids, factor)
             present, counts = np.unique(small, return_counts=True)
             area = dict(zip(present.tolist(), counts.tolist()))
             segs = [{**{k: s[k] for k in ("id", "category_id")}, "area": int(area[s["id"]])}
