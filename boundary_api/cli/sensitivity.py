@@ -44,6 +44,11 @@ def parser() -> argparse.ArgumentParser:
 
 
 def run(args) -> int:
+    try:
+        import matplotlib  # noqa: F401
+        import shapely  # noqa: F401
+    except ImportError as exc:
+        raise InputError(f"the sensitivity analysis needs {exc.name}: pip install 'boundary-api[analysis]'") from None
     from ..analysis.plots import save_figures
     from ..analysis.sensitivity import sensitivity_analysis
 
