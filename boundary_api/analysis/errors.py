@@ -155,6 +155,17 @@ def _fill_traced(rings: Sequence[np.ndarray], holes: Sequence[bool], h: int, w: 
     return out
 
 
+def _box(m: np.ndarray, pad: int):
+    """``(y0, y1, x0, x1)``: the mask's bounding box grown by ``pad``, clipped to the image."""
+    rows = np.flatnonzero(m.any(axis=1))
+    if not len(rows):
+        return None
+    cols = np.flatnonzero(m.any(axis=0))
+    h, w = m.shape
+    return (max(0, int(rows[0]) - pad), min(h, int(rows[-1]) + 1 + pad),
+            max(0, int(cols[0]) - pad), min(w, int(cols[-1]) + 1 + pad))
+
+
 def _disc(radius: int) -> np.ndarray:
     return cv2.getStructuringElement(cv2.MORPH_ELLIPSE, (2 * radius + 1, 2 * radius + 1))
 
@@ -174,10 +185,16 @@ def scale_error(segmentation, height: int, width: int, radius: int) -> np.ndarra
         raise ValueError(f"radius must be an integer number of pixels, got {radius!r}")
     m = segmentation_mask(segmentation, height, width)
     r = int(radius)
-    if r == 0:
+    box = _box(m, abs(r) + 1)
+    if r == 0 or box is None:
         return m
     op = cv2.dilate if r > 0 else cv2.erode
-    return op(m, _disc(abs(r)))
+    # on the object's box grown by r + 1 (the same result as on the whole image: no object
+    # pixel's disc reaches a cut edge, and cut edges at the image border stay image borders)
+    y0, y1, x0, x1 = box
+    out = np.zeros_like(m)
+    out[y0:y1, x0:x1] = op(m[y0:y1, x0:x1], _disc(abs(r)))
+    return out
 
 
 def dilation_error(segmentation, height: int, width: int, radius: int) -> np.ndarray:
@@ -276,6 +293,9 @@ def inner_mask_error(segmentation, height: int, width: int, holes: int, seed: Se
         return m
     rng = _rng(seed)
     scale = math.sqrt(float(m.sum()))
+    # everything happens inside the object's box (outside it there is nothing to cut)
+    y0, y1, x0, x1 = _box(m, 0)
+    full, m = m, m[y0:y1, x0:x1]
     depth = cv2.distanceTransform(np.pad(m, 1), cv2.DIST_L2, 5)[1:-1, 1:-1]
     out = m.copy()
     for _ in range(n):
@@ -288,7 +308,9 @@ def inner_mask_error(segmentation, height: int, width: int, holes: int, seed: Se
             k = int(np.argmax(depth))
         cy, cx = divmod(k, m.shape[1])
         cv2.ellipse(out, (int(cx), int(cy)), (int(round(a)), int(round(b))), angle, 0, 360, 0, -1)
-    return out
+    result = np.zeros_like(full)
+    result[y0:y1, x0:x1] = out
+    return result
 
 
 _ERROR_FUNCS = {

@@ -44,9 +44,11 @@ def parser() -> argparse.ArgumentParser:
 
 
 def run(args) -> int:
+    import importlib
+
     try:
-        import matplotlib  # noqa: F401
-        import shapely  # noqa: F401
+        for name in ("matplotlib", "shapely"):
+            importlib.import_module(name)
     except ImportError as exc:
         raise InputError(f"the sensitivity analysis needs {exc.name}: pip install 'boundary-api[analysis]'") from None
     from ..analysis.plots import save_figures
