@@ -23,8 +23,6 @@ __all__ = [
     "INSTANCE_METRICS",
 ]
 
-log = logging.getLogger(__name__)
-
 #: The metrics of the paper's Tables 3 and 5, in order.
 INSTANCE_METRICS = ("AP", "APs", "APm", "APl")
 
@@ -113,7 +111,14 @@ def evaluate_instance_predictions(gt, predictions: List[dict], iou_types: Sequen
                 from ..instance.lvis import LVIS, LVISEval, LVISResults
 
                 g = LVIS.from_dataset(data, str(gt) if isinstance(gt, (str, os.PathLike)) else "ground truth")
-                dt = LVISResults(g, [dict(p) for p in predictions], max_dets=300)
+                # lvis warns that it trusts a results list's format; these are made here
+                lvis_log = logging.getLogger("lvis.results")
+                level = lvis_log.level
+                lvis_log.setLevel(logging.ERROR)
+                try:
+                    dt = LVISResults(g, [dict(p) for p in predictions], max_dets=300)
+                finally:
+                    lvis_log.setLevel(level)
                 ev = LVISEval(g, dt, iou_type=iou, dilation_ratio=dilation_ratio, num_threads=num_threads)
                 ev.run()
                 stats = {k: float(v) for k, v in ev.get_results().items()}
