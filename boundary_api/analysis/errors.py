@@ -132,26 +132,32 @@ def segmentation_mask(segmentation, height: int, width: int) -> np.ndarray:
 # RLE masks as rings: traced through boundary pixel centres, filled back with OpenCV
 
 def _trace(mask: np.ndarray) -> Tuple[List[np.ndarray], List[bool]]:
-    contours, hierarchy = cv2.findContours(mask.astype(np.uint8), cv2.RETR_CCOMP, cv2.CHAIN_APPROX_NONE)
-    rings, holes = [], []
-    for c, hinfo in zip(contours, hierarchy[0] if hierarchy is not None else []):
-        rings.append(c.reshape(-1, 2).astype(np.float64))
-        holes.append(bool(hinfo[3] >= 0))
-    return rings, holes
+    """Rings through boundary pixel centres, outermost first, and whether each is a hole."""
+    contours, hierarchy = cv2.findContours(mask.astype(np.uint8), cv2.RETR_TREE, cv2.CHAIN_APPROX_NONE)
+    if hierarchy is None:
+        return [], []
+    parent = hierarchy[0][:, 3]
+    depth = np.zeros(len(contours), np.int64)
+    for i in range(len(contours)):
+        j = parent[i]
+        while j >= 0:
+            depth[i] += 1
+            j = parent[j]
+    order = np.argsort(depth, kind="stable")
+    return ([contours[i].reshape(-1, 2).astype(np.float64) for i in order],
+            [bool(depth[i] % 2) for i in order])
 
 
 def _fill_traced(rings: Sequence[np.ndarray], holes: Sequence[bool], h: int, w: int) -> np.ndarray:
+    """Fill rings outermost first: an object ring sets its inside, a hole ring clears
+    its inside but keeps the ring (it runs through the object pixels around the hole);
+    islands inside holes come later and are drawn again."""
     out = np.zeros((h, w), np.uint8)
-    pts = lambda r: [np.round(r).astype(np.int32).reshape(-1, 1, 2)]  # noqa: E731
     for r, hole in zip(rings, holes):
-        if not hole and len(r):
-            cv2.fillPoly(out, pts(r), 1)
-            cv2.polylines(out, pts(r), True, 1)
-    for r, hole in zip(rings, holes):
-        if hole and len(r):
-            # a hole's ring runs through the object pixels around it: clear its inside, keep the ring
-            cv2.fillPoly(out, pts(r), 0)
-            cv2.polylines(out, pts(r), True, 1)
+        if len(r):
+            pts = [np.round(r).astype(np.int32).reshape(-1, 1, 2)]
+            cv2.fillPoly(out, pts, 0 if hole else 1)
+            cv2.polylines(out, pts, True, 1)
     return out
 
 

@@ -58,6 +58,15 @@ def test_severity_zero_is_the_ground_truth(kind):
         assert np.array_equal(got, _ann_mask(a, h, w)), (kind, a["id"])
 
 
+@settings(max_examples=300, deadline=None)
+@given(st.integers(1, 24), st.integers(1, 24), st.floats(0.05, 0.95), st.integers(0, 2 ** 32 - 1))
+def test_traced_rings_fill_back_to_any_mask(h, w, density, seed):
+    # noise masks: islands inside holes inside objects, diagonal touches, 1-pixel parts, borders
+    m = (np.random.default_rng(seed).random((h, w)) < density).astype(np.uint8)
+    rings, holes = E._trace(m)
+    assert np.array_equal(E._fill_traced(rings, holes, h, w), m)
+
+
 def test_traced_rle_rings_fill_back_to_the_mask():
     # the polygon errors on RLE masks trace rings; filled back unchanged they give the mask
     for a, h, w in COCO:
