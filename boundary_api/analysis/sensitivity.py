@@ -183,7 +183,10 @@ def sample_instances(gt, samples: int, seed: int = 0, min_area: float = 0, per_s
 
     def make(a) -> Instance:
         h, w = size[a["image_id"]]
-        m = segmentation_mask(a["segmentation"], h, w)
+        try:
+            m = segmentation_mask(a["segmentation"], h, w)
+        except (ValueError, TypeError) as exc:
+            raise type(exc)(f"{name}: annotation {a.get('id')}: {exc}") from None
         rle = mask_utils.encode(np.asfortranarray(m))
         return Instance(int(a["id"]), a["segmentation"], h, w, rle, int(m.sum()))
 

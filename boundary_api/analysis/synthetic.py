@@ -71,7 +71,10 @@ def synthetic_instance_predictions(gt, resolution: int = 28, num_threads: Option
         for i in range(lo, hi):
             a = anns[i]
             h, w = size[a["image_id"]]
-            m = low_resolution_mask(a["segmentation"], h, w, resolution, bbox=a.get("bbox"))
+            try:
+                m = low_resolution_mask(a["segmentation"], h, w, resolution, bbox=a.get("bbox"))
+            except (ValueError, TypeError) as exc:
+                raise type(exc)(f"annotation {a.get('id')}: {exc}") from None
             rle = mask_utils.encode(np.asfortranarray(m))
             rle["counts"] = rle["counts"].decode("ascii")
             out[i] = {"image_id": a["image_id"], "category_id": a["category_id"], "segmentation": rle,

@@ -104,3 +104,14 @@ def test_help(sub, capsys):
     assert exc.value.code == 0
     text = capsys.readouterr().out
     assert "--gt" in text and "--out" in text
+
+
+def test_bad_annotation_is_named(tmp_path, capsys):
+    data = json.load(open(COCO_GT))
+    data["annotations"][0]["segmentation"] = "oops"
+    gt = tmp_path / "gt.json"
+    gt.write_text(json.dumps(data))
+    assert main(["synthetic", "--gt", str(gt), "--out", str(tmp_path / "p.json")]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and f"annotation {data['annotations'][0]['id']}" in err
+    assert sorted(os.listdir(tmp_path)) == ["gt.json"]
