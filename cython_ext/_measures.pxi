@@ -32,9 +32,10 @@ cdef inline void _m_set_bits(uint64_t* col, int64_t a, int64_t b) noexcept nogil
 
 
 # Append the runs of ``ncol`` column bitsets (``nw`` words each; column x holds rows
-# y0 .. of image column x0 + x, in an image of height h) to ``out``, in order.
+# y0 .. of image column x0 + x, in an image of height h) to ``out``, in order, as
+# part of the set that starts at ``out[first]`` (never merged into an earlier set).
 cdef int _m_emit(const uint64_t* bits, int64_t ncol, int64_t nw, int64_t x0, int64_t y0,
-                 int64_t h, I64Vec* out) noexcept nogil:
+                 int64_t h, I64Vec* out, Py_ssize_t first) noexcept nogil:
     cdef int64_t x, k, base, tz, run
     cdef uint64_t word, inv
     for x in range(ncol):
@@ -48,7 +49,7 @@ cdef int _m_emit(const uint64_t* bits, int64_t ncol, int64_t nw, int64_t x0, int
                     run = 64 - tz
                 else:
                     run = ba_ctz64(inv)
-                if _push_interval(out, base + k * 64 + tz, base + k * 64 + tz + run) != 0:
+                if _push_interval(out, first, base + k * 64 + tz, base + k * 64 + tz + run) != 0:
                     return -1
                 if tz + run >= 64:
                     word = 0
@@ -65,6 +66,7 @@ cdef int _m_emit(const uint64_t* bits, int64_t ncol, int64_t nw, int64_t x0, int
 # O(runs + box_width * box_height / 64), whatever d.  Appends to ``out``.
 cdef int _m_dilate(const int64_t* se, Py_ssize_t n, int64_t h, int64_t w, int64_t d,
                    WordBuf* ws, I64Vec* out) noexcept nogil:
+    cdef Py_ssize_t first = out.n
     cdef int64_t bb[4]
     cdef int64_t X0, X1, Y0, Y1, hb, wb, nw, K, x, lo, hi, s, e, cs, ce, col, a, b, k
     cdef Py_ssize_t i
@@ -134,18 +136,18 @@ cdef int _m_dilate(const int64_t* se, Py_ssize_t n, int64_t h, int64_t w, int64_
             else:
                 for k in range(nw):
                     V[x * nw + k] = S[lo * nw + k] | P[hi * nw + k]
-    return _m_emit(V, wb, nw, X0, Y0, h, out)
+    return _m_emit(V, wb, nw, X0, Y0, h, out, first)
 
 
 # Intersection of two interval lists, appended to ``out``.
 cdef int _m_and(const int64_t* a, Py_ssize_t na, const int64_t* b, Py_ssize_t nb, I64Vec* out) noexcept nogil:
-    cdef Py_ssize_t i = 0, j = 0
+    cdef Py_ssize_t i = 0, j = 0, first = out.n
     cdef int64_t s, e
     while i < na and j < nb:
         s = a[i] if a[i] > b[j] else b[j]
         e = a[i + 1] if a[i + 1] < b[j + 1] else b[j + 1]
         if e > s:
-            if _push_interval(out, s, e) != 0:
+            if _push_interval(out, first, s, e) != 0:
                 return -1
         if a[i + 1] < b[j + 1]:
             i += 2
@@ -161,14 +163,14 @@ cdef int _m_and(const int64_t* a, Py_ssize_t na, const int64_t* b, Py_ssize_t nb
 cdef int _m_cells(const int64_t* se, Py_ssize_t n, int64_t h, int shift,
                   WordBuf* ws, I64Vec* out) noexcept nogil:
     cdef int64_t hc, nw, s, e, cs, ce, col, a, b, cx, cur = -1
-    cdef Py_ssize_t i
+    cdef Py_ssize_t i, first = out.n
     cdef uint64_t* C
     if n == 0:
         return 0
     if shift == 0:
         i = 0
         while i < n:
-            if _push_interval(out, se[i], se[i + 1]) != 0:
+            if _push_interval(out, first, se[i], se[i + 1]) != 0:
                 return -1
             i += 2
         return 0
@@ -189,7 +191,7 @@ cdef int _m_cells(const int64_t* se, Py_ssize_t n, int64_t h, int shift,
             cx = col >> shift
             if cx != cur:
                 if cur >= 0:
-                    if _m_emit(C, 1, nw, cur, 0, hc, out) != 0:
+                    if _m_emit(C, 1, nw, cur, 0, hc, out, first) != 0:
                         return -1
                     memset(C, 0, nw * sizeof(uint64_t))
                 cur = cx
@@ -199,7 +201,7 @@ cdef int _m_cells(const int64_t* se, Py_ssize_t n, int64_t h, int shift,
             col += 1
         i += 2
     if cur >= 0:
-        if _m_emit(C, 1, nw, cur, 0, hc, out) != 0:
+        if _m_emit(C, 1, nw, cur, 0, hc, out, first) != 0:
             return -1
     return 0
 
@@ -234,6 +236,7 @@ def measure_features(StringTable table, const int64_t[:] h, const int64_t[:] w,
     cdef Py_ssize_t i, k, j, src
     cdef I64Vec allv, vm, vc, vt, vb
     cdef WordBuf ws
+    cdef BoundaryWork bws
     cdef int err = 0
     cdef int need_c = contour or nb > 0 or n_scales > 0
     cdef int64_t a, hh, ww, ln
@@ -248,6 +251,7 @@ def measure_features(StringTable table, const int64_t[:] h, const int64_t[:] w,
     vt.data = NULL; vt.n = 0; vt.cap = 0
     vb.data = NULL; vb.n = 0; vb.cap = 0
     ws.data = NULL; ws.cap = 0
+    _bw_init(&bws)
     with nogil:
         for i in range(n):
             hh = h[lo + i]
@@ -262,13 +266,13 @@ def measure_features(StringTable table, const int64_t[:] h, const int64_t[:] w,
                 break
             of[i, 1] = allv.n
             if need_c:
-                if _boundary(vm.data, vm.n, hh, ww, 1, &ws, &vc) != 0 or _m_append(&allv, &vc) != 0:
+                if _boundary(vm.data, vm.n, hh, ww, 1, &bws, &vc) != 0 or _m_append(&allv, &vc) != 0:
                     err = 2
                     break
             of[i, 2] = allv.n
             if bnd_d[lo + i] > 0:
                 vt.n = 0
-                if _boundary(vm.data, vm.n, hh, ww, bnd_d[lo + i], &ws, &vt) != 0 or _m_append(&allv, &vt) != 0:
+                if _boundary(vm.data, vm.n, hh, ww, bnd_d[lo + i], &bws, &vt) != 0 or _m_append(&allv, &vt) != 0:
                     err = 2
                     break
             of[i, 3] = allv.n
@@ -330,6 +334,7 @@ def measure_features(StringTable table, const int64_t[:] h, const int64_t[:] w,
             memcpy(&fv[0], allv.data, allv.n * sizeof(int64_t))
     finally:
         free(allv.data); free(vm.data); free(vc.data); free(vt.data); free(vb.data); free(ws.data)
+        _bw_free(&bws)
     return flat, offs, areas
 
 

@@ -174,7 +174,8 @@ def _ratios(dilation_ratio, name="dilation_ratio") -> List[float]:
 
 @functools.lru_cache(maxsize=4096)
 def _d_of(h: int, w: int, ratio: float) -> int:
-    return dilation_pixels(h, w, ratio)
+    # a d beyond max(h, w) erodes or dilates nothing more (the kernels take int64)
+    return min(dilation_pixels(h, w, ratio), max(h, w))
 
 
 def _d_table(m: _Masks, ratios: Sequence[float]) -> np.ndarray:

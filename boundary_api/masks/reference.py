@@ -34,7 +34,8 @@ def mask_to_boundary(mask: np.ndarray, dilation_ratio: float = 0.02) -> np.ndarr
     """
     m = (np.asarray(mask) != 0).astype(np.uint8)
     h, w = m.shape
-    d = dilation_pixels(h, w, dilation_ratio)
+    # more than max(h, w) iterations erode nothing further (the image is gone)
+    d = min(dilation_pixels(h, w, dilation_ratio), max(h, w))
     padded = cv2.copyMakeBorder(m, 1, 1, 1, 1, cv2.BORDER_CONSTANT, value=0)
     eroded = cv2.erode(padded, np.ones((3, 3), np.uint8), iterations=d)
     return m - eroded[1 : h + 1, 1 : w + 1]
