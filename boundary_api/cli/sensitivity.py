@@ -6,8 +6,8 @@ import os
 
 from ..analysis.errors import ERRORS
 from ..masks.measures import MEASURES
-from ._common import PROG, InputError, positive_int, ratio
-from .output import write_json
+from ._common import PROG, HelpFormatter, InputError, add_common_flags, positive_int, ratio
+from .output import build_document, write_json
 
 
 def parser() -> argparse.ArgumentParser:
@@ -19,7 +19,7 @@ def parser() -> argparse.ArgumentParser:
                     "above 96^2 px, fig7 curves across object sizes, fig4 Mask/Trimap IoU and F-measure under "
                     "dilation and erosion across sizes, fig8 inner holes, fig9 mF-measure vs Boundary IoU) "
                     "plus curves.csv and curves.json with the numbers behind every curve.",
-        formatter_class=argparse.ArgumentDefaultsHelpFormatter,
+        formatter_class=HelpFormatter,
     )
     p.add_argument("--gt", required=True, metavar="GT.json",
                    help="COCO or LVIS instances ground truth (the paper samples LVIS v0.5 val)")
@@ -39,7 +39,7 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--formats", nargs="+", choices=("png", "svg", "pdf"), default=["png", "svg"],
                    help="figure file formats")
     p.add_argument("--threads", type=positive_int, default=None, metavar="N", help="threads (default: all cores)")
-    p.add_argument("-q", "--quiet", action="store_true", help="no progress bar and no list of written files")
+    add_common_flags(p)  # -q: no progress bar and no list of written files
     return p
 
 
@@ -62,13 +62,9 @@ def run(args) -> int:
                                seed=args.seed, dilation_ratio=args.dilation_ratio, sized=not args.no_sizes,
                                num_threads=args.threads, progress=not args.quiet)
     os.makedirs(args.out, exist_ok=True)
-    import boundary_api
-
-    res.settings["gt"] = args.gt
-    doc = {"boundary_api_version": boundary_api.__version__,
-           "settings": {"kind": "sensitivity", "iou_type": None, "dilation_ratio": args.dilation_ratio,
-                        "inputs": {"--gt": args.gt}, **{k: v for k, v in res.settings.items() if k != "gt"}},
-           "curves": res.records}
+    doc = build_document("sensitivity", None, None, {"--gt": args.gt}, {},
+                         settings_extra={k: v for k, v in res.settings.items() if k != "gt"},
+                         extra={"curves": res.records})
     written = [os.path.join(args.out, "curves.json"), os.path.join(args.out, "curves.csv")]
     write_json(written[0], doc)
     res.write_csv(written[1])

@@ -6,8 +6,8 @@ import json
 import math
 import os
 
-from ._common import PROG, InputError, positive_int, ratio
-from .output import write_json
+from ._common import PROG, HelpFormatter, InputError, add_common_flags, check_out_path, positive_int, ratio
+from .output import build_document, write_json
 
 
 def _factor(text: str) -> float:
@@ -29,7 +29,7 @@ def parser() -> argparse.ArgumentParser:
                     "(--panoptic): every PNG down- and up-scaled by nearest neighbour by a factor (Table 11). "
                     "With --evaluate, prints Mask AP next to Boundary AP (AP, APs, APm, APl), or PQ/SQ/RQ next "
                     "to Boundary PQ/SQ/RQ.",
-        formatter_class=argparse.ArgumentDefaultsHelpFormatter,
+        formatter_class=HelpFormatter,
     )
     p.add_argument("--gt", required=True, metavar="GT.json",
                    help="COCO/LVIS instances ground truth, or COCO panoptic JSON with --panoptic")
@@ -49,6 +49,7 @@ def parser() -> argparse.ArgumentParser:
                    help="boundary width as a fraction of the image diagonal (0.02 COCO/LVIS, 0.005 Cityscapes)")
     p.add_argument("--json-out", metavar="PATH", help="--evaluate: write the numbers to this JSON file")
     p.add_argument("--threads", type=positive_int, default=None, metavar="N", help="threads (default: all cores)")
+    add_common_flags(p)
     return p
 
 
@@ -64,28 +65,21 @@ def _check_paths(args) -> None:
         raise InputError("nothing to do: give --out to write predictions and/or --evaluate")
     if args.panoptic and args.out is None:
         raise InputError("--panoptic needs --out (the predictions are PNG files that the evaluation reads)")
-    for flag, path in (("--out", args.out), ("--json-out", args.json_out)):
-        if path is None:
-            continue
-        parent = os.path.dirname(os.path.abspath(path))
-        if not os.path.isdir(parent):
-            raise InputError(f"{flag}: directory does not exist: {parent}")
-        if os.path.exists(args.gt) and os.path.exists(path) and os.path.samefile(path, args.gt):
-            raise InputError(f"{flag} {path} is the ground truth file; it would be overwritten")
     if args.json_out and not args.evaluate:
         raise InputError("--json-out needs --evaluate")
+    if args.out is not None:
+        parent = os.path.dirname(os.path.abspath(args.out))
+        if not os.path.isdir(parent):
+            raise InputError(f"--out: directory does not exist: {parent}")
+        if os.path.exists(args.gt) and os.path.exists(args.out) and os.path.samefile(args.out, args.gt):
+            raise InputError(f"--out {args.out} is the ground truth file; it would be overwritten")
+    check_out_path(args.json_out, {"--gt": args.gt, "--out": args.out}, {"--gt-folder": args.gt_folder})
 
 
 def run(args) -> int:
     from ..analysis import synthetic as syn
 
     _check_paths(args)
-    import boundary_api
-
-    doc = {"boundary_api_version": boundary_api.__version__,
-           "settings": {"kind": "synthetic-panoptic" if args.panoptic else "synthetic",
-                        "iou_type": ["segm", "boundary"], "dilation_ratio": args.dilation_ratio,
-                        "inputs": {"--gt": args.gt, **({"--gt-folder": args.gt_folder} if args.gt_folder else {})}}}
     rows = []
     if args.panoptic:
         many = len(args.factor) > 1
@@ -98,8 +92,7 @@ def run(args) -> int:
                 rows.append((f"{f:g}x", r))
         if args.evaluate:
             _print_panoptic(rows)
-            doc["settings"]["factors"] = args.factor
-            doc["results"] = {tag: r for tag, r in rows}
+            settings = {"factors": args.factor}
     else:
         many = len(args.resolution) > 1
         if args.evaluate:
@@ -109,7 +102,7 @@ def run(args) -> int:
         else:
             data = args.gt
         for n in args.resolution:
-            preds = syn.synthetic_instance_predictions(data, n, num_threads=args.threads, progress=True)
+            preds = syn.synthetic_instance_predictions(data, n, num_threads=args.threads, progress=not args.quiet)
             if args.out:
                 out = _out_path(args.out, str(n), many)
                 tmp = f"{out}.tmp-{os.getpid()}"
@@ -122,16 +115,29 @@ def run(args) -> int:
                 rows.append((f"{n}x{n}", r))
         if args.evaluate:
             _print_instances(rows)
-            doc["settings"]["resolutions"] = args.resolution
-            doc["results"] = {tag: {iou: {k: _fin(v) for k, v in m.items()} for iou, m in r.items()}
-                              for tag, r in rows}
+            settings = {"resolutions": args.resolution}
     if args.json_out:
+        # one block per resolution (factor): {"segm": {metric: ..}, "boundary": {..}}, fractions
+        results = {tag: {iou: _fractions(m) for iou, m in r.items()} for tag, r in rows}
+        doc = build_document("synthetic-panoptic" if args.panoptic else "synthetic", "boundary",
+                             args.dilation_ratio, {"--gt": args.gt, "--gt-folder": args.gt_folder}, {},
+                             settings_extra={**settings, "iou_types": ["segm", "boundary"]})
+        doc["results"] = results
         write_json(args.json_out, doc)
     return 0
 
 
-def _fin(v):
-    return None if v is None or (isinstance(v, float) and not math.isfinite(v)) else v
+def _fractions(block):
+    """Percentages (as printed) back to fractions, NaN as None; nested groups kept."""
+    out = {}
+    for k, v in block.items():
+        if isinstance(v, dict):
+            out[k] = _fractions(v)
+        elif k == "n":
+            out[k] = v
+        else:
+            out[k] = None if v is None or not math.isfinite(v) else v / 100.0
+    return out
 
 
 def _fmt(v) -> str:

@@ -54,8 +54,9 @@ def test_synthetic_evaluates_several_resolutions(tmp_path, capsys):
     doc = json.load(open(tmp_path / "m.json"))
     assert doc["settings"]["kind"] == "synthetic" and doc["settings"]["resolutions"] == [14, 28]
     r28 = doc["results"]["28x28"]
-    assert r28["segm"]["AP"] > 90 and r28["boundary"]["APl"] <= r28["segm"]["APl"] - 10
-    assert float(out[2].split()[1]) == pytest.approx(r28["segm"]["AP"], abs=0.05)
+    assert doc["settings"]["inputs"] == {"--gt": COCO_GT} and doc["settings"]["dilation_ratio"] == 0.02
+    assert r28["segm"]["AP"] > 0.9 and r28["boundary"]["APl"] <= r28["segm"]["APl"] - 0.1
+    assert float(out[2].split()[1]) == pytest.approx(100 * r28["segm"]["AP"], abs=0.05)
 
 
 def test_synthetic_writes_predictions_only(tmp_path, capsys):
@@ -98,12 +99,22 @@ def test_sensitivity_out_is_a_file(tmp_path, capsys):
 
 
 @pytest.mark.parametrize("sub", ["sensitivity", "synthetic"])
-def test_help(sub, capsys):
+def test_help_and_version(sub, capsys):
     with pytest.raises(SystemExit) as exc:
         main([sub, "--help"])
     assert exc.value.code == 0
     text = capsys.readouterr().out
-    assert "--gt" in text and "--out" in text
+    assert "--gt" in text and "--out" in text and "--version" in text and "(default: None)" not in text
+    with pytest.raises(SystemExit) as exc:
+        main([sub, "--version"])
+    assert exc.value.code == 0 and "boundary_api" in capsys.readouterr().out
+
+
+def test_synthetic_json_out_target_checked_first(tmp_path, capsys):
+    (tmp_path / "d").mkdir()
+    rc = main(["synthetic", "--gt", COCO_GT, "--evaluate", "--json-out", str(tmp_path / "d")])
+    assert rc == 2 and "is a directory" in capsys.readouterr().err
+    assert os.listdir(tmp_path / "d") == []
 
 
 def test_bad_annotation_is_named(tmp_path, capsys):
