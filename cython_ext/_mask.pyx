@@ -43,3 +43,4 @@ include "_rle.pxi"        # buffers, RLE string codec, interval geometry, string
 include "_boundary.pxi"   # boundary extraction (erosion by a square on run lengths)
 include "_iou.pxi"        # the IoU step of the instance evaluators
 include "_panoptic.pxi"   # panoptic id maps: segment runs, pair counts, boundaries
+include "_cityscapes.pxi" # Cityscapes instance masks: pixel and boundary counts per ground-truth index
