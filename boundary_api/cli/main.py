@@ -5,6 +5,10 @@ Instance segmentation (COCO or LVIS)::
     boundary-eval --gt instances_val2017.json --dt segm_results.json
     boundary-eval --gt lvis_v1_val.json --dt results.json --iou-type boundary
 
+Cityscapes instance segmentation (cityscapesScripts' files)::
+
+    boundary-eval cityscapes --gt-dir gtFine/val --result-dir results/ --iou-type boundary
+
 Panoptic segmentation::
 
     boundary-eval panoptic --gt-json panoptic_val2017.json --gt-folder panoptic_val2017/ \\
@@ -19,7 +23,7 @@ import logging
 import sys
 from typing import List, Optional
 
-from . import demo, instances, panoptic
+from . import cityscapes, demo, instances, panoptic
 from ._common import PROG, check_out_path
 
 
@@ -33,6 +37,10 @@ def main(argv: Optional[List[str]] = None) -> int:
             args = panoptic.parser().parse_args(argv[1:])
             check_out_path(args.json_out, [args.gt_json, args.pred_json])
             return panoptic.run(args)
+        if argv and argv[0] == "cityscapes":
+            args = cityscapes.parser().parse_args(argv[1:])
+            check_out_path(args.json_out, [])
+            return cityscapes.run(args)
         parser = instances.instance_parser()
         args = parser.parse_args(argv)
         if args.gt is None and args.dt is None:
