@@ -5,7 +5,7 @@
 # image are the column-major positions of its W x H transpose and the boundary
 # commutes with transposition, so ``_boundary`` is called with h = W, w = H.
 
-from libc.stdint cimport uint32_t
+from libc.stdint cimport uint32_t, uint16_t, int16_t, int8_t
 
 
 def cs_mask_stats(const uint8_t[:, ::1] mask, const uint32_t[:, ::1] gidx,
@@ -113,3 +113,355 @@ def cs_mask_stats(const uint8_t[:, ::1] mask, const uint32_t[:, ::1] gidx,
     if err:
         raise MemoryError()
     return area, inter, barea, binter
+
+
+# --------------------------------------------------------------------------
+# 8-bit greyscale PNG masks
+#
+# A mask PNG of 1024 x 2048 inflates to 2 MB that are almost all zeros, which
+# zlib writes one byte at a time (a run of zeros is a string of length-258
+# copies at distance 1).  This inflater (RFC 1951, canonical Huffman codes
+# decoded bit by bit: masks compress to a few thousand symbols) fills such runs
+# with memset, and not at all into the zeroed output when the byte is 0.
+# --------------------------------------------------------------------------
+
+cdef struct _Bits:
+    const uint8_t* src
+    Py_ssize_t n
+    Py_ssize_t pos
+    uint64_t buf
+    int cnt
+
+cdef struct _Huff:
+    int16_t count[16]
+    int16_t symbol[320]
+
+cdef int16_t _LEN_BASE[29]
+cdef int8_t _LEN_EXTRA[29]
+cdef int32_t _DIST_BASE[30]
+cdef int8_t _DIST_EXTRA[30]
+cdef int8_t _CL_ORDER[19]
+
+
+def _init_inflate_tables():
+    cdef int i, base = 3, extra
+    for i in range(28):
+        extra = 0 if i < 8 else (i - 4) // 4
+        _LEN_BASE[i] = base
+        _LEN_EXTRA[i] = extra
+        base += 1 << extra
+    _LEN_BASE[28] = 258
+    _LEN_EXTRA[28] = 0
+    base = 1
+    for i in range(30):
+        extra = 0 if i < 4 else (i - 2) // 2
+        _DIST_BASE[i] = base
+        _DIST_EXTRA[i] = extra
+        base += 1 << extra
+    for i, v in enumerate((16, 17, 18, 0, 8, 7, 9, 6, 10, 5, 11, 4, 12, 3, 13, 2, 14, 1, 15)):
+        _CL_ORDER[i] = v
+
+
+_init_inflate_tables()
+
+
+cdef inline int _bits(_Bits* b, int k, int* out) noexcept nogil:
+    """The next ``k`` (<= 16) bits, least significant first; -1 past the end."""
+    while b.cnt < k:
+        if b.pos >= b.n:
+            return -1
+        b.buf |= (<uint64_t> b.src[b.pos]) << b.cnt
+        b.pos += 1
+        b.cnt += 8
+    out[0] = <int> (b.buf & ((1ULL << k) - 1))
+    b.buf >>= k
+    b.cnt -= k
+    return 0
+
+
+cdef int _huff_build(_Huff* h, const uint8_t* lengths, int n) noexcept nogil:
+    """Canonical code from code lengths; -1 if over-subscribed."""
+    cdef int i, left = 1
+    cdef int16_t offs[16]
+    for i in range(16):
+        h.count[i] = 0
+    for i in range(n):
+        h.count[lengths[i]] += 1
+    for i in range(1, 16):
+        left = (left << 1) - h.count[i]
+        if left < 0:
+            return -1
+    offs[1] = 0
+    for i in range(1, 15):
+        offs[i + 1] = offs[i] + h.count[i]
+    for i in range(n):
+        if lengths[i] != 0:
+            h.symbol[offs[lengths[i]]] = i
+            offs[lengths[i]] += 1
+    return 0
+
+
+cdef inline int _huff_decode(_Bits* b, const _Huff* h) noexcept nogil:
+    """One symbol; -1 on a bad code or the end of the data."""
+    cdef int code = 0, first = 0, index = 0, length, count
+    for length in range(1, 16):
+        if b.cnt == 0:
+            if b.pos >= b.n:
+                return -1
+            b.buf = b.src[b.pos]
+            b.pos += 1
+            b.cnt = 8
+        code |= <int> (b.buf & 1)
+        b.buf >>= 1
+        b.cnt -= 1
+        count = h.count[length]
+        if code - first < count:
+            return h.symbol[index + code - first]
+        index += count
+        first = (first + count) << 1
+        code <<= 1
+    return -1
+
+
+cdef int _inflate_block(_Bits* b, const _Huff* lit, const _Huff* dist, uint8_t* out, Py_ssize_t cap,
+                        Py_ssize_t* o) noexcept nogil:
+    cdef int sym, e, ds
+    cdef Py_ssize_t length, d, p = o[0], i, e2
+    cdef uint8_t v
+    while True:
+        sym = _huff_decode(b, lit)
+        if sym < 0:
+            return -1
+        if sym < 256:
+            if p >= cap:
+                return -1
+            out[p] = <uint8_t> sym
+            p += 1
+        elif sym == 256:
+            o[0] = p
+            return 0
+        else:
+            sym -= 257
+            if sym >= 29 or _bits(b, _LEN_EXTRA[sym], &e) != 0:
+                return -1
+            length = _LEN_BASE[sym] + e
+            ds = _huff_decode(b, dist)
+            if ds < 0 or ds >= 30 or _bits(b, _DIST_EXTRA[ds], &e) != 0:
+                return -1
+            d = _DIST_BASE[ds] + e
+            if d > p or p + length > cap:
+                return -1
+            if d == 1:
+                v = out[p - 1]
+                if v != 0:  # the output starts zeroed
+                    memset(out + p, v, length)
+            elif d >= length:
+                memcpy(out + p, out + p - d, length)
+            else:  # a period-d pattern: copy it in doubling non-overlapping pieces
+                i = 0
+                while i < length:
+                    e2 = i + d
+                    if e2 > length - i:
+                        e2 = length - i
+                    memcpy(out + p + i, out + p - d, e2)
+                    i += e2
+            p += length
+
+
+cdef int _inflate(const uint8_t* src, Py_ssize_t n, uint8_t* out, Py_ssize_t cap) noexcept nogil:
+    """zlib stream -> ``out`` (zeroed, exactly ``cap`` bytes expected); 0 or -1."""
+    cdef _Bits b
+    cdef _Huff lit, dist, cl
+    cdef uint8_t lengths[320]
+    cdef int final = 0, kind, i, hlit, hdist, hclen, sym, rep, val
+    cdef Py_ssize_t o = 0, ln
+    if n < 2 or (src[0] & 15) != 8 or (src[1] & 32) or ((<int> src[0]) * 256 + src[1]) % 31:
+        return -1
+    b.src = src + 2
+    b.n = n - 2
+    b.pos = 0
+    b.buf = 0
+    b.cnt = 0
+    while not final:
+        if _bits(&b, 1, &final) != 0 or _bits(&b, 2, &kind) != 0:
+            return -1
+        if kind == 0:
+            b.buf = 0  # drop to the byte boundary (whole bytes are never buffered ahead here)
+            b.cnt = 0
+            if b.pos + 4 > b.n:
+                return -1
+            ln = b.src[b.pos] | (b.src[b.pos + 1] << 8)
+            if (ln ^ (b.src[b.pos + 2] | (b.src[b.pos + 3] << 8))) != 0xFFFF:
+                return -1
+            b.pos += 4
+            if b.pos + ln > b.n or o + ln > cap:
+                return -1
+            memcpy(out + o, b.src + b.pos, ln)
+            b.pos += ln
+            o += ln
+        elif kind == 1:
+            for i in range(288):
+                lengths[i] = 8 if i < 144 else (9 if i < 256 else (7 if i < 280 else 8))
+            _huff_build(&lit, lengths, 288)
+            for i in range(30):
+                lengths[i] = 5
+            _huff_build(&dist, lengths, 30)
+            if _inflate_block(&b, &lit, &dist, out, cap, &o) != 0:
+                return -1
+        elif kind == 2:
+            if _bits(&b, 5, &hlit) != 0 or _bits(&b, 5, &hdist) != 0 or _bits(&b, 4, &hclen) != 0:
+                return -1
+            hlit += 257
+            hdist += 1
+            hclen += 4
+            if hlit > 286 or hdist > 30:
+                return -1
+            for i in range(19):
+                lengths[i] = 0
+            for i in range(hclen):
+                if _bits(&b, 3, &val) != 0:
+                    return -1
+                lengths[_CL_ORDER[i]] = <uint8_t> val
+            if _huff_build(&cl, lengths, 19) != 0:
+                return -1
+            i = 0
+            while i < hlit + hdist:
+                sym = _huff_decode(&b, &cl)
+                if sym < 0:
+                    return -1
+                if sym < 16:
+                    lengths[i] = <uint8_t> sym
+                    i += 1
+                    continue
+                if sym == 16:
+                    if i == 0 or _bits(&b, 2, &rep) != 0:
+                        return -1
+                    val = lengths[i - 1]
+                    rep += 3
+                elif sym == 17:
+                    if _bits(&b, 3, &rep) != 0:
+                        return -1
+                    val = 0
+                    rep += 3
+                else:
+                    if _bits(&b, 7, &rep) != 0:
+                        return -1
+                    val = 0
+                    rep += 11
+                if i + rep > hlit + hdist:
+                    return -1
+                while rep > 0:
+                    lengths[i] = <uint8_t> val
+                    i += 1
+                    rep -= 1
+            if lengths[256] == 0:
+                return -1
+            if _huff_build(&lit, lengths, hlit) != 0 or _huff_build(&dist, lengths + hlit, hdist) != 0:
+                return -1
+            if _inflate_block(&b, &lit, &dist, out, cap, &o) != 0:
+                return -1
+        else:
+            return -1
+    return 0 if o == cap else -1
+
+
+def cs_png_gray(const uint8_t[::1] zdata, Py_ssize_t H, Py_ssize_t W, int bpp):
+    """Unfiltered pixel bytes of a non-interlaced greyscale PNG from its IDAT data.
+
+    Parameters
+    ----------
+    zdata : bytes-like
+        The concatenated IDAT chunk data (a zlib stream).
+    H, W : int
+        Image size from the IHDR chunk.
+    bpp : {1, 2}
+        Bytes per pixel (bit depth 8 or 16).
+
+    Returns
+    -------
+    (H, W * bpp) uint8 ndarray (16-bit samples big-endian, as stored), or
+    None if the data is not a valid image of that size.
+    """
+    cdef Py_ssize_t rb = W * bpp, stride = W * bpp + 1, y, x
+    cdef int bad = 0, f, a, bb, c, p, pa, pb, pc
+    if H < 1 or W < 1 or bpp < 1 or bpp > 2 or zdata.shape[0] == 0:
+        return None
+    raw = np.zeros(H * stride, np.uint8)
+    img = np.empty((H, rb), np.uint8)
+    cdef uint8_t[::1] rv = raw
+    cdef uint8_t[:, ::1] iv = img
+    cdef uint8_t* r = &rv[0]
+    cdef uint8_t* cur
+    cdef uint8_t* prev
+    cdef const uint8_t* line
+    with nogil:
+        if _inflate(&zdata[0], zdata.shape[0], r, H * stride) != 0:
+            bad = 1
+        y = 0
+        while not bad and y < H:
+            line = r + y * stride
+            f = line[0]
+            line += 1
+            cur = &iv[y, 0]
+            prev = &iv[y - 1, 0] if y > 0 else NULL
+            if f == 0 or (f == 2 and prev == NULL):
+                memcpy(cur, line, rb)
+            elif f == 1:
+                for x in range(rb):
+                    cur[x] = <uint8_t> (line[x] + (cur[x - bpp] if x >= bpp else 0))
+            elif f == 2:
+                for x in range(rb):
+                    cur[x] = <uint8_t> (line[x] + prev[x])
+            elif f == 3:
+                for x in range(rb):
+                    a = cur[x - bpp] if x >= bpp else 0
+                    bb = prev[x] if prev != NULL else 0
+                    cur[x] = <uint8_t> (line[x] + ((a + bb) >> 1))
+            elif f == 4:
+                for x in range(rb):
+                    a = cur[x - bpp] if x >= bpp else 0
+                    bb = prev[x] if prev != NULL else 0
+                    c = prev[x - bpp] if (prev != NULL and x >= bpp) else 0
+                    p = a + bb - c
+                    pa = p - a if p >= a else a - p
+                    pb = p - bb if p >= bb else bb - p
+                    pc = p - c if p >= c else c - p
+                    if pa <= pb and pa <= pc:
+                        cur[x] = <uint8_t> (line[x] + a)
+                    elif pb <= pc:
+                        cur[x] = <uint8_t> (line[x] + bb)
+                    else:
+                        cur[x] = <uint8_t> (line[x] + c)
+            else:
+                bad = 1
+            y += 1
+    if bad:
+        return None
+    return img
+
+
+def cs_relabel16(const uint16_t[:, ::1] ids, const uint32_t[::1] lut):
+    """``lut[ids]`` for a 16-bit id map (every id must be < ``len(lut)``).
+
+    Returns
+    -------
+    (H, W) uint32 ndarray
+    """
+    cdef Py_ssize_t H = ids.shape[0], W = ids.shape[1], y, x, n = lut.shape[0]
+    cdef int bad = 0
+    out = np.empty((H, W), np.uint32)
+    cdef uint32_t[:, ::1] o = out
+    if H * W == 0:
+        return out
+    with nogil:
+        for y in range(H):
+            for x in range(W):
+                if ids[y, x] >= n:
+                    bad = 1
+                    break
+                o[y, x] = lut[ids[y, x]]
+            if bad:
+                break
+    if bad:
+        raise ValueError("an id is outside the lookup table")
+    return out

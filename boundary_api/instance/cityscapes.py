@@ -221,17 +221,63 @@ def read_prediction_file(path) -> List[Tuple[str, int, float]]:
     return [(m, lab, s) for m, (lab, s) in preds.items()]
 
 
-def _read_png(path: str, what: str, convert_l: bool) -> np.ndarray:
+_PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
+
+
+def _png_gray_depth(head: bytes) -> int:
+    """Bit depth of a greyscale, non-interlaced PNG from its first 29 bytes, else 0."""
+    if len(head) < 29 or head[:8] != _PNG_SIGNATURE or head[12:16] != b"IHDR":
+        return 0
+    depth, color, interlace = head[24], head[25], head[28]
+    return depth if color == 0 and interlace == 0 and depth in (8, 16) else 0
+
+
+def _fast_gray(blob: bytes, depth: int) -> Optional[np.ndarray]:
+    """A greyscale PNG (8 or 16 bit) decoded by the package's inflater (see
+    ``_cityscapes.pxi``), or None to leave the file to Pillow."""
+    w, h = int.from_bytes(blob[16:20], "big"), int.from_bytes(blob[20:24], "big")
+    parts, i, n = [], 8, len(blob)
+    while i + 8 <= n:
+        size = int.from_bytes(blob[i:i + 4], "big")
+        kind = blob[i + 4:i + 8]
+        if kind == b"IDAT":
+            parts.append(blob[i + 8:i + 8 + size])
+        elif kind == b"IEND":
+            break
+        i += 12 + size
+    if not parts or h * w > (1 << 31):
+        return None
+    raw = _mask.cs_png_gray(parts[0] if len(parts) == 1 else b"".join(parts), h, w, depth // 8)
+    if raw is None or depth == 8:
+        return raw
+    return raw.view(">u2").astype(np.uint16)
+
+
+def _read_png(path: str, what: str, mask: bool) -> np.ndarray:
+    """Pixels of an image file: a mask as Pillow's mode "L" gives them
+    (uint8), ground truth as stored.  Plain greyscale PNGs (8-bit masks,
+    8/16-bit ground truth) are decoded here (the same pixels, much faster),
+    anything else (or anything this rejects) by Pillow."""
+    try:
+        with open(path, "rb") as f:
+            blob = f.read()
+    except OSError:
+        blob = b""
+    depth = _png_gray_depth(blob[:29])
+    if depth == 8 or (depth == 16 and not mask):
+        arr = _fast_gray(blob, depth)
+        if arr is not None:
+            return arr
     from PIL import Image, UnidentifiedImageError
 
     try:
         with Image.open(path) as img:
-            if convert_l and img.mode != "L":
+            if mask and img.mode != "L":
                 img = img.convert("L")
             return np.asarray(img)
     except FileNotFoundError:
         raise ValueError(f"{what} not found: {path}") from None
-    except (UnidentifiedImageError, OSError, SyntaxError) as exc:
+    except (UnidentifiedImageError, OSError, SyntaxError, ValueError) as exc:
         raise ValueError(f"cannot read {what} {path}: {exc}") from None
 
 
@@ -278,7 +324,10 @@ class _GroundTruth:
         void = present[np.isin(present, _VOID_LABELS)]
         lut[void] = k + 1
         self.k = k + 2
-        self.index = lut[ids]
+        if ids.dtype == np.uint16:
+            self.index = _mask.cs_relabel16(np.ascontiguousarray(ids), lut)
+        else:
+            self.index = np.ascontiguousarray(lut[ids])
         self.d = dilation_pixels(ids.shape[0], ids.shape[1], ratio) if iou_type == "boundary" else 0
         if iou_type == "boundary" and k:
             self.bindex, bpix = _mask.pan_segment_boundaries(self.index, np.arange(1, k + 1, dtype=np.uint32), self.d)
