@@ -20,11 +20,12 @@ def cs_mask_stats(const uint8_t[:, ::1] mask, const uint32_t[:, ::1] gidx,
         Ground-truth index of every pixel, each value < ``k``.
     bidx : (H, W) uint32 array, C-contiguous, or None
         Ground-truth index of every pixel on a ground-truth boundary (0 off
-        them), each value < ``k``; None skips the boundary statistics.
+        them), each value < ``k``; None when there is none.
     k : int
         Number of indices.
     d : int
-        Erosion radius of the prediction's boundary in pixels (>= 1).
+        Erosion radius of the prediction's boundary in pixels; 0 skips the
+        boundary statistics.
 
     Returns
     -------
@@ -33,14 +34,15 @@ def cs_mask_stats(const uint8_t[:, ::1] mask, const uint32_t[:, ::1] gidx,
     inter : (k,) int64 ndarray
         Foreground pixels on each index of ``gidx``.
     barea : int
-        Pixels of the mask's boundary (0 when ``bidx`` is None).
+        Pixels of the mask's boundary (0 when ``d`` is 0).
     binter : (k,) int64 ndarray
         Boundary pixels of the mask on each index of ``bidx`` (zeros when
-        ``bidx`` is None).
+        ``d`` is 0 or ``bidx`` is None).
     """
     cdef Py_ssize_t H = mask.shape[0], W = mask.shape[1], i
     cdef int64_t y, x, x0, base, pos, area = 0, barea = 0
     cdef int have_b = bidx is not None
+    cdef int want_b = d > 0
     cdef I64Vec runs
     cdef I64Vec bnd
     cdef WordBuf ws
@@ -55,8 +57,8 @@ def cs_mask_stats(const uint8_t[:, ::1] mask, const uint32_t[:, ::1] gidx,
         raise ValueError(f"mask is {H}x{W} but the boundary index map is {bidx.shape[0]}x{bidx.shape[1]}")
     if k < 1:
         raise ValueError(f"k must be >= 1, got {k}")
-    if have_b and d < 1:
-        raise ValueError(f"d must be >= 1, got {d}")
+    if d < 0:
+        raise ValueError(f"d must be >= 0, got {d}")
     inter = np.zeros(k, np.int64)
     binter = np.zeros(k, np.int64)
     cdef int64_t[::1] io = inter, bo = binter
@@ -97,15 +99,16 @@ def cs_mask_stats(const uint8_t[:, ::1] mask, const uint32_t[:, ::1] gidx,
                     break
             if err:
                 break
-        if not err and have_b and runs.n > 0:
+        if not err and want_b and runs.n > 0:
             if _boundary(runs.data, runs.n, W, H, d, &ws, &bnd) != 0:
                 err = 1
             else:
                 i = 0
                 while i < bnd.n:
                     barea += bnd.data[i + 1] - bnd.data[i]
-                    for pos in range(bnd.data[i], bnd.data[i + 1]):
-                        bo[b[pos]] += 1
+                    if have_b:
+                        for pos in range(bnd.data[i], bnd.data[i + 1]):
+                            bo[b[pos]] += 1
                     i += 2
         free(runs.data)
         free(bnd.data)

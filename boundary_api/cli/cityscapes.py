@@ -52,10 +52,10 @@ def run(args) -> int:
     if not args.quiet:
         print_results(res)
     if args.json_out:
-        from .. import __version__
+        import boundary_api
 
         doc = {
-            "boundary_api_version": __version__,
+            "boundary_api_version": boundary_api.__version__,
             "settings": {
                 "kind": "cityscapes",
                 "iou_type": args.iou_type,

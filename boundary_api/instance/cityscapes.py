@@ -84,7 +84,7 @@ LABELS: Dict[int, Tuple[str, bool, bool]] = {
     24: ("person", True, False), 25: ("rider", True, False), 26: ("car", True, False),
     27: ("truck", True, False), 28: ("bus", True, False), 29: ("caravan", True, True),
     30: ("trailer", True, True), 31: ("train", True, False), 32: ("motorcycle", True, False),
-    33: ("bicycle", True, False), -1: ("license plate", True, True),
+    33: ("bicycle", True, False), -1: ("license plate", False, True),
 }
 #: The evaluated classes, in cityscapesScripts' order.
 CLASSES: Tuple[str, ...] = tuple(n for i, (n, inst, ign) in sorted(LABELS.items(), key=lambda kv: (kv[0] < 0, kv[0]))
@@ -340,7 +340,7 @@ class _GroundTruth:
 def _image_records(gt: _GroundTruth, preds, name: str):
     """Per-image pairing: ground truth (class, id, pixels, boundary pixels) and
     predictions (class, score, pixels, boundary pixels, void pixels, pairs)."""
-    boundary = gt.bindex is not None or gt.d > 0
+    boundary = gt.d > 0
     out_preds = []
     for source, label_id, score, load in preds:
         c = _CLASS_OF_LABEL.get(label_id, -1)
@@ -353,10 +353,7 @@ def _image_records(gt: _GroundTruth, preds, name: str):
         if mask.dtype != np.uint8:
             mask = (mask != 0).view(np.uint8) if mask.dtype == bool else (mask != 0).astype(np.uint8)
         mask = np.ascontiguousarray(mask)
-        if boundary and gt.bindex is None:  # no segments: boundaries are not needed
-            area, inter, barea, binter = _mask.cs_mask_stats(mask, gt.index, None, gt.k, 1)
-        else:
-            area, inter, barea, binter = _mask.cs_mask_stats(mask, gt.index, gt.bindex, gt.k, max(gt.d, 1))
+        area, inter, barea, binter = _mask.cs_mask_stats(mask, gt.index, gt.bindex, gt.k, gt.d)
         if area == 0:
             continue  # empty masks are skipped
         seg = np.flatnonzero(inter[1:gt.k - 1]) if gt.k > 2 else np.zeros(0, np.int64)
