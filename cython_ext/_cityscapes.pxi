@@ -135,9 +135,12 @@ cdef struct _Bits:
     uint64_t buf
     int cnt
 
+DEF _FAST = 9  # codes up to this length are decoded with one table lookup
+
 cdef struct _Huff:
     int16_t count[16]
     int16_t symbol[320]
+    uint16_t fast[1 << _FAST]  # (symbol << 4) | length by the next _FAST bits, 0: longer code
 
 cdef int16_t _LEN_BASE[29]
 cdef int8_t _LEN_EXTRA[29]
@@ -184,7 +187,7 @@ cdef inline int _bits(_Bits* b, int k, int* out) noexcept nogil:
 
 cdef int _huff_build(_Huff* h, const uint8_t* lengths, int n) noexcept nogil:
     """Canonical code from code lengths; -1 if over-subscribed."""
-    cdef int i, left = 1
+    cdef int i, j, left = 1, length, code, rev, idx
     cdef int16_t offs[16]
     for i in range(16):
         h.count[i] = 0
@@ -201,12 +204,40 @@ cdef int _huff_build(_Huff* h, const uint8_t* lengths, int n) noexcept nogil:
         if lengths[i] != 0:
             h.symbol[offs[lengths[i]]] = i
             offs[lengths[i]] += 1
+    # lookup table of the short codes; Deflate sends codes most significant bit
+    # first into a least-significant-first bit stream, hence the reversal
+    memset(h.fast, 0, sizeof(h.fast))
+    code = 0
+    idx = 0
+    for length in range(1, _FAST + 1):
+        for i in range(h.count[length]):
+            rev = 0
+            for j in range(length):
+                rev |= ((code >> j) & 1) << (length - 1 - j)
+            j = rev
+            while j < (1 << _FAST):
+                h.fast[j] = <uint16_t> ((h.symbol[idx] << 4) | length)
+                j += 1 << length
+            code += 1
+            idx += 1
+        code <<= 1
     return 0
 
 
 cdef inline int _huff_decode(_Bits* b, const _Huff* h) noexcept nogil:
     """One symbol; -1 on a bad code or the end of the data."""
     cdef int code = 0, first = 0, index = 0, length, count
+    cdef uint16_t e
+    while b.cnt < _FAST and b.pos < b.n:
+        b.buf |= (<uint64_t> b.src[b.pos]) << b.cnt
+        b.pos += 1
+        b.cnt += 8
+    if b.cnt >= _FAST:
+        e = h.fast[b.buf & ((1 << _FAST) - 1)]
+        if e != 0:
+            b.buf >>= e & 15
+            b.cnt -= e & 15
+            return e >> 4
     for length in range(1, 16):
         if b.cnt == 0:
             if b.pos >= b.n:
@@ -289,7 +320,8 @@ cdef int _inflate(const uint8_t* src, Py_ssize_t n, uint8_t* out, Py_ssize_t cap
         if _bits(&b, 1, &final) != 0 or _bits(&b, 2, &kind) != 0:
             return -1
         if kind == 0:
-            b.buf = 0  # drop to the byte boundary (whole bytes are never buffered ahead here)
+            b.pos -= b.cnt >> 3  # whole bytes read ahead go back; the partial one is dropped
+            b.buf = 0
             b.cnt = 0
             if b.pos + 4 > b.n:
                 return -1
@@ -468,3 +500,15 @@ def cs_relabel16(const uint16_t[:, ::1] ids, const uint32_t[::1] lut):
     if bad:
         raise ValueError("an id is outside the lookup table")
     return out
+
+
+def cs_hist16(const uint16_t[:, ::1] ids):
+    """Pixel count of every value of a 16-bit id map: (65536,) int64 ndarray."""
+    cdef Py_ssize_t H = ids.shape[0], W = ids.shape[1], y, x
+    counts = np.zeros(65536, np.int64)
+    cdef int64_t[::1] c = counts
+    with nogil:
+        for y in range(H):
+            for x in range(W):
+                c[ids[y, x]] += 1
+    return counts

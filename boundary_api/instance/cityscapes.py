@@ -298,16 +298,23 @@ class _GroundTruth:
         if not (np.issubdtype(ids.dtype, np.integer) or ids.dtype == bool):
             raise ValueError(f"{name}: ground truth ids must be integers, got dtype {ids.dtype}")
         self.shape = ids.shape
-        flat = ids.reshape(-1)
-        lo, hi = int(flat.min()), int(flat.max())
-        if lo < 0:
-            raise ValueError(f"{name}: negative ground truth id {lo}")
-        if hi < (1 << 22):
-            counts = np.bincount(flat, minlength=1)
+        if ids.dtype == np.uint16:  # the format's type
+            ids = np.ascontiguousarray(ids)
+            counts = _mask.cs_hist16(ids)
             present = np.flatnonzero(counts)
             counts = counts[present]
         else:
-            present, counts = np.unique(flat, return_counts=True)
+            flat = ids.reshape(-1)
+            lo = int(flat.min())
+            if lo < 0:
+                raise ValueError(f"{name}: negative ground truth id {lo}")
+            if int(flat.max()) < (1 << 22):
+                counts = np.bincount(flat, minlength=1)
+                present = np.flatnonzero(counts)
+                counts = counts[present]
+            else:
+                present, counts = np.unique(flat, return_counts=True)
+        hi = int(present[-1])
         label = np.where(present < 1000, present, present // 1000)
         unknown = [int(v) for v, lab in zip(present, label) if int(lab) not in LABELS]
         if unknown:

@@ -300,6 +300,22 @@ def test_png_decoder_equals_pillow(tmp_path_factory, h, w, kind, level, depth, s
         assert np.array_equal(cs._read_png(path, "x", mask=True), a)
 
 
+def test_inflate_mixed_blocks():
+    # Huffman blocks followed by stored blocks (a full flush ends with an empty
+    # stored block, level 0 then stores): the byte alignment after read-ahead
+    import zlib
+
+    rng = np.random.default_rng(3)
+    for cut in (1, 7, 20, 39):
+        # compressible rows, then incompressible ones (which zlib stores)
+        rows = [bytes([0]) + bytes(rng.integers(0, 4 if i < cut else 256, 50, dtype=np.uint8)) for i in range(40)]
+        c = zlib.compressobj(9)
+        z = c.compress(b"".join(rows[:cut])) + c.flush(zlib.Z_FULL_FLUSH)
+        z += c.compress(b"".join(rows[cut:])) + c.flush(zlib.Z_SYNC_FLUSH) + c.flush()
+        got = _mask.cs_png_gray(z, 40, 50, 1)
+        assert got is not None and got.tobytes() == b"".join(r[1:] for r in rows)
+
+
 def test_png_decoder_rejects_corrupt_streams():
     import zlib
 
