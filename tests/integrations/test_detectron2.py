@@ -212,6 +212,9 @@ STAND_IN = {
                     else:
                         self._results[task] = _ap(self._coco_api, results, task)
 
+        class CityscapesInstanceEvaluator:  # imported by the Cityscapes hook; tested elsewhere
+            pass
+
         class LVISEvaluator(_Base):
             def __init__(self, dataset_name, tasks=None, distributed=True, output_dir=None, *,
                          max_dets_per_image=None):
