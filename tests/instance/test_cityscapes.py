@@ -335,6 +335,13 @@ def test_masks_in_other_modes_read_as_pillow_L(tmp_path):
     assert np.array_equal(cs._read_png(str(tmp_path / "rgb.png"), "x", mask=True), want)
 
 
+def test_short_import_path():
+    import boundary_api.cityscapes as short
+
+    assert short.evaluate_cityscapes is cs.evaluate_cityscapes
+    assert set(short.__all__) == set(cs.__all__)
+
+
 def test_labels_table_is_cityscapes():
     from cityscapesscripts.helpers.labels import labels
 
