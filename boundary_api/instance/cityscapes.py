@@ -295,7 +295,7 @@ class _GroundTruth:
     def __init__(self, ids: np.ndarray, name: str, iou_type: str, ratio: float):
         if ids.ndim != 2 or ids.size == 0:
             raise ValueError(f"{name}: ground truth must be a non-empty 2-D id map, got shape {ids.shape}")
-        if not (np.issubdtype(ids.dtype, np.integer) or ids.dtype == bool):
+        if not np.issubdtype(ids.dtype, np.integer):
             raise ValueError(f"{name}: ground truth ids must be integers, got dtype {ids.dtype}")
         self.shape = ids.shape
         if ids.dtype == np.uint16:  # the format's type
