@@ -5,6 +5,8 @@ import argparse
 import logging
 import time
 
+import numpy as np
+
 from .._io import read_json
 from ..instance._checks import check_instances_dataset, unknown_categories
 from ..instance.results import coco_stats, per_category_ap
@@ -19,7 +21,8 @@ def instance_parser() -> argparse.ArgumentParser:
         prog=PROG,
         description="Boundary AP (Cheng et al., CVPR 2021) and COCO/LVIS Mask and box AP for a "
                     "result JSON against a ground-truth JSON. Without arguments: run the bundled demo.",
-        epilog=f"Panoptic segmentation (Boundary PQ): '{PROG} panoptic --help'.",
+        epilog=f"Panoptic segmentation (Boundary PQ): '{PROG} panoptic --help'. "
+               f"Semantic segmentation (mIoU, Boundary IoU per class): '{PROG} semantic --help'.",
         formatter_class=argparse.ArgumentDefaultsHelpFormatter,
     )
     p.add_argument("--gt", "--gt-json-file", dest="gt", metavar="GT.json",
@@ -37,6 +40,9 @@ def instance_parser() -> argparse.ArgumentParser:
                    help="evaluate with LVIS rules (also chosen automatically for LVIS ground truth)")
     p.add_argument("--max-dets", type=positive_int, default=300, metavar="N",
                    help="LVIS only: detections kept per image")
+    p.add_argument("--rec-thrs", type=rec_thrs, default=101, metavar="N",
+                   help="recall points at which the interpolated precision is sampled: 101 (COCO) or "
+                        "11 (PASCAL VOC2007 11-point AP)")
     p.add_argument("--threads", type=positive_int, default=None, metavar="N",
                    help="threads for the kernels (default: all cores)")
     p.add_argument("--slow", action="store_true",
@@ -44,6 +50,13 @@ def instance_parser() -> argparse.ArgumentParser:
     p.add_argument("-q", "--quiet", action="store_true",
                    help="print only the summary table")
     return p
+
+
+def rec_thrs(text: str) -> int:
+    value = positive_int(text)
+    if value < 2:
+        raise argparse.ArgumentTypeError(f"needs at least 2 recall points (0 and 1), got {value}")
+    return value
 
 
 def _looks_like_lvis(dataset) -> bool:
@@ -77,6 +90,7 @@ def run(args) -> int:
             dt = LVISResults(gt, args.dt, max_dets=args.max_dets, _loaded=dt_data)
             ev = LVISEval(gt, dt, iou_type=iou, max_dets=args.max_dets, dilation_ratio=args.dilation_ratio,
                           use_fast_impl=not args.slow, num_threads=args.threads)
+            ev.params.rec_thrs = np.linspace(0.0, 1.0, args.rec_thrs)
             ev.run()
         ev.print_results()
         metrics = {k: float(v) for k, v in ev.get_results().items()}
@@ -87,6 +101,7 @@ def run(args) -> int:
             dt = gt.loadRes(dt_data)
             ev = COCOeval(gt, dt, iouType=iou, dilation_ratio=args.dilation_ratio,
                           use_fast_impl=not args.slow, num_threads=args.threads)
+            ev.params.recThrs = np.linspace(0.0, 1.0, args.rec_thrs)
             ev.evaluate()
             ev.accumulate()
         ev.summarize()

@@ -14,6 +14,10 @@ Panoptic segmentation::
     boundary-eval panoptic --gt-json panoptic_val2017.json --gt-folder panoptic_val2017/ \\
         --pred-json pred.json --pred-folder pred/ --iou-type boundary
 
+Semantic segmentation (PNG label maps)::
+
+    boundary-eval semantic --gt-dir gt/ --pred-dir pred/ --num-classes 19 --json-out m.json
+
 With no arguments it evaluates a small bundled demo and prints Mask AP and
 Boundary AP side by side.
 """
@@ -23,7 +27,7 @@ import logging
 import sys
 from typing import List, Optional
 
-from . import cityscapes, demo, instances, panoptic
+from . import cityscapes, demo, instances, panoptic, semantic
 from ._common import PROG, check_out_path
 
 
@@ -41,6 +45,13 @@ def main(argv: Optional[List[str]] = None) -> int:
             args = cityscapes.parser().parse_args(argv[1:])
             check_out_path(args.json_out, [])
             return cityscapes.run(args)
+        if argv and argv[0] == "semantic":
+            args = semantic.parser().parse_args(argv[1:])
+            check_out_path(args.json_out, [])
+            return semantic.run(args)
+        if argv and argv[0] == "measures":
+            from . import measures
+            return measures.main(argv[1:])
         parser = instances.instance_parser()
         args = parser.parse_args(argv)
         if args.gt is None and args.dt is None:
