@@ -232,9 +232,8 @@ def _png_gray_depth(head: bytes) -> int:
     return depth if color == 0 and interlace == 0 and depth in (8, 16) else 0
 
 
-def _fast_gray(blob: bytes, depth: int) -> Optional[np.ndarray]:
-    """A greyscale PNG (8 or 16 bit) decoded by the package's inflater (see
-    ``_cityscapes.pxi``), or None to leave the file to Pillow."""
+def _idat(blob: bytes) -> Optional[Tuple[bytes, int, int]]:
+    """(zlib stream, height, width) of a PNG file's bytes, or None."""
     w, h = int.from_bytes(blob[16:20], "big"), int.from_bytes(blob[20:24], "big")
     parts, i, n = [], 8, len(blob)
     while i + 8 <= n:
@@ -245,12 +244,47 @@ def _fast_gray(blob: bytes, depth: int) -> Optional[np.ndarray]:
         elif kind == b"IEND":
             break
         i += 12 + size
-    if not parts or h * w > (1 << 31):
+    if not parts or h < 1 or w < 1 or h * w > (1 << 31):
         return None
-    raw = _mask.cs_png_gray(parts[0] if len(parts) == 1 else b"".join(parts), h, w, depth // 8)
+    return (parts[0] if len(parts) == 1 else b"".join(parts)), h, w
+
+
+def _fast_gray(blob: bytes, depth: int) -> Optional[np.ndarray]:
+    """A greyscale PNG (8 or 16 bit) decoded by the package's inflater (see
+    ``_cityscapes.pxi``), or None to leave the file to Pillow."""
+    found = _idat(blob)
+    if found is None:
+        return None
+    z, h, w = found
+    raw = _mask.cs_png_gray(z, h, w, depth // 8)
     if raw is None or depth == 8:
         return raw
     return raw.view(">u2").astype(np.uint16)
+
+
+class _PngMask:
+    """An 8-bit greyscale PNG mask not decoded yet: the kernel decodes and
+    scans it row by row (``cs_png_mask_stats``)."""
+
+    __slots__ = ("path", "what", "zdata", "shape")
+
+    def __init__(self, path, what, zdata, h, w):
+        self.path, self.what, self.zdata, self.shape = path, what, zdata, (h, w)
+
+
+def _mask_source(path: str, what: str):
+    """A mask file as a :class:`_PngMask` when it is a plain 8-bit greyscale
+    PNG, else as the array Pillow's mode "L" gives."""
+    try:
+        with open(path, "rb") as f:
+            blob = f.read()
+    except OSError:
+        blob = b""
+    if _png_gray_depth(blob[:29]) == 8:
+        found = _idat(blob)
+        if found is not None:
+            return _PngMask(path, what, *found)
+    return _read_png(path, what, True)
 
 
 def _read_png(path: str, what: str, mask: bool) -> np.ndarray:
@@ -354,13 +388,21 @@ def _image_records(gt: _GroundTruth, preds, name: str):
         if c < 0:
             continue  # a label that is not evaluated
         mask = load()
-        if mask.ndim != 2 or mask.shape != gt.shape:
+        if len(mask.shape) != 2 or mask.shape != gt.shape:
             raise ValueError(f"{source}: mask is {'x'.join(map(str, mask.shape))} but the ground truth "
                              f"{name} is {gt.shape[0]}x{gt.shape[1]}")
-        if mask.dtype != np.uint8:
-            mask = (mask != 0).view(np.uint8) if mask.dtype == bool else (mask != 0).astype(np.uint8)
-        mask = np.ascontiguousarray(mask)
-        area, inter, barea, binter = _mask.cs_mask_stats(mask, gt.index, gt.bindex, gt.k, gt.d)
+        stats = None
+        if isinstance(mask, _PngMask):
+            stats = _mask.cs_png_mask_stats(mask.zdata, mask.shape[0], mask.shape[1], gt.index, gt.bindex,
+                                            gt.k, gt.d)
+            if stats is None:  # not decodable here: Pillow reads it (or says what is wrong)
+                mask = _read_png(mask.path, mask.what, True)
+        if stats is None:
+            if mask.dtype != np.uint8:
+                mask = (mask != 0).view(np.uint8) if mask.dtype == bool else (mask != 0).astype(np.uint8)
+            mask = np.ascontiguousarray(mask)
+            stats = _mask.cs_mask_stats(mask, gt.index, gt.bindex, gt.k, gt.d)
+        area, inter, barea, binter = stats
         if area == 0:
             continue  # empty masks are skipped
         seg = np.flatnonzero(inter[1:gt.k - 1]) if gt.k > 2 else np.zeros(0, np.int64)
@@ -566,7 +608,7 @@ def evaluate_img_lists(prediction_files: Sequence, gt_files: Sequence, *, iou_ty
 
     def work(i):
         gt = _GroundTruth(_read_png(gt_files[i], "ground truth image", False), gt_files[i], iou_type, ratio)
-        preds = [(m, lab, s, (lambda m=m: _read_png(m, f"mask of {prediction_files[i]}", True)))
+        preds = [(m, lab, s, (lambda m=m: _mask_source(m, f"mask of {prediction_files[i]}")))
                  for m, lab, s in pred_lists[i]]
         return _image_records(gt, preds, gt_files[i])
 

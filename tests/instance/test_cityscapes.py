@@ -324,6 +324,17 @@ def test_png_decoder_equals_pillow(tmp_path_factory, h, w, kind, level, depth, s
     assert cs._png_gray_depth(open(path, "rb").read(29)) == depth
     if depth == 8:
         assert np.array_equal(cs._read_png(path, "x", mask=True), a)
+        # decoding and scanning row by row gives the statistics of the decoded image
+        src = cs._mask_source(path, "x")
+        assert isinstance(src, cs._PngMask) and src.shape == (h, w)
+        gidx = rng.integers(0, 5, (h, w)).astype(np.uint32)
+        bidx = np.where(rng.random((h, w)) < 0.3, gidx, 0).astype(np.uint32)
+        for d in (0, 1, 3):
+            fused = _mask.cs_png_mask_stats(src.zdata, h, w, gidx, bidx, 5, d)
+            dense = _mask.cs_mask_stats(a, gidx, bidx, 5, d)
+            assert fused[0] == dense[0] and fused[2] == dense[2]
+            assert np.array_equal(fused[1], dense[1]) and np.array_equal(fused[3], dense[3])
+        assert _mask.cs_png_mask_stats(b"\x00" + src.zdata[1:], h, w, gidx, bidx, 5, 1) is None  # bad header
 
 
 def test_inflate_mixed_blocks():
