@@ -43,5 +43,6 @@ include "_rle.pxi"        # buffers, RLE string codec, interval geometry, string
 include "_boundary.pxi"   # boundary extraction (erosion by a square on run lengths)
 include "_iou.pxi"        # the IoU step of the instance evaluators
 include "_panoptic.pxi"   # panoptic id maps: segment runs, pair counts, boundaries
+include "_cityscapes.pxi" # Cityscapes instance masks: pixel and boundary counts per ground-truth index
 include "_semantic.pxi"   # semantic label maps: confusion counts and per-class boundaries
 include "_measures.pxi"   # the segmentation measures side by side (boundary_api.measures)

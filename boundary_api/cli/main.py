@@ -5,6 +5,10 @@ Instance segmentation (COCO or LVIS)::
     boundary-eval --gt instances_val2017.json --dt segm_results.json
     boundary-eval --gt lvis_v1_val.json --dt results.json --iou-type boundary
 
+Cityscapes instance segmentation (cityscapesScripts' files)::
+
+    boundary-eval cityscapes --gt-dir gtFine/val --result-dir results/ --iou-type boundary
+
 Panoptic segmentation::
 
     boundary-eval panoptic --gt-json panoptic_val2017.json --gt-folder panoptic_val2017/ \\
@@ -84,7 +88,7 @@ def _silence_stdout(stream) -> None:
 
 #: subcommands: name -> module of boundary_api.cli with ``parser()`` and ``run(args)``;
 #: without one of these first, the words are the instance command's (or the demo's)
-SUBCOMMANDS = ("panoptic", "semantic", "measures", "sensitivity", "synthetic")
+SUBCOMMANDS = ("panoptic", "cityscapes", "semantic", "measures", "sensitivity", "synthetic")
 
 
 def _dispatch(argv: List[str]) -> int:

@@ -1,5 +1,6 @@
 """Instance segmentation (Boundary AP): the COCO and LVIS drop-in evaluators, the engine
-they share (``_engine``, Cython ``_eval``), the per-annotation cache and the input checks."""
+they share (``_engine``, Cython ``_eval``), the per-annotation cache and the input checks;
+Cityscapes' instance evaluation (``cityscapes``, cityscapesScripts' files and rules)."""
 from .cache import AnnotationCache, cache_for
 from .coco import COCO
 from .cocoeval import COCOeval

@@ -224,3 +224,4 @@ class BoundaryLVISEvaluator(_BoundaryTask, LVISEvaluator):
 
 def _plus_one(category_id):
     return category_id + 1
+from .detectron2_cityscapes import BoundaryCityscapesInstanceEvaluator; __all__.append("BoundaryCityscapesInstanceEvaluator")  # noqa: E402,E702

@@ -25,6 +25,10 @@ from semantic_maps import perturb, random_gt  # noqa: E402
 STAND_IN = {
     "detectron2/__init__.py": "",
     "detectron2/utils/__init__.py": "",
+    "detectron2/utils/logger.py": '''
+def create_small_table(small_dict):  # imported by boundary_api.integrations.detectron2
+    return " ".join(f"{k}={v}" for k, v in small_dict.items())
+''',
     "detectron2/utils/comm.py": '''
         # one process; tests replace all_gather to simulate more
         def is_main_process():

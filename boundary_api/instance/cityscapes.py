@@ -1,0 +1,723 @@
+"""Cityscapes instance segmentation: AP and Boundary AP, as cityscapesScripts computes AP.
+
+A drop-in for cityscapesScripts' ``evalInstanceLevelSemanticLabeling`` (and for
+the Boundary IoU reference's fork of it) on the same files::
+
+    from boundary_api.instance.cityscapes import evaluate_cityscapes, print_results
+
+    res = evaluate_cityscapes("gtFine/val", "results/", iou_type="boundary")
+    print_results(res)                # cityscapesScripts' table
+    res["AP"], res["AP50"], res["per_class"]["car"]["AP"]
+
+Inputs are cityscapesScripts' formats: ground truth
+``<gt_dir>/<city>/<city>_<seq>_<frame>_gtFine_instanceIds.png`` (a label id for
+stuff, ``label_id * 1000 + k`` for instances, label ids of instance classes
+below 1000 for *groups*); results one ``<city>_<seq>_<frame>*.txt`` per image
+anywhere under ``result_dir``, each line ``relPath labelID confidence`` with
+``relPath`` a PNG (relative to the text file) whose nonzero pixels are the mask.
+
+Rules (cityscapesScripts'): the 8 classes with instances that are evaluated
+(person, rider, car, truck, bus, train, motorcycle, bicycle); a prediction is
+paired with each ground-truth segment of its class it intersects (in boundary
+mode: whose mask *and* boundary it intersects); at each threshold of
+``0.5, 0.55, ..., 0.95`` a pair matches when its overlap is strictly greater;
+ground truth counts when its id is >= 1000 and it has >= 100 pixels; a second
+match of one ground truth is a false positive (the higher score is kept); an
+unmatched prediction is a false positive unless the fraction of its pixels on
+void, on groups and on small instances exceeds the threshold.  AP is
+cityscapesScripts' step integration of the precision/recall curve with a
+(recall 0, precision 1) point added; NaN for a class without ground truth, 0
+for a class with ground truth but no (counted) predictions.  ``AP`` and
+``AP50`` are means over the classes that are not NaN.
+
+``iou_type="segm"`` gives cityscapesScripts' numbers; ``"boundary"`` uses
+``min(mask IoU, Boundary IoU)`` as the overlap, the boundary being the inner
+band of width ``d = max(1, round(dilation_ratio * image diagonal))`` (pixels at
+the image edge count as boundary), computed per segment on run lengths.
+
+Differences from cityscapesScripts: no ``gtInstances.json`` cache and no
+``matches.json`` are written (nothing is written at all); bad input raises a
+``ValueError`` naming the file and line instead of exiting or crashing; blank
+lines and extra spaces in prediction files are accepted.
+"""
+from __future__ import annotations
+
+import bisect
+import logging
+import math
+import numbers
+import os
+from typing import Dict, List, Optional, Sequence, Tuple
+
+import numpy as np
+
+from .._parallel import resolve_threads, run_ranges, split_by_cost
+from ..masks import _mask
+from ..masks.boundary import check_dilation_ratio, dilation_pixels
+
+__all__ = [
+    "evaluate_cityscapes",
+    "evaluate_img_lists",
+    "evaluate_arrays",
+    "find_ground_truth",
+    "find_predictions",
+    "read_prediction_file",
+    "print_results",
+    "CLASSES",
+    "OVERLAPS",
+]
+
+logger = logging.getLogger(__name__)
+
+# Cityscapes labels: id -> (name, has instances, ignored in evaluation).
+# (cityscapesscripts.helpers.labels; the test suite checks this table against it.)
+LABELS: Dict[int, Tuple[str, bool, bool]] = {
+    0: ("unlabeled", False, True), 1: ("ego vehicle", False, True),
+    2: ("rectification border", False, True), 3: ("out of roi", False, True),
+    4: ("static", False, True), 5: ("dynamic", False, True), 6: ("ground", False, True),
+    7: ("road", False, False), 8: ("sidewalk", False, False), 9: ("parking", False, True),
+    10: ("rail track", False, True), 11: ("building", False, False), 12: ("wall", False, False),
+    13: ("fence", False, False), 14: ("guard rail", False, True), 15: ("bridge", False, True),
+    16: ("tunnel", False, True), 17: ("pole", False, False), 18: ("polegroup", False, True),
+    19: ("traffic light", False, False), 20: ("traffic sign", False, False),
+    21: ("vegetation", False, False), 22: ("terrain", False, False), 23: ("sky", False, False),
+    24: ("person", True, False), 25: ("rider", True, False), 26: ("car", True, False),
+    27: ("truck", True, False), 28: ("bus", True, False), 29: ("caravan", True, True),
+    30: ("trailer", True, True), 31: ("train", True, False), 32: ("motorcycle", True, False),
+    33: ("bicycle", True, False), -1: ("license plate", False, True),
+}
+#: The evaluated classes, in cityscapesScripts' order.
+CLASSES: Tuple[str, ...] = tuple(n for i, (n, inst, ign) in sorted(LABELS.items(), key=lambda kv: (kv[0] < 0, kv[0]))
+                                 if inst and not ign)
+_CLASS_OF_LABEL = {i: CLASSES.index(n) for i, (n, _, _) in LABELS.items() if n in CLASSES}
+_VOID_LABELS = np.array(sorted(i for i, (_, _, ign) in LABELS.items() if ign and i >= 0), np.int64)
+#: Overlap thresholds (cityscapesScripts' ``np.arange(0.5, 1., 0.05)``).
+OVERLAPS = np.arange(0.5, 1.0, 0.05)
+MIN_REGION_SIZE = 100
+GT_SUFFIX = "_gtFine_instanceIds.png"
+IOU_TYPES = ("segm", "boundary")
+
+
+# ----------------------------------------------------------------------------
+# finding and reading files
+# ----------------------------------------------------------------------------
+def find_ground_truth(gt_dir) -> List[str]:
+    """Ground-truth files ``<gt_dir>/*/*_gtFine_instanceIds.png``, sorted.
+
+    Raises
+    ------
+    ValueError
+        If ``gt_dir`` is not a folder or holds no such file.
+    """
+    gt_dir = os.fspath(gt_dir)
+    if not os.path.isdir(gt_dir):
+        raise ValueError(f"ground truth folder not found: {gt_dir}")
+    found = []
+    for city in sorted(os.listdir(gt_dir)):
+        sub = os.path.join(gt_dir, city)
+        if os.path.isdir(sub):
+            found.extend(os.path.join(sub, f) for f in sorted(os.listdir(sub)) if f.endswith(GT_SUFFIX))
+    if not found:
+        raise ValueError(f"no ground truth images in {gt_dir}: expected <city>/*{GT_SUFFIX}")
+    return found
+
+
+def _core_name(gt_file: str) -> str:
+    base = os.path.basename(gt_file)
+    parts = base[:-len(GT_SUFFIX)].split("_") if base.endswith(GT_SUFFIX) else []
+    if len(parts) != 3 or not all(parts):
+        raise ValueError(f"not a Cityscapes ground truth file name (<city>_<seq>_<frame>{GT_SUFFIX}): {gt_file}")
+    return "_".join(parts)
+
+
+def find_predictions(gt_files: Sequence[str], result_dir) -> List[str]:
+    """The prediction file of every ground-truth file, as cityscapesScripts finds it.
+
+    For ``<city>_<seq>_<frame>_gtFine_instanceIds.png`` that is the one file
+    named ``<city>_<seq>_<frame>*.txt`` anywhere under ``result_dir``.
+
+    Raises
+    ------
+    ValueError
+        If ``result_dir`` is not a folder, or an image has no prediction file
+        or more than one.
+    """
+    result_dir = os.fspath(result_dir)
+    if not os.path.isdir(result_dir):
+        raise ValueError(f"results folder not found: {result_dir}")
+    txt = sorted((name, os.path.join(root, name)) for root, _, names in os.walk(result_dir)
+                 for name in names if name.endswith(".txt"))
+    names = [n for n, _ in txt]
+    out = []
+    for gt in gt_files:
+        core = _core_name(gt)
+        i = bisect.bisect_left(names, core)
+        hits = []
+        while i < len(names) and names[i].startswith(core):
+            hits.append(txt[i][1])
+            i += 1
+        if not hits:
+            raise ValueError(f"no prediction file {core}*.txt under {result_dir} for ground truth {gt}")
+        if len(hits) > 1:
+            raise ValueError(f"several prediction files for ground truth {gt}: {', '.join(hits)}")
+        out.append(hits[0])
+    return out
+
+
+def read_prediction_file(path) -> List[Tuple[str, int, float]]:
+    """Lines ``relPath labelID confidence`` of a prediction file.
+
+    Returns
+    -------
+    list of (mask_path, label_id, confidence)
+        ``mask_path`` is absolute (``relPath`` is relative to the file's
+        folder).  A mask listed twice counts once, with its last label and
+        confidence (as in cityscapesScripts).
+
+    Raises
+    ------
+    ValueError
+        On a missing file, a line without exactly three fields, an absolute
+        path, a label id that is not a Cityscapes label, or a confidence that
+        is not a finite number.  Blank lines and extra spaces are fine.
+    """
+    path = os.fspath(path)
+    try:
+        with open(path, "r") as f:
+            lines = f.read().splitlines()
+    except FileNotFoundError:
+        raise ValueError(f"prediction file not found: {path}") from None
+    except UnicodeDecodeError:
+        raise ValueError(f"prediction file is not text: {path}") from None
+    folder = os.path.dirname(os.path.abspath(path))
+    preds: Dict[str, Tuple[int, float]] = {}
+    for n, line in enumerate(lines, 1):
+        fields = line.split()
+        if not fields:
+            continue
+        where = f"{path}, line {n}"
+        if len(fields) != 3:
+            raise ValueError(f"{where}: expected 'relPath labelID confidence', got {line.strip()!r}")
+        rel, lab, conf = fields
+        if os.path.isabs(rel):
+            raise ValueError(f"{where}: the mask path must be relative to the prediction file, got {rel!r}")
+        try:
+            label = float(lab)
+            label_id = int(label)
+        except (ValueError, OverflowError):
+            raise ValueError(f"{where}: label id is not a number: {lab!r}") from None
+        if label_id not in LABELS:
+            raise ValueError(f"{where}: unknown Cityscapes label id {lab!r} (regular ids -1..33, not train ids)")
+        try:
+            score = float(conf)
+        except ValueError:
+            raise ValueError(f"{where}: confidence is not a number: {conf!r}") from None
+        if not math.isfinite(score):
+            raise ValueError(f"{where}: confidence must be finite, got {conf!r}")
+        mask = os.path.abspath(os.path.join(folder, rel))
+        if mask in preds:
+            logger.warning("%s: mask %s is listed more than once; its last line counts", where, rel)
+        preds[mask] = (label_id, score)
+    return [(m, lab, s) for m, (lab, s) in preds.items()]
+
+
+_PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
+
+
+def _png_gray_depth(head: bytes) -> int:
+    """Bit depth of a greyscale, non-interlaced PNG from its first 29 bytes, else 0."""
+    if len(head) < 29 or head[:8] != _PNG_SIGNATURE or head[12:16] != b"IHDR":
+        return 0
+    depth, color, interlace = head[24], head[25], head[28]
+    return depth if color == 0 and interlace == 0 and depth in (8, 16) else 0
+
+
+def _idat(blob: bytes) -> Optional[Tuple[bytes, int, int]]:
+    """(zlib stream, height, width) of a PNG file's bytes, or None."""
+    w, h = int.from_bytes(blob[16:20], "big"), int.from_bytes(blob[20:24], "big")
+    parts, i, n = [], 8, len(blob)
+    while i + 8 <= n:
+        size = int.from_bytes(blob[i:i + 4], "big")
+        kind = blob[i + 4:i + 8]
+        if kind == b"IDAT":
+            parts.append(blob[i + 8:i + 8 + size])
+        elif kind == b"IEND":
+            break
+        i += 12 + size
+    if not parts or h < 1 or w < 1 or h * w > (1 << 31):
+        return None
+    return (parts[0] if len(parts) == 1 else b"".join(parts)), h, w
+
+
+def _fast_gray(blob: bytes, depth: int) -> Optional[np.ndarray]:
+    """A greyscale PNG (8 or 16 bit) decoded by the package's inflater (see
+    ``_cityscapes.pxi``), or None to leave the file to Pillow."""
+    found = _idat(blob)
+    if found is None:
+        return None
+    z, h, w = found
+    raw = _mask.cs_png_gray(z, h, w, depth // 8)
+    if raw is None or depth == 8:
+        return raw
+    return raw.view(">u2").astype(np.uint16)
+
+
+class _PngMask:
+    """An 8-bit greyscale PNG mask not decoded yet: the kernel decodes and
+    scans it row by row (``cs_png_mask_stats``)."""
+
+    __slots__ = ("path", "what", "zdata", "shape")
+
+    def __init__(self, path, what, zdata, h, w):
+        self.path, self.what, self.zdata, self.shape = path, what, zdata, (h, w)
+
+
+def _mask_source(path: str, what: str):
+    """A mask file as a :class:`_PngMask` when it is a plain 8-bit greyscale
+    PNG, else as the array Pillow's mode "L" gives."""
+    try:
+        with open(path, "rb") as f:
+            blob = f.read()
+    except OSError:
+        blob = b""
+    if _png_gray_depth(blob[:29]) == 8:
+        found = _idat(blob)
+        if found is not None:
+            return _PngMask(path, what, *found)
+    return _read_png(path, what, True)
+
+
+def _read_png(path: str, what: str, mask: bool) -> np.ndarray:
+    """Pixels of an image file: a mask as Pillow's mode "L" gives them
+    (uint8), ground truth as stored.  Plain greyscale PNGs (8-bit masks,
+    8/16-bit ground truth) are decoded here (the same pixels, much faster),
+    anything else (or anything this rejects) by Pillow."""
+    try:
+        with open(path, "rb") as f:
+            blob = f.read()
+    except OSError:
+        blob = b""
+    depth = _png_gray_depth(blob[:29])
+    if depth == 8 or (depth == 16 and not mask):
+        arr = _fast_gray(blob, depth)
+        if arr is not None:
+            return arr
+    from PIL import Image, UnidentifiedImageError
+
+    try:
+        with Image.open(path) as img:
+            if mask and img.mode != "L":
+                img = img.convert("L")
+            return np.asarray(img)
+    except FileNotFoundError:
+        raise ValueError(f"{what} not found: {path}") from None
+    except (UnidentifiedImageError, OSError, SyntaxError, ValueError) as exc:
+        raise ValueError(f"cannot read {what} {path}: {exc}") from None
+
+
+# ----------------------------------------------------------------------------
+# one image
+# ----------------------------------------------------------------------------
+class _GroundTruth:
+    """Segments of the evaluated classes in one ground-truth id map.
+
+    ``index`` maps every pixel to 1..K (the K segments, in id order), K+1
+    (void) or 0 (anything else); ``bindex`` holds the segments' boundaries
+    the same way (0 off them).
+    """
+
+    def __init__(self, ids: np.ndarray, name: str, iou_type: str, ratio: float):
+        if ids.ndim != 2 or ids.size == 0:
+            raise ValueError(f"{name}: ground truth must be a non-empty 2-D id map, got shape {ids.shape}")
+        if not np.issubdtype(ids.dtype, np.integer):
+            raise ValueError(f"{name}: ground truth ids must be integers, got dtype {ids.dtype}")
+        self.shape = ids.shape
+        if ids.dtype == np.uint16:  # the format's type
+            ids = np.ascontiguousarray(ids)
+            counts = _mask.cs_hist16(ids)
+            present = np.flatnonzero(counts)
+            counts = counts[present]
+        else:
+            flat = ids.reshape(-1)
+            lo = int(flat.min())
+            if lo < 0:
+                raise ValueError(f"{name}: negative ground truth id {lo}")
+            if int(flat.max()) < (1 << 22):
+                counts = np.bincount(flat, minlength=1)
+                present = np.flatnonzero(counts)
+                counts = counts[present]
+            else:
+                present, counts = np.unique(flat, return_counts=True)
+        hi = int(present[-1])
+        label = np.where(present < 1000, present, present // 1000)
+        unknown = [int(v) for v, lab in zip(present, label) if int(lab) not in LABELS]
+        if unknown:
+            raise ValueError(f"{name}: pixel value {unknown[0]} is not a Cityscapes id "
+                             f"(label id, or label id * 1000 + instance number)")
+        cls = np.array([_CLASS_OF_LABEL.get(int(lab), -1) for lab in label], np.int64)
+        sel = cls >= 0
+        self.inst_id = present[sel].astype(np.int64)
+        self.cls = cls[sel]
+        self.pixels = counts[sel].astype(np.int64)
+        k = len(self.inst_id)
+        lut = np.zeros(hi + 1, np.uint32)
+        lut[self.inst_id] = np.arange(1, k + 1, dtype=np.uint32)
+        void = present[np.isin(present, _VOID_LABELS)]
+        lut[void] = k + 1
+        self.k = k + 2
+        if ids.dtype == np.uint16:
+            self.index = _mask.cs_relabel16(np.ascontiguousarray(ids), lut)
+        else:
+            self.index = np.ascontiguousarray(lut[ids])
+        self.d = dilation_pixels(ids.shape[0], ids.shape[1], ratio) if iou_type == "boundary" else 0
+        if iou_type == "boundary" and k:
+            self.bindex, bpix = _mask.pan_segment_boundaries(self.index, np.arange(1, k + 1, dtype=np.uint32), self.d)
+            self.bpixels = bpix.astype(np.int64)
+        else:
+            self.bindex = None
+            self.bpixels = np.zeros(k, np.int64)
+
+
+def _image_records(gt: _GroundTruth, preds, name: str):
+    """Per-image pairing: ground truth (class, id, pixels, boundary pixels) and
+    predictions (class, score, pixels, boundary pixels, void pixels, pairs)."""
+    boundary = gt.d > 0
+    out_preds = []
+    for source, label_id, score, load in preds:
+        c = _CLASS_OF_LABEL.get(label_id, -1)
+        if c < 0:
+            continue  # a label that is not evaluated
+        mask = load()
+        if len(mask.shape) != 2 or mask.shape != gt.shape:
+            raise ValueError(f"{source}: mask is {'x'.join(map(str, mask.shape))} but the ground truth "
+                             f"{name} is {gt.shape[0]}x{gt.shape[1]}")
+        stats = None
+        if isinstance(mask, _PngMask):
+            stats = _mask.cs_png_mask_stats(mask.zdata, mask.shape[0], mask.shape[1], gt.index, gt.bindex,
+                                            gt.k, gt.d)
+            if stats is None:  # not decodable here: Pillow reads it (or says what is wrong)
+                mask = _read_png(mask.path, mask.what, True)
+        if stats is None:
+            if mask.dtype != np.uint8:
+                mask = (mask != 0).view(np.uint8) if mask.dtype == bool else (mask != 0).astype(np.uint8)
+            mask = np.ascontiguousarray(mask)
+            stats = _mask.cs_mask_stats(mask, gt.index, gt.bindex, gt.k, gt.d)
+        area, inter, barea, binter = stats
+        if area == 0:
+            continue  # empty masks are skipped
+        seg = np.flatnonzero(inter[1:gt.k - 1]) if gt.k > 2 else np.zeros(0, np.int64)
+        seg = seg[gt.cls[seg] == c]
+        if boundary:
+            seg = seg[binter[1:][seg] > 0]
+        out_preds.append((c, float(score), int(area), int(barea), int(inter[gt.k - 1]),
+                          seg, inter[1:][seg].astype(np.int64), binter[1:][seg].astype(np.int64)))
+    return (gt.cls, gt.inst_id, gt.pixels, gt.bpixels), out_preds
+
+
+# ----------------------------------------------------------------------------
+# accumulation
+# ----------------------------------------------------------------------------
+def _average_precision(y_true: np.ndarray, y_score: np.ndarray, hard_fns: int) -> float:
+    """cityscapesScripts' AP of one class and threshold (step integration of
+    the precision/recall curve plus the point recall 0, precision 1)."""
+    if len(y_score) == 0:
+        return 0.0  # only the added point: the curve encloses no area
+    order = np.argsort(y_score)
+    scores = y_score[order]
+    cum = np.cumsum(y_true[order])
+    _, first = np.unique(scores, return_index=True)
+    before = np.where(first > 0, cum[first - 1], 0.0)
+    n_true = cum[-1]
+    tp = n_true - before
+    fp = len(scores) - first - tp
+    fn = before + hard_fns
+    precision = np.append(tp / (tp + fp), 1.0)
+    recall = np.append(tp / (tp + fn), 0.0)
+    widths = np.convolve(np.concatenate(([recall[0]], recall, [0.0])), [-0.5, 0.0, 0.5], "valid")
+    return float(np.dot(precision, widths))
+
+
+def _accumulate(images, boundary: bool) -> np.ndarray:
+    """AP per class and threshold, shape (len(CLASSES), len(OVERLAPS))."""
+    ap = np.zeros((len(CLASSES), len(OVERLAPS)))
+    for c in range(len(CLASSES)):
+        g_pix, g_bpix, g_id = [], [], []
+        p_score, p_pix, p_void = [], [], []
+        pair_p, pair_g, pair_i, pair_b = [], [], [], []
+        n_g = n_p = 0
+        for (cls, inst_id, pixels, bpixels), preds in images:
+            local = np.full(len(cls), -1, np.int64)
+            mine = np.flatnonzero(cls == c)
+            local[mine] = np.arange(n_g, n_g + len(mine))
+            g_pix.append(pixels[mine])
+            g_bpix.append(bpixels[mine])
+            g_id.append(inst_id[mine])
+            n_g += len(mine)
+            for pc, score, area, barea, void, seg, inter, binter in preds:
+                if pc != c:
+                    continue
+                p_score.append(score)
+                p_pix.append((area, barea))
+                p_void.append(void)
+                pair_p.append(np.full(len(seg), n_p, np.int64))
+                pair_g.append(local[seg])
+                pair_i.append(inter)
+                pair_b.append(binter)
+                n_p += 1
+        g_pix = np.concatenate(g_pix) if g_pix else np.zeros(0, np.int64)
+        g_bpix = np.concatenate(g_bpix) if g_bpix else np.zeros(0, np.int64)
+        g_id = np.concatenate(g_id) if g_id else np.zeros(0, np.int64)
+        eligible = (g_id >= 1000) & (g_pix >= MIN_REGION_SIZE)
+        have_gt, have_pred = bool(eligible.any()), n_p > 0
+        if not have_gt:
+            ap[c] = np.nan
+            continue
+        if not have_pred:
+            ap[c] = 0.0
+            continue
+        p_score = np.array(p_score, np.float64)
+        p_area = np.array([a for a, _ in p_pix], np.int64)
+        p_barea = np.array([b for _, b in p_pix], np.int64)
+        p_void = np.array(p_void, np.int64)
+        pp = np.concatenate(pair_p)
+        pg = np.concatenate(pair_g)
+        pi = np.concatenate(pair_i)
+        pb = np.concatenate(pair_b)
+        overlap = pi / (g_pix[pg] + p_area[pp] - pi)
+        if boundary:
+            overlap = np.minimum(overlap, pb / (g_bpix[pg] + p_barea[pp] - pb))
+        # pixels an unmatched prediction has on groups and small instances
+        # (a small group counts twice, as in cityscapesScripts)
+        weight = (g_id[pg] < 1000).astype(np.int64) + (g_pix[pg] < MIN_REGION_SIZE)
+        ignored = p_void + np.bincount(pp, weights=pi * weight, minlength=n_p).astype(np.int64)
+        ignore_frac = ignored / p_area
+        pair_ok = eligible[pg]
+        n_eligible = int(eligible.sum())
+        for t, th in enumerate(OVERLAPS):
+            hit = overlap > th
+            m = np.flatnonzero(hit & pair_ok)
+            # per matched ground truth: the best score is a true positive,
+            # every other matching prediction a false positive
+            order = np.lexsort((-p_score[pp[m]], pg[m]))
+            mg, ms = pg[m][order], p_score[pp[m]][order]
+            first = np.ones(len(mg), bool)
+            first[1:] = mg[1:] != mg[:-1]
+            tp_scores, dup_scores = ms[first], ms[~first]
+            hard_fns = n_eligible - len(tp_scores)
+            found = np.zeros(n_p, bool)
+            found[pp[hit]] = True
+            fp_scores = p_score[~found & (ignore_frac <= th)]
+            y_score = np.concatenate((tp_scores, dup_scores, fp_scores))
+            y_true = np.concatenate((np.ones(len(tp_scores)), np.zeros(len(dup_scores) + len(fp_scores))))
+            ap[c, t] = _average_precision(y_true, y_score, hard_fns)
+    return ap
+
+
+def _summarize(ap: np.ndarray, iou_type: str, ratio: Optional[float], n_images: int) -> dict:
+    o50 = int(np.flatnonzero(np.isclose(OVERLAPS, 0.5))[0])
+    with np.errstate(all="ignore"), _quiet_nan_warnings():
+        all_ap = float(np.nanmean(ap)) if not np.isnan(ap).all() else float("nan")
+        col = ap[:, o50]
+        all_ap50 = float(np.nanmean(col)) if not np.isnan(col).all() else float("nan")
+    per_class, classes = {}, {}
+    for c, name in enumerate(CLASSES):
+        a, a50 = float(np.average(ap[c])), float(ap[c, o50])
+        per_class[name] = {"AP": a, "AP50": a50, "AP_per_threshold": [float(v) for v in ap[c]]}
+        classes[name] = {"ap": a, "ap50%": a50}
+    return {
+        "AP": all_ap,
+        "AP50": all_ap50,
+        "per_class": per_class,
+        "thresholds": [float(v) for v in OVERLAPS],
+        "iou_type": iou_type,
+        "dilation_ratio": ratio,
+        "n_images": n_images,
+        # cityscapesScripts' result dictionary
+        "averages": {"allAp": all_ap, "allAp50%": all_ap50, "classes": classes},
+        "overlaps": OVERLAPS.tolist(),
+        "minRegionSizes": [MIN_REGION_SIZE],
+        "instLabels": list(CLASSES),
+        "resultApMatrix": [ap.tolist()],
+    }
+
+
+class _quiet_nan_warnings:
+    def __enter__(self):
+        import warnings
+
+        self._w = warnings.catch_warnings()
+        self._w.__enter__()
+        warnings.simplefilter("ignore", RuntimeWarning)
+
+    def __exit__(self, *exc):
+        return self._w.__exit__(*exc)
+
+
+# ----------------------------------------------------------------------------
+# public entry points
+# ----------------------------------------------------------------------------
+def _check_options(iou_type, dilation_ratio, num_threads):
+    if iou_type not in IOU_TYPES:
+        raise ValueError(f"iou_type must be 'segm' or 'boundary', got {iou_type!r}")
+    ratio = check_dilation_ratio(dilation_ratio)
+    return ratio, resolve_threads(num_threads)
+
+
+def _run(n_images: int, costs, work, iou_type: str, ratio: float, threads: int) -> dict:
+    def block(lo, hi):
+        return [work(i) for i in range(lo, hi)]
+
+    ranges = split_by_cost(np.asarray(costs, np.float64), threads * 4)
+    images = [r for part in run_ranges(block, ranges, threads) for r in part]
+    ap = _accumulate(images, iou_type == "boundary")
+    return _summarize(ap, iou_type, ratio if iou_type == "boundary" else None, n_images)
+
+
+def evaluate_img_lists(prediction_files: Sequence, gt_files: Sequence, *, iou_type: str = "boundary",
+                       dilation_ratio: float = 0.005, num_threads: Optional[int] = None) -> dict:
+    """Evaluate explicit lists of files (cityscapesScripts' ``evaluateImgLists``).
+
+    Parameters
+    ----------
+    prediction_files : sequence of path
+        One prediction text file per ground-truth file, in the same order.
+    gt_files : sequence of path
+        ``*_gtFine_instanceIds.png`` files.
+    iou_type, dilation_ratio, num_threads
+        As for :func:`evaluate_cityscapes`.
+
+    Returns
+    -------
+    dict
+        As for :func:`evaluate_cityscapes`.
+    """
+    ratio, threads = _check_options(iou_type, dilation_ratio, num_threads)
+    gt_files = [os.fspath(p) for p in gt_files]
+    prediction_files = [os.fspath(p) for p in prediction_files]
+    if len(gt_files) != len(prediction_files):
+        raise ValueError(f"{len(prediction_files)} prediction files for {len(gt_files)} ground truth files")
+    if not gt_files:
+        raise ValueError("no ground truth files to evaluate")
+    seen = {}
+    for gt in gt_files:
+        key = os.path.abspath(gt)
+        if key in seen:
+            raise ValueError(f"ground truth file listed twice: {gt}")
+        seen[key] = True
+    pred_lists = [read_prediction_file(p) for p in prediction_files]
+
+    def work(i):
+        gt = _GroundTruth(_read_png(gt_files[i], "ground truth image", False), gt_files[i], iou_type, ratio)
+        preds = [(m, lab, s, (lambda m=m: _mask_source(m, f"mask of {prediction_files[i]}")))
+                 for m, lab, s in pred_lists[i]]
+        return _image_records(gt, preds, gt_files[i])
+
+    return _run(len(gt_files), [len(p) + 4 for p in pred_lists], work, iou_type, ratio, threads)
+
+
+def evaluate_cityscapes(gt_dir, result_dir, *, iou_type: str = "boundary", dilation_ratio: float = 0.005,
+                        num_threads: Optional[int] = None) -> dict:
+    """Cityscapes instance segmentation AP / Boundary AP of a results folder.
+
+    Parameters
+    ----------
+    gt_dir : path
+        Ground-truth folder such as ``gtFine/val`` (``<city>/*_gtFine_instanceIds.png``).
+    result_dir : path
+        Results folder: one ``<city>_<seq>_<frame>*.txt`` per ground-truth
+        image (searched recursively), lines ``relPath labelID confidence``.
+    iou_type : {"boundary", "segm"}, optional
+        ``"boundary"``: Boundary AP (overlap ``min(mask IoU, Boundary IoU)``);
+        ``"segm"``: cityscapesScripts' mask AP.
+    dilation_ratio : float, optional
+        Boundary width as a fraction of the image diagonal (0.005, the
+        paper's value for Cityscapes).  Unused for ``"segm"``.
+    num_threads : int, optional
+        Threads over images (default: all cores).
+
+    Returns
+    -------
+    dict
+        ``"AP"``, ``"AP50"`` (NaN-means over classes), ``"per_class"``
+        ``{name: {"AP", "AP50", "AP_per_threshold"}}``, ``"thresholds"``, and
+        cityscapesScripts' keys ``"averages"`` (``allAp``, ``allAp50%``,
+        ``classes``), ``"overlaps"``, ``"instLabels"``, ``"resultApMatrix"``.
+        Fractions in [0, 1]; NaN for a class without ground truth.
+
+    Raises
+    ------
+    ValueError
+        Missing folders, an image without (or with several) prediction files,
+        malformed lines, unknown label ids, unreadable or wrongly sized masks,
+        ground-truth pixel values that are not Cityscapes ids.
+    """
+    gt_files = find_ground_truth(gt_dir)
+    return evaluate_img_lists(find_predictions(gt_files, result_dir), gt_files, iou_type=iou_type,
+                              dilation_ratio=dilation_ratio, num_threads=num_threads)
+
+
+def evaluate_arrays(gt_id_maps: Sequence, predictions: Sequence, *, iou_type: str = "boundary",
+                    dilation_ratio: float = 0.005, num_threads: Optional[int] = None) -> dict:
+    """The same evaluation on in-memory data.
+
+    Parameters
+    ----------
+    gt_id_maps : sequence of (H, W) integer arrays
+        Ground-truth id maps, as in ``*_gtFine_instanceIds.png``.
+    predictions : sequence of sequences of dict
+        For each image, its predictions: ``{"mask": (H, W) array (nonzero =
+        foreground), "label_id": Cityscapes label id, "score": float}``.
+    iou_type, dilation_ratio, num_threads
+        As for :func:`evaluate_cityscapes`.
+
+    Returns
+    -------
+    dict
+        As for :func:`evaluate_cityscapes`.
+    """
+    ratio, threads = _check_options(iou_type, dilation_ratio, num_threads)
+    gts, preds = list(gt_id_maps), list(predictions)
+    if len(gts) != len(preds):
+        raise ValueError(f"{len(preds)} prediction lists for {len(gts)} ground truth maps")
+    if not gts:
+        raise ValueError("no ground truth to evaluate")
+    checked = []
+    for i, plist in enumerate(preds):
+        rows = []
+        for j, p in enumerate(plist):
+            where = f"predictions[{i}][{j}]"
+            if not isinstance(p, dict) or not {"mask", "label_id", "score"} <= set(p):
+                raise ValueError(f"{where}: expected a dict with 'mask', 'label_id' and 'score'")
+            lab, score = p["label_id"], p["score"]
+            if isinstance(lab, bool) or not isinstance(lab, numbers.Integral) or int(lab) not in LABELS:
+                raise ValueError(f"{where}: unknown Cityscapes label id {lab!r}")
+            if isinstance(score, bool) or not isinstance(score, numbers.Real) or not math.isfinite(score):
+                raise ValueError(f"{where}: score must be a finite number, got {score!r}")
+            mask = np.asarray(p["mask"])
+            rows.append((where, int(lab), float(score), (lambda m=mask: m)))
+        checked.append(rows)
+
+    def work(i):
+        ids = np.asarray(gts[i])
+        gt = _GroundTruth(ids, f"gt_id_maps[{i}]", iou_type, ratio)
+        return _image_records(gt, checked[i], f"gt_id_maps[{i}]")
+
+    return _run(len(gts), [len(p) + 4 for p in checked], work, iou_type, ratio, threads)
+
+
+def print_results(results: dict, file=None) -> None:
+    """Print cityscapesScripts' table (class, AP, AP_50%) of a result dict."""
+    import sys
+
+    out = file or sys.stdout
+    line_len = 50
+    print("", file=out)
+    print("#" * line_len, file=out)
+    print("{:<15}:{:>15}{:>15}".format("what", "AP", "AP_50%"), file=out)
+    print("#" * line_len, file=out)
+    for name in CLASSES:
+        c = results["averages"]["classes"][name]
+        print("{:<15}:{:>15.3f}{:>15.3f}".format(name, c["ap"], c["ap50%"]), file=out)
+    print("-" * line_len, file=out)
+    print("{:<15}:{:>15.3f}{:>15.3f}".format("average", results["AP"], results["AP50"]), file=out)
+    print("", file=out)
