@@ -19,7 +19,8 @@ ALLOWED = {
     "panoptic": BASE | {"masks"},
     "semantic": BASE | {"masks"},
     "integrations": BASE | {"masks", "instance", "panoptic", "semantic"},
-    "cli": BASE | {"masks", "instance", "panoptic", "semantic", "integrations"},
+    "report": BASE | {"masks", "instance", "panoptic", "semantic"},
+    "cli": BASE | {"masks", "instance", "panoptic", "semantic", "integrations", "report"},
 }
 
 
@@ -90,6 +91,8 @@ def test_every_package_says_what_lives_there():
     ("boundary_api.reference", ["mask_to_boundary", "boundary_iou"]),
     ("boundary_api.d2_results", ["coco_boundary_metrics", "lvis_boundary_metrics", "prepare_results"]),
     ("boundary_api.cli", ["main"]),
+    ("boundary_api.report", ["collect", "figures", "write_html", "write_pngs"]),
+    ("boundary_api.instance.analysis", ["analyze_errors", "pr_curves", "boundary_coverage"]),
 ])
 def test_documented_import_paths(path, names):
     module = importlib.import_module(path)

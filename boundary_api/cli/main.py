@@ -41,6 +41,12 @@ def main(argv: Optional[List[str]] = None) -> int:
             args = semantic.parser().parse_args(argv[1:])
             check_out_path(args.json_out, [])
             return semantic.run(args)
+        if argv and argv[0] == "analyze":
+            from . import analyze
+            return analyze.main(argv[1:])
+        if argv and argv[0] == "report":
+            from . import report
+            return report.main(argv[1:])
         if argv and argv[0] == "measures":
             from . import measures
             return measures.main(argv[1:])
