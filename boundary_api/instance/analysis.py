@@ -60,7 +60,7 @@ positives before true positives after one.
 from __future__ import annotations
 
 import logging
-from typing import Dict, List, Optional
+from typing import Dict, Optional
 
 import numpy as np
 import pycocotools.mask as mask_utils

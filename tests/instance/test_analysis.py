@@ -12,7 +12,7 @@ from boundary_api.instance.analysis import (ERROR_TYPES, analyze_errors, boundar
                                             pr_curves)
 from boundary_api.masks import boundary_iou
 
-from analysis_data import build, rle, square
+from analysis_data import build, square
 
 
 def only(result, **expected):

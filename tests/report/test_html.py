@@ -4,7 +4,6 @@ broken image), nothing is fetched from the network, the category table sorts.
 Needs Chromium (Debian: ``apt-get install chromium``); skips when no browser
 binary is on PATH."""
 import json
-import os
 import re
 import shutil
 import subprocess
