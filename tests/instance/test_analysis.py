@@ -6,6 +6,7 @@ import io
 
 import numpy as np
 import pytest
+from hypothesis import given, settings, strategies as st
 
 from boundary_api import COCO, COCOeval
 from boundary_api.instance.analysis import (ERROR_TYPES, analyze_errors, boundary_coverage, image_ious,
@@ -13,6 +14,7 @@ from boundary_api.instance.analysis import (ERROR_TYPES, analyze_errors, boundar
 from boundary_api.masks import boundary_iou
 
 from analysis_data import build, square
+from synth import make_dataset
 
 
 def only(result, **expected):
@@ -229,3 +231,56 @@ def test_boundary_coverage_counts_objects_that_are_all_boundary():
     assert cov["medium"] == {"objects": 1, "covered": 0, "fraction": 0.0}  # A (40 x 40)
     assert cov["all"]["fraction"] == pytest.approx(1 / 3)
     assert cov["large"]["fraction"] is None
+
+
+# ----------------------------------------------------------------------------
+# generated data (tests/synth.py: crowds, ties, more than max_dets, empty images)
+# ----------------------------------------------------------------------------
+def _load(gt_dict, dets):
+    with contextlib.redirect_stdout(io.StringIO()):
+        gt = COCO.from_dataset(gt_dict)
+        dt = gt.loadRes(dets)
+    return gt, dt
+
+
+@settings(max_examples=12, deadline=None)
+@given(seed=st.integers(0, 10 ** 6))
+def test_invariants_on_generated_data(seed):
+    gt, dt = _load(*make_dataset(seed=seed, num_images=8, max_size=40))
+    ims = image_ious(gt, dt)
+    r = analyze_errors(gt, dt, images=ims)
+    for res in [r] + list(r["per_size"].values()):
+        if not np.isnan(res["ap"]):
+            for t in ERROR_TYPES:
+                assert 0.0 <= res["errors"][t] <= 1.0 - res["ap"] + 1e-12, t
+    assert r["counts"]["boundary"] == len(r["boundary_errors"])
+    for row in r["boundary_errors"]:
+        assert row["mask_iou"] >= 0.5 > min(row["mask_iou"], row["boundary_iou"])
+    # a band as wide as the image covers every mask: boundary IoU = mask IoU, the same
+    # breakdown as mask IoU and no boundary error
+    wide = analyze_errors(gt, dt, dilation_ratio=1.0)
+    segm = analyze_errors(gt, dt, iou="segm", images=ims)
+    assert wide["ap"] == segm["ap"] and wide["errors"] == segm["errors"] and wide["counts"] == segm["counts"]
+
+
+@settings(max_examples=8, deadline=None)
+@given(seed=st.integers(0, 10 ** 6))
+def test_ground_truth_as_results_has_no_error(seed):
+    gt_dict, _ = make_dataset(seed=seed, num_images=8, max_size=40)
+    anns = [a for a in gt_dict["annotations"] if not a["iscrowd"]]
+    if not anns:
+        return
+    with contextlib.redirect_stdout(io.StringIO()):
+        gt = COCO.from_dataset(gt_dict)
+    dets = []
+    for n, a in enumerate(anns):
+        r = gt.annToRLE(a)
+        dets.append({"image_id": a["image_id"], "category_id": a["category_id"],
+                     "segmentation": {"size": r["size"], "counts": r["counts"] if isinstance(r["counts"], str)
+                                      else r["counts"].decode("ascii")},
+                     "score": 1.0 - n / (len(anns) + 1)})
+    with contextlib.redirect_stdout(io.StringIO()):
+        dt = gt.loadRes(dets)
+    r = analyze_errors(gt, dt, max_dets=1000)
+    assert r["ap"] == 1.0
+    assert all(v == 0.0 for v in r["errors"].values()) and all(v == 0 for v in r["counts"].values())
