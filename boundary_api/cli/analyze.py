@@ -8,11 +8,11 @@ import io
 import logging
 import time
 
-import boundary_api
 from .._io import read_json
-from ..instance._checks import check_instances_dataset, unknown_categories
-from ._common import PROG, InputError, check_out_path, positive_int, ratio
-from .output import finite_or_none, write_json
+from ..instance._checks import check_instances_dataset
+from ._common import PROG, HelpFormatter, InputError, add_common_flags, check_out_path, positive_int, ratio
+from .instances import _check_ground_truth_masks, _check_results_file
+from .output import build_document, metric_value, write_json
 
 log = logging.getLogger("boundary_api")
 
@@ -42,6 +42,7 @@ def add_input_flags(p: argparse.ArgumentParser) -> None:
                    help="detections kept per image (highest scores)")
     p.add_argument("--threads", type=positive_int, default=None, metavar="N",
                    help="threads for the kernels (default: all cores)")
+    add_common_flags(p)
 
 
 def parser() -> argparse.ArgumentParser:
@@ -51,7 +52,7 @@ def parser() -> argparse.ArgumentParser:
                     "both, duplicate, background and missed errors, with IoU = min(mask IoU, boundary IoU)), "
                     "plus boundary errors: detections that Mask IoU accepts and Boundary IoU rejects. "
                     "Prints ΔAP x100 per error type, overall and per object size.",
-        formatter_class=argparse.ArgumentDefaultsHelpFormatter)
+        formatter_class=HelpFormatter)
     add_input_flags(p)
     p.add_argument("--iou-type", choices=("boundary", "segm"), default="boundary",
                    help="boundary: IoU = min(mask IoU, boundary IoU); segm: mask IoU (plain TIDE, no boundary "
@@ -65,23 +66,20 @@ def load(args):
     """The ground truth and results as boundary_api COCO objects, checked."""
     from ..instance.coco import COCO
 
-    gt_data = read_json(args.gt, "ground truth")
-    check_instances_dataset(gt_data, args.gt)
-    dt_data = read_json(args.dt, "results")
-    if isinstance(dt_data, list):
-        bad = unknown_categories([a for a in dt_data if isinstance(a, dict)],
-                                 [c["id"] for c in gt_data["categories"]])
-        if bad:
-            shown = ", ".join(map(str, bad[:10])) + (" ..." if len(bad) > 10 else "")
-            raise InputError(f"{args.dt}: results use category ids that {args.gt} does not have: {shown}")
-    with contextlib.redirect_stdout(io.StringIO()):
-        gt = COCO.from_dataset(gt_data, args.gt)
-        dt = gt.loadRes(dt_data)
-    if getattr(dt, "_segm_from_bbox", False):
-        raise InputError(f"{args.dt}: results have no 'segmentation' (boxes only); the analysis needs masks")
     if args.pos_threshold < args.background_threshold:
         raise InputError(f"--background-threshold ({args.background_threshold}) is above --pos-threshold "
                          f"({args.pos_threshold})")
+    checks = argparse.Namespace(gt=args.gt, dt=args.dt, iou_type=getattr(args, "iou_type", "boundary"))
+    gt_data = read_json(args.gt, "ground truth")
+    check_instances_dataset(gt_data, args.gt)
+    _check_ground_truth_masks(gt_data, checks)
+    dt_data = read_json(args.dt, "results")
+    _check_results_file(dt_data, checks, gt_data)
+    with contextlib.redirect_stdout(io.StringIO()):
+        gt = COCO.from_dataset(gt_data, args.gt)
+        dt = gt.loadRes(dt_data, _source=args.dt)
+    if getattr(dt, "_segm_from_bbox", False):
+        raise InputError(f"{args.dt}: results have no 'segmentation' (boxes only); the analysis needs masks")
     return gt, dt
 
 
@@ -99,33 +97,31 @@ def _table(result, pos_threshold) -> str:
 
 
 def document(args, result, coverage, cats) -> dict:
-    """The ``--json-out`` document."""
-    def block(r):
-        return {"AP": finite_or_none(r["ap"]), "errors": {k: finite_or_none(v) for k, v in r["errors"].items()}}
+    """The ``--json-out`` document (the shared schema; see cli/output.py)."""
+    def errors(values):
+        return {k: metric_value(v) for k, v in values.items()}
 
-    doc = {
-        "boundary_api_version": boundary_api.__version__,
-        "settings": {"kind": "coco", "iou_type": args.iou_type,
-                     "dilation_ratio": args.dilation_ratio if args.iou_type == "boundary" else None,
-                     "max_dets": args.max_dets, "pos_threshold": args.pos_threshold,
-                     "background_threshold": args.background_threshold,
-                     "inputs": {"gt": args.gt, "dt": args.dt}},
-        "AP": finite_or_none(result["ap"]),
-        "errors": {k: finite_or_none(v) for k, v in result["errors"].items()},
-        "counts": dict(result["counts"]),
-        "per_size": {s: dict(block(r), counts=dict(r["counts"])) for s, r in result["per_size"].items()},
-        "boundary_coverage": coverage,
-        "per_category": {str(c): dict({"id": c, "name": cats.get(c, {}).get("name", str(c))}, **block(r))
-                         for c, r in sorted(result["per_category"].items(), key=lambda kv: kv[0])},
-    }
-    return doc
+    per_category = {c: {"name": cats.get(c, {}).get("name"), "AP": r["ap"], "errors": errors(r["errors"])}
+                    for c, r in sorted(result["per_category"].items(), key=lambda kv: kv[0])}
+    doc = build_document("coco", args.iou_type, args.dilation_ratio, {"--gt": args.gt, "--dt": args.dt},
+                         {"AP": result["ap"]}, max_dets=args.max_dets,
+                         settings_extra={"pos_threshold": args.pos_threshold,
+                                         "background_threshold": args.background_threshold})
+    out = {k: doc[k] for k in ("boundary_api_version", "settings", "AP")}
+    out["errors"] = errors(result["errors"])
+    out["counts"] = dict(result["counts"])
+    out["per_size"] = {s: {"AP": metric_value(r["ap"]), "errors": errors(r["errors"]), "counts": dict(r["counts"])}
+                       for s, r in result["per_size"].items()}
+    out["boundary_coverage"] = coverage
+    out["per_category"] = build_document("coco", args.iou_type, None, {}, {}, per_category)["per_category"]
+    return out
 
 
 def run(args) -> int:
     from ..instance.analysis import analyze_errors, boundary_coverage
     from ..report.data import coverage_warning
 
-    check_out_path(args.json_out, [args.gt, args.dt])
+    check_out_path(args.json_out, files={"--gt": args.gt, "--dt": args.dt})
     tic = time.time()
     gt, dt = load(args)
     result = analyze_errors(gt, dt, iou=args.iou_type, dilation_ratio=args.dilation_ratio,
@@ -142,5 +138,3 @@ def run(args) -> int:
     return 0
 
 
-def main(argv) -> int:
-    return run(parser().parse_args(argv))

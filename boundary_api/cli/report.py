@@ -8,7 +8,9 @@ import os
 import sys
 import time
 
-from ._common import PROG, InputError, check_out_path, positive_int
+import stat
+
+from ._common import PROG, HelpFormatter, InputError, positive_int
 from .analyze import add_input_flags, load
 
 log = logging.getLogger("boundary_api")
@@ -21,7 +23,7 @@ def parser() -> argparse.ArgumentParser:
                     "with boundary errors, precision-recall curves per size, Mask AP against Boundary AP per "
                     "category (sortable by the gap), the objects whose boundary band covers them whole, and "
                     "thumbnails of the worst boundary errors, in one HTML file that needs no network.",
-        formatter_class=argparse.ArgumentDefaultsHelpFormatter)
+        formatter_class=HelpFormatter)
     add_input_flags(p)
     p.add_argument("--out", required=True, metavar="PATH",
                    help="the HTML file to write (--format html) or the directory for the PNG files (--format png)")
@@ -77,9 +79,16 @@ def run(args) -> int:
         raise InputError(f"--images: not a directory: {args.images}")
     thrs = _thresholds(args.iou_thrs)
     if args.format == "html":
-        check_out_path(args.out, [args.gt, args.dt])
         if os.path.isdir(args.out):
             raise InputError(f"--out {args.out} is a directory; --format html writes one file")
+        if os.path.islink(args.out) or (os.path.exists(args.out) and not stat.S_ISREG(os.stat(args.out).st_mode)):
+            raise InputError(f"--out {args.out}: not a regular file")
+        for flag, path in (("--gt", args.gt), ("--dt", args.dt)):
+            if os.path.exists(args.out) and os.path.exists(path) and os.path.samefile(args.out, path):
+                raise InputError(f"--out {args.out} is the file given to {flag}; it would be overwritten")
+        parent = os.path.dirname(os.path.abspath(args.out))
+        if not os.path.isdir(parent):
+            raise InputError(f"--out: directory does not exist: {parent}")
     else:
         parent = os.path.dirname(os.path.abspath(args.out))
         if not os.path.isdir(parent):
@@ -104,9 +113,6 @@ def run(args) -> int:
         write_html(args.out, data, figs, title=f"Boundary AP report: {os.path.basename(args.dt)}")
     else:
         write_pngs(args.out, figs)
-    print(f"{PROG}: wrote {args.out}")
+    if not args.quiet:
+        print(f"{PROG}: wrote {args.out}")
     return 0
-
-
-def main(argv) -> int:
-    return run(parser().parse_args(argv))

@@ -19,11 +19,15 @@ from typing import Dict, List, Optional, Sequence, Tuple
 
 import numpy as np
 
+from ._checks import check_polygons
 from ..masks.boundary import boundary_counts, check_dilation_ratio, check_rle_strings, dilation_pixels_array
 
 __all__ = ["AnnotationCache", "cache_for"]
 
 log = logging.getLogger(__name__)
+
+#: annotations from which converting masks shows a progress bar (on a terminal)
+PROGRESS_FROM = 20000
 
 
 class AnnotationCache:
@@ -82,7 +86,10 @@ class AnnotationCache:
         ds = self._dataset()
         imgs = ds.imgs
         new = []
-        for a in anns:
+        bar = _progress_bar(len(anns))
+        for k, a in enumerate(anns):
+            if bar is not None and k & 4095 == 4095:
+                bar.update(4096)
             img = imgs.get(a.get("image_id"))
             if img is None:
                 raise ValueError(f"{self._describe(a)}: image is not in the dataset")
@@ -93,6 +100,8 @@ class AnnotationCache:
             if type(seg) is dict and type(seg.get("counts")) in (str, bytes):
                 rle = seg  # compressed already: what annToRLE would return
             else:
+                if type(seg) is list:  # pycocotools' C code crashes on some polygons
+                    check_polygons(seg, h, w, self._describe(a))
                 try:
                     rle = self._to_rle(a)
                 except Exception as exc:  # malformed polygons and the like
@@ -103,6 +112,8 @@ class AnnotationCache:
                                  f"the image's [{h}, {w}]")
             # the annotation itself is kept (pinned) so that its id() stays its key
             new.append((a, rle["counts"], int(h), int(w)))
+        if bar is not None:
+            bar.close()
         if not getattr(ds, "_rles_checked", False):
             check_rle_strings([e[1] for e in new], np.array([e[2] for e in new], np.int64),
                               np.array([e[3] for e in new], np.int64), lambda i: self._describe(new[i][0]))
@@ -127,6 +138,15 @@ class AnnotationCache:
             log.debug("computed %d boundaries (ratio %g)", len(missing), ratio)
         # every annotation with a boundary also has a pinned RLE entry, so its id is stable
         return [table[id(a)] for a in anns]
+
+
+def _progress_bar(n: int):
+    """A tqdm bar over the masks being converted, for large inputs on a terminal."""
+    if n < PROGRESS_FROM:
+        return None
+    from tqdm.auto import tqdm
+
+    return tqdm(total=n, desc="masks", unit="it", leave=False, disable=None)
 
 
 def _is_results(ds) -> bool:

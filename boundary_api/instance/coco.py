@@ -59,7 +59,7 @@ class COCO(pycocotools.coco.COCO):
         self.dataset = dataset
         self.createIndex()
 
-    def loadRes(self, resFile):
+    def loadRes(self, resFile, _source=None):
         """Load results (file path, list of dicts or Nx7 array) as a result COCO.
 
         Same behaviour as pycocotools (ids, areas, boxes and ``iscrowd`` are
@@ -81,7 +81,7 @@ class COCO(pycocotools.coco.COCO):
             anns = read_json(resFile, "results")
         else:
             anns = resFile
-            source = "results"
+            source = "results" if _source is None else str(_source)
         check_results(anns, self.imgs, self.cats, source)
         if "caption" in anns[0] or ("keypoints" in anns[0] and "segmentation" not in anns[0]
                                     and not anns[0].get("bbox")):

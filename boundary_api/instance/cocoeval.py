@@ -4,6 +4,7 @@ from __future__ import annotations
 import contextlib
 import copy
 import datetime
+import logging
 import time
 from typing import Optional
 
@@ -11,12 +12,15 @@ import numpy as np
 import pycocotools.cocoeval
 
 from ._engine import Evaluation, FromState
+from .._io import warn_large_dilation_ratio
 from .._parallel import resolve_threads
 from ..masks.boundary import check_dilation_ratio
 
 __all__ = ["COCOeval"]
 
 IOU_TYPES = ("segm", "bbox", "keypoints", "boundary")
+
+log = logging.getLogger(__name__)
 
 
 class COCOeval(pycocotools.cocoeval.COCOeval):
@@ -65,6 +69,8 @@ class COCOeval(pycocotools.cocoeval.COCOeval):
         self.num_threads = resolve_threads(num_threads)
         super().__init__(cocoGt, cocoDt, iouType="segm" if iouType == "boundary" else iouType)
         self.params.iouType = iouType
+        if iouType == "boundary":
+            warn_large_dilation_ratio(self.dilation_ratio, log)
         if iouType in ("segm", "boundary") and cocoDt is not None and getattr(cocoDt, "_segm_from_bbox", False):
             raise ValueError(f"iouType={iouType!r} needs results with a 'segmentation' (compressed RLE); "
                              "these results only have boxes")

@@ -29,7 +29,7 @@ def test_analyze_json_out_on_coco(tmp_path, capsys):
     assert list(doc)[:2] == ["boundary_api_version", "settings"]
     assert doc["settings"] == {"kind": "coco", "iou_type": "boundary", "dilation_ratio": 0.02, "max_dets": 100,
                                "pos_threshold": 0.5, "background_threshold": 0.1,
-                               "inputs": {"gt": COCO_GT, "dt": COCO_DT}}
+                               "inputs": {"--gt": COCO_GT, "--dt": COCO_DT}}
     with contextlib.redirect_stdout(io.StringIO()):
         gt = COCO(COCO_GT)
         dt = gt.loadRes(COCO_DT)
@@ -82,7 +82,8 @@ def test_report_png_format(small_case, tmp_path, capsys):
     (["report", "--gt", "{gt}", "--dt", "{dt}", "--out", "{tmp}"], "is a directory"),
     (["report", "--gt", "{gt}", "--dt", "{dt}", "--out", "{tmp}/r.html", "--images", "{tmp}/nope"], "--images"),
     (["report", "--gt", "{gt}", "--dt", "{dt}", "--out", "{tmp}/r.html", "--iou-thrs", "0.3"], "--iou-thrs"),
-    (["report", "--gt", "{gt}", "--dt", "{dt}", "--out", "{gt}"], "input files"),
+    (["report", "--gt", "{gt}", "--dt", "{dt}", "--out", "{gt}"], "the file given to --gt"),
+    (["analyze", "--gt", "{gt}", "--dt", "{dt}", "--json-out", "{dt}"], "the file given to --dt"),
 ])
 def test_bad_input_is_one_line(small_case, tmp_path, capsys, argv, message):
     gt, dt = small_case
