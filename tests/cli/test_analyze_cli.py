@@ -114,3 +114,20 @@ def test_help_explains_every_flag(cmd, flags, capsys):
     text = capsys.readouterr().out
     for f in flags:
         assert f in text, f
+
+
+def test_progress_bar_only_on_a_terminal_after_a_few_seconds(monkeypatch):
+    from boundary_api.cli.report import _Progress
+
+    p = _Progress(total=3)
+    p.start -= 10  # as if it had been running for 10 s
+    p("step")  # pytest's stderr is not a terminal: no bar
+    assert p.bar is None
+    monkeypatch.setattr("sys.stderr.isatty", lambda: True, raising=False)
+    q = _Progress(total=3)
+    q("fast step")  # under 2 s: still no bar
+    assert q.bar is None
+    q.start -= 10
+    q("slow step")
+    assert q.bar is not None and q.bar.n == 2
+    q.close()
