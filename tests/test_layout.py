@@ -18,9 +18,10 @@ ALLOWED = {
     "instance": BASE | {"masks"},
     "panoptic": BASE | {"masks"},
     "semantic": BASE | {"masks"},
+    "analysis": BASE | {"masks", "instance", "panoptic"},
     "integrations": BASE | {"masks", "instance", "panoptic", "semantic"},
     "report": BASE | {"masks", "instance", "panoptic", "semantic"},
-    "cli": BASE | {"masks", "instance", "panoptic", "semantic", "integrations", "report"},
+    "cli": BASE | {"masks", "instance", "panoptic", "semantic", "integrations", "analysis", "report"},
 }
 
 

@@ -84,7 +84,7 @@ def _silence_stdout(stream) -> None:
 
 #: subcommands: name -> module of boundary_api.cli with ``parser()`` and ``run(args)``;
 #: without one of these first, the words are the instance command's (or the demo's)
-SUBCOMMANDS = ("panoptic", "semantic", "measures", "analyze", "report")
+SUBCOMMANDS = ("panoptic", "semantic", "measures", "sensitivity", "synthetic", "analyze", "report")
 
 
 def _dispatch(argv: List[str]) -> int:

@@ -11,6 +11,7 @@ import pycocotools.coco
 from ..masks import _mask
 from .._io import read_json
 from ._checks import check_instances_dataset, check_results
+from .cache import cache_for
 
 __all__ = ["COCO"]
 
@@ -58,6 +59,8 @@ class COCO(pycocotools.coco.COCO):
         check_instances_dataset(dataset, source)
         self.dataset = dataset
         self.createIndex()
+        # the ground truths' own 'ignore' flags, before any evaluation overwrites them
+        cache_for(self).remember_ignore_flags()
 
     def loadRes(self, resFile, _source=None):
         """Load results (file path, list of dicts or Nx7 array) as a result COCO.

@@ -211,7 +211,10 @@ class LVISEval(_lvis_eval.LVISEval):
     def accumulate(self):
         """Accumulate per-image results into ``eval`` (lvis' ``accumulate``)."""
         state = self._state
-        if state is None or not state.matched:
+        if (state is None or not state.matched or state.nan_scores
+                or np.isnan(np.asarray(self.params.rec_thrs, np.float64)).any()):
+            # lvis' loops (on the same matching) sort NaN scores and index
+            # NaN recall thresholds as they do
             return _accumulate_lvis_on_any_numpy(self)
         self.logger.info("Accumulating evaluation results.")
         p = self.params
