@@ -20,7 +20,8 @@ ALLOWED = {
     "semantic": BASE | {"masks"},
     "analysis": BASE | {"masks", "instance", "panoptic"},
     "integrations": BASE | {"masks", "instance", "panoptic", "semantic"},
-    "cli": BASE | {"masks", "instance", "panoptic", "semantic", "integrations", "analysis"},
+    "report": BASE | {"masks", "instance", "panoptic", "semantic"},
+    "cli": BASE | {"masks", "instance", "panoptic", "semantic", "integrations", "analysis", "report"},
 }
 
 
@@ -91,6 +92,8 @@ def test_every_package_says_what_lives_there():
     ("boundary_api.reference", ["mask_to_boundary", "boundary_iou"]),
     ("boundary_api.d2_results", ["coco_boundary_metrics", "lvis_boundary_metrics", "prepare_results"]),
     ("boundary_api.cli", ["main"]),
+    ("boundary_api.report", ["collect", "figures", "write_html", "write_pngs"]),
+    ("boundary_api.instance.analysis", ["analyze_errors", "pr_curves", "boundary_coverage"]),
 ])
 def test_documented_import_paths(path, names):
     module = importlib.import_module(path)

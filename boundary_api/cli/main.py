@@ -88,7 +88,8 @@ def _silence_stdout(stream) -> None:
 
 #: subcommands: name -> module of boundary_api.cli with ``parser()`` and ``run(args)``;
 #: without one of these first, the words are the instance command's (or the demo's)
-SUBCOMMANDS = ("panoptic", "cityscapes", "semantic", "measures", "sensitivity", "synthetic")
+SUBCOMMANDS = ("panoptic", "cityscapes", "semantic", "measures", "sensitivity", "synthetic", "analyze",
+               "report")
 
 
 def _dispatch(argv: List[str]) -> int:

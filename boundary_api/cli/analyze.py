@@ -1,0 +1,140 @@
+"""``boundary-eval analyze --gt GT.json --dt RESULTS.json``: why Boundary AP is low --
+TIDE's error types with Boundary IoU, the boundary error, per size and category."""
+from __future__ import annotations
+
+import argparse
+import contextlib
+import io
+import logging
+import time
+
+from .._io import read_json
+from ..instance._checks import check_instances_dataset
+from ._common import PROG, HelpFormatter, InputError, add_common_flags, check_out_path, positive_int, ratio
+from .instances import _check_ground_truth_masks, _check_results_file
+from .output import build_document, metric_value, write_json
+
+log = logging.getLogger("boundary_api")
+
+
+def threshold(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a number: {text!r}") from None
+    if not 0.0 <= value <= 1.0:
+        raise argparse.ArgumentTypeError(f"must be in [0, 1], got {value}")
+    return value
+
+
+def add_input_flags(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--gt", required=True, metavar="GT.json", help="ground truth: COCO instances JSON")
+    p.add_argument("--dt", required=True, metavar="DT.json",
+                   help="results: JSON list of {image_id, category_id, segmentation (compressed RLE), score}")
+    p.add_argument("--dilation-ratio", type=ratio, default=0.02, metavar="R",
+                   help="boundary width as a fraction of the image diagonal")
+    p.add_argument("--pos-threshold", type=threshold, default=0.5, metavar="T",
+                   help="TIDE's foreground IoU threshold: a match at or above it is a true positive")
+    p.add_argument("--background-threshold", type=threshold, default=0.1, metavar="T",
+                   help="TIDE's background IoU threshold: a detection at or below it with every object is "
+                        "a background error")
+    p.add_argument("--max-dets", type=positive_int, default=100, metavar="N",
+                   help="detections kept per image (highest scores)")
+    p.add_argument("--threads", type=positive_int, default=None, metavar="N",
+                   help="threads for the kernels (default: all cores)")
+    add_common_flags(p)
+
+
+def parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(
+        prog=f"{PROG} analyze",
+        description="Error breakdown of instance segmentation results (TIDE's classification, localization, "
+                    "both, duplicate, background and missed errors, with IoU = min(mask IoU, boundary IoU)), "
+                    "plus boundary errors: detections that Mask IoU accepts and Boundary IoU rejects. "
+                    "Prints ΔAP x100 per error type, overall and per object size.",
+        formatter_class=HelpFormatter)
+    add_input_flags(p)
+    p.add_argument("--iou-type", choices=("boundary", "segm"), default="boundary",
+                   help="boundary: IoU = min(mask IoU, boundary IoU); segm: mask IoU (plain TIDE, no boundary "
+                        "errors)")
+    p.add_argument("--json-out", metavar="PATH",
+                   help="write the breakdown (overall, per size, per category) to this JSON file")
+    return p
+
+
+def load(args):
+    """The ground truth and results as boundary_api COCO objects, checked."""
+    from ..instance.coco import COCO
+
+    if args.pos_threshold < args.background_threshold:
+        raise InputError(f"--background-threshold ({args.background_threshold}) is above --pos-threshold "
+                         f"({args.pos_threshold})")
+    checks = argparse.Namespace(gt=args.gt, dt=args.dt, iou_type=getattr(args, "iou_type", "boundary"))
+    gt_data = read_json(args.gt, "ground truth")
+    check_instances_dataset(gt_data, args.gt)
+    _check_ground_truth_masks(gt_data, checks)
+    dt_data = read_json(args.dt, "results")
+    _check_results_file(dt_data, checks, gt_data)
+    with contextlib.redirect_stdout(io.StringIO()):
+        gt = COCO.from_dataset(gt_data, args.gt)
+        dt = gt.loadRes(dt_data, _source=args.dt)
+    if getattr(dt, "_segm_from_bbox", False):
+        raise InputError(f"{args.dt}: results have no 'segmentation' (boxes only); the analysis needs masks")
+    return gt, dt
+
+
+def _table(result, pos_threshold) -> str:
+    from ..instance.analysis import ERROR_TYPES
+
+    sizes = ("small", "medium", "large")
+    ap = "n/a" if result["ap"] != result["ap"] else f"{100 * result['ap']:.2f}"
+    lines = [f"TIDE AP (IoU {pos_threshold:g}): {ap}    ΔAP x100 from fixing each error type:",
+             f"{'error':<10}{'all':>8}" + "".join(f"{s:>8}" for s in sizes) + f"{'count':>8}"]
+    for t in ERROR_TYPES:
+        vals = [result["errors"][t]] + [result["per_size"][s]["errors"][t] for s in sizes]
+        lines.append(f"{t:<10}" + "".join(f"{100 * v:8.2f}" for v in vals) + f"{result['counts'][t]:8d}")
+    return "\n".join(lines)
+
+
+def document(args, result, coverage, cats) -> dict:
+    """The ``--json-out`` document (the shared schema; see cli/output.py)."""
+    def errors(values):
+        return {k: metric_value(v) for k, v in values.items()}
+
+    per_category = {c: {"name": cats.get(c, {}).get("name"), "AP": r["ap"], "errors": errors(r["errors"])}
+                    for c, r in sorted(result["per_category"].items(), key=lambda kv: kv[0])}
+    doc = build_document("coco", args.iou_type, args.dilation_ratio, {"--gt": args.gt, "--dt": args.dt},
+                         {"AP": result["ap"]}, max_dets=args.max_dets,
+                         settings_extra={"pos_threshold": args.pos_threshold,
+                                         "background_threshold": args.background_threshold})
+    out = {k: doc[k] for k in ("boundary_api_version", "settings", "AP")}
+    out["errors"] = errors(result["errors"])
+    out["counts"] = dict(result["counts"])
+    out["per_size"] = {s: {"AP": metric_value(r["ap"]), "errors": errors(r["errors"]), "counts": dict(r["counts"])}
+                       for s, r in result["per_size"].items()}
+    out["boundary_coverage"] = coverage
+    out["per_category"] = build_document("coco", args.iou_type, None, {}, {}, per_category)["per_category"]
+    return out
+
+
+def run(args) -> int:
+    from ..instance.analysis import analyze_errors, boundary_coverage
+    from ..report.data import coverage_warning
+
+    check_out_path(args.json_out, files={"--gt": args.gt, "--dt": args.dt})
+    tic = time.time()
+    gt, dt = load(args)
+    result = analyze_errors(gt, dt, iou=args.iou_type, dilation_ratio=args.dilation_ratio,
+                            pos_threshold=args.pos_threshold, background_threshold=args.background_threshold,
+                            max_dets=args.max_dets)
+    coverage = boundary_coverage(gt, args.dilation_ratio)
+    warning = coverage_warning(coverage)
+    if warning and args.iou_type == "boundary":
+        log.warning("%s", warning)
+    print(_table(result, args.pos_threshold))
+    log.info("analyzed in %.2fs", time.time() - tic)
+    if args.json_out:
+        write_json(args.json_out, document(args, result, coverage, gt.cats))
+    return 0
+
+

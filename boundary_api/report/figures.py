@@ -1,0 +1,168 @@
+"""The report's figures, drawn with matplotlib (imported inside each function,
+never at import time; Agg canvases, no pyplot state)."""
+from __future__ import annotations
+
+import io
+import os
+from typing import Dict, Optional
+
+import numpy as np
+import pycocotools.mask as mask_utils
+
+from ..instance.analysis import ERROR_TYPES
+
+__all__ = ["figures", "figure_errors", "figure_pr_curves", "figure_scatter", "figure_thumbnail", "to_png"]
+
+ERROR_LABELS = {"cls": "classification", "loc": "localization", "both": "cls + loc", "dupe": "duplicate",
+                "bkg": "background", "miss": "missed", "boundary": "boundary"}
+SIZES = ("all", "small", "medium", "large")
+
+
+def _figure(w, h):
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from matplotlib.figure import Figure
+
+    fig = Figure(figsize=(w, h), dpi=100)
+    FigureCanvasAgg(fig)
+    return fig
+
+
+def to_png(fig) -> bytes:
+    """The figure as PNG bytes."""
+    buf = io.BytesIO()
+    fig.savefig(buf, format="png")
+    return buf.getvalue()
+
+
+def figure_errors(errors: dict):
+    """Bars of each error type's ΔAP (x100), overall and per size."""
+    fig = _figure(9, 3.2)
+    groups = [("all", errors["errors"])] + [(s, errors["per_size"][s]["errors"]) for s in SIZES[1:]]
+    for n, (label, values) in enumerate(groups):
+        ax = fig.add_subplot(1, len(groups), n + 1)
+        heights = [100.0 * values[t] for t in ERROR_TYPES]
+        colors = ["#c44e52" if t == "boundary" else "#4c72b0" for t in ERROR_TYPES]
+        ax.barh(range(len(ERROR_TYPES)), heights, color=colors)
+        ax.set_yticks(range(len(ERROR_TYPES)))
+        ax.set_yticklabels([ERROR_LABELS[t] for t in ERROR_TYPES] if n == 0 else [])
+        ax.invert_yaxis()
+        ax.set_title(label)
+        ax.set_xlabel("ΔAP")
+    fig.suptitle("AP gained by fixing each error type (TIDE, min(mask, boundary) IoU)")
+    fig.tight_layout()
+    return fig
+
+
+def figure_pr_curves(pr: dict, rec_thrs):
+    """Precision-recall curves of Mask AP and Boundary AP per size and IoU threshold."""
+    fig = _figure(9, 6.5)
+    for n, size in enumerate(SIZES):
+        ax = fig.add_subplot(2, 2, n + 1)
+        for kind, style in (("mask", "-"), ("boundary", "--")):
+            for thr, prec in pr[kind][size].items():
+                ax.plot(rec_thrs, prec, style, label=f"{kind} IoU={thr:g}")
+        ax.set_xlim(0, 1)
+        ax.set_ylim(0, 1.02)
+        ax.set_title(size)
+        ax.set_xlabel("recall")
+        ax.set_ylabel("precision")
+        ax.grid(alpha=0.3)
+        if n == 0:
+            ax.legend(fontsize=8)
+    fig.tight_layout()
+    return fig
+
+
+def figure_scatter(per_category: dict, label: int = 5):
+    """Per-category Mask AP (x) against Boundary AP (y); the ``label`` categories
+    farthest below the diagonal are named."""
+    fig = _figure(5, 5)
+    ax = fig.add_subplot(1, 1, 1)
+    rows = [r for r in per_category.values() if r["mask_AP"] is not None and r["boundary_AP"] is not None]
+    x = np.array([r["mask_AP"] for r in rows], dtype=np.float64)
+    y = np.array([r["boundary_AP"] for r in rows], dtype=np.float64)
+    ax.plot([0, 1], [0, 1], color="0.6", lw=1)
+    ax.scatter(x, y, s=14, color="#4c72b0")
+    for i in np.argsort(y - x, kind="mergesort")[:label]:
+        ax.annotate(rows[i]["name"], (x[i], y[i]), fontsize=7, xytext=(3, -8), textcoords="offset points")
+    ax.set_xlim(0, 1)
+    ax.set_ylim(0, 1)
+    ax.set_xlabel("Mask AP")
+    ax.set_ylabel("Boundary AP")
+    ax.set_title("per category (below the diagonal: poor outlines)")
+    fig.tight_layout()
+    return fig
+
+
+def _thicken(m, k):
+    out = m.copy()
+    for _ in range(k):
+        grown = out.copy()
+        grown[1:, :] |= out[:-1, :]
+        grown[:-1, :] |= out[1:, :]
+        grown[:, 1:] |= out[:, :-1]
+        grown[:, :-1] |= out[:, 1:]
+        out = grown
+    return out
+
+
+def _outline(m):
+    inner = m.copy()
+    inner[1:, :] &= m[:-1, :]
+    inner[:-1, :] &= m[1:, :]
+    inner[:, 1:] &= m[:, :-1]
+    inner[:, :-1] &= m[:, 1:]
+    return m & ~inner
+
+
+def _load_image(images_dir, info):
+    from PIL import Image
+
+    path = os.path.join(images_dir, info.get("file_name", ""))
+    if not os.path.isfile(path):
+        return None
+    with Image.open(path) as im:
+        arr = np.asarray(im.convert("RGB"), dtype=np.float64) / 255.0
+    return arr if arr.shape[:2] == (info["height"], info["width"]) else None
+
+
+def figure_thumbnail(row: dict, coco_gt, coco_dt, images_dir: Optional[str] = None, margin: int = 8):
+    """One boundary error: ground truth filled (green), prediction outline (red),
+    cropped around both, on a blank canvas or over the image from ``images_dir``."""
+    gt_m = mask_utils.decode(coco_gt.annToRLE(row["gt"])).astype(bool)
+    dt_m = mask_utils.decode(coco_dt.annToRLE(row["dt"])).astype(bool)
+    info = coco_gt.imgs[row["image_id"]]
+    base = _load_image(images_dir, info) if images_dir else None
+    canvas = np.ones(gt_m.shape + (3,)) if base is None else base * 0.7
+    green, red = np.array([0.2, 0.7, 0.3]), np.array([0.85, 0.1, 0.1])
+    ys, xs = np.nonzero(gt_m | dt_m)
+    y0, y1 = max(0, ys.min() - margin), min(gt_m.shape[0], ys.max() + margin + 1)
+    x0, x1 = max(0, xs.min() - margin), min(gt_m.shape[1], xs.max() + margin + 1)
+    width = max(y1 - y0, x1 - x0) // 150  # outlines stay visible in the 240-pixel thumbnail
+    canvas[gt_m] = canvas[gt_m] * 0.45 + green * 0.55
+    canvas[_thicken(_outline(gt_m), width)] = green * 0.7
+    canvas[_thicken(_outline(dt_m), width)] = red
+    fig = _figure(2.4, 2.6)
+    ax = fig.add_axes([0, 0, 1, 0.86])
+    ax.imshow(canvas[y0:y1, x0:x1], interpolation="nearest")
+    ax.set_axis_off()
+    name = coco_gt.cats.get(row["gt"]["category_id"], {}).get("name", "")
+    fig.text(0.5, 0.93, f"{name} img {row['image_id']}\nmask {row['mask_iou']:.2f} / boundary "
+             f"{row['boundary_iou']:.2f}", ha="center", va="center", fontsize=7)
+    return fig
+
+
+def figures(data: dict, coco_gt=None, coco_dt=None, images_dir: Optional[str] = None) -> Dict[str, bytes]:
+    """Every figure of the report as PNG bytes, by file name.
+
+    Thumbnails (``worst_NN.png``) need ``coco_gt`` and ``coco_dt``.
+    """
+    out = {
+        "errors.png": to_png(figure_errors(data["errors"])),
+        "pr_curves.png": to_png(figure_pr_curves(data["pr"], data["rec_thrs"])),
+        "scatter.png": to_png(figure_scatter(data["per_category"])),
+    }
+    if coco_gt is not None and coco_dt is not None:
+        for n, row in enumerate(data["worst"]):
+            out[f"worst_{n:02d}.png"] = to_png(figure_thumbnail(row, coco_gt, coco_dt, images_dir))
+    return out

@@ -1,0 +1,110 @@
+"""One self-contained HTML file (figures as base64 PNG, inline CSS and JS, no
+network), or the figures alone as PNG files."""
+from __future__ import annotations
+
+import base64
+import html
+import os
+from typing import Dict
+
+from ..instance.analysis import ERROR_TYPES
+from .figures import ERROR_LABELS
+
+__all__ = ["write_html", "write_pngs"]
+
+_CSS = """
+body{font-family:sans-serif;margin:24px;max-width:1100px;color:#222}
+table{border-collapse:collapse;margin:8px 0 16px}td,th{border:1px solid #ccc;padding:3px 8px;text-align:right}
+th{background:#f2f2f2}td:first-child,th:first-child{text-align:left}
+th.sort{cursor:pointer}th.sort:hover{background:#e0e0ff}
+.warn{background:#fff3cd;border:1px solid #e0c060;padding:8px 12px;margin:12px 0}
+.thumbs img{margin:4px;border:1px solid #ddd}figure{margin:0}
+"""
+
+_JS = """
+function sortTable(col){var t=document.getElementById('cats'),b=t.tBodies[0],r=[].slice.call(b.rows);
+var d=t.getAttribute('data-dir')==='asc'?'desc':'asc';t.setAttribute('data-dir',d);
+r.sort(function(x,y){var a=x.cells[col].getAttribute('data-v'),c=y.cells[col].getAttribute('data-v');
+var p=parseFloat(a),q=parseFloat(c);if(isNaN(p)&&isNaN(q)){p=a;q=c}else{if(isNaN(p))return 1;if(isNaN(q))return -1}
+return (p<q?-1:p>q?1:0)*(d==='asc'?1:-1)});r.forEach(function(x){b.appendChild(x)})}
+"""
+
+
+def _fmt(x, scale=100.0):
+    return "–" if x is None else f"{scale * x:.1f}"
+
+
+def _img(png: bytes, alt: str) -> str:
+    return f'<img alt="{html.escape(alt)}" src="data:image/png;base64,{base64.b64encode(png).decode("ascii")}">'
+
+
+def write_html(path: str, data: dict, figs: Dict[str, bytes], title: str = "Boundary AP report") -> None:
+    """Write the report as one HTML file (written to a temporary name, then renamed)."""
+    e = data["errors"]
+    parts = [f"<!DOCTYPE html><html><head><meta charset='utf-8'><title>{html.escape(title)}</title>"
+             f"<style>{_CSS}</style><script>{_JS}</script></head><body><h1>{html.escape(title)}</h1>"]
+    if data.get("warning"):
+        parts.append(f"<div class='warn' id='warning'>{html.escape(data['warning'])}</div>")
+    parts.append("<h2>Summary</h2><table id='summary'><tr><th>metric</th><th>Mask</th><th>Boundary</th>"
+                 "<th>Mask − Boundary</th></tr>")
+    for name, v in data["summary"].items():
+        gap = None if v["mask"] is None or v["boundary"] is None else v["mask"] - v["boundary"]
+        parts.append(f"<tr><td>{name}</td><td>{_fmt(v['mask'])}</td><td>{_fmt(v['boundary'])}</td>"
+                     f"<td>{_fmt(gap)}</td></tr>")
+    parts.append("</table>")
+    cov = data["coverage"]
+    parts.append("<h3>Objects whose boundary band covers the whole mask (Boundary IoU = Mask IoU)</h3>"
+                 "<table id='coverage'><tr><th>size</th><th>objects</th><th>covered</th><th>fraction</th></tr>")
+    for s, c in cov.items():
+        parts.append(f"<tr><td>{s}</td><td>{c['objects']}</td><td>{c['covered']}</td>"
+                     f"<td>{_fmt(c['fraction'])}%</td></tr>")
+    parts.append("</table>")
+    parts.append("<h2>Error breakdown</h2><p>ΔAP (x100) gained by fixing each error type alone (TIDE, "
+                 f"IoU = min(mask IoU, boundary IoU), foreground {data['settings']['pos_threshold']}, background "
+                 f"{data['settings']['background_threshold']}; TIDE AP {_fmt(e['ap'])}). <b>boundary</b>: detections "
+                 "that Mask IoU accepts but Boundary IoU rejects (also counted in the six).</p>"
+                 "<table id='errors'><tr><th>error</th><th>all</th><th>small</th><th>medium</th><th>large</th>"
+                 "<th>count</th></tr>")
+    for t in ERROR_TYPES:
+        row = [_fmt(e["errors"][t])] + [_fmt(e["per_size"][s]["errors"][t]) for s in ("small", "medium", "large")]
+        parts.append(f"<tr><td>{ERROR_LABELS[t]}</td>" + "".join(f"<td>{v}</td>" for v in row)
+                     + f"<td>{e['counts'][t]}</td></tr>")
+    parts.append("</table>")
+    for name, alt in (("errors.png", "error breakdown"), ("pr_curves.png", "precision-recall curves"),
+                      ("scatter.png", "Mask AP against Boundary AP per category")):
+        if name in figs:
+            if name == "pr_curves.png":
+                parts.append("<h2>Precision-recall curves</h2>")
+            if name == "scatter.png":
+                parts.append("<h2>Per category</h2>")
+            parts.append(f"<figure>{_img(figs[name], alt)}</figure>")
+    parts.append("<p>Click a header to sort.</p><table id='cats' data-dir='desc'><thead><tr>"
+                 + "".join(f"<th class='sort' onclick='sortTable({i})'>{h}</th>" for i, h in enumerate(
+                     ("category", "Mask AP", "Boundary AP", "Mask − Boundary", "ΔAP boundary error")))
+                 + "</tr></thead><tbody>")
+    rows = sorted(data["per_category"].values(), key=lambda r: -(r["gap"] if r["gap"] is not None else -1e9))
+    for r in rows:
+        be = e["per_category"].get(r["id"], {}).get("errors", {}).get("boundary")
+        cells = [(r["name"], html.escape(str(r["name"])))] + [
+            ("" if v is None else repr(v), _fmt(v)) for v in (r["mask_AP"], r["boundary_AP"], r["gap"], be)]
+        parts.append("<tr>" + "".join(f"<td data-v='{html.escape(str(v))}'>{s}</td>" for v, s in cells) + "</tr>")
+    parts.append("</tbody></table>")
+    thumbs = sorted(k for k in figs if k.startswith("worst_"))
+    if thumbs:
+        parts.append("<h2>Worst boundary errors</h2><p>Ground truth filled green, prediction outline red; "
+                     "mask IoU / boundary IoU of the pair.</p><div class='thumbs'>")
+        parts.extend(_img(figs[k], k) for k in thumbs)
+        parts.append("</div>")
+    parts.append("</body></html>\n")
+    tmp = f"{path}.tmp-{os.getpid()}"
+    with open(tmp, "w", encoding="utf-8") as f:
+        f.write("".join(parts))
+    os.replace(tmp, path)
+
+
+def write_pngs(out_dir: str, figs: Dict[str, bytes]) -> None:
+    """Write each figure as ``out_dir/<name>.png`` (the directory is created)."""
+    os.makedirs(out_dir, exist_ok=True)
+    for name, png in figs.items():
+        with open(os.path.join(out_dir, name), "wb") as f:
+            f.write(png)
