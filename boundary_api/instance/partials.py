@@ -163,7 +163,9 @@ def evaluate_partial(gt, dt, iou_type: str = "segm", img_ids: Optional[Iterable[
         from .lvis import LVISEval, LVISResults
 
         if isinstance(dt, list):
-            dt = LVISResults(gt, dt, max_dets=max_dets)
+            # lvis warns on every list it is given ("Assuming user provided ..."): once is enough
+            with _quiet_logger("lvis.results"):
+                dt = LVISResults(gt, dt, max_dets=max_dets)
         ev = LVISEval(gt, dt, iou_type=iou_type, max_dets=max_dets, dilation_ratio=dilation_ratio,
                       num_threads=num_threads)
         id_key = "img_ids"
@@ -189,6 +191,17 @@ def evaluate_partial(gt, dt, iou_type: str = "segm", img_ids: Optional[Iterable[
     with contextlib.redirect_stdout(io.StringIO()):
         ev.evaluate()
     return partial_from_evaluator(ev)
+
+
+@contextlib.contextmanager
+def _quiet_logger(name: str):
+    logger = logging.getLogger(name)
+    saved = logger.level
+    logger.setLevel(logging.ERROR)
+    try:
+        yield
+    finally:
+        logger.setLevel(saved)
 
 
 def _empty_results(gt):
