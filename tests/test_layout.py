@@ -19,7 +19,9 @@ ALLOWED = {
     "panoptic": BASE | {"masks"},
     "semantic": BASE | {"masks"},
     "integrations": BASE | {"masks", "instance", "panoptic", "semantic"},
-    "cli": BASE | {"masks", "instance", "panoptic", "semantic", "integrations"},
+    # cluster surface on top of the instance package (issue 17)
+    "distributed": BASE | {"masks", "instance"},
+    "cli": BASE | {"masks", "instance", "panoptic", "semantic", "integrations", "distributed"},
 }
 
 

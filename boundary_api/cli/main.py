@@ -23,7 +23,7 @@ import logging
 import sys
 from typing import List, Optional
 
-from . import demo, instances, panoptic, semantic
+from . import demo, instances, panoptic, semantic, streaming
 from ._common import PROG, check_out_path
 
 
@@ -41,6 +41,13 @@ def main(argv: Optional[List[str]] = None) -> int:
             args = semantic.parser().parse_args(argv[1:])
             check_out_path(args.json_out, [])
             return semantic.run(args)
+        if argv and argv[0] == "shard":
+            args = streaming.shard_parser().parse_args(argv[1:])
+            return streaming.run_shard(args)
+        if streaming.wanted(argv):  # JSON Lines / folders, --chunk-images, Dask (issue 17)
+            args = streaming.parser().parse_args(argv)
+            check_out_path(args.json_out, [args.gt, args.dt, args.manifest])
+            return streaming.run(args)
         parser = instances.instance_parser()
         args = parser.parse_args(argv)
         if args.gt is None and args.dt is None:
