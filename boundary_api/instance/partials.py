@@ -159,6 +159,8 @@ def evaluate_partial(gt, dt, iou_type: str = "segm", img_ids: Optional[Iterable[
     """
     import lvis as _lvis
 
+    if iou_type not in ("segm", "bbox", "boundary"):
+        raise ValueError(f"iou_type must be one of segm, bbox, boundary; got {iou_type!r}")
     if isinstance(gt, _lvis.LVIS):
         from .lvis import LVISEval, LVISResults
 
@@ -408,6 +410,8 @@ def accumulate_partial(merged: Partial, params=None, img_ids: Optional[Iterable[
         ``COCOeval.accumulate(p)`` takes them (their ``recThrs``,
         ``maxDets`` among the evaluated ones and ``imgIds`` among the
         evaluated images may differ; the rest must equal the evaluated).
+        As in pycocotools, an image subset selects the evaluated images at
+        the *positions* of ``p.imgIds`` that were evaluated.
     img_ids : iterable of int, optional
         The images the evaluation must cover, e.g. every image of the
         ground truth: a ValueError is raised if any of them is missing from
@@ -504,7 +508,12 @@ def _accumulate_coco(merged: Partial, p, summarize: bool, verbose: bool, num_thr
     cats = p.catIds if p.useCats else [-1]
     K, A, M = len(cats), len(p.areaRng), len(p.maxDets)
     T, R = len(p.iouThrs), len(p.recThrs)
-    selected = np.isin(merged.pair_img, _int_ids(p.imgIds, "params.imgIds"))
+    # pycocotools reads the evaluated images at the *positions* of p.imgIds
+    # that were evaluated (``i_list``), not those images: kept as it does
+    evaluated = merged.img_ids
+    known = set(evaluated.tolist())
+    positions = [n for n, i in enumerate(p.imgIds) if i in known and n < len(evaluated)]
+    selected = np.isin(merged.pair_img, evaluated[np.asarray(positions, np.int64)])
     precision, recall, scores = _run_kernel(merged, selected, range(K), range(A), list(p.maxDets),
                                             p.recThrs, K, A, M, True, num_threads)
     ev = COCOeval(iouType=pe.iouType, dilation_ratio=merged.dilation_ratio, num_threads=num_threads)
