@@ -78,9 +78,13 @@ class Partial:
     npig : ndarray of int32, shape (P, A)
         Non-ignored ground truths of each pair per area range.
     dt_score : ndarray of float64, shape (D,)
-        Scores, pair by pair, highest first within a pair (stable).
-    dt_flags : ndarray of uint8, shape (A, T, D)
-        Bit 1: matched at threshold ``t`` for area ``a``; bit 2: ignored.
+        Scores, pair by pair, highest first within a pair (stable).  With
+        the packed flags, a detection takes 8 + ceil(2AT/8) bytes (18 for
+        COCO's 4 areas x 10 thresholds).
+    dt_flags : ndarray of uint8, shape (D, ceil(2 * A * T / 8))
+        Per detection, bit-packed (``np.packbits``) ``(2, A, T)`` planes:
+        matched at threshold ``t`` for area ``a``, then ignored;
+        :meth:`flags` unpacks them.
     """
 
     kind: str
@@ -95,6 +99,14 @@ class Partial:
     dt_score: np.ndarray
     dt_flags: np.ndarray
     _checked: bool = field(default=False, repr=False, compare=False)
+
+    def flags(self) -> np.ndarray:
+        """The flags as the kernels read them: ``(A, T, D)`` uint8, bit 1 matched, bit 2 ignored."""
+        return _unpack_flags(self.dt_flags, self.npig.shape[1], self.num_thresholds)
+
+    @property
+    def num_thresholds(self) -> int:
+        return len(self.params.iouThrs if self.kind == "coco" else self.params.iou_thrs)
 
     @property
     def num_images(self) -> int:
@@ -280,7 +292,7 @@ def _from_state(state, ids: np.ndarray, A: int):
     np.cumsum(kept, axis=1, out=csum[:, 1:])
     npig = (csum[:, pair_g[1:]] - csum[:, pair_g[:-1]]).T.astype(np.int32)
     return (pair_img, pair_cat, pair_nd, np.ascontiguousarray(npig.reshape(P, A)),
-            np.array(state.dt_score, np.float64), np.array(state.dt_flags, np.uint8))
+            np.array(state.dt_score, np.float64), _pack_flags(state.dt_flags))
 
 
 def _from_eval_imgs(entries: list, ids: np.ndarray, K: int, A: int, T: int, lvis: bool):
@@ -311,7 +323,24 @@ def _from_eval_imgs(entries: list, ids: np.ndarray, K: int, A: int, T: int, lvis
     return (np.array(pair_img, np.int64), np.array(pair_cat, np.int32), np.array(pair_nd, np.int32),
             np.array(npig, np.int32).reshape(P, A),
             np.concatenate(scores) if scores else np.zeros(0, np.float64),
-            np.concatenate(flags, axis=2) if flags else np.zeros((A, T, 0), np.uint8))
+            _pack_flags(np.concatenate(flags, axis=2) if flags else np.zeros((A, T, 0), np.uint8)))
+
+
+def _pack_flags(flags: np.ndarray) -> np.ndarray:
+    """``(A, T, D)`` flag bytes -> ``(D, ceil(2AT/8))`` packed bits (a quarter of the size)."""
+    A, T, D = flags.shape
+    planes = np.empty((D, 2, A, T), np.uint8)
+    per_det = np.moveaxis(flags, 2, 0)
+    np.bitwise_and(per_det, F_MATCHED, out=planes[:, 0])
+    np.right_shift(per_det & F_IGNORE, 1, out=planes[:, 1])
+    return np.packbits(planes.reshape(D, 2 * A * T), axis=1)
+
+
+def _unpack_flags(packed: np.ndarray, A: int, T: int) -> np.ndarray:
+    D = packed.shape[0]
+    bits = np.unpackbits(packed, axis=1, count=2 * A * T).reshape(D, 2, A, T)
+    flags = bits[:, 0] | (bits[:, 1] << 1)
+    return np.ascontiguousarray(np.moveaxis(flags, 0, 2))
 
 
 # --------------------------------------------------------------------------- merge
@@ -333,7 +362,7 @@ def _check(part) -> Partial:
     A = part.npig.shape[1] if part.npig.ndim == 2 else -1
     D = len(part.dt_score)
     if (part.pair_cat.shape != (P,) or part.pair_nd.shape != (P,) or part.npig.shape[0] != P
-            or part.dt_flags.ndim != 3 or part.dt_flags.shape[0] != A or part.dt_flags.shape[2] != D
+            or part.dt_flags.ndim != 2 or part.dt_flags.shape != (D, (2 * A * part.num_thresholds + 7) // 8)
             or int(part.pair_nd.sum()) != D):
         raise ValueError("inconsistent Partial: array shapes do not agree")
     part._checked = True
@@ -378,7 +407,7 @@ def merge_partials(partials: Sequence[Partial]) -> Partial:
     pair_nd = np.concatenate([p.pair_nd for p in parts])
     npig = np.concatenate([p.npig for p in parts])
     dt_score = np.concatenate([p.dt_score for p in parts])
-    dt_flags = np.concatenate([p.dt_flags for p in parts], axis=2)
+    dt_flags = np.concatenate([p.dt_flags for p in parts], axis=0)
     order = np.lexsort((pair_img, pair_cat))
     if not np.array_equal(order, np.arange(len(order))):
         starts = np.concatenate(([0], np.cumsum(pair_nd)[:-1])).astype(np.int64)
@@ -389,7 +418,7 @@ def merge_partials(partials: Sequence[Partial]) -> Partial:
         det = run_start + within
         pair_img, pair_cat, pair_nd, npig = pair_img[order], pair_cat[order], pair_nd[order], npig[order]
         dt_score = dt_score[det]
-        dt_flags = np.ascontiguousarray(dt_flags[:, :, det])
+        dt_flags = dt_flags[det]
     first = parts[0]
     return _check(Partial(first.kind, first.params, first.dilation_ratio, first.freq_groups, uniq,
                           pair_img, pair_cat, pair_nd, npig, dt_score, dt_flags))
@@ -459,7 +488,7 @@ def _run_kernel(merged: Partial, selected: np.ndarray, k_list, a_list, max_dets,
                                  .reshape(A0, -1))
     pair_d = np.concatenate(([0], np.cumsum(merged.pair_nd, dtype=np.int64))).astype(np.int64)
     cat_pair_start = np.searchsorted(merged.pair_cat, np.arange(K0 + 1)).astype(np.int64)
-    T = merged.dt_flags.shape[1]
+    T = merged.num_thresholds
     recs = np.ascontiguousarray(np.asarray(rec_thrs, np.float64).reshape(-1))
     R = len(recs)
     precision = -np.ones((T, R, K, A, M))
@@ -471,7 +500,7 @@ def _run_kernel(merged: Partial, selected: np.ndarray, k_list, a_list, max_dets,
     pair_pos = np.arange(P, dtype=np.int64)
     sel = np.ascontiguousarray(selected.astype(np.uint8)) if P else np.zeros(1, np.uint8)
     dt_score = np.ascontiguousarray(merged.dt_score, np.float64)
-    dt_flags = np.ascontiguousarray(merged.dt_flags, np.uint8)
+    dt_flags = merged.flags()
     cost = np.diff(cat_pair_start)[kl] if len(kl) else np.zeros(0)
     ranges = split_by_cost(cost, threads * 4)
     run_ranges(lambda lo, hi: _eval.accumulate(

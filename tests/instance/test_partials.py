@@ -139,9 +139,13 @@ def test_partial_is_compact_and_picklable(coco):
     back = pickle.loads(pickle.dumps(part))
     for name in ARRAYS:
         assert np.array_equal(getattr(back, name), getattr(part, name))
-    # per detection: a score and A x T flag bytes
-    assert part.dt_flags.shape == (4, 10, len(dt.dataset["annotations"]))
-    assert part.nbytes < 60 * len(dt.dataset["annotations"]) + 64 * len(part.pair_img) + 8 * 100
+    # per detection: a score and 2 x A x T flag bits
+    D = len(dt.dataset["annotations"])
+    assert part.dt_flags.shape == (D, 10)
+    assert part.flags().shape == (4, 10, D)
+    assert set(np.unique(part.flags())) <= {0, 1, 2, 3}
+    # and per (image, category) pair: image id, category, count, A ground-truth counts
+    assert part.nbytes <= 18 * D + 32 * len(part.pair_img) + 8 * 100
 
 
 # ---------------------------------------------------------- accumulate variants
