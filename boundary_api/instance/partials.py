@@ -176,6 +176,8 @@ def evaluate_partial(gt, dt, iou_type: str = "segm", img_ids: Optional[Iterable[
     if isinstance(gt, _lvis.LVIS):
         from .lvis import LVISEval, LVISResults
 
+        if isinstance(dt, list) and not dt:
+            dt = _empty_lvis_results(gt)
         if isinstance(dt, list):
             # lvis warns on every list it is given ("Assuming user provided ..."): once is enough
             with _quiet_logger("lvis.results"):
@@ -216,6 +218,18 @@ def _quiet_logger(name: str):
         yield
     finally:
         logger.setLevel(saved)
+
+
+def _empty_lvis_results(gt):
+    """LVIS results without detections (lvis itself cannot load an empty list)."""
+    from .lvis import LVISResults
+
+    res = LVISResults.__new__(LVISResults)
+    res.dataset = {k: v for k, v in gt.dataset.items() if k != "annotations"}
+    res.dataset["annotations"] = []
+    res.logger = logging.getLogger("lvis.results")
+    res._create_index()
+    return res
 
 
 def _empty_results(gt):

@@ -235,22 +235,9 @@ def _gt_object(dataset: dict, lvis: bool, source: str):
         return COCO.from_dataset(dataset, source)
 
 
-def _empty_lvis_results(gt):
-    from .lvis import LVISResults
-
-    res = LVISResults.__new__(LVISResults)
-    res.dataset = {k: v for k, v in gt.dataset.items() if k != "annotations"}
-    res.dataset["annotations"] = []
-    res.logger = logging.getLogger("lvis.results")
-    res._create_index()
-    return res
-
-
 def _partial_of(gt_data: dict, dets: List[dict], img_ids: Sequence[int], lvis: bool, iou_type: str,
                 source: str, **kwargs) -> Partial:
     gt = _gt_object(gt_data, lvis, source)
-    if lvis and not dets:
-        dets = _empty_lvis_results(gt)
     return evaluate_partial(gt, dets, iou_type, img_ids, **kwargs)
 
 
