@@ -6,6 +6,7 @@ per run so that each run's peak memory is its own::
     python benchmarks/bench_distributed.py generate --images 50000 --dets-per-image 200
     python benchmarks/bench_distributed.py stream --iou-type boundary --chunk-images 2000
     python benchmarks/bench_distributed.py dask --workers 2 --images-per-shard 2000
+    python benchmarks/bench_distributed.py reduce --images 50000   # merge + accumulate of 10M
 
 Data goes to benchmarks/_data/ (git-ignored).  Images are 240 x 320 with 7
 rectangular ground truths each; detections are jittered copies (and random
@@ -33,6 +34,12 @@ CATS = 80
 
 def _peak_mb() -> float:
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0
+
+
+def _cpu_s() -> float:
+    """CPU seconds of this process, all threads (the shared machine's load inflates wall time)."""
+    r = resource.getrusage(resource.RUSAGE_SELF)
+    return r.ru_utime + r.ru_stime
 
 
 def _paths(images: int, dets: int):
@@ -94,17 +101,19 @@ def stream(args) -> dict:
     from boundary_api.instance.streaming import evaluate_streaming
 
     gt_path, dt_path = _paths(args.images, args.dets_per_image)
-    tic = time.time()
+    tic, cpu = time.time(), _cpu_s()
     ev = evaluate_streaming(gt_path, dt_path, args.iou_type, chunk_images=args.chunk_images,
                             num_threads=args.threads)
-    return {"mode": "stream", "seconds": round(time.time() - tic, 1), "peak_rss_mb": round(_peak_mb()),
+    return {"mode": "stream", "seconds": round(time.time() - tic, 1), "cpu_seconds": round(_cpu_s() - cpu, 1),
+            "peak_rss_mb": round(_peak_mb()),
             "AP": float(ev.stats[0]), "chunk_images": args.chunk_images}
 
 
-def _worker_peak_mb():
+def _worker_usage():
     import resource as r
 
-    return r.getrusage(r.RUSAGE_SELF).ru_maxrss / 1024.0
+    u = r.getrusage(r.RUSAGE_SELF)
+    return {"peak_rss_mb": round(u.ru_maxrss / 1024.0), "cpu_seconds": round(u.ru_utime + u.ru_stime, 1)}
 
 
 def dask_run(args) -> dict:
@@ -115,25 +124,73 @@ def dask_run(args) -> dict:
 
     gt_path, dt_path = _paths(args.images, args.dets_per_image)
     folder = tempfile.mkdtemp(prefix="shards_", dir=DATA)
-    tic = time.time()
+    tic, cpu = time.time(), _cpu_s()
     manifest = shard_dataset(gt_path, folder, args.images_per_shard, results=dt_path)
-    t_shard = time.time() - tic
+    t_shard, cpu_shard = time.time() - tic, _cpu_s() - cpu
     peak_after_shard = _peak_mb()
     with local_client(args.workers, threads_per_worker=1, processes=True, memory_limit=0) as client:
-        tic = time.time()
+        tic, cpu = time.time(), _cpu_s()
         ev = evaluate_dask(manifest, client, args.iou_type, worker_threads=1)
-        t_eval = time.time() - tic
-        workers = client.run(_worker_peak_mb)
+        t_eval, cpu_client = time.time() - tic, _cpu_s() - cpu
+        workers = client.run(_worker_usage)
     return {"mode": "dask", "workers": args.workers, "shard_seconds": round(t_shard, 1),
-            "eval_seconds": round(t_eval, 1), "client_peak_rss_mb_after_sharding": round(peak_after_shard),
+            "shard_cpu_seconds": round(cpu_shard, 1),
+            "eval_seconds": round(t_eval, 1), "client_cpu_seconds_during_eval": round(cpu_client, 1),
+            "client_peak_rss_mb_after_sharding": round(peak_after_shard),
             "client_peak_rss_mb": round(_peak_mb()),
-            "worker_peak_rss_mb": sorted(round(v) for v in workers.values()),
+            "workers_usage": list(workers.values()),
             "AP": float(ev.stats[0]), "images_per_shard": args.images_per_shard}
+
+
+def reduce_only(args) -> dict:
+    """The reduce side alone at full size: synthetic partials (random scores and flags, the
+    shape of COCO's 4 areas x 10 thresholds) of ``--images`` images, merged and accumulated."""
+    import copy as _copy
+    import pickle
+
+    import pycocotools.cocoeval
+
+    from boundary_api.instance.partials import Partial, _pack_flags, accumulate_partial, merge_partials
+
+    rng = np.random.default_rng(0)
+    params = pycocotools.cocoeval.Params("segm")
+    params.catIds = list(range(1, CATS + 1))
+    params.imgIds = []
+    per_shard = args.images_per_shard
+    parts, pickled = [], 0
+    tic, cpu = time.time(), _cpu_s()
+    for start in range(1, args.images + 1, per_shard):
+        ids = np.arange(start, min(start + per_shard, args.images + 1), dtype=np.int64)
+        # every image: dets spread over 20 categories
+        pair_img = np.repeat(ids, 20)
+        pair_cat = np.tile(np.arange(0, CATS, 4, dtype=np.int32), len(ids))
+        nd = np.full(len(pair_img), args.dets_per_image // 20, np.int32)
+        D = int(nd.sum())
+        scores = -np.sort(-rng.random(D).reshape(-1, args.dets_per_image // 20), axis=1).reshape(-1)
+        flags = (rng.random((4, 10, D)) < 0.2).astype(np.uint8) | ((rng.random((4, 10, D)) < 0.1) * 2).astype(np.uint8)
+        npig = rng.integers(0, 3, size=(len(pair_img), 4)).astype(np.int32)
+        part = Partial("coco", _copy.deepcopy(params), 0.02, None, ids, pair_img, pair_cat, nd, npig, scores,
+                       _pack_flags(flags))
+        pickled += len(pickle.dumps(part, protocol=5))
+        parts.append(part)
+    t_make = time.time() - tic
+    peak_parts = _peak_mb()
+    tic = time.time()
+    merged = merge_partials(parts[::-1])
+    del parts
+    t_merge = time.time() - tic
+    tic = time.time()
+    ev = accumulate_partial(merged, num_threads=args.threads)
+    t_acc = time.time() - tic
+    return {"mode": "reduce", "make_partials_seconds": round(t_make, 1), "partials_pickled_mb": round(pickled / 2**20),
+            "peak_rss_mb_with_partials": round(peak_parts), "merge_seconds": round(t_merge, 1),
+            "accumulate_seconds": round(t_acc, 1), "cpu_seconds_total": round(_cpu_s() - cpu, 1),
+            "peak_rss_mb": round(_peak_mb()), "AP": float(ev.stats[0])}
 
 
 def main(argv=None) -> int:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("mode", choices=("generate", "stream", "dask"))
+    p.add_argument("mode", choices=("generate", "stream", "dask", "reduce"))
     p.add_argument("--images", type=int, default=50000)
     p.add_argument("--dets-per-image", type=int, default=200)
     p.add_argument("--iou-type", default="boundary", choices=("segm", "bbox", "boundary"))
@@ -145,7 +202,7 @@ def main(argv=None) -> int:
     if args.mode == "generate":
         generate(args.images, args.dets_per_image)
         return 0
-    out = stream(args) if args.mode == "stream" else dask_run(args)
+    out = {"stream": stream, "dask": dask_run, "reduce": reduce_only}[args.mode](args)
     out.update({"images": args.images, "detections": args.images * args.dets_per_image,
                 "iou_type": args.iou_type})
     print(json.dumps(out))

@@ -350,11 +350,17 @@ def _pack_flags(flags: np.ndarray) -> np.ndarray:
     return np.packbits(planes.reshape(D, 2 * A * T), axis=1)
 
 
-def _unpack_flags(packed: np.ndarray, A: int, T: int) -> np.ndarray:
+def _unpack_flags(packed: np.ndarray, A: int, T: int, block: int = 1 << 18) -> np.ndarray:
+    """Inverse of :func:`_pack_flags`, a block of detections at a time (bounded scratch memory)."""
     D = packed.shape[0]
-    bits = np.unpackbits(packed, axis=1, count=2 * A * T).reshape(D, 2, A, T)
-    flags = bits[:, 0] | (bits[:, 1] << 1)
-    return np.ascontiguousarray(np.moveaxis(flags, 0, 2))
+    out = np.empty((A, T, D), np.uint8)
+    for lo in range(0, D, block):
+        hi = min(lo + block, D)
+        bits = np.unpackbits(packed[lo:hi], axis=1, count=2 * A * T).reshape(hi - lo, 2, A, T)
+        bits[:, 1] <<= 1
+        bits[:, 0] |= bits[:, 1]
+        out[:, :, lo:hi] = np.moveaxis(bits[:, 0], 0, 2)
+    return out
 
 
 # --------------------------------------------------------------------------- merge
