@@ -494,38 +494,64 @@ def accumulate_partial(merged: Partial, params=None, img_ids: Optional[Iterable[
     return _accumulate_coco(merged, params, summarize, verbose, num_threads)
 
 
-def _run_kernel(merged: Partial, selected: np.ndarray, k_list, a_list, max_dets, rec_thrs, K, A, M,
-                with_scores: bool, num_threads):
-    threads = resolve_threads(num_threads)
-    P = len(merged.pair_img)
-    A0 = merged.npig.shape[1]
-    K0 = len(merged.cat_ids) if merged.use_cats else 1
-    # ground-truth ignore flags as the kernel reads them: per pair, npig zeros then ones
-    G_p = merged.npig.max(axis=1).astype(np.int64) if P else np.zeros(0, np.int64)
+#: detections whose flags are unpacked at once during accumulation (whole categories at a time)
+ACCUMULATE_BLOCK = 1 << 23
+
+
+def _gt_ignore_of(npig: np.ndarray):
+    """Ground-truth ignore flags as the kernel reads them: per pair, npig zeros then ones."""
+    P, A0 = npig.shape
+    G_p = npig.max(axis=1).astype(np.int64) if P else np.zeros(0, np.int64)
     pair_g = np.concatenate(([0], np.cumsum(G_p))).astype(np.int64)
     local = np.arange(int(pair_g[-1]), dtype=np.int64) - np.repeat(pair_g[:-1], G_p)
-    gt_ig = np.ascontiguousarray((local[None, :] >= np.repeat(merged.npig.T, G_p, axis=1)).astype(np.uint8)
+    gt_ig = np.ascontiguousarray((local[None, :] >= np.repeat(npig.T, G_p, axis=1)).astype(np.uint8)
                                  .reshape(A0, -1))
+    return pair_g, gt_ig
+
+
+def _run_kernel(merged: Partial, selected: np.ndarray, k_list, a_list, max_dets, rec_thrs, K, A, M,
+                with_scores: bool, num_threads):
+    """The accumulation kernel over blocks of whole categories (pairs are sorted by category,
+    so a block is a contiguous run of pairs and detections); only a block's flags are
+    unpacked at a time.  Output category ``k`` is evaluated category ``k``."""
+    threads = resolve_threads(num_threads)
+    K0 = len(merged.cat_ids) if merged.use_cats else 1
+    if list(k_list) != list(range(K)) or K != K0:
+        raise ValueError("accumulation over a subset or reordering of the categories is not supported")
+    A0, T = merged.npig.shape[1], merged.num_thresholds
     pair_d = np.concatenate(([0], np.cumsum(merged.pair_nd, dtype=np.int64))).astype(np.int64)
     cat_pair_start = np.searchsorted(merged.pair_cat, np.arange(K0 + 1)).astype(np.int64)
-    T = merged.num_thresholds
     recs = np.ascontiguousarray(np.asarray(rec_thrs, np.float64).reshape(-1))
     R = len(recs)
     precision = -np.ones((T, R, K, A, M))
     recall = -np.ones((T, K, A, M))
     scores = -np.ones((T, R, K, A, M)) if with_scores else np.empty((0, 0, 0, 0, 0))
-    kl = np.asarray(k_list, np.int64)
+    kl = np.arange(K, dtype=np.int64)
     al = np.asarray(a_list, np.int64)
     md = np.asarray(max_dets, np.int64)
-    pair_pos = np.arange(P, dtype=np.int64)
-    sel = np.ascontiguousarray(selected.astype(np.uint8)) if P else np.zeros(1, np.uint8)
-    dt_score = np.ascontiguousarray(merged.dt_score, np.float64)
-    dt_flags = merged.flags()
-    cost = np.diff(cat_pair_start)[kl] if len(kl) else np.zeros(0)
-    ranges = split_by_cost(cost, threads * 4)
-    run_ranges(lambda lo, hi: _eval.accumulate(
-        cat_pair_start, pair_pos, sel, pair_g, pair_d, dt_score, gt_ig, dt_flags, kl, al, md, recs,
-        precision, recall, scores, with_scores, lo, hi), ranges, threads)
+    sel_all = np.ascontiguousarray(selected.astype(np.uint8))
+    dets_at = pair_d[cat_pair_start]  # first detection of each category
+    k0 = 0
+    while k0 < K:
+        # whole categories up to ACCUMULATE_BLOCK detections (at least one category)
+        k1 = int(np.searchsorted(dets_at, dets_at[k0] + ACCUMULATE_BLOCK, side="right")) - 1
+        k1 = min(max(k1, k0 + 1), K)
+        p0, p1 = int(cat_pair_start[k0]), int(cat_pair_start[k1])
+        d0, d1 = int(pair_d[p0]), int(pair_d[p1])
+        pair_g, gt_ig = _gt_ignore_of(merged.npig[p0:p1].reshape(-1, A0))
+        sub_d = np.ascontiguousarray(pair_d[p0:p1 + 1] - d0)
+        cps = np.ascontiguousarray(np.clip(cat_pair_start - p0, 0, p1 - p0))
+        sel = sel_all[p0:p1] if p1 > p0 else np.zeros(1, np.uint8)
+        pos = np.arange(p1 - p0, dtype=np.int64)
+        dt_score = np.ascontiguousarray(merged.dt_score[d0:d1], np.float64)
+        dt_flags = _unpack_flags(merged.dt_flags[d0:d1], A0, T)
+        cost = np.diff(cat_pair_start)[k0:k1]
+        ranges = [(k0 + lo, k0 + hi) for lo, hi in split_by_cost(cost, threads * 4)]
+        run_ranges(lambda lo, hi: _eval.accumulate(
+            cps, pos, sel, pair_g, sub_d, dt_score, gt_ig, dt_flags, kl, al, md, recs,
+            precision, recall, scores, with_scores, lo, hi), ranges, threads)
+        del dt_flags, gt_ig
+        k0 = k1
     return precision, recall, (scores if with_scores else None)
 
 

@@ -280,3 +280,16 @@ def test_merging_merged_partials_is_the_same(synth_coco, assignment):
         assert np.array_equal(getattr(flat, name), getattr(nested, name)), name
     assert_same_coco(ref, accumulate_partial(nested))
     assert isinstance(flat, Partial)
+
+
+@pytest.mark.parametrize("block", (1, 57))
+def test_accumulation_in_category_blocks_is_the_same(synth_coco, synth_lvis, monkeypatch, block):
+    """Accumulating a few categories' detections at a time (bounded memory) changes nothing."""
+    from boundary_api.instance import partials
+
+    monkeypatch.setattr(partials, "ACCUMULATE_BLOCK", block)
+    gt, dt, ref = synth_coco["boundary"]
+    parts = [evaluate_partial(gt, dt, "boundary", s) for s in _shards(gt.getImgIds(), 3, 0)]
+    assert_same_coco(ref, accumulate_partial(merge_partials(parts)))
+    gt, dt, ref = synth_lvis["segm"]
+    assert_same_lvis(ref, accumulate_partial(evaluate_partial(gt, dt, "segm", max_dets=20)))
