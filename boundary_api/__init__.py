@@ -17,7 +17,7 @@ import) or the panoptic module only when first used.
 from .instance import COCO, AnnotationCache, COCOeval, cache_for
 from .masks import boundary_iou, dilation_pixels, mask_to_boundary, rle_to_boundary
 
-__version__ = "0.1.0"
+from ._version import __version__
 
 __all__ = [
     "COCO",

@@ -44,3 +44,4 @@ include "_boundary.pxi"   # boundary extraction (erosion by a square on run leng
 include "_iou.pxi"        # the IoU step of the instance evaluators
 include "_panoptic.pxi"   # panoptic id maps: segment runs, pair counts, boundaries
 include "_semantic.pxi"   # semantic label maps: confusion counts and per-class boundaries
+include "_measures.pxi"   # the segmentation measures side by side (boundary_api.measures)

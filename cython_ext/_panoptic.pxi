@@ -127,7 +127,7 @@ cdef int _pan_runs(const uint32_t* ids, int64_t H, int64_t W, const uint32_t* se
                 last_v = v
                 have_last = 1
             if j >= 0:
-                if _push_interval(&vecs[j], base + x0, base + x) != 0:
+                if _push_interval(&vecs[j], 0, base + x0, base + x) != 0:
                     return -1
     return 0
 
@@ -260,7 +260,7 @@ def pan_pair_counts(const uint32_t[:, ::1] gt, const uint32_t[:, ::1] pred):
 
 def pan_boundary_pairs(const uint32_t[:, ::1] gt, const uint32_t[:, ::1] pred,
                        const uint32_t[::1] gt_sel, const uint32_t[::1] pred_sel,
-                       const int64_t[::1] pair_g, const int64_t[::1] pair_p, int64_t d):
+                       const int64_t[::1] pair_g, const int64_t[::1] pair_p, d):
     """Boundary statistics of ground truth / predicted segment pairs.
 
     Pair ``i`` is ground truth segment ``gt_sel[pair_g[i]]`` of ``gt`` and
@@ -276,7 +276,8 @@ def pan_boundary_pairs(const uint32_t[:, ::1] gt, const uint32_t[:, ::1] pred,
     pair_g, pair_p : (P,) int64 arrays
         Indices into ``gt_sel`` and ``pred_sel``.
     d : int
-        Erosion radius in pixels (>= 1).
+        Erosion radius in pixels (>= 1; any larger value is safe: beyond a
+        segment's box it makes the whole segment its boundary).
 
     Returns
     -------
@@ -295,7 +296,8 @@ def pan_boundary_pairs(const uint32_t[:, ::1] gt, const uint32_t[:, ::1] pred,
     cdef I64Vec* pb = NULL
     cdef I64Vec* a
     cdef I64Vec* b
-    cdef WordBuf ws
+    cdef BoundaryWork ws
+    cdef int64_t dd
     cdef const uint32_t* g
     cdef int err = 0
     if pred.shape[0] != H or pred.shape[1] != W:
@@ -317,8 +319,8 @@ def pan_boundary_pairs(const uint32_t[:, ::1] gt, const uint32_t[:, ::1] pred,
     if P == 0 or H * W == 0:
         return ga, pa, inter, pv
     g = &gt[0, 0]
-    ws.data = NULL
-    ws.cap = 0
+    dd = _entry_d(d, H, W)
+    _bw_init(&ws)
     with nogil:
         gm = _new_vecs(kg)
         gb = _new_vecs(kg)
@@ -332,12 +334,12 @@ def pan_boundary_pairs(const uint32_t[:, ::1] gt, const uint32_t[:, ::1] pred,
             err = 1
         j = 0
         while not err and j < kg:
-            if _boundary(gm[j].data, gm[j].n, W, H, d, &ws, &gb[j]) != 0:
+            if _boundary(gm[j].data, gm[j].n, W, H, dd, &ws, &gb[j]) != 0:
                 err = 1
             j += 1
         j = 0
         while not err and j < kp:
-            if _boundary(pm[j].data, pm[j].n, W, H, d, &ws, &pb[j]) != 0:
+            if _boundary(pm[j].data, pm[j].n, W, H, dd, &ws, &pb[j]) != 0:
                 err = 1
             j += 1
         if not err:
@@ -359,13 +361,13 @@ def pan_boundary_pairs(const uint32_t[:, ::1] gt, const uint32_t[:, ::1] pred,
         _free_vecs(gb, kg)
         _free_vecs(pm, kp)
         _free_vecs(pb, kp)
-        free(ws.data)
+        _bw_free(&ws)
     if err:
         raise MemoryError()
     return ga, pa, inter, pv
 
 
-def pan_segment_boundaries(const uint32_t[:, ::1] ids, const uint32_t[::1] sel, int64_t d):
+def pan_segment_boundaries(const uint32_t[:, ::1] ids, const uint32_t[::1] sel, d):
     """Boundaries of the segments ``sel`` of an id map, as a label map.
 
     Parameters
@@ -375,7 +377,8 @@ def pan_segment_boundaries(const uint32_t[:, ::1] ids, const uint32_t[::1] sel, 
     sel : uint32 array
         Sorted, distinct ids of the segments wanted.
     d : int
-        Erosion radius in pixels (>= 1).
+        Erosion radius in pixels (>= 1; any larger value is safe: beyond a
+        segment's box it makes the whole segment its boundary).
 
     Returns
     -------
@@ -390,7 +393,8 @@ def pan_segment_boundaries(const uint32_t[:, ::1] ids, const uint32_t[::1] sel, 
     cdef uint32_t v
     cdef I64Vec* m = NULL
     cdef I64Vec* b = NULL
-    cdef WordBuf ws
+    cdef BoundaryWork ws
+    cdef int64_t dd
     cdef int err = 0
     if d < 1:
         raise ValueError(f"d must be >= 1, got {d}")
@@ -402,8 +406,8 @@ def pan_segment_boundaries(const uint32_t[:, ::1] ids, const uint32_t[::1] sel, 
     if k == 0 or H * W == 0:
         return bmap, area
     cdef uint32_t* out = &bo[0, 0]
-    ws.data = NULL
-    ws.cap = 0
+    dd = _entry_d(d, H, W)
+    _bw_init(&ws)
     with nogil:
         m = _new_vecs(k)
         b = _new_vecs(k)
@@ -413,7 +417,7 @@ def pan_segment_boundaries(const uint32_t[:, ::1] ids, const uint32_t[::1] sel, 
             err = 1
         j = 0
         while not err and j < k:
-            if _boundary(m[j].data, m[j].n, W, H, d, &ws, &b[j]) != 0:
+            if _boundary(m[j].data, m[j].n, W, H, dd, &ws, &b[j]) != 0:
                 err = 1
                 break
             v = sel[j]
@@ -426,7 +430,7 @@ def pan_segment_boundaries(const uint32_t[:, ::1] ids, const uint32_t[::1] sel, 
             j += 1
         _free_vecs(m, k)
         _free_vecs(b, k)
-        free(ws.data)
+        _bw_free(&ws)
     if err:
         raise MemoryError()
     return bmap, area

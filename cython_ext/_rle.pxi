@@ -15,9 +15,22 @@ cdef struct ByteVec:
     Py_ssize_t n
     Py_ssize_t cap
 
+# scratch bitsets of the measures' own kernels (the boundary kernel keeps its
+# own, bounded, BoundaryWork)
 cdef struct WordBuf:
     uint64_t* data
     Py_ssize_t cap
+
+cdef inline int _words_reserve(WordBuf* v, Py_ssize_t need) noexcept nogil:
+    cdef uint64_t* p
+    if need <= v.cap:
+        return 0
+    p = <uint64_t*> realloc(v.data, need * sizeof(uint64_t))
+    if p == NULL:
+        return -1
+    v.data = p
+    v.cap = need
+    return 0
 
 cdef inline int _i64_reserve(I64Vec* v, Py_ssize_t need) noexcept nogil:
     cdef Py_ssize_t cap
@@ -49,23 +62,16 @@ cdef inline int _bytes_reserve(ByteVec* v, Py_ssize_t need) noexcept nogil:
     v.cap = cap
     return 0
 
-cdef inline int _words_reserve(WordBuf* v, Py_ssize_t need) noexcept nogil:
-    cdef uint64_t* p
-    if need <= v.cap:
-        return 0
-    p = <uint64_t*> realloc(v.data, need * sizeof(uint64_t))
-    if p == NULL:
-        return -1
-    v.data = p
-    v.cap = need
-    return 0
-
-# Interval append that keeps the list maximal: a run starting where the last
-# one ended extends it.
-cdef inline int _push_interval(I64Vec* v, int64_t s, int64_t e) noexcept nogil:
+# Interval append that keeps one mask's list maximal: a run starting where the
+# last one ended extends it.  ``first`` is where the current mask's intervals
+# begin in ``v``: a buffer may hold several masks one after the other, and a
+# run is never merged into an interval of an earlier mask, even when the two
+# touch in column-major order (the last run of one object followed by the
+# first run of the next).
+cdef inline int _push_interval(I64Vec* v, Py_ssize_t first, int64_t s, int64_t e) noexcept nogil:
     if e <= s:
         return 0
-    if v.n > 0 and v.data[v.n - 1] == s:
+    if v.n > first and v.data[v.n - 1] == s:
         v.data[v.n - 1] = e
         return 0
     if _i64_reserve(v, v.n + 2) != 0:
@@ -81,9 +87,11 @@ cdef inline int _push_interval(I64Vec* v, int64_t s, int64_t e) noexcept nogil:
 # --------------------------------------------------------------------------
 
 # Decode a compressed COCO RLE string into maximal ones-intervals appended to
-# ``out``.  Returns the total number of pixels the counts cover, or -1 if the
-# string is malformed.
+# ``out`` (as a mask of its own: never merged with what ``out`` holds already).
+# Returns the total number of pixels the counts cover, or -1 if the string is
+# malformed.
 cdef int64_t _decode(const unsigned char* s, Py_ssize_t slen, I64Vec* out) noexcept nogil:
+    cdef Py_ssize_t first = out.n
     cdef Py_ssize_t p = 0
     cdef int64_t m = 0
     cdef int64_t x, c, prev1 = 0, prev2 = 0
@@ -110,7 +118,7 @@ cdef int64_t _decode(const unsigned char* s, Py_ssize_t slen, I64Vec* out) noexc
         if x < 0 or x > <int64_t> 4294967295:
             return -1
         if m & 1:
-            if _push_interval(out, pos, pos + x) != 0:
+            if _push_interval(out, first, pos, pos + x) != 0:
                 return -1
         pos += x
         prev2 = prev1
@@ -142,9 +150,27 @@ cdef inline int _emit(int64_t cnt, Py_ssize_t m, int64_t* hist, ByteVec* out) no
     return 0
 
 
+# Append one run of ``cnt`` pixels as count number ``m[0]``.  A COCO count is
+# a 32-bit unsigned integer (pycocotools' ``uint``, and ``_decode`` checks
+# it), so a longer run is written as runs of 2**32 - 1 separated by empty runs
+# of the other value, which every decoder reads back as the one run.
+cdef inline int _emit_run(int64_t cnt, Py_ssize_t* m, int64_t* hist, ByteVec* out) noexcept nogil:
+    while cnt > <int64_t> 4294967295:
+        if _emit(<int64_t> 4294967295, m[0], hist, out) != 0:
+            return -1
+        if _emit(0, m[0] + 1, hist, out) != 0:
+            return -1
+        m[0] += 2
+        cnt -= <int64_t> 4294967295
+    if _emit(cnt, m[0], hist, out) != 0:
+        return -1
+    m[0] += 1
+    return 0
+
+
 # Encode maximal ones-intervals covering ``total`` pixels as a compressed COCO
 # RLE string appended to ``out`` (counts: zeros, ones, ..., trailing zeros if
-# any), exactly as pycocotools writes it.
+# any), exactly as pycocotools writes it (for runs below 2**32).
 cdef int _encode(const int64_t* se, Py_ssize_t n, int64_t total, ByteVec* out) noexcept nogil:
     cdef int64_t hist[2]
     cdef int64_t last = 0
@@ -152,15 +178,14 @@ cdef int _encode(const int64_t* se, Py_ssize_t n, int64_t total, ByteVec* out) n
     hist[0] = 0
     hist[1] = 0
     while j < n:
-        if _emit(se[j] - last, m, hist, out) != 0:
+        if _emit_run(se[j] - last, &m, hist, out) != 0:
             return -1
-        if _emit(se[j + 1] - se[j], m + 1, hist, out) != 0:
+        if _emit_run(se[j + 1] - se[j], &m, hist, out) != 0:
             return -1
-        m += 2
         last = se[j + 1]
         j += 2
     if m == 0 or last < total:
-        if _emit(total - last, m, hist, out) != 0:
+        if _emit_run(total - last, &m, hist, out) != 0:
             return -1
     return 0
 

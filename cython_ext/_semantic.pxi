@@ -25,7 +25,7 @@ cdef inline int _push_pair(I64Vec* v, int64_t a, int64_t b) noexcept nogil:
 
 
 def sem_accumulate(const uint32_t[:, ::1] gt, const uint32_t[:, ::1] pred, int64_t num_classes,
-                   int64_t ignore_index, int64_t d, int64_t[:, ::1] conf, int64_t[:, ::1] bstat):
+                   int64_t ignore_index, d_in, int64_t[:, ::1] conf, int64_t[:, ::1] bstat):
     """Add one image's confusion counts and per-class boundary counts.
 
     Parameters
@@ -38,9 +38,9 @@ def sem_accumulate(const uint32_t[:, ::1] gt, const uint32_t[:, ::1] pred, int64
     ignore_index : int
         Ground truth pixels with this value are left out; a prediction with
         this value (when it is not a class id) predicts no class.
-    d : int
-        Erosion radius of the boundary in pixels (>= 1), or 0 for no
-        boundary counts.
+    d_in : int
+        Erosion radius ``d`` of the boundary in pixels (>= 1), or 0 for no
+        boundary counts; any size (beyond the image it changes nothing).
     conf : (n, n + 1) int64 array, C-contiguous
         ``conf[g, p]`` is incremented by the number of pixels with ground
         truth class ``g`` and predicted class ``p`` (``p = n``: no class).
@@ -64,7 +64,7 @@ def sem_accumulate(const uint32_t[:, ::1] gt, const uint32_t[:, ::1] pred, int64
     cdef I64Vec* gvec = NULL
     cdef I64Vec* pvec = NULL
     cdef I64Vec gb, pb
-    cdef WordBuf ws
+    cdef BoundaryWork ws
     cdef const uint32_t* G
     cdef const uint32_t* P
     cdef int err = 0, which = 0
@@ -76,8 +76,10 @@ def sem_accumulate(const uint32_t[:, ::1] gt, const uint32_t[:, ::1] pred, int64
         raise ValueError(f"num_classes must be in [1, 2**32 - 1), got {n}")
     if ignore_index < 0 or ignore_index > 4294967295:
         raise ValueError(f"ignore_index must be in [0, 2**32), got {ignore_index}")
-    if d < 0:
-        raise ValueError(f"d must be >= 0, got {d}")
+    if d_in < 0:
+        raise ValueError(f"d must be >= 0, got {d_in}")
+    # any larger d gives the same boundaries (whole masks): clamp before int64
+    cdef int64_t d = min(d_in, max(gt.shape[0], gt.shape[1]))
     if conf.shape[0] != n or conf.shape[1] != n1:
         raise ValueError(f"conf must be {n}x{n1}")
     if bstat.shape[0] != n or bstat.shape[1] != 3:
@@ -89,8 +91,7 @@ def sem_accumulate(const uint32_t[:, ::1] gt, const uint32_t[:, ::1] pred, int64
     P = &pred[0, 0]
     none = <uint32_t> n
     ign = <uint32_t> ignore_index
-    ws.data = NULL
-    ws.cap = 0
+    _bw_init(&ws)
     runs.data = NULL
     runs.n = 0
     runs.cap = 0
@@ -148,13 +149,13 @@ def sem_accumulate(const uint32_t[:, ::1] gt, const uint32_t[:, ::1] pred, int64
                 run += 1
                 if d > 0:
                     if gv != cur_g:
-                        if cur_g != none and _push_interval(&gvec[cur_g], start_g, i) != 0:
+                        if cur_g != none and _push_interval(&gvec[cur_g], 0, start_g, i) != 0:
                             err = 1
                             break
                         cur_g = gv
                         start_g = i
                     if pv != cur_p:
-                        if cur_p != none and _push_interval(&pvec[cur_p], start_p, i) != 0:
+                        if cur_p != none and _push_interval(&pvec[cur_p], 0, start_p, i) != 0:
                             err = 1
                             break
                         cur_p = pv
@@ -163,9 +164,9 @@ def sem_accumulate(const uint32_t[:, ::1] gt, const uint32_t[:, ::1] pred, int64
                 if cur_key >= 0 and _push_pair(&runs, cur_key, run) != 0:
                     err = 1
                 if d > 0:
-                    if cur_g != none and _push_interval(&gvec[cur_g], start_g, N) != 0:
+                    if cur_g != none and _push_interval(&gvec[cur_g], 0, start_g, N) != 0:
                         err = 1
-                    if cur_p != none and _push_interval(&pvec[cur_p], start_p, N) != 0:
+                    if cur_p != none and _push_interval(&pvec[cur_p], 0, start_p, N) != 0:
                         err = 1
         if not err and which == 0 and d > 0:
             for c in range(n):
@@ -197,7 +198,7 @@ def sem_accumulate(const uint32_t[:, ::1] gt, const uint32_t[:, ::1] pred, int64
         _free_vecs(pvec, n)
         free(gb.data)
         free(pb.data)
-        free(ws.data)
+        _bw_free(&ws)
     if err:
         raise MemoryError()
     return which, bad

@@ -18,10 +18,11 @@ ALLOWED = {
     "instance": BASE | {"masks"},
     "panoptic": BASE | {"masks"},
     "semantic": BASE | {"masks"},
+    "analysis": BASE | {"masks", "instance", "panoptic"},
     "integrations": BASE | {"masks", "instance", "panoptic", "semantic"},
     # cluster surface on top of the instance package (issue 17)
     "distributed": BASE | {"masks", "instance"},
-    "cli": BASE | {"masks", "instance", "panoptic", "semantic", "integrations", "distributed"},
+    "cli": BASE | {"masks", "instance", "panoptic", "semantic", "integrations", "analysis", "distributed"},
 }
 
 

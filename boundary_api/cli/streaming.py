@@ -15,10 +15,12 @@ import tempfile
 import time
 from typing import List
 
+import numpy as np
+
 from .._io import read_json
-from ..instance.results import COCO_STAT_NAMES, per_category_ap
-from ._common import PROG, InputError, positive_int, quiet
-from .output import finite_or_none, write_json
+from ..instance.results import coco_stats, per_category_metrics
+from ._common import PROG, HelpFormatter, InputError, add_common_flags, check_out_path, positive_int, quiet
+from .output import build_document, write_json
 
 log = logging.getLogger("boundary_api")
 
@@ -72,7 +74,7 @@ def shard_parser() -> argparse.ArgumentParser:
         description="Split a COCO/LVIS ground truth (and its results) into image shards: "
                     "shard_NNNNN.gt.json, shard_NNNNN.dt.jsonl and manifest.json, for "
                     f"'{PROG} --manifest OUT/manifest.json --scheduler ADDRESS'.",
-        formatter_class=argparse.ArgumentDefaultsHelpFormatter,
+        formatter_class=HelpFormatter,
     )
     p.add_argument("--gt", required=True, metavar="GT.json", help="ground truth: COCO or LVIS instances JSON")
     p.add_argument("--dt", default=None, metavar="RESULTS",
@@ -80,6 +82,7 @@ def shard_parser() -> argparse.ArgumentParser:
     p.add_argument("--out-dir", required=True, metavar="DIR", help="folder for the shards (created)")
     p.add_argument("--images-per-shard", type=positive_int, default=1000, metavar="N",
                    help="images per shard")
+    add_common_flags(p)
     return p
 
 
@@ -107,12 +110,12 @@ def _check(args) -> None:
         raise InputError("--scheduler needs --shard-dir (a folder the workers can read) or --manifest")
 
 
-def _dask(args, iou: str):
+def _dask(args, iou: str, params, max_dets):
     from ..distributed import evaluate_dask, local_client
     from ..instance.streaming import shard_dataset
 
     def go(manifest):
-        kwargs = dict(iou_type=iou, dilation_ratio=args.dilation_ratio, max_dets=args.max_dets,
+        kwargs = dict(iou_type=iou, dilation_ratio=args.dilation_ratio, max_dets=max_dets, params=params,
                       num_threads=args.threads)
         if args.scheduler is not None:
             try:
@@ -140,10 +143,24 @@ def _dask(args, iou: str):
         return go(shard_dataset(args.gt, folder, per_shard, results=args.dt))
 
 
+def _eval_params(args, lvis: bool):
+    """The instance command's --max-dets and --rec-thrs as evaluator parameters."""
+    rec = np.linspace(0.0, 1.0, args.rec_thrs)
+    if lvis:
+        return {"rec_thrs": rec}, (args.max_dets if args.max_dets is not None else 300)
+    max_dets = args.max_dets if args.max_dets is not None else 100
+    params = {"recThrs": rec}
+    if args.max_dets is not None:
+        params["maxDets"] = [1, min(10, max_dets), max_dets]
+    return params, max_dets
+
+
 def run(args) -> int:
     from ..instance.streaming import evaluate_streaming, looks_like_lvis
 
     _check(args)
+    inputs = {"--gt": args.gt, "--dt": args.dt, "--manifest": args.manifest}
+    check_out_path(args.json_out, files={k: v for k, v in inputs.items() if v and os.path.isfile(v)})
     tic = time.time()
     iou = args.iou_type
     if args.manifest is not None:
@@ -157,10 +174,11 @@ def run(args) -> int:
     if args.lvis and not lvis:
         raise InputError("--lvis: streaming and cluster evaluation choose LVIS rules from the ground "
                          "truth, and this one is not LVIS (images without neg_category_ids)")
+    params, max_dets = _eval_params(args, lvis)
     with quiet(args.quiet):
         if args.workers is not None or args.scheduler is not None:
             try:
-                ev = _dask(args, iou)
+                ev = _dask(args, iou, params, max_dets)
             except (ValueError, TypeError, OSError, MemoryError, KeyboardInterrupt):
                 raise
             except Exception as exc:  # a shard's worker died, the scheduler went away, ...
@@ -169,34 +187,27 @@ def run(args) -> int:
                 return 2
         else:
             ev = evaluate_streaming(gt_data, args.dt, iou, args.chunk_images, lvis=lvis,
-                                    dilation_ratio=args.dilation_ratio, max_dets=args.max_dets,
+                                    dilation_ratio=args.dilation_ratio, max_dets=max_dets, params=params,
                                     num_threads=args.threads)
     if lvis:
         ev.print_results()
-        metrics = {k: float(v) for k, v in ev.results.items()}
+        metrics = dict(ev.results)
     else:
         ev.summarize()
-        metrics = {name: float(v) for name, v in zip(COCO_STAT_NAMES, ev.stats)}
+        metrics = coco_stats(ev)
     log.info("evaluated in %.2fs", time.time() - tic)
     if args.json_out:
         cats = {c["id"]: c for c in gt_data.get("categories", [])}
-        inputs = {k: v for k, v in (("gt", args.gt), ("dt", args.dt), ("manifest", args.manifest)) if v}
-        doc = {
-            "boundary_api_version": _version(),
-            "settings": {"kind": "lvis" if lvis else "coco", "iou_type": iou,
-                         "dilation_ratio": args.dilation_ratio if iou == "boundary" else None,
-                         "max_dets": args.max_dets if lvis else list(ev.params.maxDets),
-                         "inputs": inputs},
-        }
-        doc.update({k: finite_or_none(v) for k, v in metrics.items()})
-        doc["per_category"] = {
-            str(int(c)): {"id": int(c), "name": cats.get(int(c), {}).get("name", str(c)), "AP": finite_or_none(ap)}
-            for c, ap in per_category_ap(ev).items()}
+        per_category = {}
+        for cat_id, row in per_category_metrics(ev).items():
+            cat = cats.get(int(cat_id), {})
+            entry = {"name": cat.get("name")}
+            if lvis:
+                entry["frequency"] = cat.get("frequency")
+            entry.update(row)
+            per_category[int(cat_id)] = entry
+        doc = build_document("lvis" if lvis else "coco", iou, args.dilation_ratio,
+                             {k: v for k, v in inputs.items() if v is not None}, metrics, per_category,
+                             max_dets=max_dets, settings_extra={"rec_thrs": args.rec_thrs})
         write_json(args.json_out, doc)
     return 0
-
-
-def _version() -> str:
-    import boundary_api
-
-    return boundary_api.__version__

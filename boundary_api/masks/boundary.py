@@ -24,6 +24,13 @@ __all__ = ["dilation_pixels", "mask_to_boundary", "rle_to_boundary", "boundary_i
 
 RLE = dict
 
+#: largest image side accepted (pixels); sizes beyond it are refused up front
+MAX_SIDE = 2**31 - 1
+#: largest image area accepted (pixels): 2**40, e.g. 1,048,576 x 1,048,576.  The
+#: kernels index pixels with 64-bit integers and do work proportional to a
+#: mask's bounding box, so a few bytes of RLE must not declare an absurd image.
+MAX_PIXELS = 2**40
+
 
 def check_dilation_ratio(dilation_ratio) -> float:
     """Return ``dilation_ratio`` as a float, or raise if it is not a finite number >= 0."""
@@ -51,7 +58,15 @@ def dilation_pixels(height: int, width: int, dilation_ratio: float = 0.02) -> in
     Returns
     -------
     int
-        ``d >= 1``.
+        ``d >= 1``.  Any ``d`` is safe to use: once ``2d+1`` exceeds a mask's
+        bounding box, the whole mask is its boundary.
+
+    Raises
+    ------
+    ValueError
+        If the size is not positive or too large (sides up to
+        :data:`MAX_SIDE`, at most :data:`MAX_PIXELS` pixels), or the ratio
+        times the diagonal is not a finite number.
 
     Examples
     --------
@@ -62,16 +77,23 @@ def dilation_pixels(height: int, width: int, dilation_ratio: float = 0.02) -> in
     """
     ratio = check_dilation_ratio(dilation_ratio)
     h, w = _check_size(height, width)
-    return max(1, int(round(ratio * math.sqrt(h * h + w * w))))
+    x = ratio * math.sqrt(h * h + w * w)
+    if not math.isfinite(x):
+        raise ValueError(f"dilation_ratio {dilation_ratio!r} is too large: the dilation of a "
+                         f"{h}x{w} image would be {x} pixels, not a finite number")
+    return max(1, int(round(x)))
 
 
 def dilation_pixels_array(h: np.ndarray, w: np.ndarray, dilation_ratio: float) -> np.ndarray:
-    """:func:`dilation_pixels` for arrays of sizes (evaluated once per distinct size)."""
+    """:func:`dilation_pixels` for arrays of sizes (evaluated once per distinct size),
+    as int64 clamped to ``max(h, w)`` (a larger d gives the same boundaries: the
+    whole mask), ready for the kernels."""
     sizes = np.stack([np.asarray(h, np.int64), np.asarray(w, np.int64)], axis=1).reshape(-1, 2)
     if len(sizes) == 0:
         return np.zeros(0, np.int64)
     uniq, inverse = np.unique(sizes, axis=0, return_inverse=True)
-    d = np.array([dilation_pixels(int(a), int(b), dilation_ratio) for a, b in uniq], np.int64)
+    d = np.array([min(dilation_pixels(int(a), int(b), dilation_ratio), int(max(a, b))) for a, b in uniq],
+                 np.int64)
     return d[inverse.reshape(-1)]
 
 
@@ -79,6 +101,10 @@ def _check_size(height, width) -> Tuple[int, int]:
     for name, v in (("height", height), ("width", width)):
         if isinstance(v, bool) or not isinstance(v, numbers.Integral) or v < 1:
             raise ValueError(f"image {name} must be a positive integer, got {v!r}")
+        if v > MAX_SIDE:
+            raise ValueError(f"image {name} {v!r} is too large (at most {MAX_SIDE} pixels)")
+    if int(height) * int(width) > MAX_PIXELS:
+        raise ValueError(f"image size {height}x{width} is too large (at most {MAX_PIXELS} pixels)")
     return int(height), int(width)
 
 
@@ -96,6 +122,12 @@ def mask_to_boundary(mask, dilation_ratio: float = 0.02) -> np.ndarray:
     -------
     (H, W) uint8 ndarray
         1 on the boundary pixels, 0 elsewhere.
+
+    Raises
+    ------
+    ValueError
+        If the mask is not 2-D or empty, or the ratio is negative, not
+        finite, or too large for the image (see :func:`dilation_pixels`).
 
     Examples
     --------
@@ -119,14 +151,18 @@ def _normalize_rle(rle, where: str = "rle") -> Tuple[Union[str, bytes], int, int
     if type(rle) is dict:  # the common case, checked cheaply
         size, counts = rle.get("size"), rle.get("counts")
         if (type(size) is list and len(size) == 2 and type(size[0]) is int and type(size[1]) is int
-                and size[0] > 0 and size[1] > 0 and type(counts) in (str, bytes)):
+                and 0 < size[0] <= MAX_SIDE and 0 < size[1] <= MAX_SIDE
+                and size[0] * size[1] <= MAX_PIXELS and type(counts) in (str, bytes)):
             return counts, size[0], size[1]
     if not isinstance(rle, dict) or "size" not in rle or "counts" not in rle:
         raise TypeError(f"{where}: expected a COCO RLE dict with 'size' and 'counts', got {type(rle).__name__}")
     size = rle["size"]
     if not isinstance(size, (list, tuple)) or len(size) != 2:
         raise ValueError(f"{where}: 'size' must be [height, width], got {size!r}")
-    h, w = _check_size(*size)
+    try:
+        h, w = _check_size(*size)
+    except ValueError as exc:
+        raise ValueError(f"{where}: {exc}") from None
     counts = rle["counts"]
     if isinstance(counts, (list, tuple, np.ndarray)):
         counts = mask_utils.frPyObjects({"size": [h, w], "counts": list(counts)}, h, w)["counts"]
@@ -137,7 +173,16 @@ def _normalize_rle(rle, where: str = "rle") -> Tuple[Union[str, bytes], int, int
 
 def check_rle_strings(counts: list, h: np.ndarray, w: np.ndarray, name_of) -> None:
     """Raise ValueError naming the first RLE string that is malformed or does
-    not cover exactly its h*w pixels.  ``name_of(i)`` describes item ``i``."""
+    not cover exactly its h*w pixels, or whose image size is out of range
+    (see :data:`MAX_PIXELS`).  ``name_of(i)`` describes item ``i``."""
+    h = np.asarray(h, np.int64)
+    w = np.asarray(w, np.int64)
+    sides_ok = (h >= 1) & (w >= 1) & (h <= MAX_SIDE) & (w <= MAX_SIDE)
+    size_ok = sides_ok & (np.where(sides_ok, h, 0) * np.where(sides_ok, w, 0) <= MAX_PIXELS)
+    if not size_ok.all():
+        i = int(np.flatnonzero(~size_ok)[0])
+        raise ValueError(f"{name_of(i)}: image size {h[i]}x{w[i]} is out of range "
+                         f"(sides 1..{MAX_SIDE}, at most {MAX_PIXELS} pixels)")
     status = _mask.check_strings(_mask.StringTable(counts), h, w)
     bad = np.flatnonzero(status)
     if len(bad):
@@ -182,7 +227,20 @@ def rle_to_boundary(rle, dilation_ratio: float = 0.02, num_threads: Optional[int
     -------
     dict or list of dict
         Compressed RLE(s) of the boundary, ``counts`` as ``bytes``, exactly as
-        ``pycocotools.mask.encode`` would write them.
+        ``pycocotools.mask.encode`` would write them (a run of 2**32 pixels or
+        more, which pycocotools cannot write, is split by empty runs).
+
+    Raises
+    ------
+    ValueError
+        If an RLE is malformed, does not cover its ``h x w`` pixels, or its size
+        is out of range (sides up to :data:`MAX_SIDE`, at most
+        :data:`MAX_PIXELS` pixels); the message names the item.
+
+    Notes
+    -----
+    Memory does not grow with the masks' size: the kernel's scratch per
+    thread is bounded (about 8 MiB of bitsets), however large the image.
     """
     ratio = check_dilation_ratio(dilation_ratio)
     single = isinstance(rle, dict)
@@ -198,35 +256,60 @@ def rle_to_boundary(rle, dilation_ratio: float = 0.02, num_threads: Optional[int
     return res[0] if single else res
 
 
-def _as_rle_list(masks, name: str):
-    """Accept an (H, W) array, an RLE dict, or a list of either."""
-    if isinstance(masks, dict) or (isinstance(masks, np.ndarray) and masks.ndim == 2):
+def _as_mask_list(masks, name: str):
+    """(items, single) from an (H, W) array, an (N, H, W) stack, an RLE dict,
+    or a list/tuple of arrays and RLE dicts."""
+    if isinstance(masks, dict):
         return [masks], True
+    if isinstance(masks, np.ndarray):
+        if masks.ndim == 2:
+            return [masks], True
+        if masks.ndim == 3:
+            return list(masks), False
+        raise ValueError(f"{name}: an array of masks must be (H, W) or (N, H, W), got shape {masks.shape}")
     if isinstance(masks, (list, tuple)):
         return list(masks), False
-    raise TypeError(f"{name} must be an (H, W) array, an RLE dict, or a list of them")
+    raise TypeError(f"{name} must be an (H, W) array, an (N, H, W) stack, an RLE dict, or a list of "
+                    f"arrays / RLE dicts; got {type(masks).__name__}")
 
 
 def boundary_iou(gt, dt, dilation_ratio: float = 0.02):
     """Boundary IoU between ground truth and predicted masks.
 
     ``|G_b & P_b| / |G_b | P_b|`` where ``X_b`` is the boundary of ``X``
-    (:func:`mask_to_boundary`); 0 when both boundaries are empty.
+    (:func:`mask_to_boundary`); 0 when both boundaries are empty.  Each mask's
+    boundary is computed on its own, whatever else is in the list.
 
     Parameters
     ----------
-    gt, dt : array, RLE dict, or list of them
-        Binary ``(H, W)`` masks or COCO RLEs.  Every mask must have the same size.
+    gt, dt : array, RLE dict, or a sequence of them
+        One mask (an ``(H, W)`` array, nonzero = foreground, or a COCO RLE
+        dict), an ``(N, H, W)`` array of ``N`` masks, or a list/tuple of
+        ``(H, W)`` arrays and/or RLE dicts.  Every mask must have the same size.
     dilation_ratio : float, optional
         Boundary width as a fraction of the image diagonal (default 0.02).
 
     Returns
     -------
-    float, or ndarray of shape ``(len(gt), len(dt))`` when lists are given.
+    float or ndarray
+        A float when ``gt`` and ``dt`` are single masks.  Otherwise a float64
+        array of shape ``(len(gt), len(dt))`` -- **rows are ground truths,
+        columns are predictions**: ``out[i, j]`` is the Boundary IoU of
+        ``gt[i]`` and ``dt[j]`` (a single mask counts as a list of one).
+        Note that ``pycocotools.mask.iou(dt, gt, iscrowd)`` is oriented the
+        other way, ``(len(dt), len(gt))``.
+
+    Examples
+    --------
+    >>> a = np.zeros((4, 4), np.uint8); a[0:2, 1] = 1
+    >>> b = np.zeros((4, 4), np.uint8); b[2:4, 1] = 1
+    >>> boundary_iou([a, b], [b])
+    array([[0.],
+           [1.]])
     """
     ratio = check_dilation_ratio(dilation_ratio)
-    g_items, g_single = _as_rle_list(gt, "gt")
-    d_items, d_single = _as_rle_list(dt, "dt")
+    g_items, g_single = _as_mask_list(gt, "gt")
+    d_items, d_single = _as_mask_list(dt, "dt")
 
     def to_rle(x, where):
         if isinstance(x, dict):
@@ -234,6 +317,8 @@ def boundary_iou(gt, dt, dilation_ratio: float = 0.02):
         a = np.asarray(x)
         if a.ndim != 2 or a.size == 0:
             raise ValueError(f"{where}: masks must be non-empty 2-D arrays, got shape {a.shape}")
+        if a.dtype == object or not (np.issubdtype(a.dtype, np.number) or a.dtype == bool):
+            raise TypeError(f"{where}: masks must be numeric or boolean arrays, got dtype {a.dtype}")
         return mask_utils.encode(np.asfortranarray(a != 0, dtype=np.uint8))
 
     g_rles = [to_rle(x, f"gt[{i}]") for i, x in enumerate(g_items)]
@@ -250,11 +335,12 @@ def boundary_iou(gt, dt, dilation_ratio: float = 0.02):
         dt_table = _mask.StringTable([r["counts"] for r in d_b])
         h = np.full(max(G, D), g_b[0]["size"][0], np.int64)
         no_box = np.zeros((max(G, D), 4), np.float64)
+        # the IoU step's mask IoU, applied to the boundaries: a (D, G) matrix
         _mask.iou_pairs(0, gt_table, gt_table, h[:G], np.zeros(G, np.uint8), no_box[:G],
                         dt_table, dt_table, h[:D], no_box[:D],
                         np.array([0, G], np.int64), np.array([0, D], np.int64),
                         np.array([0, D * G], np.int64), out, 0, 1)
-    mat = out.reshape(D, G).T
+    mat = np.ascontiguousarray(out.reshape(D, G).T)
     if g_single and d_single:
         return float(mat[0, 0])
     return mat

@@ -44,7 +44,7 @@ def test_jsonl_with_chunks_equals_in_memory(tmp_path, in_memory, capsys):
     doc = _doc(out)
     assert {m: doc[m] for m in METRICS} == {m: in_memory["coco"][m] for m in METRICS}
     assert doc["settings"]["kind"] == "coco" and doc["settings"]["iou_type"] == "boundary"
-    assert doc["settings"]["inputs"] == {"gt": COCO_GT, "dt": str(tmp_path / "r.jsonl")}
+    assert doc["settings"]["inputs"] == {"--gt": COCO_GT, "--dt": str(tmp_path / "r.jsonl")}
     assert doc["per_category"]["1"]["name"] == "person"
     assert "Average Precision" in capsys.readouterr().out
 
