@@ -43,6 +43,11 @@ def test_jsonl_with_chunks_equals_in_memory(tmp_path, in_memory, capsys):
                  "--json-out", out, "-q"]) == 0
     doc = _doc(out)
     assert {m: doc[m] for m in METRICS} == {m: in_memory["coco"][m] for m in METRICS}
+    # the whole document is the in-memory command's, but for the input paths
+    same = {k: v for k, v in doc.items() if k != "settings"}
+    assert same == {k: v for k, v in in_memory["coco"].items() if k != "settings"}
+    assert {k: v for k, v in doc["settings"].items() if k != "inputs"} == \
+        {k: v for k, v in in_memory["coco"]["settings"].items() if k != "inputs"}
     assert doc["settings"]["kind"] == "coco" and doc["settings"]["iou_type"] == "boundary"
     assert doc["settings"]["inputs"] == {"--gt": COCO_GT, "--dt": str(tmp_path / "r.jsonl")}
     assert doc["per_category"]["1"]["name"] == "person"
