@@ -21,7 +21,10 @@ ALLOWED = {
     "analysis": BASE | {"masks", "instance", "panoptic"},
     "integrations": BASE | {"masks", "instance", "panoptic", "semantic"},
     "report": BASE | {"masks", "instance", "panoptic", "semantic"},
-    "cli": BASE | {"masks", "instance", "panoptic", "semantic", "integrations", "analysis", "report"},
+    # cluster surface on top of the instance package (issue 17)
+    "distributed": BASE | {"masks", "instance"},
+    "cli": BASE | {"masks", "instance", "panoptic", "semantic", "integrations", "analysis", "report",
+                   "distributed"},
 }
 
 

@@ -35,7 +35,7 @@ import signal
 import sys
 from typing import List, Optional
 
-from . import demo, instances
+from . import demo, instances, streaming
 from ._common import PROG
 
 #: exit status when standard output is a closed pipe (as if killed by SIGPIPE)
@@ -89,13 +89,15 @@ def _silence_stdout(stream) -> None:
 #: subcommands: name -> module of boundary_api.cli with ``parser()`` and ``run(args)``;
 #: without one of these first, the words are the instance command's (or the demo's)
 SUBCOMMANDS = ("panoptic", "cityscapes", "semantic", "measures", "sensitivity", "synthetic", "analyze",
-               "report")
+               "report", "shard")
 
 
 def _dispatch(argv: List[str]) -> int:
     if argv and argv[0] in SUBCOMMANDS:
         module = importlib.import_module(f".{argv[0]}", __package__)
         return module.run(module.parser().parse_args(argv[1:]))
+    if streaming.wanted(argv):  # JSON Lines / folders, --chunk-images, Dask (issue 17)
+        return streaming.run(streaming.parser().parse_args(argv))
     parser = instances.instance_parser()
     args = parser.parse_args(argv)
     if args.gt is None and args.dt is None:

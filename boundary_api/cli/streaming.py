@@ -1,0 +1,213 @@
+"""``boundary-eval --dt results.jsonl --chunk-images N`` (streaming), ``--workers N`` /
+``--scheduler ADDRESS`` (Dask), and ``boundary-eval shard`` (image shards on disk).
+
+Chosen by :func:`wanted` when the instance command gets one of these flags, a
+``.jsonl`` / ``.ndjson`` result file or a folder of results; the other flags and
+the ``--json-out`` document are those of the instance command.
+"""
+from __future__ import annotations
+
+import argparse
+import logging
+import os
+import sys
+import tempfile
+import time
+from typing import List
+
+import numpy as np
+
+from .._io import read_json
+from ..instance.results import coco_stats, per_category_metrics
+from ._common import PROG, HelpFormatter, InputError, add_common_flags, check_out_path, positive_int, quiet
+from .output import build_document, write_json
+
+log = logging.getLogger("boundary_api")
+
+_FLAGS = ("--chunk-images", "--workers", "--scheduler", "--manifest", "--shard-dir", "--images-per-shard")
+_STREAM_SUFFIXES = (".jsonl", ".ndjson")
+
+
+def wanted(argv: List[str]) -> bool:
+    """True when the instance command line asks for streaming or a cluster."""
+    for n, a in enumerate(argv):
+        if a.split("=", 1)[0] in _FLAGS:
+            return True
+        if a.split("=", 1)[0] in ("--dt", "--dt-json-file"):
+            value = a.split("=", 1)[1] if "=" in a else (argv[n + 1] if n + 1 < len(argv) else "")
+            if value.endswith(_STREAM_SUFFIXES) or os.path.isdir(value):
+                return True
+    return False
+
+
+def parser() -> argparse.ArgumentParser:
+    from .instances import instance_parser
+
+    p = instance_parser()
+    p.description = (p.description or "") + (
+        " Large result sets: a JSON Lines file (one detection per line) or a folder of result "
+        "files is evaluated chunk by chunk of images (--chunk-images), or shard by shard on a "
+        "Dask cluster (--workers / --scheduler); the numbers equal one in-memory evaluation.")
+    g = p.add_argument_group("streaming and clusters")
+    g.add_argument("--chunk-images", type=positive_int, default=1000, metavar="N",
+                   help="images evaluated at once when streaming (memory grows with N, not with the "
+                        "number of results)")
+    g.add_argument("--workers", type=positive_int, default=None, metavar="N",
+                   help="evaluate shards on a local Dask cluster of N worker processes")
+    g.add_argument("--scheduler", default=None, metavar="ADDRESS",
+                   help="evaluate shards on the Dask cluster at ADDRESS (e.g. tcp://host:8786); "
+                        "--shard-dir must then be a folder every worker can read")
+    g.add_argument("--shard-dir", default=None, metavar="DIR",
+                   help="with --workers/--scheduler: where --gt/--dt are split into shards "
+                        "(default: a temporary folder, removed afterwards)")
+    g.add_argument("--images-per-shard", type=positive_int, default=None, metavar="N",
+                   help="with --workers/--scheduler: images per shard (default: --chunk-images)")
+    g.add_argument("--manifest", default=None, metavar="PATH",
+                   help="evaluate the shards of a manifest written by 'boundary-eval shard' "
+                        "(instead of --gt/--dt)")
+    return p
+
+
+def shard_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(
+        prog=f"{PROG} shard",
+        description="Split a COCO/LVIS ground truth (and its results) into image shards: "
+                    "shard_NNNNN.gt.json, shard_NNNNN.dt.jsonl and manifest.json, for "
+                    f"'{PROG} --manifest OUT/manifest.json --scheduler ADDRESS'.",
+        formatter_class=HelpFormatter,
+    )
+    p.add_argument("--gt", required=True, metavar="GT.json", help="ground truth: COCO or LVIS instances JSON")
+    p.add_argument("--dt", default=None, metavar="RESULTS",
+                   help="results to split along: JSON list, JSON Lines file or folder of result files")
+    p.add_argument("--out-dir", required=True, metavar="DIR", help="folder for the shards (created)")
+    p.add_argument("--images-per-shard", type=positive_int, default=1000, metavar="N",
+                   help="images per shard")
+    add_common_flags(p)
+    return p
+
+
+def run_shard(args) -> int:
+    from ..instance.streaming import shard_dataset
+
+    manifest = shard_dataset(args.gt, args.out_dir, args.images_per_shard, results=args.dt)
+    print(manifest)
+    return 0
+
+
+def _check(args) -> None:
+    if args.slow:
+        raise InputError("--slow cannot be combined with streaming or cluster evaluation")
+    if args.workers is not None and args.scheduler is not None:
+        raise InputError("--workers and --scheduler exclude each other")
+    if args.manifest is not None:
+        if args.gt is not None or args.dt is not None:
+            raise InputError("--manifest replaces --gt and --dt")
+        if args.workers is None and args.scheduler is None:
+            raise InputError("--manifest needs --workers or --scheduler")
+    elif args.gt is None or args.dt is None:
+        raise InputError("--gt and --dt are needed (or --manifest with --workers/--scheduler)")
+    if args.scheduler is not None and args.manifest is None and args.shard_dir is None:
+        raise InputError("--scheduler needs --shard-dir (a folder the workers can read) or --manifest")
+
+
+def _dask(args, iou: str, params, max_dets):
+    from ..distributed import evaluate_dask, local_client
+    from ..instance.streaming import shard_dataset
+
+    def go(manifest):
+        kwargs = dict(iou_type=iou, dilation_ratio=args.dilation_ratio, max_dets=max_dets, params=params,
+                      num_threads=args.threads)
+        if args.scheduler is not None:
+            try:
+                from dask.distributed import Client
+            except ImportError:
+                raise InputError("--scheduler needs dask: pip install 'boundary-api[dask]'") from None
+            logging.getLogger("distributed").setLevel(logging.WARNING)
+            with Client(args.scheduler) as client:
+                return evaluate_dask(manifest, client, **kwargs)
+        # dask logs every cluster event at INFO; only its warnings are shown here
+        logging.getLogger("distributed").setLevel(logging.WARNING)
+        try:
+            cm = local_client(args.workers)
+        except ImportError:
+            raise InputError("--workers needs dask: pip install 'boundary-api[dask]'") from None
+        with cm as client:
+            return evaluate_dask(manifest, client, **kwargs)
+
+    if args.manifest is not None:
+        return go(args.manifest)
+    per_shard = args.images_per_shard or args.chunk_images
+    if args.shard_dir is not None:
+        return go(shard_dataset(args.gt, args.shard_dir, per_shard, results=args.dt))
+    with tempfile.TemporaryDirectory(prefix="boundary_api_shards_") as folder:
+        return go(shard_dataset(args.gt, folder, per_shard, results=args.dt))
+
+
+def _eval_params(args, lvis: bool):
+    """The instance command's --max-dets and --rec-thrs as evaluator parameters."""
+    rec = np.linspace(0.0, 1.0, args.rec_thrs)
+    if lvis:
+        return {"rec_thrs": rec}, (args.max_dets if args.max_dets is not None else 300)
+    max_dets = args.max_dets if args.max_dets is not None else 100
+    params = {"recThrs": rec}
+    if args.max_dets is not None:
+        params["maxDets"] = [1, min(10, max_dets), max_dets]
+    return params, max_dets
+
+
+def run(args) -> int:
+    from ..instance.streaming import evaluate_streaming, looks_like_lvis
+
+    _check(args)
+    inputs = {"--gt": args.gt, "--dt": args.dt, "--manifest": args.manifest}
+    check_out_path(args.json_out, files={k: v for k, v in inputs.items() if v and os.path.isfile(v)})
+    tic = time.time()
+    iou = args.iou_type
+    if args.manifest is not None:
+        from ..instance.streaming import load_manifest
+
+        shards = load_manifest(args.manifest)
+        gt_data = read_json(shards[0]["gt"], "ground truth shard") if shards else {}
+    else:
+        gt_data = read_json(args.gt, "ground truth")
+    lvis = looks_like_lvis(gt_data)
+    if args.lvis and not lvis:
+        raise InputError("--lvis: streaming and cluster evaluation choose LVIS rules from the ground "
+                         "truth, and this one is not LVIS (images without neg_category_ids)")
+    params, max_dets = _eval_params(args, lvis)
+    with quiet(args.quiet):
+        if args.workers is not None or args.scheduler is not None:
+            try:
+                ev = _dask(args, iou, params, max_dets)
+            except (ValueError, TypeError, OSError, MemoryError, KeyboardInterrupt):
+                raise
+            except Exception as exc:  # a shard's worker died, the scheduler went away, ...
+                print(f"{PROG}: error: cluster evaluation failed, no metrics computed: "
+                      f"{type(exc).__name__}: {exc}", file=sys.stderr)
+                return 2
+        else:
+            ev = evaluate_streaming(gt_data, args.dt, iou, args.chunk_images, lvis=lvis,
+                                    dilation_ratio=args.dilation_ratio, max_dets=max_dets, params=params,
+                                    num_threads=args.threads)
+    if lvis:
+        ev.print_results()
+        metrics = dict(ev.results)
+    else:
+        ev.summarize()
+        metrics = coco_stats(ev)
+    log.info("evaluated in %.2fs", time.time() - tic)
+    if args.json_out:
+        cats = {c["id"]: c for c in gt_data.get("categories", [])}
+        per_category = {}
+        for cat_id, row in per_category_metrics(ev).items():
+            cat = cats.get(int(cat_id), {})
+            entry = {"name": cat.get("name")}
+            if lvis:
+                entry["frequency"] = cat.get("frequency")
+            entry.update(row)
+            per_category[int(cat_id)] = entry
+        doc = build_document("lvis" if lvis else "coco", iou, args.dilation_ratio,
+                             {k: v for k, v in inputs.items() if v is not None}, metrics, per_category,
+                             max_dets=max_dets, settings_extra={"rec_thrs": args.rec_thrs})
+        write_json(args.json_out, doc)
+    return 0
