@@ -149,6 +149,9 @@ def evaluate_ray(shards: Shards, iou_type: str = "segm", *, address: Optional[st
         import ray
     except ImportError:  # pragma: no cover - depends on the environment
         raise ImportError("ray is needed for evaluate_ray: pip install ray") from None
+    if not hasattr(ray, "remote"):  # e.g. Ray's own session folder /tmp/ray seen as a namespace package
+        raise ImportError(f"ray is needed for evaluate_ray: pip install ray ('ray' found at "
+                          f"{list(getattr(ray, '__path__', []))} is not the Ray package)")
     shards = _shards(shards)
     if not ray.is_initialized():
         ray.init(address=address, include_dashboard=False, log_to_driver=False)
