@@ -244,7 +244,8 @@ def markdown(report: dict) -> str:
     tools = report["tools"]
     cells = report["cells"]
     peers = [t for t in tools if t != "boundary_api"]
-    lines = [f"# boundary_api vs peers ({'quick' if report['quick'] else 'full'} run)", ""]
+    lines = [f"# boundary_api vs peers ({'quick' if report['quick'] else 'full'} run"
+             f"{'' if report.get('complete') else ', PARTIAL: interrupted or still running'})", ""]
     m = report["machine"]
     lines += [f"- machine: {m['platform']}; {m['cores']}; {m['memory_gib']:.1f} GiB",
               f"- load average before / after: {m['load_before']} / {m['load_after']}",
@@ -321,6 +322,56 @@ def _load() -> str:
     return " ".join(f"{x:.2f}" for x in os.getloadavg())
 
 
+def build_report(args, cells, tools, repeats, started, load_before, t_start, n_all, complete) -> dict:
+    """The summary (medians, agreement) of the runs made so far."""
+    report = {"quick": args.quick, "repeats": repeats, "pin": args.pin, "tolerance": args.tolerance,
+              "started": started, "tools": tools, "versions": _versions(),
+              "machine": {"platform": f"{platform.machine()} {platform.system()} {platform.release()}",
+                          "cores": f"os.cpu_count()={os.cpu_count()}, sched_getaffinity={n_all}",
+                          "memory_gib": os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") / 2**30,
+                          "load_before": load_before},
+              "cells": [], "agreement": []}
+    for c in cells:
+        res = {t: summarise(runs) for t, runs in c["runs"].items() if runs}
+        report["cells"].append({k: c[k] for k in ("workload", "workload_label", "size", "kind", "metric", "threads")}
+                               | {"results": res, "runs": c["runs"]})
+        names = stat_names(c["kind"])
+        ok = [t for t in c["tools"] if t in res and "error" not in res[t]]
+        for a, b in itertools.combinations(ok, 2):
+            d, name, va, vb, which = compare(res[a]["stats"], res[b]["stats"], names, args.tolerance)
+            report["agreement"].append({"workload": c["workload"], "workload_label": c["workload_label"],
+                                        "metric": c["metric"], "threads": c["threads"],
+                                        "pair": f"{TOOL_LABEL[a]} vs {TOOL_LABEL[b]}", "max_diff": d,
+                                        "stat": name, "a": va, "b": vb, "differing": which,
+                                        "ok": d <= args.tolerance})
+    # the same tool at different thread counts
+    by_key = {}
+    for c in report["cells"]:
+        for t, r in c["results"].items():
+            if "error" not in r:
+                by_key.setdefault((c["workload"], c["metric"], t), []).append((c["threads"], r["stats"], c))
+    for (w, metric, t), lst in by_key.items():
+        for (th1, s1, c1), (th2, s2, _) in itertools.combinations(lst, 2):
+            d, name, va, vb, which = compare(s1, s2, stat_names(c1["kind"]), args.tolerance)
+            report["agreement"].append({"workload": w, "workload_label": c1["workload_label"], "metric": metric,
+                                        "threads": f"{th1} vs {th2}", "pair": f"{TOOL_LABEL[t]} (thread counts)",
+                                        "max_diff": d, "stat": name, "a": va, "b": vb, "differing": which,
+                                        "ok": d <= args.tolerance})
+    report["seconds"] = time.perf_counter() - t_start
+    report["machine"]["load_after"] = _load()
+    report["complete"] = complete
+    return report
+
+
+def write_outputs(args, report) -> str:
+    text = markdown(report)
+    if args.out:
+        args.out.write_text(json.dumps(report, indent=1, default=str) + "\n")
+    if args.markdown:
+        args.markdown.write_text(text + "\n")
+    return text
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--quick", action="store_true",
@@ -334,6 +385,9 @@ def main(argv=None) -> int:
     ap.add_argument("--skip-slow-over", type=float, default=None,
                     help="after the first repeat, drop a tool from a cell whose run took longer than this "
                          "many seconds (its single run is kept)")
+    ap.add_argument("--skip", default="",
+                    help="comma list of tool:metric pairs not to run, e.g. faster:boundary (faster-coco-eval's "
+                         "Boundary AP takes ~15 min at 500k detections on 2 cores)")
     ap.add_argument("--dilation-ratio", type=float, default=0.02)
     ap.add_argument("--tolerance", type=float, default=1e-9)
     ap.add_argument("--no-pin", dest="pin", action="store_false", help="do not taskset the 1-thread runs")
@@ -348,6 +402,7 @@ def main(argv=None) -> int:
     workloads = [w for w in args.workloads.split(",") if w]
     tools = [t for t in args.tools.split(",") if t]
     metrics = set(args.metrics.split(","))
+    skip = set(x for x in args.skip.split(",") if x)
     bad = [w for w in workloads if w not in WORKLOADS] + [t for t in tools if t not in TOOLS]
     if bad:
         ap.error(f"unknown workload/tool: {bad}")
@@ -369,7 +424,8 @@ def main(argv=None) -> int:
             if metric not in metrics:
                 continue
             for th in thread_opts:
-                cell_tools = [t for t in tools if metric in _run_one.SUPPORTS[t].get(info["kind"], ())]
+                cell_tools = [t for t in tools if metric in _run_one.SUPPORTS[t].get(info["kind"], ())
+                              and f"{t}:{metric}" not in skip]
                 if not cell_tools:
                     continue
                 cells.append({"workload": w, "workload_label": (QUICK_LABEL if args.quick else WORKLOAD_LABEL)[w],
@@ -401,48 +457,12 @@ def main(argv=None) -> int:
                       file=sys.stderr, flush=True)
                 if rep == 0 and args.skip_slow_over and r["wall"] > args.skip_slow_over:
                     dropped.add((ci, tool))
+                if args.out or args.markdown:  # partial results survive an interrupted run
+                    write_outputs(args, build_report(args, cells, tools, repeats, started, load_before,
+                                                     t_start, n_all, False))
 
-    report = {"quick": args.quick, "repeats": repeats, "pin": args.pin, "tolerance": args.tolerance,
-              "started": started, "tools": tools, "versions": _versions(),
-              "machine": {"platform": f"{platform.machine()} {platform.system()} {platform.release()}",
-                          "cores": f"os.cpu_count()={os.cpu_count()}, sched_getaffinity={n_all}",
-                          "memory_gib": os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") / 2**30,
-                          "load_before": load_before},
-              "cells": [], "agreement": []}
-    for c in cells:
-        res = {t: summarise(runs) for t, runs in c["runs"].items()}
-        report["cells"].append({k: c[k] for k in ("workload", "workload_label", "size", "kind", "metric", "threads")}
-                               | {"results": res, "runs": c["runs"]})
-        names = stat_names(c["kind"])
-        ok = [t for t in c["tools"] if "error" not in res[t]]
-        for a, b in itertools.combinations(ok, 2):
-            d, name, va, vb, which = compare(res[a]["stats"], res[b]["stats"], names, args.tolerance)
-            report["agreement"].append({"workload": c["workload"], "workload_label": c["workload_label"],
-                                        "metric": c["metric"], "threads": c["threads"],
-                                        "pair": f"{TOOL_LABEL[a]} vs {TOOL_LABEL[b]}", "max_diff": d,
-                                        "stat": name, "a": va, "b": vb, "differing": which,
-                                        "ok": d <= args.tolerance})
-    # the same tool at different thread counts
-    by_key = {}
-    for c in report["cells"]:
-        for t, r in c["results"].items():
-            if "error" not in r:
-                by_key.setdefault((c["workload"], c["metric"], t), []).append((c["threads"], r["stats"], c))
-    for (w, metric, t), lst in by_key.items():
-        for (th1, s1, c1), (th2, s2, _) in itertools.combinations(lst, 2):
-            d, name, va, vb, which = compare(s1, s2, stat_names(c1["kind"]), args.tolerance)
-            report["agreement"].append({"workload": w, "workload_label": c1["workload_label"], "metric": metric,
-                                        "threads": f"{th1} vs {th2}", "pair": f"{TOOL_LABEL[t]} (thread counts)",
-                                        "max_diff": d, "stat": name, "a": va, "b": vb, "differing": which,
-                                        "ok": d <= args.tolerance})
-    report["seconds"] = time.perf_counter() - t_start
-    report["machine"]["load_after"] = _load()
-    text = markdown(report)
-    print(text)
-    if args.out:
-        args.out.write_text(json.dumps(report, indent=1, default=str) + "\n")
-    if args.markdown:
-        args.markdown.write_text(text + "\n")
+    report = build_report(args, cells, tools, repeats, started, load_before, t_start, n_all, True)
+    print(write_outputs(args, report))
     return 0
 
 
