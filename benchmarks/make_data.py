@@ -25,11 +25,18 @@ never share a cache entry.  Everything is deterministic for a seed.
     (500k).  Each base mask is jittered ``variants`` ways once; the encoded
     strings are reused across the copies, with new scores and categories.
 
+``val`` (:func:`val_set`)
+    COCO-val sized like ``scale`` (5,000 images, ~36.8k ground truths), but
+    every detection is drawn fresh by :func:`distinct_rle` (no two RLE
+    strings equal) and carries the box of its mask: 1 detection per ground
+    truth (``val2017`` on the command line) or 100 per image (``val500k``).
+    ``coco_set``/``lvis_set`` take ``distinct=True`` for the same treatment.
+
 Jitters (one picked at random per detection): a shift of up to 8 px in x and
 y, dilation or erosion by 1-5 iterations of a 3x3 kernel, a Mask R-CNN-like
 28x28 resample of the box crop, or the mask unchanged.  A jitter that
 empties the mask drops that detection.  Results carry compressed RLE
-(``counts`` as ``str``), a random score, no box.
+(``counts`` as ``str``), a random score; no box except in the ``distinct`` sets.
 
 Use from Python (the benchmark scripts do)::
 
@@ -574,7 +581,12 @@ def main(argv=None) -> int:
         epilog="Defaults: coco = 5 copies x 8 detections per ground truth (500 images, ~32.7k "
                "detections); lvis = 1 copy x 300 detections per image (100 images, 30k); "
                "scale = 50 copies, ~36.8k ground truths, 100 detections per image (500k).")
-    ap.add_argument("which", choices=["coco", "lvis", "scale", "all"], help="which set to build")
+    ap.add_argument("which", choices=["coco", "lvis", "scale", "val2017", "val500k", "all"],
+                    help="which set to build (val2017 / val500k: val_set with 1 detection per ground "
+                         "truth / 100 per image, every mask distinct, with boxes)")
+    ap.add_argument("--distinct", action="store_true",
+                    help="coco/lvis: every detection its own noisy jitter, with the box of its mask "
+                         "(the sets run_all.py uses)")
     ap.add_argument("--force", action="store_true", help="rebuild even if the set is cached")
     ap.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
     ap.add_argument("--copies", type=int, default=None,
@@ -593,9 +605,17 @@ def main(argv=None) -> int:
     todo = ["coco", "lvis", "scale"] if args.which == "all" else [args.which]
     for kind in todo:
         if kind == "coco":
-            ds = coco_set(args.copies or 5, args.dets_per_gt, args.seed, args.coco_gt, args.force)
+            ds = coco_set(args.copies or 5, args.dets_per_gt, args.seed, args.coco_gt, args.force,
+                          distinct=args.distinct)
         elif kind == "lvis":
-            ds = lvis_set(args.copies or 1, args.dets_per_image or 300, args.seed, args.lvis_gt, args.force)
+            ds = lvis_set(args.copies or 1, args.dets_per_image or 300, args.seed, args.lvis_gt, args.force,
+                          distinct=args.distinct)
+        elif kind == "val2017":
+            ds = val_set(args.copies or 50, dets_per_gt=1, target_gt=args.target_gt, seed=args.seed,
+                         gt_path=args.coco_gt, force=args.force)
+        elif kind == "val500k":
+            ds = val_set(args.copies or 50, dets_per_image=args.dets_per_image or 100, target_gt=args.target_gt,
+                         seed=args.seed, gt_path=args.coco_gt, force=args.force)
         else:
             ds = scale_set(args.copies or 50, args.dets_per_image or 100, args.variants, args.target_gt,
                            args.seed, args.coco_gt, args.force)
