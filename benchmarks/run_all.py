@@ -271,6 +271,24 @@ def markdown(report: dict) -> str:
             row.append(f"{ours / x['wall']:.2f}" if ours and x and "wall" in x and "error" not in x else None)
         rows.append(row)
     lines += [md_table(headers, rows), ""]
+    lines += ["## CPU time (s, user+sys, median) and ratios (boundary_api / peer)", "",
+              "Work done regardless of how busy the machine was (on an idle machine a 1-thread run's "
+              "CPU time is about its wall time).", ""]
+    headers = ["workload", "metric", "threads"] + [TOOL_LABEL[t] + " cpu s" for t in tools] + \
+              [f"ours/{TOOL_LABEL[t]}" for t in peers]
+    rows = []
+    for c in cells:
+        r = c["results"]
+        ours = r.get("boundary_api", {}).get("cpu")
+        row = [c["workload_label"], METRIC_LABEL[c["metric"]], c["threads"]]
+        for t in tools:
+            x = r.get(t)
+            row.append(None if x is None else ("failed" if "error" in x else fmt_s(x["cpu"])))
+        for t in peers:
+            x = r.get(t)
+            row.append(f"{ours / x['cpu']:.2f}" if ours and x and "cpu" in x and "error" not in x else None)
+        rows.append(row)
+    lines += [md_table(headers, rows), ""]
     lines += ["## Peak RSS (MB, median) and the most threads seen (psutil)", ""]
     headers = ["workload", "metric", "threads"] + [TOOL_LABEL[t] + " MB (thr)" for t in tools]
     rows = []
