@@ -256,13 +256,15 @@ def markdown(report: dict) -> str:
               + ("" if report["pin"] else " (pinning off)"),
               f"- started {report['started']}, took {report['seconds'] / 60:.1f} min", ""]
     lines += ["## Wall time (s) and ratios (boundary_api / peer; below 1 = boundary_api faster)", ""]
-    headers = ["workload", "metric", "threads"] + [TOOL_LABEL[t] + " s" for t in tools] + \
+    headers = ["workload", "metric", "threads", "runs"] + [TOOL_LABEL[t] + " s" for t in tools] + \
               [f"ours/{TOOL_LABEL[t]}" for t in peers]
     rows = []
     for c in cells:
         r = c["results"]
         ours = r.get("boundary_api", {}).get("wall")
-        row = [c["workload_label"], METRIC_LABEL[c["metric"]], c["threads"]]
+        ns = sorted({x.get("n", 0) for x in r.values()})
+        row = [c["workload_label"], METRIC_LABEL[c["metric"]], c["threads"],
+               "-".join(str(n) for n in ns) if ns else 0]
         for t in tools:
             x = r.get(t)
             row.append(None if x is None else ("failed" if "error" in x else fmt_s(x["wall"])))
@@ -412,7 +414,12 @@ def main(argv=None) -> int:
     ap.add_argument("--out", type=Path, default=None, help="write every run and the summary as JSON here")
     ap.add_argument("--markdown", type=Path, default=None, help="write the markdown tables here")
     ap.add_argument("--build-only", metavar="WORKLOAD", help=argparse.SUPPRESS)
+    ap.add_argument("--render", type=Path, metavar="RESULTS_JSON",
+                    help="only print the markdown tables of an earlier --out file")
     args = ap.parse_args(argv)
+    if args.render:
+        print(markdown(json.loads(args.render.read_text())))
+        return 0
     if args.build_only:
         print(json.dumps(_build_workload(args.build_only, args.quick)))
         return 0
