@@ -1,0 +1,549 @@
+"""The evaluation engine behind ``COCOeval`` and ``LVISEval``.
+
+Both evaluators let their own library select annotations (``_prepare``), then
+hand the per (image, category) lists to :class:`Evaluation`, which
+
+1. flattens them into *pairs* in the order the library would visit them,
+2. runs the IoU step (:func:`boundary_api.masks._mask.iou_pairs`) over all pairs,
+3. either matches and accumulates in Cython (:mod:`boundary_api.instance._eval`), or
+   exposes the IoU matrices for the library's own Python loops.
+
+The same object later rebuilds the library's ``evalImgs`` / ``eval_imgs``
+entries on demand, so nothing is materialized that nobody reads.
+"""
+from __future__ import annotations
+
+import logging
+from collections.abc import ItemsView, KeysView, ValuesView
+from typing import Callable, List, Optional, Sequence, Tuple
+
+import numpy as np
+
+from . import _eval
+from ..masks import _mask
+from .._parallel import resolve_threads, run_ranges, split_by_cost
+from .cache import cache_for
+
+log = logging.getLogger(__name__)
+
+#: IoU step modes of ``_mask.iou_pairs``
+IOU_MODES = {"segm": 0, "boundary": 1, "bbox": 2}
+#: detections from which the IoU step shows a progress bar (on a terminal)
+LARGE = 100_000
+
+
+class IouDict(dict):
+    """``ious`` as pycocotools and lvis keep them, built lazily.
+
+    A key ``(image_id, category_id)`` for every evaluated image and category
+    (category ``-1`` when categories are not used), image-major as the
+    libraries' dict comprehensions make them; the value is the ``(D, G)`` IoU
+    matrix, or ``[]`` for a pair without detections or without ground
+    truths.  ``len``, iteration, ``in``, ``get``, ``keys()``, ``values()`` and
+    ``items()`` answer from the evaluation without building every entry; a
+    matrix is made when first read and then kept (the same object on every
+    read).  The first change (assignment, deletion, ``update``, ...) turns the
+    object into an ordinary dict of all entries.  Copies and pickles are
+    plain dicts.
+
+    Parameters
+    ----------
+    state : Evaluation, optional
+        The evaluation to answer from; without it, an ordinary dict.
+    """
+
+    #: the Evaluation answered from; None once the dict holds every entry
+    _state = None
+
+    def __init__(self, state: Optional["Evaluation"] = None):
+        super().__init__()
+        if state is not None:
+            self._state = state
+            # pycocotools/lvis build the dict with a comprehension: a repeated
+            # id keeps its first position
+            self._imgs = list(dict.fromkeys(state.img_ids))
+            self._cats = list(dict.fromkeys(state.cat_ids))
+            self._img_pos = {img: i for i, img in reversed(list(enumerate(state.img_ids)))}
+            self._cat_pos = {cat: k for k, cat in reversed(list(enumerate(state.cat_ids)))}
+            self._pair = None
+
+    # -------------------------------------------------------------- the grid
+    def _pair_of(self, key):
+        """Pair index of ``key``, -1 for an evaluated but empty pair, None
+        for a key that was not evaluated."""
+        if type(key) is not tuple or len(key) != 2:
+            hash(key)  # unhashable keys raise TypeError, as for a dict
+            return None
+        i = self._img_pos.get(key[0])
+        k = self._cat_pos.get(key[1])
+        if i is None or k is None:
+            return None
+        if self._pair is None:
+            st = self._state
+            self._pair = dict(zip(zip(st.pair_img.tolist(), st.pair_cat.tolist()), range(st.num_pairs)))
+        return self._pair.get((i, k), -1)
+
+    def _grid(self):
+        for img in self._imgs:
+            for cat in self._cats:
+                yield (img, cat)
+
+    def _materialize(self) -> None:
+        """Hold every entry, in the libraries' order; answer as a dict from now on."""
+        if self._state is None:
+            return
+        items = [(key, self[key]) for key in self._grid()]
+        self._state = None
+        dict.clear(self)
+        dict.update(self, items)
+
+    # ------------------------------------------------------------- reading
+    def __missing__(self, key):
+        if self._state is None:
+            raise KeyError(key)
+        p = self._pair_of(key)
+        if p is None:
+            raise KeyError(key)
+        value = self._state.iou_matrix(p) if p >= 0 else []
+        dict.__setitem__(self, key, value)
+        return value
+
+    def __len__(self):
+        if self._state is None:
+            return dict.__len__(self)
+        return len(self._imgs) * len(self._cats)
+
+    def __iter__(self):
+        if self._state is None:
+            return dict.__iter__(self)
+        return self._grid()
+
+    def __reversed__(self):
+        if self._state is None:
+            return dict.__reversed__(self)
+        return reversed(list(self._grid()))
+
+    def __contains__(self, key):
+        if self._state is None:
+            return dict.__contains__(self, key)
+        return self._pair_of(key) is not None
+
+    def get(self, key, default=None):
+        if self._state is None:
+            return dict.get(self, key, default)
+        return self[key] if key in self else default
+
+    def keys(self):
+        return dict.keys(self) if self._state is None else KeysView(self)
+
+    def values(self):
+        return dict.values(self) if self._state is None else ValuesView(self)
+
+    def items(self):
+        return dict.items(self) if self._state is None else ItemsView(self)
+
+    def copy(self) -> dict:
+        return {key: self[key] for key in self}
+
+    def __reduce__(self):
+        return (dict, (self.copy(),))
+
+    def __repr__(self):
+        self._materialize()
+        return dict.__repr__(self)
+
+    def __eq__(self, other):
+        self._materialize()
+        if isinstance(other, IouDict):
+            other._materialize()
+        return dict.__eq__(self, other)
+
+    def __ne__(self, other):
+        eq = self.__eq__(other)
+        return eq if eq is NotImplemented else not eq
+
+    __hash__ = None
+
+    def __or__(self, other):
+        self._materialize()
+        return dict.__or__(self, other)
+
+    def __ror__(self, other):
+        self._materialize()
+        return dict.__ror__(self, other)
+
+    # ------------------------------------------------------------ changing
+    # every change first makes the dict hold all entries, in order
+    def __setitem__(self, key, value):
+        self._materialize()
+        dict.__setitem__(self, key, value)
+
+    def __delitem__(self, key):
+        self._materialize()
+        dict.__delitem__(self, key)
+
+    def __ior__(self, other):
+        self._materialize()
+        return dict.__ior__(self, other)
+
+    def pop(self, *args):
+        self._materialize()
+        return dict.pop(self, *args)
+
+    def popitem(self):
+        self._materialize()
+        return dict.popitem(self)
+
+    def setdefault(self, key, default=None):
+        self._materialize()
+        return dict.setdefault(self, key, default)
+
+    def update(self, *args, **kwargs):
+        self._materialize()
+        dict.update(self, *args, **kwargs)
+
+    def clear(self):
+        self._materialize()
+        dict.clear(self)
+
+
+class FromState:
+    """Attribute that can be assigned as usual, or, while unset (None), is
+    built from the evaluator's ``_state`` (an :class:`Evaluation`) when read.
+
+    ``build(state)`` returns the value or None when the state cannot give it.
+    """
+
+    def __init__(self, build: Callable):
+        self.build = build
+
+    def __set_name__(self, owner, name):
+        self.slot = f"_{name}_value"
+
+    def __get__(self, obj, objtype=None):
+        if obj is None:
+            return self
+        value = obj.__dict__.get(self.slot)
+        if value is None:
+            state = obj.__dict__.get("_state")
+            if state is not None:
+                value = self.build(state)
+                obj.__dict__[self.slot] = value
+        return value
+
+    def __set__(self, obj, value):
+        obj.__dict__[self.slot] = value
+
+
+class Evaluation:
+    """Flattened pairs, the IoU step, and the Cython matching of one evaluation.
+
+    Parameters
+    ----------
+    gts, dts : dict
+        ``(image_id, category_id) -> list of annotation dicts``, as the
+        library's ``_prepare`` leaves them in ``_gts`` / ``_dts``.
+    img_ids, cat_ids : sequence
+        The evaluated image and category axes (``cat_ids == [-1]`` when
+        categories are not used).
+    use_cats : bool
+    gather : callable, optional
+        ``gather(image_id) -> (gts, dts)`` for ``use_cats`` false: the
+        library's own way of pooling an image's categories.
+    max_det : int or None
+        Detections kept per pair (highest scores first); ``None`` keeps all.
+    crowd_key : str or None
+        Ground-truth field that marks crowds (``'iscrowd'``), or None.
+    dt_extra_ignore : callable, optional
+        ``f(dt) -> bool``: unmatched detections for which it is true are
+        ignored (lvis' not-exhaustively-annotated categories).
+    """
+
+    def __init__(self, gts: dict, dts: dict, img_ids: Sequence, cat_ids: Sequence, use_cats: bool,
+                 gather: Optional[Callable] = None, max_det: Optional[int] = None,
+                 crowd_key: Optional[str] = "iscrowd",
+                 dt_extra_ignore: Optional[Callable] = None):
+        self.img_ids = list(img_ids)
+        self.cat_ids = list(cat_ids)
+        self.max_det = max_det
+        img_pos = {img: i for i, img in reversed(list(enumerate(self.img_ids)))}
+        entries: List[Tuple[int, int, list, list]] = []
+        if use_cats:
+            cat_pos = {c: k for k, c in reversed(list(enumerate(self.cat_ids)))}
+            keys = {k for k, v in gts.items() if v}
+            keys.update(k for k, v in dts.items() if v)
+            for key in keys:
+                i = img_pos.get(key[0])
+                k = cat_pos.get(key[1])
+                if i is not None and k is not None:
+                    entries.append((k, i, gts.get(key) or [], dts.get(key) or []))
+        else:
+            for i, img in enumerate(self.img_ids):
+                g, d = gather(img)
+                if g or d:
+                    entries.append((0, i, g, d))
+        entries.sort(key=lambda e: (e[0], e[1]))
+
+        dropped = self._flatten(entries, max_det, _neg_score)
+        self.dt_score = np.array([a["score"] for a in self.dt_anns], np.float64)
+        #: NaN scores (kept or cut by max_det): pycocotools' and lvis' stable
+        #: sorts put them last, and so must this order
+        self.nan_scores = bool(np.isnan(self.dt_score).any() or np.isnan(dropped).any())
+        if self.nan_scores:
+            self._flatten(entries, max_det, _neg_score_nan_last)
+            self.dt_score = np.array([a["score"] for a in self.dt_anns], np.float64)
+        gt_anns, dt_anns = self.gt_anns, self.dt_anns
+        # first pair of each category (pairs are sorted by category, then image)
+        self.cat_pair_start = np.searchsorted(self.pair_cat, np.arange(len(self.cat_ids) + 1)).astype(np.int64)
+
+        # ids as the libraries store matched ids (float64); the kernels read
+        # whether a ground truth's id is nonzero and a detection's positive
+        self.gt_id = _id_values(gt_anns, "ground truth")
+        self.dt_id = _id_values(dt_anns, "detection")
+        self.gt_id_nonzero = (self.gt_id != 0).astype(np.int64)
+        self.dt_id_positive = (self.dt_id > 0).astype(np.int64)
+        self.gt_area = np.array([a["area"] for a in gt_anns], np.float64)
+        self.dt_area = np.array([a["area"] for a in dt_anns], np.float64)
+        self.gt_ignore = np.array([bool(a.get("ignore", 0)) for a in gt_anns], np.uint8)
+        if crowd_key is None:
+            self.gt_crowd = np.zeros(len(gt_anns), np.uint8)
+        else:
+            self.gt_crowd = np.array([bool(a[crowd_key]) for a in gt_anns], np.uint8)
+        if dt_extra_ignore is None:
+            self.dt_extra_ignore = np.zeros(len(dt_anns), np.uint8)
+        else:
+            self.dt_extra_ignore = np.array([bool(dt_extra_ignore(a)) for a in dt_anns], np.uint8)
+        self.ious: Optional[np.ndarray] = None
+        self.matched = False
+
+    def _flatten(self, entries: list, max_det: Optional[int], score_key: Callable) -> np.ndarray:
+        """Pairs in order, each pair's detections sorted by ``score_key``
+        (stable) and cut to ``max_det``; returns the scores of those cut."""
+        gt_anns: list = []
+        dt_anns: list = []
+        dropped: list = []
+        n = len(entries)
+        self.pair_cat = np.empty(n, np.int64)
+        self.pair_img = np.empty(n, np.int64)
+        ng = np.empty(n, np.int64)
+        nd = np.empty(n, np.int64)
+        for p, (k, i, g, d) in enumerate(entries):
+            self.pair_cat[p] = k
+            self.pair_img[p] = i
+            if len(d) > 1:
+                # stable, highest score first: np.argsort(-score, kind='mergesort')
+                d = sorted(d, key=score_key)
+            if max_det is not None and len(d) > max_det:
+                dropped.extend(a["score"] for a in d[max_det:])
+                d = d[:max_det]
+            gt_anns.extend(g)
+            dt_anns.extend(d)
+            ng[p] = len(g)
+            nd[p] = len(d)
+        self.pair_g = np.concatenate(([0], np.cumsum(ng))).astype(np.int64)
+        self.pair_d = np.concatenate(([0], np.cumsum(nd))).astype(np.int64)
+        self.pair_o = np.concatenate(([0], np.cumsum(ng * nd))).astype(np.int64)
+        self.gt_anns = gt_anns
+        self.dt_anns = dt_anns
+        return np.array(dropped, np.float64)
+
+    @property
+    def num_pairs(self) -> int:
+        return len(self.pair_cat)
+
+    # ------------------------------------------------------------------ IoU
+    def compute_ious(self, iou_type: str, gt_dataset, dt_dataset, dilation_ratio: float,
+                     num_threads: Optional[int] = None) -> None:
+        """Run the IoU step over every pair.
+
+        ``iou_type`` is 'segm', 'bbox' or 'boundary'; masks and boundaries
+        come from the datasets' :func:`~boundary_api.instance.cache.cache_for` caches.
+        """
+        mode = IOU_MODES[iou_type]
+        threads = resolve_threads(num_threads)
+        G, D = len(self.gt_anns), len(self.dt_anns)
+        if mode == 2:
+            gt_box = _boxes(self.gt_anns)
+            dt_box = _boxes(self.dt_anns)
+            gm = gb = dm = db = _mask.StringTable([])
+            gh = np.zeros(G, np.int64)
+            dh = np.zeros(D, np.int64)
+        else:
+            gt_box = np.zeros((G, 4), np.float64)
+            dt_box = np.zeros((D, 4), np.float64)
+            gcache, dcache = cache_for(gt_dataset), cache_for(dt_dataset)
+            if mode == 1:
+                gcounts, gh, _, gbound = gcache.masks_and_boundaries(self.gt_anns, dilation_ratio, threads)
+                dcounts, dh, _, dbound = dcache.masks_and_boundaries(self.dt_anns, dilation_ratio, threads)
+                gb, db = _mask.StringTable(gbound), _mask.StringTable(dbound)
+            else:
+                gcounts, gh, _ = gcache.masks(self.gt_anns)
+                dcounts, dh, _ = dcache.masks(self.dt_anns)
+            gm, dm = _mask.StringTable(gcounts), _mask.StringTable(dcounts)
+            if mode != 1:
+                gb, db = gm, dm
+        out = np.zeros(int(self.pair_o[-1]), np.float64)
+        cost = np.diff(self.pair_o) + np.diff(self.pair_g) + np.diff(self.pair_d)
+        large = D > LARGE
+        ranges = split_by_cost(cost, threads * (32 if large else 4))
+        run_ranges(lambda lo, hi: _mask.iou_pairs(mode, gm, gb, gh, self.gt_crowd, gt_box,
+                                                 dm, db, dh, dt_box, self.pair_g, self.pair_d,
+                                                 self.pair_o, out, lo, hi),
+                   ranges, threads, progress="IoU" if large else None, total=self.num_pairs)
+        self.ious = out
+
+    def iou_matrix(self, p: int) -> np.ndarray:
+        """IoU matrix of pair ``p`` as the libraries return it (``[]`` if empty)."""
+        G = int(self.pair_g[p + 1] - self.pair_g[p])
+        D = int(self.pair_d[p + 1] - self.pair_d[p])
+        if G == 0 or D == 0:
+            return []
+        o = int(self.pair_o[p])
+        return self.ious[o:o + D * G].reshape(D, G).copy()
+
+    def iou_dict(self) -> IouDict:
+        """``{(image_id, category_id): matrix}`` for every evaluated pair, built lazily."""
+        return IouDict(self)
+
+    # ------------------------------------------------------------- matching
+    def match(self, area_rng: Sequence, iou_thrs: Sequence[float], crowd_rule: bool,
+              num_threads: Optional[int] = None) -> None:
+        """Per-image matching for every pair and area range (Cython)."""
+        threads = resolve_threads(num_threads)
+        self.area_rng = [list(a) for a in area_rng]
+        rng = np.ascontiguousarray(np.array(self.area_rng, np.float64).reshape(-1, 2))
+        thrs = np.ascontiguousarray(np.asarray(iou_thrs, np.float64).reshape(-1))
+        A, T = len(rng), len(thrs)
+        G, D = len(self.gt_anns), len(self.dt_anns)
+        self.gt_perm = np.zeros((A, G), np.int32)
+        self.gt_ig = np.zeros((A, G), np.uint8)
+        self.dt_match = np.zeros((A, T, D), np.int32)
+        self.dt_flags = np.zeros((A, T, D), np.uint8)
+        self.gt_match = np.zeros((A, T, G), np.int32)
+        self.iou_thrs = thrs
+        cost = (np.diff(self.pair_g) + 1) * (np.diff(self.pair_d) + 1)
+        ranges = split_by_cost(cost, threads * 4)
+        run_ranges(lambda lo, hi: _eval.match_pairs(
+            self.pair_g, self.pair_d, self.pair_o, self.ious, self.gt_area, self.gt_ignore,
+            self.gt_crowd, self.gt_id_nonzero, self.dt_area, self.dt_extra_ignore, self.dt_id_positive,
+            rng, thrs, crowd_rule, self.gt_perm, self.gt_ig, self.dt_match, self.dt_flags,
+            self.gt_match, lo, hi), ranges, threads)
+        self.matched = True
+
+    def accumulate(self, k_list: Sequence[int], a_list: Sequence[int], max_dets: Sequence[int],
+                   img_list: Sequence[int], rec_thrs: Sequence[float], K: int, A: int, M: int,
+                   with_scores: bool, num_threads: Optional[int] = None):
+        """pycocotools' ``accumulate`` on the matched pairs.
+
+        ``k_list``/``a_list``/``img_list`` index the evaluated category, area
+        and image axes; output category ``k`` reads ``k_list[k]``.  Returns
+        ``precision (T,R,K,A,M)``, ``recall (T,K,A,M)``, ``scores`` (or None).
+        """
+        threads = resolve_threads(num_threads)
+        T = self.dt_flags.shape[1]
+        recs = np.ascontiguousarray(np.asarray(rec_thrs, np.float64).reshape(-1))
+        R = len(recs)
+        precision = -np.ones((T, R, K, A, M))
+        recall = -np.ones((T, K, A, M))
+        scores = -np.ones((T, R, K, A, M)) if with_scores else np.empty((0, 0, 0, 0, 0))
+        selected = np.zeros(max(len(self.img_ids), 1), np.uint8)
+        selected[np.asarray(img_list, np.int64)] = 1
+        kl = np.asarray(k_list, np.int64)
+        al = np.asarray(a_list, np.int64)
+        md = np.asarray(max_dets, np.int64)
+        cost = np.diff(self.cat_pair_start)[kl] if len(kl) else np.zeros(0)
+        ranges = split_by_cost(cost, threads * 4)
+        run_ranges(lambda lo, hi: _eval.accumulate(
+            self.cat_pair_start, self.pair_img, selected, self.pair_g, self.pair_d,
+            self.dt_score, self.gt_ig, self.dt_flags, kl, al, md, recs,
+            precision, recall, scores, with_scores, lo, hi), ranges, threads)
+        return precision, recall, (scores if with_scores else None)
+
+    # ------------------------------------------------- library-shaped output
+    def eval_entry(self, p: int, a: int, style: str) -> dict:
+        """One ``evalImgs`` (pycocotools) / ``eval_imgs`` (lvis) entry."""
+        g0, g1 = int(self.pair_g[p]), int(self.pair_g[p + 1])
+        d0, d1 = int(self.pair_d[p]), int(self.pair_d[p + 1])
+        perm = self.gt_perm[a, g0:g1]
+        gts = [self.gt_anns[g0 + j] for j in perm]
+        dts = self.dt_anns[d0:d1]
+        # the libraries store matched ids as floats, 0 for no match
+        dt_matches = _ids_at(self.gt_id[g0:g1], self.dt_match[a, :, d0:d1])
+        gt_matches = _ids_at(self.dt_id[d0:d1], self.gt_match[a, :, g0:g1])
+        # built from a list as the libraries do (so an empty one is float64)
+        gt_ignore = np.array(self.gt_ig[a, g0:g1].tolist())
+        dt_ignore = (self.dt_flags[a, :, d0:d1] & 2).astype(bool)
+        img = self.img_ids[self.pair_img[p]]
+        cat = self.cat_ids[self.pair_cat[p]]
+        if style == "coco":
+            return {
+                "image_id": img, "category_id": cat, "aRng": self.area_rng[a],
+                "maxDet": self.max_det,
+                "dtIds": [d["id"] for d in dts], "gtIds": [g["id"] for g in gts],
+                "dtMatches": dt_matches, "gtMatches": gt_matches,
+                "dtScores": [d["score"] for d in dts],
+                "gtIgnore": gt_ignore, "dtIgnore": dt_ignore,
+            }
+        return {
+            "image_id": img, "category_id": cat, "area_rng": self.area_rng[a],
+            "dt_ids": [d["id"] for d in dts], "gt_ids": [g["id"] for g in gts],
+            "dt_matches": dt_matches, "gt_matches": gt_matches,
+            "dt_scores": [d["score"] for d in dts],
+            "gt_ignore": gt_ignore, "dt_ignore": dt_ignore,
+        }
+
+    def eval_imgs(self, style: str) -> list:
+        """The whole ``K x A x I`` list, ``None`` where a pair is empty."""
+        K, A, I = len(self.cat_ids), len(self.area_rng), len(self.img_ids)
+        out: list = [None] * (K * A * I)
+        for p in range(self.num_pairs):
+            k, i = int(self.pair_cat[p]), int(self.pair_img[p])
+            for a in range(A):
+                out[k * A * I + a * I + i] = self.eval_entry(p, a, style)
+        return out
+
+
+def _ids_at(ids: np.ndarray, local: np.ndarray) -> np.ndarray:
+    """``ids[local]`` as float64, 0 where ``local`` is -1 (no match)."""
+    if len(ids) == 0:
+        return np.zeros(local.shape, np.float64)
+    return np.where(local >= 0, ids[np.maximum(local, 0)], 0).astype(np.float64)
+
+
+def _neg_score(ann) -> float:
+    return -ann["score"]
+
+
+def _neg_score_nan_last(ann) -> tuple:
+    # np.argsort(-score, kind='mergesort') with NaN scores: those last, in order
+    score = ann["score"]
+    return (score != score, -score)
+
+
+def _id_values(anns: list, what: str) -> np.ndarray:
+    """Each annotation's ``id`` as the libraries store a matched id: in a
+    float64 array (0.5 stays 0.5, 2**64 becomes 1.8e19, '7' becomes 7.0).
+
+    Raises
+    ------
+    ValueError
+        For an id that cannot be stored so (pycocotools and lvis would fail
+        on it at the first match).
+    """
+    try:
+        return np.fromiter((a["id"] for a in anns), np.float64, len(anns))
+    except (TypeError, ValueError, OverflowError):
+        pass
+    for a in anns:
+        try:
+            np.fromiter((a["id"],), np.float64, 1)
+        except (TypeError, ValueError, OverflowError) as exc:
+            raise ValueError(f"{what} id {a['id']!r} (image {a.get('image_id')!r}) is not a number: "
+                             f"matched ids are stored as float64 numbers ({exc})") from None
+    raise AssertionError("unreachable")  # pragma: no cover
+
+
+def _boxes(anns: list) -> np.ndarray:
+    if not anns:
+        return np.zeros((0, 4), np.float64)
+    return np.ascontiguousarray(np.array([a["bbox"] for a in anns], np.float64).reshape(-1, 4))
