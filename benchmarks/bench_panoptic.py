@@ -28,7 +28,6 @@ import numpy as np
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.dirname(HERE))
 
-from boundary_api._parallel import default_threads
 from boundary_api.panoptic import id2rgb, pq_compute
 
 THINGS = list(range(1, 11))          # category ids of things
@@ -188,7 +187,7 @@ def main(argv=None):
     h, w = (int(v) for v in args.size.lower().split("x"))
     root = os.path.join(args.out, f"panoptic_{args.images}_{h}x{w}")
     gt_json, pred_json = generate(root, args.images, h, w)
-    threads = args.threads or default_threads()
+    threads = args.threads or len(os.sched_getaffinity(0))
 
     timed(gt_json, pred_json, root, "segm", args.dilation_ratio, threads)   # warm the file cache
     times = {"segm": [], "boundary": []}

@@ -25,11 +25,18 @@ never share a cache entry.  Everything is deterministic for a seed.
     (500k).  Each base mask is jittered ``variants`` ways once; the encoded
     strings are reused across the copies, with new scores and categories.
 
+``val`` (:func:`val_set`)
+    COCO-val sized like ``scale`` (5,000 images, ~36.8k ground truths), but
+    every detection is drawn fresh by :func:`distinct_rle` (no two RLE
+    strings equal) and carries the box of its mask: 1 detection per ground
+    truth (``val2017`` on the command line) or 100 per image (``val500k``).
+    ``coco_set``/``lvis_set`` take ``distinct=True`` for the same treatment.
+
 Jitters (one picked at random per detection): a shift of up to 8 px in x and
 y, dilation or erosion by 1-5 iterations of a 3x3 kernel, a Mask R-CNN-like
 28x28 resample of the box crop, or the mask unchanged.  A jitter that
 empties the mask drops that detection.  Results carry compressed RLE
-(``counts`` as ``str``), a random score, no box.
+(``counts`` as ``str``), a random score; no box except in the ``distinct`` sets.
 
 Use from Python (the benchmark scripts do)::
 
@@ -169,6 +176,58 @@ def jittered_rle(base: BaseMask, rng: np.random.Generator) -> Optional[dict]:
     return encode_crop(jitter(base, rng), base.y0, base.x0, base.h, base.w)
 
 
+def noisy_jitter(base: BaseMask, rng: np.random.Generator) -> np.ndarray:
+    """A realistic, practically never repeated jitter of ``base.crop``: a shift
+    of up to 6 px, then a dilation/erosion by 0-3 px or a 28x28 resample of the
+    box (Mask R-CNN-like), then 5-25% of the pixels of the mask's 1-px
+    boundary band flipped at random (a predicted mask's ragged outline)."""
+    dy, dx = (int(v) for v in rng.integers(-6, 7, size=2))
+    m = _shift(base.crop, dy, dx)
+    kind = int(rng.integers(3))
+    if kind == 0:
+        k = int(rng.integers(0, 4))
+        if k:
+            op = cv2.dilate if rng.random() < 0.5 else cv2.erode
+            m = op(m, _KERNEL, iterations=k)
+    elif kind == 1:
+        by0, by1, bx0, bx1 = base.box
+        small = cv2.resize(base.crop[by0:by1, bx0:bx1].astype(np.float32), (28, 28),
+                           interpolation=cv2.INTER_AREA)
+        big = cv2.resize(small, (bx1 - bx0, by1 - by0), interpolation=cv2.INTER_LINEAR)
+        m = np.zeros_like(base.crop)
+        m[by0:by1, bx0:bx1] = big >= rng.uniform(0.4, 0.6)
+        m = _shift(m, dy, dx)
+    band = np.flatnonzero((cv2.dilate(m, _KERNEL) != cv2.erode(m, _KERNEL)).ravel())
+    if len(band):
+        flip = band[rng.random(len(band)) < rng.uniform(0.05, 0.25)]
+        flat = m.ravel().copy()
+        flat[flip] ^= 1
+        m = flat.reshape(m.shape)
+    return m
+
+
+def distinct_rle(base: BaseMask, rng: np.random.Generator, seen: set) -> dict:
+    """Compressed RLE of a noisy jitter of ``base`` that no earlier call with
+    the same ``seen`` set produced (redrawn until new and non-empty)."""
+    for _ in range(1000):
+        rle = encode_crop(noisy_jitter(base, rng), base.y0, base.x0, base.h, base.w)
+        if rle is None:
+            continue
+        key = hash(rle["counts"])
+        if key not in seen:
+            seen.add(key)
+            return rle
+    raise RuntimeError("could not draw a distinct jittered mask")
+
+
+def add_boxes(dets: list) -> None:
+    """Give every detection the box of its mask ([x, y, w, h], as
+    ``pycocotools.mask.toBbox``), so every tool reads the same file."""
+    rles = [dict(d["segmentation"], counts=d["segmentation"]["counts"].encode("ascii")) for d in dets]
+    for d, b in zip(dets, mask_utils.toBbox(rles).tolist()):
+        d["bbox"] = b
+
+
 def ellipse_rle(h: int, w: int, rng: np.random.Generator) -> dict:
     """A random filled ellipse (for images without ground truth)."""
     m = np.zeros((h, w), np.uint8)
@@ -205,7 +264,7 @@ def base_masks(dataset: dict) -> Dict[int, Optional[BaseMask]]:
 # --------------------------------------------------------------------------
 def _set_dir(kind: str, gt_path: Path, params: dict) -> Path:
     name = kind + "_" + "_".join(f"{k}{v}" for k, v in params.items())
-    default = {"coco": COCO_GT, "lvis": LVIS_GT, "scale": COCO_GT}[kind]
+    default = {"coco": COCO_GT, "lvis": LVIS_GT, "scale": COCO_GT, "val": COCO_GT}[kind]
     if Path(gt_path).resolve() != default.resolve():
         name += "_" + hashlib.sha1(str(Path(gt_path).resolve()).encode()).hexdigest()[:8]
     return DATA_DIR / name
@@ -259,9 +318,15 @@ def _replicate_images(images: list, copy: int, n_base: int):
 # generators
 # --------------------------------------------------------------------------
 def coco_set(copies: int = 5, dets_per_gt: int = 8, seed: int = 0, gt_path: Path = COCO_GT,
-             force: bool = False, verbose: bool = True) -> DataSet:
-    """COCO ground truth x ``copies``, ``dets_per_gt`` jittered detections per non-crowd GT."""
-    d = _set_dir("coco", gt_path, {"c": copies, "d": dets_per_gt, "s": seed})
+             force: bool = False, verbose: bool = True, distinct: bool = False) -> DataSet:
+    """COCO ground truth x ``copies``, ``dets_per_gt`` jittered detections per non-crowd GT.
+
+    ``distinct``: every detection gets its own noisy jitter (:func:`distinct_rle`)
+    and the box of its mask (:func:`add_boxes`)."""
+    params = {"c": copies, "d": dets_per_gt, "s": seed}
+    if distinct:
+        params["x"] = 1
+    d = _set_dir("coco", gt_path, params)
     if not force and (ds := _cached(d)):
         return ds
     t0 = time.perf_counter()
@@ -273,6 +338,7 @@ def coco_set(copies: int = 5, dets_per_gt: int = 8, seed: int = 0, gt_path: Path
     gt = {k: v for k, v in src.items() if k not in ("images", "annotations")}
     gt["images"], gt["annotations"], dets = [], [], []
     n = len(src["images"])
+    seen: set = set()
     for c in range(copies):
         images, ids = _replicate_images(src["images"], c, n)
         gt["images"] += images
@@ -283,7 +349,7 @@ def coco_set(copies: int = 5, dets_per_gt: int = 8, seed: int = 0, gt_path: Path
             if base is None:  # crowd or empty
                 continue
             for _ in range(dets_per_gt):
-                rle = jittered_rle(base, rng)
+                rle = distinct_rle(base, rng, seen) if distinct else jittered_rle(base, rng)
                 cat = ann["category_id"]
                 if rng.random() < WRONG_CATEGORY:
                     cat = wrong_category(cat, cat_ids, rng)
@@ -291,15 +357,22 @@ def coco_set(copies: int = 5, dets_per_gt: int = 8, seed: int = 0, gt_path: Path
                 if rle is not None:
                     dets.append({"image_id": a2["image_id"], "category_id": cat,
                                  "segmentation": rle, "score": score})
+    if distinct:
+        add_boxes(dets)
     meta = {"kind": "coco", "source": str(gt_path), "copies": copies, "dets_per_gt": dets_per_gt,
-            "seed": seed}
+            "seed": seed, "distinct": distinct}
     return _save(d, gt, dets, meta, t0, verbose)
 
 
 def lvis_set(copies: int = 1, dets_per_image: int = 300, seed: int = 0, gt_path: Path = LVIS_GT,
-             force: bool = False, verbose: bool = True) -> DataSet:
-    """LVIS ground truth x ``copies``, ``dets_per_image`` detections on every image."""
-    d = _set_dir("lvis", gt_path, {"c": copies, "n": dets_per_image, "s": seed})
+             force: bool = False, verbose: bool = True, distinct: bool = False) -> DataSet:
+    """LVIS ground truth x ``copies``, ``dets_per_image`` detections on every image.
+
+    ``distinct``: as for :func:`coco_set`."""
+    params = {"c": copies, "n": dets_per_image, "s": seed}
+    if distinct:
+        params["x"] = 1
+    d = _set_dir("lvis", gt_path, params)
     if not force and (ds := _cached(d)):
         return ds
     t0 = time.perf_counter()
@@ -315,6 +388,7 @@ def lvis_set(copies: int = 1, dets_per_image: int = 300, seed: int = 0, gt_path:
     gt = {k: v for k, v in src.items() if k not in ("images", "annotations")}
     gt["images"], gt["annotations"], dets = [], [], []
     n = len(src["images"])
+    seen: set = set()
     for c in range(copies):
         images, ids = _replicate_images(src["images"], c, n)
         gt["images"] += images
@@ -330,7 +404,8 @@ def lvis_set(copies: int = 1, dets_per_image: int = 300, seed: int = 0, gt_path:
             while made < dets_per_image:
                 if anns:
                     ann = anns[order[made % len(anns)]]
-                    rle = jittered_rle(bases[ann["id"]], rng)
+                    rle = (distinct_rle(bases[ann["id"]], rng, seen) if distinct
+                           else jittered_rle(bases[ann["id"]], rng))
                     cat = ann["category_id"]
                     if rng.random() < WRONG_CATEGORY:
                         pool = [x for x in scored if x != cat]
@@ -345,8 +420,10 @@ def lvis_set(copies: int = 1, dets_per_image: int = 300, seed: int = 0, gt_path:
                 dets.append({"image_id": new_id, "category_id": cat, "segmentation": rle,
                              "score": float(rng.random())})
                 made += 1
+    if distinct:
+        add_boxes(dets)
     meta = {"kind": "lvis", "source": str(gt_path), "copies": copies,
-            "dets_per_image": dets_per_image, "seed": seed}
+            "dets_per_image": dets_per_image, "seed": seed, "distinct": distinct}
     return _save(d, gt, dets, meta, t0, verbose)
 
 
@@ -423,6 +500,78 @@ def scale_set(copies: int = 50, dets_per_image: int = 100, variants: int = 16,
     return _save(d, gt, dets, meta, t0, verbose)
 
 
+def val_set(copies: int = 50, dets_per_gt: int = 0, dets_per_image: int = 0,
+            target_gt: int = COCO_VAL_GT, seed: int = 0, gt_path: Path = COCO_GT,
+            force: bool = False, verbose: bool = True) -> DataSet:
+    """COCO-val sized set in which every detection is its own mask.
+
+    ``copies`` x the COCO images (5,000 by default), ground truths thinned at
+    random to about ``target_gt`` (crowd ones all kept), then either
+    ``dets_per_gt`` detections per kept non-crowd ground truth or
+    ``dets_per_image`` detections per image (spread over the image's ground
+    truths in random order).  Every detection is a fresh noisy jitter
+    (:func:`distinct_rle`, no two equal in the whole set), 20% of them in a
+    wrong category, with a random score and the box of its mask.  Unlike
+    :func:`scale_set`, nothing is reused, so caches keyed on the RLE string
+    gain nothing.
+    """
+    if (dets_per_gt > 0) == (dets_per_image > 0):
+        raise ValueError("give exactly one of dets_per_gt and dets_per_image")
+    d = _set_dir("val", gt_path, {"c": copies, "d": dets_per_gt, "n": dets_per_image,
+                                  "g": target_gt, "s": seed})
+    if not force and (ds := _cached(d)):
+        return ds
+    t0 = time.perf_counter()
+    _log(verbose, f"building {d.name} ...")
+    src = json.loads(Path(gt_path).read_text())
+    rng = np.random.default_rng([seed, 4])
+    bases = base_masks(src)
+    cat_ids = np.array(sorted(c["id"] for c in src["categories"]), np.int64)
+    n_crowd = sum(1 for a in src["annotations"] if a.get("iscrowd", 0))
+    n_plain = sum(1 for a in src["annotations"] if not a.get("iscrowd", 0))
+    keep = min(1.0, max(0.0, (target_gt - copies * n_crowd) / max(1, copies * n_plain)))
+
+    gt = {k: v for k, v in src.items() if k not in ("images", "annotations")}
+    gt["images"], gt["annotations"], dets = [], [], []
+    n = len(src["images"])
+    seen: set = set()
+
+    def detection(image_id: int, ann: dict) -> dict:
+        cat = ann["category_id"]
+        if rng.random() < WRONG_CATEGORY:
+            cat = wrong_category(cat, cat_ids.tolist(), rng)
+        return {"image_id": image_id, "category_id": int(cat),
+                "segmentation": distinct_rle(bases[ann["id"]], rng, seen), "score": float(rng.random())}
+
+    for c in range(copies):
+        images, ids = _replicate_images(src["images"], c, n)
+        gt["images"] += images
+        kept = rng.random(len(src["annotations"])) < keep
+        by_img: Dict[int, list] = {}
+        for ann, k in zip(src["annotations"], kept):
+            if k or ann.get("iscrowd", 0):
+                gt["annotations"].append(dict(ann, image_id=ids[ann["image_id"]],
+                                              id=len(gt["annotations"]) + 1))
+                if bases.get(ann["id"]) is not None:
+                    by_img.setdefault(ann["image_id"], []).append(ann)
+        for im in src["images"]:
+            anns = by_img.get(im["id"], [])
+            new_id = ids[im["id"]]
+            if dets_per_gt:
+                for ann in anns:
+                    for _ in range(dets_per_gt):
+                        dets.append(detection(new_id, ann))
+            elif anns:
+                for j in rng.permutation(np.arange(dets_per_image) % len(anns)):
+                    dets.append(detection(new_id, anns[j]))
+        _log(verbose, f"copy {c + 1}/{copies}: {len(dets)} detections ({time.perf_counter() - t0:.0f} s)")
+    add_boxes(dets)
+    meta = {"kind": "val", "source": str(gt_path), "copies": copies, "dets_per_gt": dets_per_gt,
+            "dets_per_image": dets_per_image, "target_gt": target_gt, "seed": seed, "distinct": True,
+            "distinct_masks": len(seen)}
+    return _save(d, gt, dets, meta, t0, verbose)
+
+
 # --------------------------------------------------------------------------
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(
@@ -432,7 +581,12 @@ def main(argv=None) -> int:
         epilog="Defaults: coco = 5 copies x 8 detections per ground truth (500 images, ~32.7k "
                "detections); lvis = 1 copy x 300 detections per image (100 images, 30k); "
                "scale = 50 copies, ~36.8k ground truths, 100 detections per image (500k).")
-    ap.add_argument("which", choices=["coco", "lvis", "scale", "all"], help="which set to build")
+    ap.add_argument("which", choices=["coco", "lvis", "scale", "val2017", "val500k", "all"],
+                    help="which set to build (val2017 / val500k: val_set with 1 detection per ground "
+                         "truth / 100 per image, every mask distinct, with boxes)")
+    ap.add_argument("--distinct", action="store_true",
+                    help="coco/lvis: every detection its own noisy jitter, with the box of its mask "
+                         "(the sets run_all.py uses)")
     ap.add_argument("--force", action="store_true", help="rebuild even if the set is cached")
     ap.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
     ap.add_argument("--copies", type=int, default=None,
@@ -451,9 +605,17 @@ def main(argv=None) -> int:
     todo = ["coco", "lvis", "scale"] if args.which == "all" else [args.which]
     for kind in todo:
         if kind == "coco":
-            ds = coco_set(args.copies or 5, args.dets_per_gt, args.seed, args.coco_gt, args.force)
+            ds = coco_set(args.copies or 5, args.dets_per_gt, args.seed, args.coco_gt, args.force,
+                          distinct=args.distinct)
         elif kind == "lvis":
-            ds = lvis_set(args.copies or 1, args.dets_per_image or 300, args.seed, args.lvis_gt, args.force)
+            ds = lvis_set(args.copies or 1, args.dets_per_image or 300, args.seed, args.lvis_gt, args.force,
+                          distinct=args.distinct)
+        elif kind == "val2017":
+            ds = val_set(args.copies or 50, dets_per_gt=1, target_gt=args.target_gt, seed=args.seed,
+                         gt_path=args.coco_gt, force=args.force)
+        elif kind == "val500k":
+            ds = val_set(args.copies or 50, dets_per_image=args.dets_per_image or 100, target_gt=args.target_gt,
+                         seed=args.seed, gt_path=args.coco_gt, force=args.force)
         else:
             ds = scale_set(args.copies or 50, args.dets_per_image or 100, args.variants, args.target_gt,
                            args.seed, args.coco_gt, args.force)

@@ -1,0 +1,350 @@
+"""Child side of ``run_all.py``: one evaluation by one tool in this process.
+
+    python benchmarks/_run_one.py '<json spec>'
+
+The spec names the workload kind (``coco``, ``lvis``, ``panoptic``), the
+files, the metric (``boundary``, ``segm``, ``bbox``, ``pq``, ``bpq``), the
+tool (``boundary_api``, ``vernier``, ``hotcoco``, ``faster``, ``reference``
+= pycocotools for COCO, lvis for LVIS) and ``threads`` (an int; the parent
+also sets the thread environment variables).  Only the tool measured is
+imported, inside its function, so imports and memory are that tool's.
+
+Everything from JSON on disk to the summary happens here: reading and
+parsing the files, evaluation, accumulation and the printed summary (the
+tools' own prints go to this process' stdout, as in real use).  The last
+line is ``@@RESULT@@ {json}`` with the statistics in a canonical order
+(COCO: the 12 ``stats``; LVIS: the 13 ``get_results()`` numbers in
+``LVIS_KEYS`` order; panoptic: PQ, SQ, RQ of All, Things, Stuff) and the
+in-process phase times.  Wall time, peak RSS and CPU time are measured by
+the parent.
+"""
+from __future__ import annotations
+
+import time
+
+T_START = time.perf_counter()
+
+import json  # noqa: E402
+import sys  # noqa: E402
+
+MARKER = "@@RESULT@@ "
+LVIS_KEYS = ["AP", "AP50", "AP75", "APs", "APm", "APl", "APr", "APc", "APf",
+             "AR@300", "ARs@300", "ARm@300", "ARl@300"]
+#: where faster-coco-eval (lvis_style, maxDets=[300]) puts LVIS_KEYS in all_stats
+_FASTER_LVIS_INDEX = [0, 1, 2, 3, 4, 5, 14, 15, 16, 6, 9, 10, 11]
+PANOPTIC_KEYS = [f"{g}.{m}" for g in ("All", "Things", "Stuff") for m in ("pq", "sq", "rq")]
+
+
+class Timer:
+    def __init__(self):
+        self.phases = {}
+        self._t = T_START
+
+    def lap(self, name):
+        now = time.perf_counter()
+        self.phases[name] = self.phases.get(name, 0.0) + now - self._t
+        self._t = now
+
+
+# --------------------------------------------------------------------------
+# COCO (instances) workloads
+# --------------------------------------------------------------------------
+def coco_boundary_api(s, t):
+    from boundary_api import COCO, COCOeval
+
+    t.lap("import")
+    gt = COCO(s["gt"])
+    dt = gt.loadRes(s["dt"])
+    t.lap("load")
+    ev = COCOeval(gt, dt, iouType=s["metric"], dilation_ratio=s["dilation_ratio"], num_threads=s["threads"])
+    ev.evaluate()
+    t.lap("evaluate")
+    ev.accumulate()
+    ev.summarize()
+    t.lap("accumulate+summarize")
+    return list(ev.stats)
+
+
+def coco_vernier(s, t):
+    from vernier.instance import Bbox, Boundary, Evaluator, Segm
+
+    t.lap("import")
+    with open(s["gt"], "rb") as f:
+        gt = f.read()
+    with open(s["dt"], "rb") as f:
+        dt = f.read()
+    t.lap("load")
+    iou = {"bbox": Bbox(), "segm": Segm(), "boundary": Boundary(dilation_ratio=s["dilation_ratio"])}[s["metric"]]
+    summary = Evaluator(iou=iou, parity_mode="strict").evaluate(gt, dt, num_threads=s["threads"])
+    t.lap("evaluate")
+    print("\n".join(summary.pretty_lines()))
+    return list(summary.stats)
+
+
+def coco_hotcoco(s, t):
+    import hotcoco
+
+    t.lap("import")
+    gt = hotcoco.COCO(s["gt"])
+    dt = gt.load_res(s["dt"])
+    t.lap("load")
+    ev = hotcoco.COCOeval(gt, dt, s["metric"])
+    ev.evaluate()
+    t.lap("evaluate")
+    ev.accumulate()
+    ev.summarize()
+    t.lap("accumulate+summarize")
+    return list(ev.stats)
+
+
+def coco_faster(s, t):
+    from faster_coco_eval import COCO, COCOeval_faster
+
+    t.lap("import")
+    gt = COCO(s["gt"])
+    dt = gt.loadRes(s["dt"])
+    t.lap("load")
+    kw = {"boundary_cpu_count": s["threads"], "rle_iou_max_workers": s["threads"]}
+    if s["metric"] == "boundary":
+        kw["boundary_dilation_ratio"] = s["dilation_ratio"]
+    ev = COCOeval_faster(gt, dt, iouType=s["metric"], **kw)
+    ev.evaluate()
+    t.lap("evaluate")
+    ev.accumulate()
+    ev.summarize()
+    t.lap("accumulate+summarize")
+    return list(ev.stats)[:12]
+
+
+def coco_reference(s, t):
+    from pycocotools.coco import COCO
+    from pycocotools.cocoeval import COCOeval
+
+    t.lap("import")
+    gt = COCO(s["gt"])
+    dt = gt.loadRes(s["dt"])
+    t.lap("load")
+    ev = COCOeval(gt, dt, s["metric"])
+    ev.evaluate()
+    t.lap("evaluate")
+    ev.accumulate()
+    ev.summarize()
+    t.lap("accumulate+summarize")
+    return list(ev.stats)
+
+
+# --------------------------------------------------------------------------
+# LVIS workloads (federated rules, 300 detections per image)
+# --------------------------------------------------------------------------
+def lvis_boundary_api(s, t):
+    from boundary_api import LVIS, LVISEval, LVISResults
+
+    t.lap("import")
+    gt = LVIS(s["gt"])
+    dt = LVISResults(gt, s["dt"], max_dets=300)
+    t.lap("load")
+    ev = LVISEval(gt, dt, iou_type=s["metric"], dilation_ratio=s["dilation_ratio"], num_threads=s["threads"])
+    ev.evaluate()
+    t.lap("evaluate")
+    ev.accumulate()
+    ev.summarize()
+    ev.print_results()
+    t.lap("accumulate+summarize")
+    res = ev.get_results()
+    return [res[k] for k in LVIS_KEYS]
+
+
+def lvis_vernier(s, t):
+    from vernier.instance import CocoDataset
+    from vernier import _core
+
+    t.lap("import")
+    with open(s["gt"], "rb") as f:
+        gt = CocoDataset.from_lvis_json(f.read())
+    with open(s["dt"], "rb") as f:
+        dt = f.read()
+    t.lap("load")
+    # vernier's public Evaluator.evaluate has only the COCO 12-stat plan; its
+    # LVIS summary is the grid -> accumulate -> summarize_lvis route
+    kw = dict(parity_mode="strict", max_dets_per_image=300, use_cats=True, num_threads=s["threads"])
+    if s["metric"] == "boundary":
+        grid = _core.evaluate_boundary_grid(gt, dt, dilation_ratio=s["dilation_ratio"], **kw)
+    else:
+        grid = getattr(_core, f"evaluate_{s['metric']}_grid")(gt, dt, **kw)
+    t.lap("evaluate")
+    summary = grid.accumulate([300]).summarize_lvis(gt, [300])
+    print("\n".join(summary.pretty_lines()))
+    t.lap("accumulate+summarize")
+    return list(summary.stats)
+
+
+def lvis_hotcoco(s, t):
+    import hotcoco
+
+    t.lap("import")
+    gt = hotcoco.LVIS(s["gt"])
+    dt = hotcoco.LVISResults(gt, s["dt"], max_dets=300)
+    t.lap("load")
+    ev = hotcoco.LVISEval(gt, dt, s["metric"])
+    ev.run()
+    t.lap("evaluate")
+    res = ev.get_results()
+    return [res[k] for k in LVIS_KEYS]
+
+
+def lvis_faster(s, t):
+    from collections import defaultdict
+
+    from faster_coco_eval import COCO, COCOeval_faster
+
+    t.lap("import")
+    gt = COCO(s["gt"])
+    with open(s["dt"]) as f:
+        anns = json.load(f)
+    # the 300 best per image, as LVISResults does
+    per_img = defaultdict(list)
+    for a in anns:
+        per_img[a["image_id"]].append(a)
+    anns = [a for v in per_img.values() for a in sorted(v, key=lambda a: a["score"], reverse=True)[:300]]
+    # faster-coco-eval 1.8.0 stops with IndexError (unordered_map::at) when all
+    # of an image's results are in categories the federated rule ignores; drop
+    # those results first (lvis ignores them too)
+    scored = {im["id"]: set(im.get("neg_category_ids", [])) for im in gt.dataset["images"]}
+    for g in gt.dataset["annotations"]:
+        scored[g["image_id"]].add(g["category_id"])
+    anns = [a for a in anns if a["category_id"] in scored[a["image_id"]]]
+    dt = gt.loadRes(anns)
+    t.lap("load")
+    kw = {"boundary_cpu_count": s["threads"], "rle_iou_max_workers": s["threads"]}
+    if s["metric"] == "boundary":
+        kw["boundary_dilation_ratio"] = s["dilation_ratio"]
+    ev = COCOeval_faster(gt, dt, iouType=s["metric"], lvis_style=True, **kw)
+    ev.params.maxDets = [300]
+    ev.evaluate()
+    t.lap("evaluate")
+    ev.accumulate()
+    ev.summarize()
+    t.lap("accumulate+summarize")
+    return [ev.all_stats[i] for i in _FASTER_LVIS_INDEX]
+
+
+def lvis_reference(s, t):
+    import numpy as np
+
+    # lvis 0.5.3 calls np.float (gone since numpy 1.24) in accumulate: patched
+    # in this benchmark process only
+    np.float = float
+    from lvis import LVIS, LVISEval, LVISResults
+
+    t.lap("import")
+    gt = LVIS(s["gt"])
+    dt = LVISResults(gt, s["dt"], max_dets=300)
+    t.lap("load")
+    ev = LVISEval(gt, dt, s["metric"])
+    ev.evaluate()
+    t.lap("evaluate")
+    ev.accumulate()
+    ev.summarize()
+    ev.print_results()
+    t.lap("accumulate+summarize")
+    res = ev.get_results()
+    return [res[k] for k in LVIS_KEYS]
+
+
+# --------------------------------------------------------------------------
+# panoptic workloads
+# --------------------------------------------------------------------------
+def _panoptic_stats(res):
+    return [res[g][m] for g in ("All", "Things", "Stuff") for m in ("pq", "sq", "rq")]
+
+
+def panoptic_boundary_api(s, t):
+    from boundary_api.panoptic import pq_compute
+
+    t.lap("import")
+    res = pq_compute(s["gt"], s["dt"], s["gt_folder"], s["pred_folder"],
+                     iou_type="boundary" if s["metric"] == "bpq" else "segm",
+                     dilation_ratio=s["dilation_ratio"], num_threads=s["threads"])
+    t.lap("evaluate")
+    return _panoptic_stats(res)
+
+
+def panoptic_vernier(s, t):
+    import os
+
+    from vernier.panoptic import Dataset, Evaluator, Predictions, decode_label_map_png
+
+    t.lap("import")
+    with open(s["gt"]) as f:
+        gt = json.load(f)
+    with open(s["dt"]) as f:
+        pr = json.load(f)
+    # vernier 0.5.4 has no file loader for panoptic sets: label maps decoded
+    # with its own PNG helper, segments_info as JSON {image_id: [...]}
+    gmaps = {a["image_id"]: decode_label_map_png(os.path.join(s["gt_folder"], a["file_name"]))
+             for a in gt["annotations"]}
+    pmaps = {a["image_id"]: decode_label_map_png(os.path.join(s["pred_folder"], a["file_name"]))
+             for a in pr["annotations"]}
+    ds = Dataset.from_arrays(gmaps, json.dumps({str(a["image_id"]): a["segments_info"]
+                                                for a in gt["annotations"]}).encode(),
+                             json.dumps(gt["categories"]).encode())
+    pd = Predictions.from_arrays(pmaps, json.dumps({str(a["image_id"]): a["segments_info"]
+                                                    for a in pr["annotations"]}).encode())
+    t.lap("load")
+    summary = Evaluator(parity_mode="strict", boundary=s["metric"] == "bpq",
+                        dilation_ratio=s["dilation_ratio"]).evaluate(ds, pd, num_threads=s["threads"])
+    t.lap("evaluate")
+    res = summary.to_dict()
+    print({k: res[k] for k in ("All", "Things", "Stuff")})
+    return _panoptic_stats(res)
+
+
+def panoptic_hotcoco(s, t):
+    from hotcoco.panoptic import pq_compute
+
+    t.lap("import")
+    res = pq_compute(s["gt"], s["dt"], s["gt_folder"], s["pred_folder"])
+    t.lap("evaluate")
+    return _panoptic_stats(res)
+
+
+RUNNERS = {
+    ("coco", "boundary_api"): coco_boundary_api,
+    ("coco", "vernier"): coco_vernier,
+    ("coco", "hotcoco"): coco_hotcoco,
+    ("coco", "faster"): coco_faster,
+    ("coco", "reference"): coco_reference,
+    ("lvis", "boundary_api"): lvis_boundary_api,
+    ("lvis", "vernier"): lvis_vernier,
+    ("lvis", "hotcoco"): lvis_hotcoco,
+    ("lvis", "faster"): lvis_faster,
+    ("lvis", "reference"): lvis_reference,
+    ("panoptic", "boundary_api"): panoptic_boundary_api,
+    ("panoptic", "vernier"): panoptic_vernier,
+    ("panoptic", "hotcoco"): panoptic_hotcoco,
+}
+
+#: metrics each tool computes, by workload kind (what run_all.py schedules)
+SUPPORTS = {
+    "boundary_api": {"coco": {"boundary", "segm", "bbox"}, "lvis": {"boundary", "segm", "bbox"},
+                     "panoptic": {"pq", "bpq"}},
+    "vernier": {"coco": {"boundary", "segm", "bbox"}, "lvis": {"boundary", "segm", "bbox"},
+                "panoptic": {"pq", "bpq"}},
+    "hotcoco": {"coco": {"segm", "bbox"}, "lvis": {"segm", "bbox"}, "panoptic": {"pq"}},
+    "faster": {"coco": {"boundary", "segm", "bbox"}, "lvis": {"boundary", "segm", "bbox"}},
+    "reference": {"coco": {"segm", "bbox"}, "lvis": {"segm", "bbox"}},
+}
+
+
+def main(arg: str) -> None:
+    spec = json.loads(arg)
+    t = Timer()
+    stats = RUNNERS[(spec["kind"], spec["tool"])](spec, t)
+    out = {"stats": [float(x) for x in stats], "phases": t.phases,
+           "in_process": time.perf_counter() - T_START}
+    sys.stdout.flush()
+    print(MARKER + json.dumps(out), flush=True)
+
+
+if __name__ == "__main__":
+    main(sys.argv[1])
