@@ -33,7 +33,7 @@ import datetime
 import io
 import logging
 from dataclasses import dataclass, field
-from typing import Iterable, List, Optional, Sequence
+from typing import Iterable, Optional, Sequence
 
 import numpy as np
 

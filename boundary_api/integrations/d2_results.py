@@ -34,11 +34,8 @@ import contextlib
 import copy
 import io
 import logging
-import math
-import os
-import threading
 from collections.abc import Callable, Mapping
-from typing import Dict, Iterable, List, Optional, Sequence, Tuple, Union
+from typing import Dict, Iterable, List, Optional, Sequence, Union
 
 import numpy as np
 import pycocotools.coco
@@ -47,6 +44,8 @@ from ..instance._checks import check_results
 from ..instance.coco import COCO
 from ..instance.cocoeval import COCOeval
 from ..instance.results import coco_stats, per_category_ap
+from ._d2_ground_truth import release_shared_ground_truth, shared_ground_truth  # noqa: F401 (public here)
+from ._d2_tables import TASK, _log_metrics, _log_per_category, format_table  # noqa: F401 (public here)
 
 __all__ = [
     "TASK",
@@ -63,8 +62,6 @@ __all__ = [
 
 log = logging.getLogger(__name__)
 
-#: name of the task in Detectron2's result dict
-TASK = "boundary"
 #: metrics Detectron2 reports for COCO instance segmentation, in order
 COCO_METRICS = ("AP", "AP50", "AP75", "APs", "APm", "APl")
 #: metrics Detectron2 reports for LVIS instance segmentation, in order
@@ -149,65 +146,6 @@ def prepare_results(predictions: Iterable, category_id_map: CategoryIdMap = None
         out.append({"image_id": r.get("image_id"), "category_id": to_dataset_id(r.get("category_id")),
                     "segmentation": seg, "score": r.get("score")})
     return out
-
-
-# ----------------------------------------------------------------------------
-# tables
-# ----------------------------------------------------------------------------
-def _cell(value) -> str:
-    if value is None:
-        return ""
-    if isinstance(value, (float, np.floating)):
-        return f"{float(value):.3f}"
-    return str(value)
-
-
-def format_table(headers: Sequence[str], rows: Iterable[Sequence], align: str = "center") -> str:
-    """A Markdown ("pipe") table, floats with three decimals.
-
-    Parameters
-    ----------
-    headers : sequence of str
-    rows : iterable of sequences
-        Cells: floats (shown as ``12.345`` or ``nan``), strings, or None (empty).
-    align : {'center', 'left'}
-
-    Returns
-    -------
-    str
-    """
-    if align not in ("center", "left"):
-        raise ValueError(f"align must be 'center' or 'left', got {align!r}")
-    body = [[_cell(v) for v in row] for row in rows]
-    widths = [max([len(str(h))] + [len(r[i]) for r in body if i < len(r)]) for i, h in enumerate(headers)]
-
-    def line(cells):
-        cells = list(cells) + [""] * (len(widths) - len(cells))
-        padded = [c.center(w) if align == "center" else c.ljust(w) for c, w in zip(cells, widths)]
-        return "| " + " | ".join(padded) + " |"
-
-    if align == "center":
-        rule = "|" + "|".join(":" + "-" * w + ":" for w in widths) + "|"
-    else:
-        rule = "|" + "|".join(":" + "-" * (w + 1) for w in widths) + "|"
-    return "\n".join([line([str(h) for h in headers]), rule] + [line(r) for r in body])
-
-
-def _log_metrics(logger: logging.Logger, metrics: Dict[str, float]) -> None:
-    logger.info("Evaluation results for %s: \n%s", TASK,
-                format_table(list(metrics), [list(metrics.values())]))
-    if not all(math.isfinite(v) for v in metrics.values()):
-        logger.info("Metrics shown as NaN could not be computed (no ground truth or "
-                    "no predictions in that range).")
-
-
-def _log_per_category(logger: logging.Logger, per_category: List[Tuple[str, float]]) -> None:
-    pairs_per_row = min(3, len(per_category))
-    flat = [x for pair in per_category for x in pair]
-    width = 2 * pairs_per_row
-    rows = [flat[i:i + width] for i in range(0, len(flat), width)]
-    logger.info("Per-category %s AP: \n%s", TASK,
-                format_table(["category", "AP"] * pairs_per_row, rows, align="left"))
 
 
 # ----------------------------------------------------------------------------
@@ -439,82 +377,3 @@ def lvis_task_metrics(lvis_gt, results: List[dict], iou_type: str, *,
             return format_table(list(d), [list(d.values())])
     logger.info("Evaluation results for {}: \n".format(iou_type) + table(metrics))
     return metrics
-
-
-# ----------------------------------------------------------------------------
-# one ground truth per annotation file
-# ----------------------------------------------------------------------------
-_SHARED: Dict[Tuple[str, str], Tuple[Tuple[int, int], object]] = {}
-_SHARED_LOCK = threading.Lock()
-
-
-def _kind(gt) -> str:
-    t = type(gt)
-    return f"{t.__module__}.{t.__qualname__}"
-
-
-def shared_ground_truth(gt, annotation_file):
-    """One ground-truth object per annotation file, across evaluator instances.
-
-    Returns the object registered earlier for ``annotation_file`` if the file
-    is unchanged (same size and modification time) and the object is of the
-    same type as ``gt``; otherwise registers ``gt`` and returns it.  Since
-    boundaries are cached per ground-truth object, evaluators that load the
-    file anew each time (Detectron2's trainer builds a new evaluator for every
-    periodic evaluation) then reuse the boundaries computed before.
-
-    The registered object stays in memory until
-    :func:`release_shared_ground_truth` or the end of the process.
-
-    Parameters
-    ----------
-    gt : COCO or LVIS ground-truth object
-        Freshly loaded from ``annotation_file``.
-    annotation_file : str or path-like
-        Local path of the annotation JSON.  If it cannot be read, ``gt`` is
-        returned and nothing is registered.
-
-    Returns
-    -------
-    object
-        The ground-truth object to use.
-    """
-    try:
-        path = os.path.realpath(os.fspath(annotation_file))
-        st = os.stat(path)
-    except (OSError, TypeError, ValueError):
-        return gt
-    key = (_kind(gt), path)
-    signature = (st.st_mtime_ns, st.st_size)
-    with _SHARED_LOCK:
-        entry = _SHARED.get(key)
-        if entry is not None and entry[0] == signature:
-            log.debug("reusing the ground truth loaded before from %s", path)
-            return entry[1]
-        _SHARED[key] = (signature, gt)
-    return gt
-
-
-def release_shared_ground_truth(annotation_file=None) -> int:
-    """Forget the ground truth registered by :func:`shared_ground_truth`.
-
-    Parameters
-    ----------
-    annotation_file : str or path-like, optional
-        Only this file's entries (default: all).
-
-    Returns
-    -------
-    int
-        Number of entries removed.
-    """
-    with _SHARED_LOCK:
-        if annotation_file is None:
-            n = len(_SHARED)
-            _SHARED.clear()
-            return n
-        path = os.path.realpath(os.fspath(annotation_file))
-        keys = [k for k in _SHARED if k[1] == path]
-        for k in keys:
-            del _SHARED[k]
-        return len(keys)

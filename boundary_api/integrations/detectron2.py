@@ -41,7 +41,7 @@ from ..instance.cache import cache_for
 from ..masks.boundary import check_dilation_ratio
 from .d2_results import TASK, coco_boundary_metrics, lvis_boundary_metrics, lvis_task_metrics, shared_ground_truth
 
-__all__ = ["BoundaryCOCOEvaluator", "BoundaryLVISEvaluator"]
+__all__ = ["BoundaryCOCOEvaluator", "BoundaryLVISEvaluator", "BoundaryCityscapesInstanceEvaluator"]
 
 
 class _BoundaryTask:
@@ -224,4 +224,5 @@ class BoundaryLVISEvaluator(_BoundaryTask, LVISEvaluator):
 
 def _plus_one(category_id):
     return category_id + 1
-from .detectron2_cityscapes import BoundaryCityscapesInstanceEvaluator; __all__.append("BoundaryCityscapesInstanceEvaluator")  # noqa: E402,E702
+# Cityscapes instance segmentation has its own module; its evaluator is exported here too.
+from .detectron2_cityscapes import BoundaryCityscapesInstanceEvaluator  # noqa: E402
