@@ -19,7 +19,7 @@ from .cache import AnnotationCache, cache_for
 from .coco import COCO
 from .cocoeval import COCOeval
 
-__version__ = "0.1.0"
+from ._version import __version__
 
 __all__ = [
     "COCO",
