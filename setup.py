@@ -8,9 +8,13 @@ from setuptools import Extension, setup
 # Plain optimisation only: no -ffast-math, results must stay bit-exact.
 extra = ["/O2"] if sys.platform == "win32" else ["-O3"]
 
+# cython_ext/_mask.pyx includes the kernel files cython_ext/_*.pxi (one module).
 extensions = [
-    Extension(f"boundary_api.{name}", [f"cython_ext/{name}.pyx"], extra_compile_args=extra)
-    for name in ("_mask", "_eval")
+    Extension(module, [source], extra_compile_args=extra)
+    for module, source in (
+        ("boundary_api.masks._mask", "cython_ext/_mask.pyx"),      # RLE, boundary, IoU, panoptic kernels
+        ("boundary_api.instance._eval", "cython_ext/_eval.pyx"),   # matching and accumulation
+    )
 ]
 
 setup(

@@ -14,10 +14,8 @@ extraction and the IoU step in Cython.
 imported from here too; they load the ``lvis`` package (and its matplotlib
 import) or the panoptic module only when first used.
 """
-from .boundary import boundary_iou, dilation_pixels, mask_to_boundary, rle_to_boundary
-from .cache import AnnotationCache, cache_for
-from .coco import COCO
-from .cocoeval import COCOeval
+from .instance import COCO, AnnotationCache, COCOeval, cache_for
+from .masks import boundary_iou, dilation_pixels, mask_to_boundary, rle_to_boundary
 
 from ._version import __version__
 
@@ -36,7 +34,7 @@ __all__ = [
     "cache_for",
 ]
 
-_LAZY = {"LVIS": "lvis", "LVISResults": "lvis", "LVISEval": "lvis", "pq_compute": "panoptic"}
+_LAZY = {"LVIS": "instance.lvis", "LVISResults": "instance.lvis", "LVISEval": "instance.lvis", "pq_compute": "panoptic"}
 
 
 def __getattr__(name):

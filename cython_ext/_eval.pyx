@@ -1,7 +1,7 @@
 # cython: language_level=3, boundscheck=False, wraparound=False, cdivision=True, initializedcheck=False
 """Per-image matching and accumulation, term for term as pycocotools / lvis.
 
-Private module (``boundary_api._eval``).  The Python side (``_evalcore``)
+Private module (``boundary_api.instance._eval``).  The Python side (``_engine``)
 flattens the evaluation into *pairs* (one image x one category, or one image
 when categories are not used).  Pair ``p`` owns ground truths
 ``pair_g[p] .. pair_g[p+1]-1`` in the order the reference API keeps them, and
@@ -115,6 +115,16 @@ def match_pairs(const int64_t[:] pair_g, const int64_t[:] pair_d, const int64_t[
                         dt_flags[a, t, d0 + d] = fl
 
 
+# How many of ``cnt`` items ``items[0:maxdet]`` keeps, Python slice rules: a
+# negative ``maxdet`` drops that many from the end (pycocotools slices
+# ``dtScores[0:maxDet]``, so ``maxDets = [-1]`` means "all but the last").
+cdef inline int64_t _first_n(int64_t cnt, int64_t maxdet) noexcept nogil:
+    if maxdet >= 0:
+        return cnt if cnt < maxdet else maxdet
+    cnt += maxdet
+    return cnt if cnt > 0 else 0
+
+
 cdef struct Det:
     double score
     int64_t seq
@@ -150,8 +160,9 @@ def accumulate(const int64_t[:] cat_pair_start, const int64_t[:] pair_img,
     Output category ``k`` reads evaluated category ``k_list[k]``, whose pairs
     are ``cat_pair_start[kk] .. cat_pair_start[kk+1]-1`` in image order; only
     pairs whose image is selected take part.  Area ``a`` reads evaluated area
-    ``a_list[a]``; ``max_dets[m]`` detections per image are kept (the largest
-    entry must not exceed what the pairs hold).  ``precision``/``scores`` are
+    ``a_list[a]``; each image keeps its first ``max_dets[m]`` detections, by
+    Python slice rules as pycocotools slices them (negative: all but that many
+    from the end; no entry may exceed what the pairs hold).  ``precision``/``scores`` are
     ``T x R x K x A x M`` and ``recall`` ``T x K x A x M``, pre-filled with -1.
     """
     cdef Py_ssize_t k, a, mi, t, r, i, n, nd, p, c, lo_i, hi_i, mid
@@ -183,9 +194,7 @@ def accumulate(const int64_t[:] cat_pair_start, const int64_t[:] pair_img,
                         for g in range(pair_g[p], pair_g[p + 1]):
                             if gt_ig[aa, g] == 0:
                                 npig += 1
-                        cnt = pair_d[p + 1] - pair_d[p]
-                        if cnt > maxdet:
-                            cnt = maxdet
+                        cnt = _first_n(pair_d[p + 1] - pair_d[p], maxdet)
                         n += cnt
                     if nsel == 0 or npig == 0:
                         continue
@@ -202,9 +211,7 @@ def accumulate(const int64_t[:] cat_pair_start, const int64_t[:] pair_img,
                     for p in range(cat_pair_start[kk], cat_pair_start[kk + 1]):
                         if not img_selected[pair_img[p]]:
                             continue
-                        cnt = pair_d[p + 1] - pair_d[p]
-                        if cnt > maxdet:
-                            cnt = maxdet
+                        cnt = _first_n(pair_d[p + 1] - pair_d[p], maxdet)
                         for i in range(cnt):
                             dets[seq].score = dt_score[pair_d[p] + i]
                             dets[seq].seq = seq

@@ -1,0 +1,100 @@
+"""``boundary-eval measures GT_MASK PRED_MASK``: every segmentation measure for one pair."""
+from __future__ import annotations
+
+import argparse
+import os
+
+import numpy as np
+
+from .._io import read_json
+from ..masks.measures import MEASURES, MF_DILATION_RATIOS, measures
+from ._common import PROG, InputError, check_out_path, positive_int, ratio
+from .output import write_json
+
+LABELS = {
+    "pixel_accuracy": "pixel accuracy",
+    "mask_iou": "Mask IoU",
+    "trimap_iou": "Trimap IoU",
+    "f_measure": "F-measure",
+    "mf_measure": "mF-measure",
+    "boundary_iou": "Boundary IoU",
+    "min_mask_boundary_iou": "min(Mask, Boundary IoU)",
+    "multiscale_iou": "Multiscale IoU",
+}
+
+
+def parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(
+        prog=f"{PROG} measures",
+        description="Print every segmentation measure of boundary_api.measures (pixel accuracy, Mask IoU, "
+                    "Trimap IoU, F-measure, mF-measure, Boundary IoU, min(Mask, Boundary IoU), Multiscale IoU) "
+                    "for one ground-truth mask and one predicted mask of the same size.",
+        formatter_class=argparse.ArgumentDefaultsHelpFormatter,
+    )
+    p.add_argument("gt_mask", metavar="GT_MASK",
+                   help="ground-truth mask: an image file (PNG, ...; any nonzero pixel is foreground) or a "
+                        "JSON file holding a COCO RLE {size, counts} or an object with such a 'segmentation'")
+    p.add_argument("pred_mask", metavar="PRED_MASK", help="predicted mask, in the same forms as GT_MASK")
+    p.add_argument("--dilation-ratio", type=ratio, default=0.02, metavar="R",
+                   help="d of Trimap IoU, F-measure and Boundary IoU as a fraction of the image diagonal")
+    p.add_argument("--num-scales", type=positive_int, default=10, metavar="N",
+                   help="Multiscale IoU grid sizes 1, 2, .., 2^(N-1) (at least 2)")
+    p.add_argument("--json-out", metavar="PATH", help="write the measures to this JSON file")
+    return p
+
+
+def load_mask(path: str, flag: str):
+    """An (H, W) uint8 array from an image file, or a COCO RLE dict from a JSON file."""
+    if not os.path.isfile(path):
+        raise InputError(f"{flag} {path}: no such file")
+    if path.lower().endswith(".json"):
+        doc = read_json(path, flag)
+        if isinstance(doc, dict) and "segmentation" in doc:
+            doc = doc["segmentation"]
+        if not (isinstance(doc, dict) and "size" in doc and "counts" in doc):
+            raise InputError(f"{flag} {path}: expected a COCO RLE {{'size': [h, w], 'counts': ...}} "
+                             "or an object with such a 'segmentation'")
+        return doc
+    import cv2
+
+    img = cv2.imread(path, cv2.IMREAD_UNCHANGED)
+    if img is None:
+        raise InputError(f"{flag} {path}: not an image OpenCV can read (nor a .json RLE)")
+    if img.ndim == 3:
+        img = img.any(axis=2)
+    return (img != 0).astype(np.uint8)
+
+
+def run(args) -> int:
+    gt = load_mask(args.gt_mask, "GT_MASK")
+    pred = load_mask(args.pred_mask, "PRED_MASK")
+    if args.num_scales < 2:
+        raise InputError(f"--num-scales must be at least 2, got {args.num_scales}")
+    try:
+        values = measures(gt, pred, args.dilation_ratio, num_scales=args.num_scales, num_threads=1)
+    except ValueError as exc:
+        raise InputError(f"{args.gt_mask}, {args.pred_mask}: {exc}") from None
+    width = max(len(v) for v in LABELS.values())
+    for name in MEASURES:
+        print(f"{LABELS[name]:<{width}}  {values[name]:.4f}")
+    if args.json_out:
+        import boundary_api
+
+        doc = {
+            "boundary_api_version": boundary_api.__version__,
+            "settings": {
+                "kind": "measures", "iou_type": None, "dilation_ratio": args.dilation_ratio,
+                "mf_dilation_ratios": list(MF_DILATION_RATIOS), "num_scales": args.num_scales,
+                "inputs": {"GT_MASK": args.gt_mask, "PRED_MASK": args.pred_mask},
+            },
+        }
+        doc.update(values)
+        write_json(args.json_out, doc)
+    return 0
+
+
+def main(argv) -> int:
+    """Parse ``argv`` (the words after ``measures``) and run; errors propagate to cli.main."""
+    args = parser().parse_args(argv)
+    check_out_path(args.json_out, [args.gt_mask, args.pred_mask])
+    return run(args)

@@ -1,0 +1,122 @@
+"""``boundary_api.COCO``: pycocotools' COCO with checked loading."""
+from __future__ import annotations
+
+import copy
+import os
+import time
+
+import numpy as np
+import pycocotools.coco
+
+from ..masks import _mask
+from .._io import read_json
+from ._checks import check_instances_dataset, check_results
+
+__all__ = ["COCO"]
+
+
+class COCO(pycocotools.coco.COCO):
+    """pycocotools ``COCO``, with the same interface and printed messages.
+
+    Differences: a missing, unreadable or non-COCO file, and results that do
+    not fit the ground truth (unknown image ids, RLE sizes that are not the
+    image's, missing scores, ...) raise ``ValueError``/``TypeError`` naming the
+    problem before anything is modified, instead of an ``AssertionError`` or
+    a wrong evaluation.  :meth:`loadRes` returns a ``boundary_api.COCO``.
+
+    Parameters
+    ----------
+    annotation_file : str or path-like, optional
+        COCO instances JSON file.
+    """
+
+    #: True for objects made by :meth:`loadRes`
+    _is_results = False
+    #: True when loadRes had to make segmentations from boxes
+    _segm_from_bbox = False
+    #: True when loadRes already checked every RLE against its image
+    _rles_checked = False
+
+    def __init__(self, annotation_file=None):
+        super().__init__()
+        if annotation_file is None:
+            return
+        print("loading annotations into memory...")
+        tic = time.time()
+        dataset = read_json(annotation_file, "ground truth")
+        print("Done (t={:0.2f}s)".format(time.time() - tic))
+        self._set_dataset(dataset, str(annotation_file))
+
+    @classmethod
+    def from_dataset(cls, dataset: dict, source: str = "ground truth") -> "COCO":
+        """Build from an already loaded COCO instances dict (checked, not copied)."""
+        coco = cls()
+        coco._set_dataset(dataset, source)
+        return coco
+
+    def _set_dataset(self, dataset, source: str) -> None:
+        check_instances_dataset(dataset, source)
+        self.dataset = dataset
+        self.createIndex()
+
+    def loadRes(self, resFile):
+        """Load results (file path, list of dicts or Nx7 array) as a result COCO.
+
+        Same behaviour as pycocotools (ids, areas, boxes and ``iscrowd`` are
+        added to the result dicts), after checking the results against this
+        ground truth.
+
+        Raises
+        ------
+        ValueError, TypeError
+            If the file is missing or not JSON, the results are not a list of
+            objects, refer to unknown images, lack scores, or carry RLEs that
+            do not match their image.
+        """
+        if isinstance(resFile, np.ndarray):
+            anns = self.loadNumpyAnnotations(resFile)
+            source = "results array"
+        elif isinstance(resFile, (str, bytes, os.PathLike)):
+            source = os.fsdecode(resFile)
+            anns = read_json(resFile, "results")
+        else:
+            anns = resFile
+            source = "results"
+        check_results(anns, self.imgs, self.cats, source)
+        if "caption" in anns[0] or ("keypoints" in anns[0] and "segmentation" not in anns[0]
+                                    and not anns[0].get("bbox")):
+            return super().loadRes(anns)
+
+        res = type(self)()
+        res._is_results = True
+        res.dataset["info"] = copy.deepcopy(self.dataset.get("info", {}))
+        res.dataset["images"] = [img for img in self.dataset["images"]]
+        print("Loading and preparing results...")
+        tic = time.time()
+        res.dataset["categories"] = copy.deepcopy(self.dataset["categories"])
+        if "bbox" in anns[0] and not anns[0]["bbox"] == []:
+            for i, ann in enumerate(anns):
+                x, y, w, h = ann["bbox"]
+                if "segmentation" not in ann:
+                    ann["segmentation"] = [[x, y, x, y + h, x + w, y + h, x + w, y]]
+                    res._segm_from_bbox = True
+                ann["area"] = w * h
+                ann["id"] = i + 1
+                ann["iscrowd"] = 0
+        else:
+            # compressed RLEs, checked above: areas and boxes in one pass
+            heights = np.array([self.imgs[a["image_id"]]["height"] for a in anns], np.int64)
+            table = _mask.StringTable([a["segmentation"]["counts"] for a in anns])
+            areas, boxes = _mask.area_bbox(table, heights)
+            for i, (ann, area, box) in enumerate(zip(anns, areas.tolist(), boxes.tolist())):
+                ann["area"] = area
+                if "bbox" not in ann:
+                    ann["bbox"] = box
+                ann["id"] = i + 1
+                ann["iscrowd"] = 0
+            # every RLE was decoded and checked above: the cache need not do it again
+            res._rles_checked = True
+        print("DONE (t={:0.2f}s)".format(time.time() - tic))
+        res.dataset["annotations"] = anns
+        res.createIndex()
+        return res

@@ -1,0 +1,455 @@
+"""Boundary AP for the predictions Detectron2 gathers, without Detectron2.
+
+Detectron2's ``COCOEvaluator`` / ``LVISEvaluator`` turn each image's
+``Instances`` into COCO-format result dicts (``instances_to_coco_json``:
+``image_id``, contiguous ``category_id``, ``bbox`` in XYWH, ``score`` and, for
+mask models, a compressed-RLE ``segmentation`` whose ``counts`` is a ``str``)
+and gather them on the main process.  The functions here take that list and
+the ground-truth object and return the ``"boundary"`` task's metrics in
+Detectron2's form: percent values under Detectron2's ``"segm"`` keys, NaN for
+metrics that cannot be computed, logged as the same kind of tables.
+
+:mod:`boundary_api.detectron2` is the thin Detectron2 layer on top; this
+module imports neither torch nor Detectron2 and can be used directly::
+
+    from boundary_api import COCO
+    from boundary_api.d2_results import coco_boundary_metrics
+
+    gt = COCO("instances_val2017.json")
+    metrics = coco_boundary_metrics(
+        gt, coco_results,                                  # instances_to_coco_json output
+        category_id_map={0: 1, 1: 2, 2: 3},                # contiguous id -> dataset id
+        class_names=["person", "bicycle", "car"])
+    metrics["AP"], metrics["AP-person"]
+
+Ground-truth boundaries are cached on the ground-truth object
+(:func:`boundary_api.instance.cache.cache_for`), so evaluating again against the same
+object only computes the predictions' boundaries.  :func:`shared_ground_truth`
+keeps one ground-truth object per annotation file, for callers (such as
+Detectron2's trainer) that load the file again for every evaluation.
+"""
+from __future__ import annotations
+
+import contextlib
+import io
+import logging
+import math
+import os
+import threading
+from collections.abc import Callable, Mapping
+from typing import Dict, Iterable, List, Optional, Sequence, Tuple, Union
+
+import numpy as np
+import pycocotools.coco
+
+from ..instance._checks import check_results
+from ..instance.coco import COCO
+from ..instance.cocoeval import COCOeval
+from ..instance.results import coco_stats, per_category_ap
+
+__all__ = [
+    "TASK",
+    "COCO_METRICS",
+    "LVIS_METRICS",
+    "prepare_results",
+    "coco_boundary_metrics",
+    "lvis_boundary_metrics",
+    "format_table",
+    "shared_ground_truth",
+    "release_shared_ground_truth",
+]
+
+log = logging.getLogger(__name__)
+
+#: name of the task in Detectron2's result dict
+TASK = "boundary"
+#: metrics Detectron2 reports for COCO instance segmentation, in order
+COCO_METRICS = ("AP", "AP50", "AP75", "APs", "APm", "APl")
+#: metrics Detectron2 reports for LVIS instance segmentation, in order
+LVIS_METRICS = COCO_METRICS + ("APr", "APc", "APf")
+
+CategoryIdMap = Union[Mapping, Callable, None]
+
+
+# ----------------------------------------------------------------------------
+# predictions
+# ----------------------------------------------------------------------------
+def _flatten(predictions: Iterable) -> List[dict]:
+    """Result dicts from either a flat list or per-image ``{"instances": [...]}`` dicts."""
+    out: List[dict] = []
+    for p in predictions:
+        if not isinstance(p, Mapping):
+            raise TypeError(f"predictions must be dicts, got {type(p).__name__}")
+        if "instances" in p:  # Detectron2's per-image record
+            out.extend(p["instances"])
+        elif "category_id" in p:  # a result dict
+            out.append(p)
+        # else: an image record without instances (proposals only): nothing to evaluate
+    return out
+
+
+def _mapper(category_id_map: CategoryIdMap):
+    if category_id_map is None:
+        return lambda c: c
+    if isinstance(category_id_map, Mapping):
+        def lookup(c):
+            try:
+                return category_id_map[c]
+            except KeyError:
+                known = sorted(category_id_map)
+                raise ValueError(
+                    f"a prediction has category_id={c!r}, which the category id mapping does not "
+                    f"contain (it maps {len(known)} ids: {known[:10]}{' ...' if len(known) > 10 else ''})"
+                ) from None
+        return lookup
+    if callable(category_id_map):
+        return category_id_map
+    raise TypeError("category_id_map must be a mapping, a callable or None, "
+                    f"got {type(category_id_map).__name__}")
+
+
+def prepare_results(predictions: Iterable, category_id_map: CategoryIdMap = None) -> List[dict]:
+    """Turn gathered Detectron2 predictions into results for the boundary task.
+
+    Parameters
+    ----------
+    predictions : iterable of dict
+        ``instances_to_coco_json`` output: either the flat list of result
+        dicts, or Detectron2's per-image ``{"image_id", "instances": [...]}``
+        dicts.  Not modified.
+    category_id_map : mapping, callable or None, optional
+        How Detectron2's contiguous category ids become dataset ids: the
+        reverse of ``thing_dataset_id_to_contiguous_id`` (a dict), a function
+        (LVIS without that metadata: ``lambda c: c + 1``), or None when the ids
+        are dataset ids already.
+
+    Returns
+    -------
+    list of dict
+        New dicts with ``image_id``, dataset ``category_id``, ``segmentation``
+        and ``score``.  The box is left out on purpose: as for Detectron2's
+        mask AP, the small/medium/large ranges then use the mask area.
+
+    Raises
+    ------
+    ValueError
+        If a prediction has no ``segmentation`` (the model predicts no
+        masks) or a category id the mapping does not know.
+    """
+    to_dataset_id = _mapper(category_id_map)
+    out = []
+    for i, r in enumerate(_flatten(predictions)):
+        seg = r.get("segmentation")
+        if seg is None:
+            raise ValueError(
+                f"prediction #{i} (image {r.get('image_id')!r}) has no 'segmentation': the boundary "
+                "task needs mask predictions (Instances.pred_masks)")
+        out.append({"image_id": r.get("image_id"), "category_id": to_dataset_id(r.get("category_id")),
+                    "segmentation": seg, "score": r.get("score")})
+    return out
+
+
+# ----------------------------------------------------------------------------
+# tables
+# ----------------------------------------------------------------------------
+def _cell(value) -> str:
+    if value is None:
+        return ""
+    if isinstance(value, (float, np.floating)):
+        return f"{float(value):.3f}"
+    return str(value)
+
+
+def format_table(headers: Sequence[str], rows: Iterable[Sequence], align: str = "center") -> str:
+    """A Markdown ("pipe") table, floats with three decimals.
+
+    Parameters
+    ----------
+    headers : sequence of str
+    rows : iterable of sequences
+        Cells: floats (shown as ``12.345`` or ``nan``), strings, or None (empty).
+    align : {'center', 'left'}
+
+    Returns
+    -------
+    str
+    """
+    if align not in ("center", "left"):
+        raise ValueError(f"align must be 'center' or 'left', got {align!r}")
+    body = [[_cell(v) for v in row] for row in rows]
+    widths = [max([len(str(h))] + [len(r[i]) for r in body if i < len(r)]) for i, h in enumerate(headers)]
+
+    def line(cells):
+        cells = list(cells) + [""] * (len(widths) - len(cells))
+        padded = [c.center(w) if align == "center" else c.ljust(w) for c, w in zip(cells, widths)]
+        return "| " + " | ".join(padded) + " |"
+
+    if align == "center":
+        rule = "|" + "|".join(":" + "-" * w + ":" for w in widths) + "|"
+    else:
+        rule = "|" + "|".join(":" + "-" * (w + 1) for w in widths) + "|"
+    return "\n".join([line([str(h) for h in headers]), rule] + [line(r) for r in body])
+
+
+def _log_metrics(logger: logging.Logger, metrics: Dict[str, float]) -> None:
+    logger.info("Evaluation results for %s: \n%s", TASK,
+                format_table(list(metrics), [list(metrics.values())]))
+    if not all(math.isfinite(v) for v in metrics.values()):
+        logger.info("Metrics shown as NaN could not be computed (no ground truth or "
+                    "no predictions in that range).")
+
+
+def _log_per_category(logger: logging.Logger, per_category: List[Tuple[str, float]]) -> None:
+    pairs_per_row = min(3, len(per_category))
+    flat = [x for pair in per_category for x in pair]
+    width = 2 * pairs_per_row
+    rows = [flat[i:i + width] for i in range(0, len(flat), width)]
+    logger.info("Per-category %s AP: \n%s", TASK,
+                format_table(["category", "AP"] * pairs_per_row, rows, align="left"))
+
+
+# ----------------------------------------------------------------------------
+# metrics
+# ----------------------------------------------------------------------------
+def _percent(value: float) -> float:
+    """Detectron2's convention: fraction -> percent, negative (-1: undefined) -> NaN."""
+    value = float(value)
+    return value * 100 if value >= 0 else float("nan")
+
+
+def _coco_max_dets(max_dets_per_image) -> List[int]:
+    if max_dets_per_image is None:
+        return [1, 10, 100]
+    if isinstance(max_dets_per_image, (int, np.integer)) and not isinstance(max_dets_per_image, bool):
+        return [1, 10, int(max_dets_per_image)]
+    dets = [int(d) for d in max_dets_per_image]
+    if len(dets) < 3:
+        raise ValueError(f"max_dets_per_image must be an int or at least 3 ints, got {max_dets_per_image!r}")
+    return dets
+
+
+def _load_coco_results(coco_gt, results: List[dict]):
+    if isinstance(coco_gt, COCO):
+        return coco_gt.loadRes(results)  # checks the results itself
+    # a plain pycocotools ground truth, as Detectron2 builds it
+    check_results(results, coco_gt.imgs, coco_gt.cats, "Detectron2 predictions")
+    return pycocotools.coco.COCO.loadRes(coco_gt, results)
+
+
+def coco_boundary_metrics(coco_gt, predictions: Iterable, *, category_id_map: CategoryIdMap = None,
+                          class_names: Optional[Sequence[str]] = None, dilation_ratio: float = 0.02,
+                          max_dets_per_image=None, img_ids: Optional[Sequence] = None,
+                          use_fast_impl: bool = True, num_threads: Optional[int] = None,
+                          logger: Optional[logging.Logger] = None) -> Dict[str, float]:
+    """Boundary AP of gathered Detectron2 predictions on a COCO-style dataset.
+
+    Parameters
+    ----------
+    coco_gt : boundary_api.COCO or pycocotools.coco.COCO
+        Ground truth; its boundaries are cached on it for later calls.
+    predictions : iterable of dict
+        ``instances_to_coco_json`` output (see :func:`prepare_results`).
+    category_id_map : mapping, callable or None, optional
+        Contiguous id -> dataset id (reverse of Detectron2's
+        ``thing_dataset_id_to_contiguous_id``); None if ids are dataset ids.
+    class_names : sequence of str, optional
+        Detectron2's ``thing_classes``, one per ground-truth category in id
+        order; with two or more, ``AP-<name>`` entries are added.
+    dilation_ratio : float, optional
+        Boundary width as a fraction of the image diagonal (default 0.02).
+    max_dets_per_image : int or sequence of int, optional
+        Detection cap: None (COCO's ``[1, 10, 100]``), an int N
+        (``[1, 10, N]``) or the full list, as Detectron2's evaluator keeps it.
+    img_ids : sequence, optional
+        Evaluate on these images only.
+    use_fast_impl, num_threads
+        Passed to :class:`boundary_api.COCOeval`.
+    logger : logging.Logger, optional
+        Where the tables go (default: this module's logger).
+
+    Returns
+    -------
+    dict
+        ``AP, AP50, AP75, APs, APm, APl`` (and ``AP-<name>``) in percent, NaN
+        where a metric cannot be computed; all NaN, with a warning, when there
+        are no predictions.
+    """
+    logger = logger or log
+    results = prepare_results(predictions, category_id_map)
+    if not results:
+        logger.warning("No predictions from the model: the %s metrics are NaN.", TASK)
+        return {m: float("nan") for m in COCO_METRICS}
+
+    max_dets = _coco_max_dets(max_dets_per_image)
+    progress = io.StringIO()
+    with contextlib.redirect_stdout(progress):  # pycocotools reports progress with print()
+        coco_dt = _load_coco_results(coco_gt, results)
+        ev = COCOeval(coco_gt, coco_dt, iouType=TASK, dilation_ratio=dilation_ratio,
+                      use_fast_impl=use_fast_impl, num_threads=num_threads)
+        ev.params.maxDets = max_dets
+        if img_ids is not None:
+            ev.params.imgIds = list(img_ids)
+        ev.evaluate()
+        ev.accumulate()
+    logger.debug("%s", progress.getvalue().rstrip())
+    summary = io.StringIO()
+    with contextlib.redirect_stdout(summary):
+        ev.summarize()
+
+    stats = coco_stats(ev)
+    if max(max_dets) != 100:
+        # pycocotools' summary takes the overall AP at 100 detections; use the cap
+        precision = ev.eval["precision"][:, :, :, 0, -1]
+        valid = precision[precision > -1]
+        stats["AP"] = float(np.mean(valid)) if valid.size else -1.0
+    else:
+        logger.info("COCOeval summary for %s (dilation ratio %g):\n%s", TASK, ev.dilation_ratio,
+                    summary.getvalue().rstrip())
+    metrics = {m: _percent(stats[m]) for m in COCO_METRICS}
+    _log_metrics(logger, metrics)
+
+    if class_names is None or len(class_names) <= 1:
+        return metrics
+    per_cat = per_category_ap(ev)
+    if len(class_names) != len(per_cat):
+        raise ValueError(f"{len(class_names)} class names for {len(per_cat)} ground-truth categories")
+    per_category = [(str(name), float(ap) * 100) for name, ap in zip(class_names, per_cat.values())]
+    _log_per_category(logger, per_category)
+    metrics.update({"AP-" + name: ap for name, ap in per_category})
+    return metrics
+
+
+def lvis_boundary_metrics(lvis_gt, predictions: Iterable, *, category_id_map: CategoryIdMap = None,
+                          dilation_ratio: float = 0.02, max_dets_per_image: Optional[int] = None,
+                          use_fast_impl: bool = True, num_threads: Optional[int] = None,
+                          logger: Optional[logging.Logger] = None) -> Dict[str, float]:
+    """Boundary AP of gathered Detectron2 predictions on an LVIS dataset.
+
+    Parameters
+    ----------
+    lvis_gt : lvis.LVIS or boundary_api.LVIS
+        Ground truth; its boundaries are cached on it for later calls.
+    predictions : iterable of dict
+        ``instances_to_coco_json`` output (see :func:`prepare_results`).
+    category_id_map : mapping, callable or None, optional
+        Contiguous id -> LVIS id.  Detectron2 adds 1 when the dataset has no
+        ``thing_dataset_id_to_contiguous_id``: pass ``lambda c: c + 1`` then.
+    dilation_ratio : float, optional
+        Boundary width as a fraction of the image diagonal (default 0.02).
+    max_dets_per_image : int, optional
+        Results kept per image (default: LVIS' 300).
+    use_fast_impl, num_threads
+        Passed to :class:`boundary_api.LVISEval`.
+    logger : logging.Logger, optional
+        Where the table goes (default: this module's logger).
+
+    Returns
+    -------
+    dict
+        ``AP, AP50, AP75, APs, APm, APl, APr, APc, APf`` in percent.  A
+        metric LVIS cannot compute (it reports -1) is NaN here, as in
+        Detectron2's COCO evaluator; Detectron2's own LVIS numbers would
+        show -100.
+    """
+    logger = logger or log
+    results = prepare_results(predictions, category_id_map)
+    if not results:
+        logger.warning("No predictions from the model: the %s metrics are NaN.", TASK)
+        return {m: float("nan") for m in LVIS_METRICS}
+
+    from ..instance.lvis import LVISEval, LVISResults  # loads lvis (and matplotlib) only here
+
+    max_dets = 300 if max_dets_per_image is None else int(max_dets_per_image)
+    logger.info("Evaluating %s with max detections per image = %d", TASK, max_dets)
+    lvis_dt = LVISResults(lvis_gt, results, max_dets=max_dets)
+    ev = LVISEval(lvis_gt, lvis_dt, iou_type=TASK, max_dets=max_dets, dilation_ratio=dilation_ratio,
+                  use_fast_impl=use_fast_impl, num_threads=num_threads)
+    ev.run()
+    printed = io.StringIO()
+    with contextlib.redirect_stdout(printed):  # lvis prints its summary
+        ev.print_results()
+    logger.info("LVISEval summary for %s (dilation ratio %g):\n%s", TASK, ev.dilation_ratio,
+                printed.getvalue().rstrip())
+    summary = ev.get_results()
+    metrics = {m: _percent(summary[m]) for m in LVIS_METRICS}
+    _log_metrics(logger, metrics)
+    return metrics
+
+
+# ----------------------------------------------------------------------------
+# one ground truth per annotation file
+# ----------------------------------------------------------------------------
+_SHARED: Dict[Tuple[str, str], Tuple[Tuple[int, int], object]] = {}
+_SHARED_LOCK = threading.Lock()
+
+
+def _kind(gt) -> str:
+    t = type(gt)
+    return f"{t.__module__}.{t.__qualname__}"
+
+
+def shared_ground_truth(gt, annotation_file):
+    """One ground-truth object per annotation file, across evaluator instances.
+
+    Returns the object registered earlier for ``annotation_file`` if the file
+    is unchanged (same size and modification time) and the object is of the
+    same type as ``gt``; otherwise registers ``gt`` and returns it.  Since
+    boundaries are cached per ground-truth object, evaluators that load the
+    file anew each time (Detectron2's trainer builds a new evaluator for every
+    periodic evaluation) then reuse the boundaries computed before.
+
+    The registered object stays in memory until
+    :func:`release_shared_ground_truth` or the end of the process.
+
+    Parameters
+    ----------
+    gt : COCO or LVIS ground-truth object
+        Freshly loaded from ``annotation_file``.
+    annotation_file : str or path-like
+        Local path of the annotation JSON.  If it cannot be read, ``gt`` is
+        returned and nothing is registered.
+
+    Returns
+    -------
+    object
+        The ground-truth object to use.
+    """
+    try:
+        path = os.path.realpath(os.fspath(annotation_file))
+        st = os.stat(path)
+    except (OSError, TypeError, ValueError):
+        return gt
+    key = (_kind(gt), path)
+    signature = (st.st_mtime_ns, st.st_size)
+    with _SHARED_LOCK:
+        entry = _SHARED.get(key)
+        if entry is not None and entry[0] == signature:
+            log.debug("reusing the ground truth loaded before from %s", path)
+            return entry[1]
+        _SHARED[key] = (signature, gt)
+    return gt
+
+
+def release_shared_ground_truth(annotation_file=None) -> int:
+    """Forget the ground truth registered by :func:`shared_ground_truth`.
+
+    Parameters
+    ----------
+    annotation_file : str or path-like, optional
+        Only this file's entries (default: all).
+
+    Returns
+    -------
+    int
+        Number of entries removed.
+    """
+    with _SHARED_LOCK:
+        if annotation_file is None:
+            n = len(_SHARED)
+            _SHARED.clear()
+            return n
+        path = os.path.realpath(os.fspath(annotation_file))
+        keys = [k for k in _SHARED if k[1] == path]
+        for k in keys:
+            del _SHARED[k]
+        return len(keys)

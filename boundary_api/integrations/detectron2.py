@@ -1,0 +1,184 @@
+"""Detectron2 evaluators that report Boundary AP next to Mask AP.
+
+Change the evaluator a ``train_net.py`` builds, nothing else::
+
+    from boundary_api.detectron2 import BoundaryCOCOEvaluator, BoundaryLVISEvaluator
+
+    class Trainer(DefaultTrainer):
+        @classmethod
+        def build_evaluator(cls, cfg, dataset_name, output_folder=None):
+            output_folder = output_folder or os.path.join(cfg.OUTPUT_DIR, "inference")
+            if "lvis" in dataset_name:
+                return BoundaryLVISEvaluator(dataset_name, output_dir=output_folder)
+            return BoundaryCOCOEvaluator(dataset_name, output_dir=output_folder)
+
+The results gain ``results["boundary"]`` with the keys of
+``results["segm"]``.  This module is a thin layer over
+:mod:`boundary_api.d2_results`, which does the work without Detectron2.
+Importing it requires Detectron2, which is installed from source.
+"""
+from __future__ import annotations
+
+try:
+    from detectron2.evaluation import COCOEvaluator, LVISEvaluator
+    from detectron2.utils import comm
+    from detectron2.utils.file_io import PathManager
+except ImportError as exc:  # not installed, or installed but not importable
+    raise ImportError(
+        "boundary_api.detectron2 needs Detectron2, which is not on PyPI: install it from source, "
+        "e.g. pip install 'git+https://github.com/facebookresearch/detectron2.git' (after torch; see "
+        "https://detectron2.readthedocs.io/en/latest/tutorials/install.html). Without Detectron2, "
+        "boundary_api.integrations.d2_results (coco_boundary_metrics, lvis_boundary_metrics) evaluates "
+        f"instances_to_coco_json output directly. (Importing Detectron2 failed with: {exc})"
+    ) from exc
+
+from ..masks.boundary import check_dilation_ratio
+from .d2_results import TASK, coco_boundary_metrics, lvis_boundary_metrics, shared_ground_truth
+
+__all__ = ["BoundaryCOCOEvaluator", "BoundaryLVISEvaluator"]
+
+
+class _BoundaryTask:
+    """What both evaluators add: the ``"boundary"`` task.
+
+    Detectron2 only accepts its own task names, so ``"boundary"`` is taken
+    out of the tasks handed to it and evaluated after Detectron2's tasks, on
+    a copy of the predictions made before Detectron2 rewrites their category
+    ids in place.
+    """
+
+    def _take_boundary_task(self, tasks, dilation_ratio):
+        """Remember whether the boundary task was asked for; return Detectron2's tasks."""
+        self._dilation_ratio = check_dilation_ratio(dilation_ratio)
+        if isinstance(tasks, (list, tuple, set, frozenset)) and len(tasks) > 0:
+            tasks = tuple(tasks)
+            # explicit tasks: boundary when asked for, or next to "segm"
+            self._boundary_requested = TASK in tasks or "segm" in tasks
+            return tuple(t for t in tasks if t != TASK)
+        # None (or a deprecated CfgNode): derived from the predictions
+        self._boundary_requested = None
+        return tasks
+
+    def _tasks_from_predictions(self, predictions):
+        # Detectron2 asks only when its tasks are empty: with explicit tasks
+        # that means tasks=("boundary",), so it has nothing of its own to do
+        if self._boundary_requested is not None:
+            return ()
+        return super()._tasks_from_predictions(predictions)
+
+    def _boundary_snapshot(self, predictions):
+        """Copies of the result dicts if the boundary task runs, else None."""
+        results = [r for p in predictions for r in p.get("instances", ())]
+        has_masks = any("segmentation" in r for r in results)
+        if self._boundary_requested is None:
+            wanted = has_masks
+        elif self._boundary_requested and results and not has_masks:
+            self._logger.warning("The %s task needs mask predictions; these have none.", TASK)
+            wanted = False
+        else:
+            wanted = self._boundary_requested
+        return [dict(r) for r in results] if wanted else None
+
+    def _shared_ground_truth(self, gt):
+        """The ground truth loaded before from the same file, so that its
+        cached boundaries are reused; only in the process that evaluates."""
+        if self._distributed and not comm.is_main_process():
+            return gt
+        try:
+            path = PathManager.get_local_path(self._metadata.json_file)
+        except Exception:  # no usable local file: keep Detectron2's object
+            return gt
+        return shared_ground_truth(gt, path)
+
+
+class BoundaryCOCOEvaluator(_BoundaryTask, COCOEvaluator):
+    """Detectron2's ``COCOEvaluator`` plus Boundary AP.
+
+    Whenever the predictions carry masks (and ``tasks`` is None or contains
+    ``"segm"`` or ``"boundary"``), ``evaluate()`` also returns
+    ``results["boundary"]``: ``AP, AP50, AP75, APs, APm, APl`` and
+    ``AP-<category name>``, in percent, NaN where undefined, logged like
+    Detectron2's ``"segm"`` tables.  Only the main process evaluates when
+    ``distributed=True``, as in Detectron2.
+
+    Ground-truth boundaries are computed once per annotation file and process:
+    the evaluators of later evaluations (Detectron2 builds a new one each
+    time) reuse the ground-truth object, and so its cached boundaries.  It
+    stays in memory; :func:`boundary_api.d2_results.release_shared_ground_truth`
+    drops it.
+
+    Parameters
+    ----------
+    dataset_name, tasks, distributed, output_dir, **kwargs
+        As for ``COCOEvaluator`` (``max_dets_per_image``, ``use_fast_impl``,
+        ``kpt_oks_sigmas``, ``allow_cached_coco``, ...).  ``tasks`` may also
+        name ``"boundary"``.
+    dilation_ratio : float, optional
+        Boundary width as a fraction of the image diagonal (default 0.02).
+    """
+
+    def __init__(self, dataset_name, tasks=None, distributed=True, output_dir=None, *,
+                 dilation_ratio=0.02, **kwargs):
+        tasks = self._take_boundary_task(tasks, dilation_ratio)
+        super().__init__(dataset_name, tasks, distributed, output_dir, **kwargs)
+        self._coco_api = self._shared_ground_truth(self._coco_api)
+
+    def _eval_predictions(self, predictions, img_ids=None):
+        results = self._boundary_snapshot(predictions)
+        super()._eval_predictions(predictions, img_ids=img_ids)
+        if results is None or not self._do_evaluation:
+            return
+        mapping = self._metadata.get("thing_dataset_id_to_contiguous_id", None)
+        self._results[TASK] = coco_boundary_metrics(
+            self._coco_api, results,
+            category_id_map=None if mapping is None else {v: k for k, v in mapping.items()},
+            class_names=self._metadata.get("thing_classes", None),
+            dilation_ratio=self._dilation_ratio,
+            max_dets_per_image=getattr(self, "_max_dets_per_image", None),
+            img_ids=img_ids,
+            logger=self._logger,
+        )
+
+
+class BoundaryLVISEvaluator(_BoundaryTask, LVISEvaluator):
+    """Detectron2's ``LVISEvaluator`` plus Boundary AP.
+
+    Whenever the predictions carry masks (and ``tasks`` is None or contains
+    ``"segm"`` or ``"boundary"``), ``evaluate()`` also returns
+    ``results["boundary"]``: ``AP, AP50, AP75, APs, APm, APl, APr, APc, APf``
+    in percent.  Ground truth is shared and cached as for
+    :class:`BoundaryCOCOEvaluator`.
+
+    Parameters
+    ----------
+    dataset_name, tasks, distributed, output_dir, **kwargs
+        As for ``LVISEvaluator`` (``max_dets_per_image``, ...).  ``tasks``
+        may also name ``"boundary"``.
+    dilation_ratio : float, optional
+        Boundary width as a fraction of the image diagonal (default 0.02).
+    """
+
+    def __init__(self, dataset_name, tasks=None, distributed=True, output_dir=None, *,
+                 dilation_ratio=0.02, **kwargs):
+        tasks = self._take_boundary_task(tasks, dilation_ratio)
+        super().__init__(dataset_name, tasks, distributed, output_dir, **kwargs)
+        self._lvis_api = self._shared_ground_truth(self._lvis_api)
+
+    def _eval_predictions(self, predictions):
+        results = self._boundary_snapshot(predictions)
+        super()._eval_predictions(predictions)
+        if results is None or not self._do_evaluation:
+            return
+        mapping = self._metadata.get("thing_dataset_id_to_contiguous_id", None)
+        self._results[TASK] = lvis_boundary_metrics(
+            self._lvis_api, results,
+            # Detectron2's LVIS ids are the dataset ids minus one
+            category_id_map=_plus_one if mapping is None else {v: k for k, v in mapping.items()},
+            dilation_ratio=self._dilation_ratio,
+            max_dets_per_image=getattr(self, "_max_dets_per_image", None),
+            logger=self._logger,
+        )
+
+
+def _plus_one(category_id):
+    return category_id + 1

@@ -1,0 +1,109 @@
+"""Checks of COCO panoptic JSON files: one clear error per problem."""
+from __future__ import annotations
+
+import numbers
+import os
+from typing import Any, Dict
+
+from .._io import finite_number
+
+
+# ---------------------------------------------------------------------------
+# input checks
+# ---------------------------------------------------------------------------
+
+def _is_int(v) -> bool:
+    return isinstance(v, numbers.Integral) and not isinstance(v, bool)
+
+
+def _check_categories(gt_json: Any, source: str) -> Dict[int, dict]:
+    if not isinstance(gt_json, dict):
+        raise ValueError(f"{source}: not a COCO panoptic ground truth (expected a JSON object, "
+                         f"got a {type(gt_json).__name__})")
+    for key in ("annotations", "categories"):
+        if not isinstance(gt_json.get(key), list):
+            raise ValueError(f"{source}: not a COCO panoptic ground truth (no list of '{key}')")
+    categories: Dict[int, dict] = {}
+    for i, cat in enumerate(gt_json["categories"]):
+        if not isinstance(cat, dict) or not _is_int(cat.get("id")):
+            raise ValueError(f"{source}: categories[{i}] has no integer 'id'")
+        if cat["id"] in categories:
+            raise ValueError(f"{source}: category id {cat['id']} appears twice")
+        if cat.get("isthing") not in (0, 1):
+            raise ValueError(f"{source}: category {cat['id']} has no 'isthing' of 0 or 1 "
+                             f"(got {cat.get('isthing')!r})")
+        categories[int(cat["id"])] = cat
+    if not categories:
+        raise ValueError(f"{source}: the list of categories is empty")
+    return categories
+
+
+def _check_annotation(ann: Any, i: int, source: str) -> None:
+    if not isinstance(ann, dict):
+        raise ValueError(f"{source}: annotations[{i}] is not an object")
+    for key in ("image_id", "file_name", "segments_info"):
+        if key not in ann:
+            raise ValueError(f"{source}: annotations[{i}] has no '{key}'")
+    if not isinstance(ann["image_id"], (str, numbers.Integral)) or isinstance(ann["image_id"], bool):
+        raise ValueError(f"{source}: annotations[{i}] has an image_id that is neither a string nor an integer")
+    if not isinstance(ann["file_name"], str) or not ann["file_name"]:
+        raise ValueError(f"{source}: image {ann['image_id']!r} has no valid 'file_name'")
+    if not isinstance(ann["segments_info"], list):
+        raise ValueError(f"{source}: image {ann['image_id']!r}: 'segments_info' is not a list")
+
+
+def _check_segment(seg: Any, image_id, k: int, source: str, categories, what: str) -> int:
+    if not isinstance(seg, dict):
+        raise ValueError(f"{source}: image {image_id!r}: segments_info[{k}] is not an object")
+    sid = seg.get("id")
+    if not _is_int(sid):
+        raise ValueError(f"{source}: image {image_id!r}: segments_info[{k}] has no integer 'id'")
+    cat = seg.get("category_id")
+    if not _is_int(cat) or cat not in categories:
+        raise ValueError(f"{source}: image {image_id!r}: {what} segment {sid} has unknown "
+                         f"category_id {cat!r}")
+    return int(sid)
+
+
+def _gt_segments(ann: dict, i: int, source: str, categories) -> Dict[int, tuple]:
+    """id -> (category_id, is_crowd, area), in JSON order."""
+    _check_annotation(ann, i, source)
+    image_id = ann["image_id"]
+    segs: Dict[int, tuple] = {}
+    for k, seg in enumerate(ann["segments_info"]):
+        sid = _check_segment(seg, image_id, k, source, categories, "ground truth")
+        if sid in segs:
+            raise ValueError(f"{source}: image {image_id!r}: segment id {sid} appears twice in segments_info")
+        area = seg.get("area")
+        if not finite_number(area):
+            raise ValueError(f"{source}: image {image_id!r}: segment {sid} has no numeric 'area'")
+        segs[sid] = (int(seg["category_id"]), seg.get("iscrowd", 0) == 1, area)
+    return segs
+
+
+def _pred_segments(ann: dict, i: int, source: str, categories) -> Dict[int, int]:
+    """id -> category_id, in JSON order."""
+    _check_annotation(ann, i, source)
+    image_id = ann["image_id"]
+    segs: Dict[int, int] = {}
+    for k, seg in enumerate(ann["segments_info"]):
+        sid = _check_segment(seg, image_id, k, source, categories, "predicted")
+        if sid in segs:
+            raise ValueError(f"{source}: image {image_id!r}: segment id {sid} appears twice in segments_info")
+        segs[sid] = int(seg["category_id"])
+    return segs
+
+
+def _folder(folder, json_file, what: str) -> str:
+    if folder is None:
+        base, ext = os.path.splitext(os.fspath(json_file))
+        folder = base if ext.lower() == ".json" else base + ext
+    try:
+        folder = os.fspath(folder)
+    except TypeError:
+        raise TypeError(f"{what} folder must be a path, got {type(folder).__name__}") from None
+    if not os.path.isdir(folder):
+        raise ValueError(f"folder with {what} segmentations does not exist: {folder}")
+    return folder
+
+

@@ -1,0 +1,563 @@
+# Included by _mask.pyx. The boundary kernel (M AND NOT erode(M)) on ones-intervals and
+# its entry points for RLE strings and dense masks.
+
+# --------------------------------------------------------------------------
+# boundary
+# --------------------------------------------------------------------------
+
+cdef inline void _set_bits(uint64_t* col, int64_t a, int64_t b) noexcept nogil:
+    # set bits [a, b) of a column bitset
+    cdef int64_t wa, wb, k
+    cdef uint64_t ma, mb
+    if a >= b:
+        return
+    wa = a >> 6
+    wb = (b - 1) >> 6
+    ma = (~(<uint64_t> 0)) << (a & 63)
+    mb = (~(<uint64_t> 0)) >> (63 - ((b - 1) & 63))
+    if wa == wb:
+        col[wa] |= ma & mb
+        return
+    col[wa] |= ma
+    for k in range(wa + 1, wb):
+        col[k] = ~(<uint64_t> 0)
+    col[wb] |= mb
+
+
+# Scratch of the boundary kernel, one per thread.  The bitsets cover a part of
+# the mask's bounding box at a time (see ``_boundary``), so their size is
+# bounded by ``_budget_words`` rather than by the box's area.
+cdef struct BoundaryWork:
+    uint64_t* words      # bitsets of the current tile
+    Py_ssize_t cap       # words allocated
+    Py_ssize_t peak      # most words any tile asked for (for tests)
+    I64Vec tmp           # outputs of the row strips, before they are merged
+    int64_t* cur         # per row strip: a cursor into tmp, then (from ncur/2 on) its end
+    Py_ssize_t ncur
+
+# Words of bitset scratch a tile may use (per thread): 8 MiB.  Private;
+# tests lower it with ``_set_boundary_budget`` to force many small tiles.
+cdef Py_ssize_t _budget_words = 1 << 20
+
+
+cdef inline void _bw_init(BoundaryWork* bw) noexcept nogil:
+    bw.words = NULL
+    bw.cap = 0
+    bw.peak = 0
+    bw.tmp.data = NULL
+    bw.tmp.n = 0
+    bw.tmp.cap = 0
+    bw.cur = NULL
+    bw.ncur = 0
+
+
+cdef inline void _bw_free(BoundaryWork* bw) noexcept nogil:
+    free(bw.words)
+    free(bw.tmp.data)
+    free(bw.cur)
+    _bw_init(bw)
+
+
+cdef inline int _bw_reserve(BoundaryWork* bw, Py_ssize_t need) noexcept nogil:
+    cdef uint64_t* p
+    if need > bw.peak:
+        bw.peak = need
+    if need <= bw.cap:
+        return 0
+    p = <uint64_t*> realloc(bw.words, need * sizeof(uint64_t))
+    if p == NULL:
+        return -1
+    bw.words = p
+    bw.cap = need
+    return 0
+
+
+# One tile of the boundary: box rows [r0, r1) (``nws`` words per column) and
+# output box columns [cx, cx1).  The bitsets span the columns [rx0, rx1): the
+# output columns widened by d on each side (clipped to the box), all that the
+# horizontal erosion of an output column reads.  The vertical erosion needs
+# no such margin: it is done on each column's whole runs.  Appends the output
+# columns' boundary runs, in column-major order, to ``out`` (merging only
+# into runs from ``first`` on).
+cdef int _boundary_tile(const int64_t* se, Py_ssize_t n, int64_t h, int64_t d,
+                        int64_t x0, int64_t y0, int64_t wb,
+                        int64_t r0, int64_t r1, int64_t nws, int64_t cx, int64_t cx1,
+                        BoundaryWork* bw, I64Vec* out, Py_ssize_t first) noexcept nogil:
+    cdef int64_t rx0 = cx - d if cx > d else 0
+    cdef int64_t rx1 = cx1 + d if cx1 + d < wb else wb
+    cdef int64_t rw = rx1 - rx0, S = cx1 - cx
+    cdef int64_t K = 2 * d + 1
+    cdef int64_t p0, p1, s, e, cs, ce, col, a, b, c, x, xr, st, base, tz, run, lo, hi, mid
+    cdef Py_ssize_t i, k
+    cdef uint64_t word, inv
+    cdef uint64_t* M
+    cdef uint64_t* V
+    cdef uint64_t* H
+    cdef uint64_t* Mc
+    cdef uint64_t* Hs
+    cdef uint64_t* Ge
+    if _bw_reserve(bw, (S + 2 * rw) * nws) != 0:
+        return -1
+    M = bw.words                 # output columns
+    V = M + S * nws              # vertical erosion, region columns
+    H = V + rw * nws             # suffix ANDs, region columns
+    memset(M, 0, (S + rw) * nws * sizeof(uint64_t))
+    # the intervals that reach the region's columns (binary search for the first)
+    p0 = (x0 + rx0) * h
+    p1 = (x0 + rx1) * h
+    lo = 0
+    hi = n // 2
+    while lo < hi:
+        mid = (lo + hi) // 2
+        if se[2 * mid + 1] <= p0:
+            lo = mid + 1
+        else:
+            hi = mid
+    i = 2 * lo
+    while i < n and se[i] < p1:
+        s = se[i]
+        e = se[i + 1]
+        cs = s // h
+        ce = (e - 1) // h
+        if cs < x0 + rx0:
+            cs = x0 + rx0
+        if ce > x0 + rx1 - 1:
+            ce = x0 + rx1 - 1
+        col = cs
+        while col <= ce:
+            # the column piece [a, b) of the run, in box rows; whole in its column
+            a = s - col * h if s > col * h else 0
+            b = e - col * h if e < (col + 1) * h else h
+            a -= y0
+            b -= y0
+            c = col - x0
+            if c >= cx and c < cx1:
+                _set_bits(M + (c - cx) * nws, (a if a > r0 else r0) - r0, (b if b < r1 else r1) - r0)
+            if b - a > 2 * d:
+                _set_bits(V + (c - rx0) * nws, (a + d if a + d > r0 else r0) - r0,
+                          (b - d if b - d < r1 else r1) - r0)
+            col += 1
+        i += 2
+    # horizontal erosion over windows of K columns (van Herk/Gil-Werman blocks
+    # of the region), written as M &= ~E for the output columns whose window
+    # stays inside the box (outside it the window holds background: no erosion)
+    x = rw - 1
+    while x >= 0:
+        if x == rw - 1 or (x + 1) % K == 0:
+            memcpy(H + x * nws, V + x * nws, nws * sizeof(uint64_t))
+        else:
+            for k in range(nws):
+                H[x * nws + k] = V[x * nws + k] & H[(x + 1) * nws + k]
+        x -= 1
+    for x in range(1, rw):
+        if x % K != 0:
+            for k in range(nws):
+                V[x * nws + k] &= V[(x - 1) * nws + k]
+    lo = cx if cx > d else d
+    hi = cx1 if cx1 < wb - d else wb - d
+    for x in range(lo, hi):
+        xr = x - rx0
+        st = xr - d
+        Mc = M + (x - cx) * nws
+        Hs = H + st * nws
+        if st % K == 0:
+            for k in range(nws):
+                Mc[k] &= ~Hs[k]
+        else:
+            Ge = V + (st + K - 1) * nws
+            for k in range(nws):
+                Mc[k] &= ~(Hs[k] & Ge[k])
+    # M now holds the boundary of the output columns: emit its runs
+    for x in range(cx, cx1):
+        base = (x0 + x) * h + y0 + r0
+        Mc = M + (x - cx) * nws
+        for k in range(nws):
+            word = Mc[k]
+            while word:
+                tz = ba_ctz64(word)
+                inv = ~(word >> tz)
+                if inv == 0:
+                    run = 64 - tz
+                else:
+                    run = ba_ctz64(inv)
+                if _push_interval(out, first, base + k * 64 + tz, base + k * 64 + tz + run) != 0:
+                    return -1
+                if tz + run >= 64:
+                    word = 0
+                else:
+                    word &= (~(<uint64_t> 0)) << (tz + run)
+    return 0
+
+
+# Column ``col`` (image column) of a mask as bits of box rows [r0, r1), OR-ed
+# into ``dst``; with ``shrink`` each of the column's runs [a, b) first becomes
+# [a+d, b-d) (the vertical erosion: the runs are whole within the column, the
+# intervals being maximal).  ``i`` is a cursor into the intervals for columns
+# visited in increasing order; returns the cursor for the next column.
+cdef inline Py_ssize_t _column_bits(const int64_t* se, Py_ssize_t n, int64_t h, int64_t col,
+                                    int64_t y0, int64_t d, bint shrink, int64_t r0, int64_t r1,
+                                    Py_ssize_t i, uint64_t* dst) noexcept nogil:
+    cdef int64_t cs = col * h, ce = cs + h, a, b
+    cdef Py_ssize_t j
+    while i < n and se[i + 1] <= cs:
+        i += 2
+    j = i
+    while j < n and se[j] < ce:
+        a = (se[j] if se[j] > cs else cs) - cs - y0
+        b = (se[j + 1] if se[j + 1] < ce else ce) - cs - y0
+        j += 2
+        if shrink:
+            if b - a <= 2 * d:
+                continue
+            a += d
+            b -= d
+        if a < r0:
+            a = r0
+        if b > r1:
+            b = r1
+        _set_bits(dst, a - r0, b - r0)
+    return i
+
+
+# The boundary of box rows [r0, r1) (``nws`` words per column), streaming
+# over the columns with O(log d) bitsets of one column each, whatever the box
+# width and d: per row, a bit-sliced counter of the consecutive columns whose
+# vertically eroded mask V is set, saturating into F once it reaches 2d+1.
+# After column x + d, F holds "V is set on columns x-d .. x+d", the erosion at
+# column x (columns outside the box are background, so the counters start at
+# 0 and run out past the right edge), and the boundary of column x is its
+# mask bits AND NOT F.  Appends the runs to ``out`` in column-major order.
+cdef int _boundary_stream(const int64_t* se, Py_ssize_t n, int64_t h, int64_t d,
+                          int64_t x0, int64_t y0, int64_t wb,
+                          int64_t r0, int64_t r1, int64_t nws,
+                          BoundaryWork* bw, I64Vec* out, Py_ssize_t first) noexcept nogil:
+    cdef int64_t K = 2 * d + 1, xp, x, base, tz, run
+    cdef int L = 0, l
+    cdef Py_ssize_t k, lead = 0, lag = 0
+    cdef uint64_t v, carry, eq, t, nt, word, inv
+    cdef uint64_t* C
+    cdef uint64_t* F
+    cdef uint64_t* Vc
+    cdef uint64_t* Mc
+    cdef uint64_t* Z
+    cdef uint64_t ones = ~(<uint64_t> 0)
+    while (K >> L) != 0:
+        L += 1
+    if _bw_reserve(bw, (L + 4) * nws) != 0:
+        return -1
+    C = bw.words                 # L counter planes
+    F = C + L * nws
+    Z = F + nws                  # per word: 1 if its counters and F are all 0
+    Vc = Z + nws
+    Mc = Vc + nws
+    memset(C, 0, (L + 1) * nws * sizeof(uint64_t))
+    for k in range(nws):
+        Z[k] = 1
+    for xp in range(wb + d):
+        memset(Vc, 0, nws * sizeof(uint64_t))
+        if xp < wb:
+            lead = _column_bits(se, n, h, x0 + xp, y0, d, True, r0, r1, lead, Vc)
+        for k in range(nws):
+            v = Vc[k]
+            # words with nothing to do: all rows saturated and still set (the
+            # stale counters of saturated rows are never read), or all clear
+            if v == ones and F[k] == ones:
+                continue
+            if v == 0:
+                if Z[k]:
+                    continue
+                Z[k] = 1
+            else:
+                Z[k] = 0
+            carry = v
+            eq = v
+            for l in range(L):
+                t = C[l * nws + k]
+                nt = (t ^ carry) & v
+                carry = t & carry
+                C[l * nws + k] = nt
+                if (K >> l) & 1:
+                    eq &= nt
+                else:
+                    eq &= ~nt
+            F[k] = v & (F[k] | eq)
+        x = xp - d
+        if x < 0:
+            continue
+        memset(Mc, 0, nws * sizeof(uint64_t))
+        lag = _column_bits(se, n, h, x0 + x, y0, 0, False, r0, r1, lag, Mc)
+        base = (x0 + x) * h + y0 + r0
+        for k in range(nws):
+            word = Mc[k] & ~F[k]
+            while word:
+                tz = ba_ctz64(word)
+                inv = ~(word >> tz)
+                if inv == 0:
+                    run = 64 - tz
+                else:
+                    run = ba_ctz64(inv)
+                if _push_interval(out, first, base + k * 64 + tz, base + k * 64 + tz + run) != 0:
+                    return -1
+                if tz + run >= 64:
+                    word = 0
+                else:
+                    word &= (~(<uint64_t> 0)) << (tz + run)
+    return 0
+
+
+# Boundary of a mask given as maximal ones-intervals of an h x w image:
+#     boundary = M AND NOT erode(M, (2d+1) x (2d+1) square),
+# pixels outside the image counting as background.  Only the mask's bounding
+# box is touched, column by column as bitsets; the vertical erosion is done
+# on the runs (a run [a, b) of a column shrinks to [a+d, b-d)).
+#
+# The horizontal erosion, by box size against the per-thread budget
+# ``_budget_words`` (so that memory never grows with the box's area):
+# * the whole box fits: van Herk/Gil-Werman block prefix/suffix ANDs over
+#   its columns, O(runs + box area / 64) whatever d;
+# * a full-height chunk of at least 4d columns (plus the 2d columns of margin
+#   its erosion reads) fits: the same, chunk by chunk;
+# * otherwise: ``_boundary_stream`` (O(log d) column bitsets), in row strips
+#   if even those exceed the budget (a very tall box); the strips' runs are
+#   then merged in column-major order.
+# The result does not depend on the choice.
+#
+# If no (2d+1)-square fits in the box (2d+1 > its height or width), nothing
+# survives the erosion and the whole mask is its boundary; this is decided
+# before any arithmetic on d, so any d >= 0 is safe.
+#
+# Appends the boundary's ones-intervals (image coordinates) to ``out`` as a
+# mask of its own (never merged with what ``out`` holds already).
+cdef int _boundary(const int64_t* se, Py_ssize_t n, int64_t h, int64_t w, int64_t d,
+                   BoundaryWork* bw, I64Vec* out) noexcept nogil:
+    cdef Py_ssize_t first = out.n, i, ns, j, tfirst
+    cdef int64_t s, e, cs, ce, r0, r1, x0, x1, y0, y1, hb, wb, nw, sw, S, B, cx, lim, x
+    cdef int L
+    cdef int64_t* cur
+    if n == 0:
+        return 0
+    # bounding box (columns x0..x1-1, rows y0..y1-1)
+    x0 = se[0] // h
+    x1 = (se[n - 1] - 1) // h + 1
+    y0 = h
+    y1 = 0
+    i = 0
+    while i < n:
+        s = se[i]
+        e = se[i + 1]
+        cs = s // h
+        ce = (e - 1) // h
+        if cs != ce:
+            y0 = 0
+            y1 = h
+            break
+        r0 = s - cs * h
+        r1 = e - ce * h
+        if r0 < y0:
+            y0 = r0
+        if r1 > y1:
+            y1 = r1
+        i += 2
+    hb = y1 - y0
+    wb = x1 - x0
+    if d >= (hb + 1) // 2 or d >= (wb + 1) // 2:
+        i = 0
+        while i < n:
+            if _push_interval(out, first, se[i], se[i + 1]) != 0:
+                return -1
+            i += 2
+        return 0
+    nw = (hb + 63) >> 6
+    B = _budget_words
+    if 3 * wb * nw <= B:
+        return _boundary_tile(se, n, h, d, x0, y0, wb, 0, hb, nw, 0, wb, bw, out, first)
+    S = B // (3 * nw) - 2 * d
+    if S >= 4 * d and S >= 64:
+        cx = 0
+        while cx < wb:
+            if _boundary_tile(se, n, h, d, x0, y0, wb, 0, hb, nw, cx, cx + S if cx + S < wb else wb,
+                              bw, out, first) != 0:
+                return -1
+            cx += S
+        return 0
+    L = 0
+    while ((2 * d + 1) >> L) != 0:
+        L += 1
+    sw = B // (L + 4)
+    if sw < 1:
+        sw = 1
+    if sw >= nw:
+        return _boundary_stream(se, n, h, d, x0, y0, wb, 0, hb, nw, bw, out, first)
+    # row strips, merged column by column at the end
+    ns = (nw + sw - 1) // sw
+    if 2 * ns > bw.ncur:
+        free(bw.cur)
+        bw.cur = <int64_t*> malloc(2 * ns * sizeof(int64_t))
+        if bw.cur == NULL:
+            bw.ncur = 0
+            return -1
+        bw.ncur = 2 * ns
+    cur = bw.cur
+    bw.tmp.n = 0
+    for j in range(ns):
+        r0 = j * sw * 64
+        r1 = r0 + sw * 64
+        if r1 > hb:
+            r1 = hb
+        tfirst = bw.tmp.n
+        cur[j] = tfirst
+        if _boundary_stream(se, n, h, d, x0, y0, wb, r0, r1, (r1 - r0 + 63) >> 6, bw, &bw.tmp, tfirst) != 0:
+            return -1
+        cur[ns + j] = bw.tmp.n
+    # a strip's runs never cross a column (no strip spans the whole column)
+    for x in range(x0, x1):
+        lim = (x + 1) * h
+        for j in range(ns):
+            while cur[j] < cur[ns + j] and bw.tmp.data[cur[j]] < lim:
+                if _push_interval(out, first, bw.tmp.data[cur[j]], bw.tmp.data[cur[j] + 1]) != 0:
+                    return -1
+                cur[j] += 2
+    return 0
+
+
+cdef int64_t _entry_d(object d, int64_t h, int64_t w) except -1:
+    # d from Python (any integer >= 0), clamped to max(h, w): every d with
+    # 2d+1 > the box gives the same boundary (the whole mask)
+    if d < 0:
+        raise ValueError(f"d must be >= 0, got {d!r}")
+    if d > max(h, w):
+        return max(h, w)
+    return d
+
+
+def boundary_strings(StringTable table, const int64_t[:] h, const int64_t[:] w,
+                     const int64_t[:] d, Py_ssize_t lo, Py_ssize_t hi):
+    """Boundary RLE strings of items ``lo .. hi-1``, as a list of bytes.
+
+    ``d[i] >= 0`` is item i's erosion radius (any value; beyond the mask's
+    box it gives the whole mask)."""
+    cdef Py_ssize_t i, n = hi - lo
+    cdef I64Vec mask, bnd
+    cdef ByteVec enc
+    cdef BoundaryWork bw
+    cdef int err = 0
+    offs = np.zeros(n + 1, np.int64)
+    cdef int64_t[:] of = offs
+    for i in range(lo, hi):
+        if d[i] < 0:
+            raise ValueError(f"d must be >= 0, got {d[i]} at item {i}")
+    mask.data = NULL; mask.n = 0; mask.cap = 0
+    bnd.data = NULL; bnd.n = 0; bnd.cap = 0
+    enc.data = NULL; enc.n = 0; enc.cap = 0
+    _bw_init(&bw)
+    with nogil:
+        for i in range(lo, hi):
+            mask.n = 0
+            bnd.n = 0
+            if _decode(table.ptr[i], table.size[i], &mask) < 0:
+                err = 1
+                break
+            if _boundary(mask.data, mask.n, h[i], w[i], d[i], &bw, &bnd) != 0:
+                err = 2
+                break
+            if _encode(bnd.data, bnd.n, h[i] * w[i], &enc) != 0:
+                err = 2
+                break
+            of[i - lo + 1] = enc.n
+    try:
+        if err == 1:
+            raise ValueError(f"malformed RLE string at item {i}")
+        if err == 2:
+            raise MemoryError()
+        out = [PyBytes_FromStringAndSize(enc.data + of[i], of[i + 1] - of[i]) for i in range(n)]
+    finally:
+        free(mask.data); free(bnd.data); free(enc.data)
+        _bw_free(&bw)
+    return out
+
+
+def boundary_dense(const uint8_t[:, :] mask, d):
+    """Boundary of a dense HxW mask (nonzero = foreground) as a uint8 array.
+
+    ``d`` is any integer >= 0."""
+    cdef int64_t h = mask.shape[0], w = mask.shape[1]
+    cdef int64_t dd = _entry_d(d, h, w)
+    cdef int64_t x, y, start
+    cdef Py_ssize_t i
+    cdef I64Vec m, bnd
+    cdef BoundaryWork bw
+    cdef int err = 0
+    out = np.zeros((h, w), np.uint8)
+    cdef uint8_t[:, :] o = out
+    m.data = NULL; m.n = 0; m.cap = 0
+    bnd.data = NULL; bnd.n = 0; bnd.cap = 0
+    _bw_init(&bw)
+    with nogil:
+        for x in range(w):
+            y = 0
+            while y < h and not err:
+                if mask[y, x]:
+                    start = y
+                    while y < h and mask[y, x]:
+                        y += 1
+                    if _push_interval(&m, 0, x * h + start, x * h + y) != 0:
+                        err = 1
+                else:
+                    y += 1
+        if not err and _boundary(m.data, m.n, h, w, dd, &bw, &bnd) != 0:
+            err = 1
+        if not err:
+            i = 0
+            while i < bnd.n:
+                for start in range(bnd.data[i], bnd.data[i + 1]):
+                    o[start % h, start // h] = 1
+                i += 2
+    free(m.data); free(bnd.data)
+    _bw_free(&bw)
+    if err:
+        raise MemoryError()
+    return out
+
+
+def _set_boundary_budget(Py_ssize_t words):
+    """Private (tests): set the boundary kernel's bitset budget per tile, in
+    64-bit words (>= 1); returns the previous value.  Results do not depend on it."""
+    global _budget_words
+    if words < 1:
+        raise ValueError(f"budget must be >= 1 word, got {words}")
+    old = _budget_words
+    _budget_words = words
+    return old
+
+
+def _boundary_probe(counts, int64_t h, int64_t w, d):
+    """Private (tests): boundary RLE string of one RLE string, and the peak
+    bytes of scratch the kernel used for it (bitsets, strip outputs, cursors)."""
+    cdef StringTable table = StringTable([counts])
+    cdef int64_t dd = _entry_d(d, h, w)
+    cdef I64Vec mask, bnd
+    cdef ByteVec enc
+    cdef BoundaryWork bw
+    cdef int err = 0
+    cdef Py_ssize_t peak
+    mask.data = NULL; mask.n = 0; mask.cap = 0
+    bnd.data = NULL; bnd.n = 0; bnd.cap = 0
+    enc.data = NULL; enc.n = 0; enc.cap = 0
+    _bw_init(&bw)
+    with nogil:
+        if _decode(table.ptr[0], table.size[0], &mask) != h * w:
+            err = 1
+        elif _boundary(mask.data, mask.n, h, w, dd, &bw, &bnd) != 0:
+            err = 2
+        elif _encode(bnd.data, bnd.n, h * w, &enc) != 0:
+            err = 2
+    try:
+        if err == 1:
+            raise ValueError("malformed RLE string")
+        if err == 2:
+            raise MemoryError()
+        peak = (bw.peak + bw.tmp.cap + bw.ncur) * 8
+        return PyBytes_FromStringAndSize(enc.data, enc.n), peak
+    finally:
+        free(mask.data); free(bnd.data); free(enc.data)
+        _bw_free(&bw)

@@ -1,0 +1,155 @@
+# Included by _mask.pyx. The IoU step: mask, boundary and box IoU of (detection, ground
+# truth) pairs, GIL-free.
+
+def iou_pairs(int mode,
+              StringTable gt_mask, StringTable gt_bnd, const int64_t[:] gt_h,
+              const uint8_t[:] gt_crowd, const double[:, ::1] gt_box,
+              StringTable dt_mask, StringTable dt_bnd, const int64_t[:] dt_h,
+              const double[:, ::1] dt_box,
+              const int64_t[:] pair_g, const int64_t[:] pair_d, const int64_t[:] pair_o,
+              double[:] out, Py_ssize_t lo, Py_ssize_t hi):
+    """The IoU step for pairs ``lo .. hi-1`` (runs without the GIL).
+
+    Pair ``p`` owns ground truths ``pair_g[p] .. pair_g[p+1]-1`` and detections
+    ``pair_d[p] .. pair_d[p+1]-1`` (indices into the gt_* / dt_* arrays,
+    already in evaluation order), and writes its ``D x G`` matrix, row-major
+    with one row per detection, at ``out[pair_o[p]]``.
+
+    ``mode`` 0: mask IoU; 1: min(mask IoU, boundary IoU), plain mask IoU for
+    crowd ground truth; 2: box IoU.  A crowd ground truth's IoU is the
+    intersection over the detection's area, as in pycocotools.
+    """
+    cdef Py_ssize_t p, g, dd, G, D, ng, k
+    cdef int64_t g0, d0, inter, ua, bi
+    cdef double iou, biou, bw, bh, ga, da, bu
+    cdef I64Vec gm, gb, dm, db
+    cdef int64_t* goff = NULL      # per gt of the pair: [mask_off, mask_n, bnd_off, bnd_n, area, barea, bbox x4]
+    cdef int64_t dbb[4]
+    cdef int64_t* gg
+    cdef int64_t dn, darea, dbn = 0, dbarea = 0
+    cdef int err = 0
+    cdef int have_db
+    gm.data = NULL; gm.n = 0; gm.cap = 0
+    gb.data = NULL; gb.n = 0; gb.cap = 0
+    dm.data = NULL; dm.n = 0; dm.cap = 0
+    db.data = NULL; db.n = 0; db.cap = 0
+    with nogil:
+        ng = 0
+        for p in range(lo, hi):
+            G = pair_g[p + 1] - pair_g[p]
+            D = pair_d[p + 1] - pair_d[p]
+            if G == 0 or D == 0:
+                continue
+            g0 = pair_g[p]
+            d0 = pair_d[p]
+            if mode == 2:
+                for dd in range(D):
+                    for g in range(G):
+                        out[pair_o[p] + dd * G + g] = _box_iou(&dt_box[d0 + dd, 0], &gt_box[g0 + g, 0],
+                                                               gt_crowd[g0 + g])
+                continue
+            if G > ng:
+                free(goff)
+                goff = <int64_t*> malloc(G * 10 * sizeof(int64_t))
+                if goff == NULL:
+                    err = 1
+                    break
+                ng = G
+            gm.n = 0
+            gb.n = 0
+            for g in range(G):
+                gg = goff + 10 * g
+                gg[0] = gm.n
+                if _decode(gt_mask.ptr[g0 + g], gt_mask.size[g0 + g], &gm) < 0:
+                    err = 2
+                    break
+                gg[1] = gm.n - gg[0]
+                gg[4] = _area(gm.data + gg[0], gg[1])
+                _bbox(gm.data + gg[0], gg[1], gt_h[g0 + g], gg + 6)
+                gg[2] = gb.n
+                gg[3] = 0
+                gg[5] = 0
+                if mode == 1 and not gt_crowd[g0 + g]:
+                    if _decode(gt_bnd.ptr[g0 + g], gt_bnd.size[g0 + g], &gb) < 0:
+                        err = 2
+                        break
+                    gg[3] = gb.n - gg[2]
+                    gg[5] = _area(gb.data + gg[2], gg[3])
+            if err:
+                break
+            for dd in range(D):
+                dm.n = 0
+                if _decode(dt_mask.ptr[d0 + dd], dt_mask.size[d0 + dd], &dm) < 0:
+                    err = 2
+                    break
+                dn = dm.n
+                darea = _area(dm.data, dn)
+                _bbox(dm.data, dn, dt_h[d0 + dd], dbb)
+                have_db = 0
+                for g in range(G):
+                    gg = goff + 10 * g
+                    k = pair_o[p] + dd * G + g
+                    out[k] = 0.0
+                    # boxes must share a pixel for the masks to intersect
+                    if dn == 0 or gg[1] == 0:
+                        continue
+                    if dbb[1] <= gg[6] or gg[7] <= dbb[0] or dbb[3] <= gg[8] or gg[9] <= dbb[2]:
+                        continue
+                    inter = _intersection(dm.data, dn, gm.data + gg[0], gg[1])
+                    if inter == 0:
+                        continue
+                    if gt_crowd[g0 + g]:
+                        out[k] = <double> inter / <double> darea
+                        continue
+                    iou = <double> inter / <double> (darea + gg[4] - inter)
+                    if mode == 1:
+                        if not have_db:
+                            db.n = 0
+                            if _decode(dt_bnd.ptr[d0 + dd], dt_bnd.size[d0 + dd], &db) < 0:
+                                err = 2
+                                break
+                            dbn = db.n
+                            dbarea = _area(db.data, dbn)
+                            have_db = 1
+                        bi = _intersection(db.data, dbn, gb.data + gg[2], gg[3])
+                        if bi == 0:
+                            biou = 0.0
+                        else:
+                            biou = <double> bi / <double> (dbarea + gg[5] - bi)
+                        if biou < iou:
+                            iou = biou
+                    out[k] = iou
+                if err:
+                    break
+            if err:
+                break
+        free(goff)
+        free(gm.data); free(gb.data); free(dm.data); free(db.data)
+    if err == 1:
+        raise MemoryError()
+    if err == 2:
+        raise ValueError("malformed RLE string in the IoU step")
+
+
+cdef inline double _box_iou(const double* D, const double* G, int crowd) noexcept nogil:
+    # pycocotools' bbIou, term for term
+    cdef double w, h, i, u, ga, da
+    ga = G[2] * G[3]
+    da = D[2] * D[3]
+    w = _fmin(D[2] + D[0], G[2] + G[0]) - _fmax(D[0], G[0])
+    if w <= 0:
+        return 0.0
+    h = _fmin(D[3] + D[1], G[3] + G[1]) - _fmax(D[1], G[1])
+    if h <= 0:
+        return 0.0
+    i = w * h
+    u = da if crowd else da + ga - i
+    return i / u
+
+cdef inline double _fmin(double a, double b) noexcept nogil:
+    return a if a < b else b
+
+cdef inline double _fmax(double a, double b) noexcept nogil:
+    return a if a > b else b
+
+

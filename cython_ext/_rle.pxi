@@ -1,0 +1,360 @@
+# Included by _mask.pyx. RLE plumbing: growable C buffers, the compressed-string codec,
+# interval geometry (area, box, intersection), string tables and the checks built on them.
+
+# --------------------------------------------------------------------------
+# small growable buffers (C only)
+# --------------------------------------------------------------------------
+
+cdef struct I64Vec:
+    int64_t* data
+    Py_ssize_t n
+    Py_ssize_t cap
+
+cdef struct ByteVec:
+    char* data
+    Py_ssize_t n
+    Py_ssize_t cap
+
+# scratch bitsets of the measures' own kernels (the boundary kernel keeps its
+# own, bounded, BoundaryWork)
+cdef struct WordBuf:
+    uint64_t* data
+    Py_ssize_t cap
+
+cdef inline int _words_reserve(WordBuf* v, Py_ssize_t need) noexcept nogil:
+    cdef uint64_t* p
+    if need <= v.cap:
+        return 0
+    p = <uint64_t*> realloc(v.data, need * sizeof(uint64_t))
+    if p == NULL:
+        return -1
+    v.data = p
+    v.cap = need
+    return 0
+
+cdef inline int _i64_reserve(I64Vec* v, Py_ssize_t need) noexcept nogil:
+    cdef Py_ssize_t cap
+    cdef int64_t* p
+    if need <= v.cap:
+        return 0
+    cap = v.cap * 2 if v.cap > 0 else 64
+    while cap < need:
+        cap *= 2
+    p = <int64_t*> realloc(v.data, cap * sizeof(int64_t))
+    if p == NULL:
+        return -1
+    v.data = p
+    v.cap = cap
+    return 0
+
+cdef inline int _bytes_reserve(ByteVec* v, Py_ssize_t need) noexcept nogil:
+    cdef Py_ssize_t cap
+    cdef char* p
+    if need <= v.cap:
+        return 0
+    cap = v.cap * 2 if v.cap > 0 else 256
+    while cap < need:
+        cap *= 2
+    p = <char*> realloc(v.data, cap)
+    if p == NULL:
+        return -1
+    v.data = p
+    v.cap = cap
+    return 0
+
+# Interval append that keeps one mask's list maximal: a run starting where the
+# last one ended extends it.  ``first`` is where the current mask's intervals
+# begin in ``v``: a buffer may hold several masks one after the other, and a
+# run is never merged into an interval of an earlier mask, even when the two
+# touch in column-major order (the last run of one object followed by the
+# first run of the next).
+cdef inline int _push_interval(I64Vec* v, Py_ssize_t first, int64_t s, int64_t e) noexcept nogil:
+    if e <= s:
+        return 0
+    if v.n > first and v.data[v.n - 1] == s:
+        v.data[v.n - 1] = e
+        return 0
+    if _i64_reserve(v, v.n + 2) != 0:
+        return -1
+    v.data[v.n] = s
+    v.data[v.n + 1] = e
+    v.n += 2
+    return 0
+
+
+# --------------------------------------------------------------------------
+# RLE string codec
+# --------------------------------------------------------------------------
+
+# Decode a compressed COCO RLE string into maximal ones-intervals appended to
+# ``out`` (as a mask of its own: never merged with what ``out`` holds already).
+# Returns the total number of pixels the counts cover, or -1 if the string is
+# malformed.
+cdef int64_t _decode(const unsigned char* s, Py_ssize_t slen, I64Vec* out) noexcept nogil:
+    cdef Py_ssize_t first = out.n
+    cdef Py_ssize_t p = 0
+    cdef int64_t m = 0
+    cdef int64_t x, c, prev1 = 0, prev2 = 0
+    cdef int k, more
+    cdef int64_t pos = 0
+    while p < slen:
+        x = 0
+        k = 0
+        more = 1
+        while more:
+            if p >= slen or k > 12:
+                return -1
+            c = <int64_t> s[p] - 48
+            if c < 0 or c > 63:
+                return -1
+            x |= (c & 0x1f) << (5 * k)
+            more = c & 0x20
+            p += 1
+            k += 1
+            if not more and (c & 0x10):
+                x |= (<int64_t> -1) << (5 * k)
+        if m > 2:
+            x += prev2
+        if x < 0 or x > <int64_t> 4294967295:
+            return -1
+        if m & 1:
+            if _push_interval(out, first, pos, pos + x) != 0:
+                return -1
+        pos += x
+        prev2 = prev1
+        prev1 = x
+        m += 1
+    return pos
+
+
+# Append one count to a compressed string.  ``hist[m & 1]`` holds count m-2.
+cdef inline int _emit(int64_t cnt, Py_ssize_t m, int64_t* hist, ByteVec* out) noexcept nogil:
+    cdef int64_t x = cnt, c
+    cdef int more = 1
+    if m > 2:
+        x -= hist[m & 1]
+    hist[m & 1] = cnt
+    while more:
+        c = x & 0x1f
+        x >>= 5
+        if c & 0x10:
+            more = x != -1
+        else:
+            more = x != 0
+        if more:
+            c |= 0x20
+        if _bytes_reserve(out, out.n + 1) != 0:
+            return -1
+        out.data[out.n] = <char> (c + 48)
+        out.n += 1
+    return 0
+
+
+# Append one run of ``cnt`` pixels as count number ``m[0]``.  A COCO count is
+# a 32-bit unsigned integer (pycocotools' ``uint``, and ``_decode`` checks
+# it), so a longer run is written as runs of 2**32 - 1 separated by empty runs
+# of the other value, which every decoder reads back as the one run.
+cdef inline int _emit_run(int64_t cnt, Py_ssize_t* m, int64_t* hist, ByteVec* out) noexcept nogil:
+    while cnt > <int64_t> 4294967295:
+        if _emit(<int64_t> 4294967295, m[0], hist, out) != 0:
+            return -1
+        if _emit(0, m[0] + 1, hist, out) != 0:
+            return -1
+        m[0] += 2
+        cnt -= <int64_t> 4294967295
+    if _emit(cnt, m[0], hist, out) != 0:
+        return -1
+    m[0] += 1
+    return 0
+
+
+# Encode maximal ones-intervals covering ``total`` pixels as a compressed COCO
+# RLE string appended to ``out`` (counts: zeros, ones, ..., trailing zeros if
+# any), exactly as pycocotools writes it (for runs below 2**32).
+cdef int _encode(const int64_t* se, Py_ssize_t n, int64_t total, ByteVec* out) noexcept nogil:
+    cdef int64_t hist[2]
+    cdef int64_t last = 0
+    cdef Py_ssize_t j = 0, m = 0
+    hist[0] = 0
+    hist[1] = 0
+    while j < n:
+        if _emit_run(se[j] - last, &m, hist, out) != 0:
+            return -1
+        if _emit_run(se[j + 1] - se[j], &m, hist, out) != 0:
+            return -1
+        last = se[j + 1]
+        j += 2
+    if m == 0 or last < total:
+        if _emit_run(total - last, &m, hist, out) != 0:
+            return -1
+    return 0
+
+
+# --------------------------------------------------------------------------
+# geometry helpers
+# --------------------------------------------------------------------------
+
+cdef inline int64_t _area(const int64_t* se, Py_ssize_t n) noexcept nogil:
+    cdef int64_t a = 0
+    cdef Py_ssize_t i = 0
+    while i < n:
+        a += se[i + 1] - se[i]
+        i += 2
+    return a
+
+# pixel bounding box as [x0, x1) x [y0, y1); all zero for an empty mask
+cdef inline void _bbox(const int64_t* se, Py_ssize_t n, int64_t h, int64_t* bb) noexcept nogil:
+    cdef Py_ssize_t i = 0
+    cdef int64_t cs, ce, r0, r1
+    bb[0] = 0; bb[1] = 0; bb[2] = 0; bb[3] = 0
+    if n == 0:
+        return
+    bb[0] = se[0] // h
+    bb[1] = (se[n - 1] - 1) // h + 1
+    bb[2] = h
+    bb[3] = 0
+    while i < n:
+        cs = se[i] // h
+        ce = (se[i + 1] - 1) // h
+        if cs != ce:
+            bb[2] = 0
+            bb[3] = h
+            return
+        r0 = se[i] - cs * h
+        r1 = se[i + 1] - ce * h
+        if r0 < bb[2]:
+            bb[2] = r0
+        if r1 > bb[3]:
+            bb[3] = r1
+        i += 2
+
+# number of pixels in both interval lists
+cdef int64_t _intersection(const int64_t* a, Py_ssize_t na, const int64_t* b, Py_ssize_t nb) noexcept nogil:
+    cdef Py_ssize_t i = 0, j = 0, lo, hi, mid
+    cdef int64_t tot = 0, s, e
+    if na == 0 or nb == 0:
+        return 0
+    if a[na - 1] <= b[0] or b[nb - 1] <= a[0]:
+        return 0
+    # skip, by binary search, the intervals of the longer list that end before
+    # the other list starts
+    if na > nb:
+        lo = 0
+        hi = na // 2
+        while lo < hi:
+            mid = (lo + hi) // 2
+            if a[2 * mid + 1] <= b[0]:
+                lo = mid + 1
+            else:
+                hi = mid
+        i = 2 * lo
+    elif nb > na:
+        lo = 0
+        hi = nb // 2
+        while lo < hi:
+            mid = (lo + hi) // 2
+            if b[2 * mid + 1] <= a[0]:
+                lo = mid + 1
+            else:
+                hi = mid
+        j = 2 * lo
+    while i < na and j < nb:
+        s = a[i] if a[i] > b[j] else b[j]
+        e = a[i + 1] if a[i + 1] < b[j + 1] else b[j + 1]
+        if e > s:
+            tot += e - s
+        if a[i + 1] < b[j + 1]:
+            i += 2
+        else:
+            j += 2
+    return tot
+
+
+# --------------------------------------------------------------------------
+# string tables: borrowed pointers to RLE strings for nogil loops
+# --------------------------------------------------------------------------
+
+cdef class StringTable:
+    """Pointers to a list of RLE count strings (``str`` or ``bytes``).
+
+    Holds a reference to the list so that the pointers stay valid.
+    """
+    cdef const unsigned char** ptr
+    cdef Py_ssize_t* size
+    cdef readonly Py_ssize_t n
+    cdef object _keep
+
+    def __cinit__(self, list items):
+        cdef Py_ssize_t i, sz
+        cdef object it
+        self.n = len(items)
+        self._keep = items
+        self.ptr = <const unsigned char**> malloc(max(self.n, 1) * sizeof(char*))
+        self.size = <Py_ssize_t*> malloc(max(self.n, 1) * sizeof(Py_ssize_t))
+        if self.ptr == NULL or self.size == NULL:
+            raise MemoryError()
+        for i in range(self.n):
+            it = items[i]
+            if PyBytes_Check(it):
+                self.ptr[i] = <const unsigned char*> PyBytes_AS_STRING(it)
+                self.size[i] = PyBytes_GET_SIZE(it)
+            elif PyUnicode_Check(it):
+                self.ptr[i] = <const unsigned char*> PyUnicode_AsUTF8AndSize(it, &sz)
+                self.size[i] = sz
+            else:
+                raise TypeError(f"RLE counts must be str or bytes, got {type(it).__name__}")
+
+    def __dealloc__(self):
+        free(self.ptr)
+        free(self.size)
+
+
+# --------------------------------------------------------------------------
+# Python-level entry points (private; see boundary_api.masks.boundary)
+# --------------------------------------------------------------------------
+
+def check_strings(StringTable table, const int64_t[:] h, const int64_t[:] w):
+    """Per item: 0 if the string decodes to exactly h*w pixels, 1 if it is
+    malformed, 2 if it decodes to a different number of pixels."""
+    cdef Py_ssize_t i, n = table.n
+    status = np.zeros(n, np.uint8)
+    cdef uint8_t[:] st = status
+    cdef I64Vec v
+    cdef int64_t tot
+    v.data = NULL; v.n = 0; v.cap = 0
+    with nogil:
+        for i in range(n):
+            v.n = 0
+            tot = _decode(table.ptr[i], table.size[i], &v)
+            if tot < 0:
+                st[i] = 1
+            elif tot != h[i] * w[i]:
+                st[i] = 2
+        free(v.data)
+    return status
+
+
+def area_bbox(StringTable table, const int64_t[:] h):
+    """Areas (int64) and pycocotools-style boxes [x, y, w, h] (float64)."""
+    cdef Py_ssize_t i, n = table.n
+    area = np.zeros(n, np.int64)
+    box = np.zeros((n, 4), np.float64)
+    cdef int64_t[:] ar = area
+    cdef double[:, :] bx = box
+    cdef I64Vec v
+    cdef int64_t bb[4]
+    v.data = NULL; v.n = 0; v.cap = 0
+    with nogil:
+        for i in range(n):
+            v.n = 0
+            _decode(table.ptr[i], table.size[i], &v)
+            ar[i] = _area(v.data, v.n)
+            _bbox(v.data, v.n, h[i], bb)
+            bx[i, 0] = bb[0]
+            bx[i, 1] = bb[2]
+            bx[i, 2] = bb[1] - bb[0]
+            bx[i, 3] = bb[3] - bb[2]
+        free(v.data)
+    return area, box
+
+
