@@ -1,25 +1,42 @@
 """Shared private helpers for reading user files (used by every paradigm)."""
 from __future__ import annotations
 
+import gzip
 import json
+import logging
 import math
 import numbers
 import os
+import zlib
 from typing import Any
+
+_GZIP_MAGIC = b"\x1f\x8b"
 
 
 def read_json(path, what: str) -> Any:
     """Load a JSON file, raising ValueError that names ``what`` and the path
-    if it is missing, unreadable or not valid JSON."""
+    if it is missing, unreadable or not valid JSON.
+
+    A gzip-compressed file (``.json.gz``, recognised by its content, not its
+    name) is decompressed transparently.  JSON nested too deeply for Python's
+    parser is a ValueError, not a RecursionError.
+    """
     try:
         fspath = os.fspath(path)
     except TypeError:
         raise TypeError(f"{what}: expected a file path, got {type(path).__name__}") from None
+    if isinstance(fspath, bytes):
+        fspath = os.fsdecode(fspath)
     if not os.path.exists(fspath):
         raise ValueError(f"{what} file not found: {fspath}")
     if os.path.isdir(fspath):
         raise ValueError(f"{what} file is a directory: {fspath}")
     try:
+        with open(fspath, "rb") as f:
+            compressed = f.read(2) == _GZIP_MAGIC
+        if compressed:
+            with gzip.open(fspath, "rb") as f:
+                return json.load(f)
         with open(fspath, "rb") as f:
             return json.load(f)
     except json.JSONDecodeError as exc:
@@ -27,6 +44,10 @@ def read_json(path, what: str) -> Any:
                          f"(line {exc.lineno}, column {exc.colno}: {exc.msg})") from None
     except UnicodeDecodeError:
         raise ValueError(f"{what} file is not valid JSON text: {fspath}") from None
+    except RecursionError:
+        raise ValueError(f"{what} file is nested too deeply to be read: {fspath}") from None
+    except (EOFError, zlib.error, gzip.BadGzipFile) as exc:
+        raise ValueError(f"{what} file is not a valid gzip file: {fspath} ({exc})") from None
     except OSError as exc:
         raise ValueError(f"cannot read {what} file {fspath}: {exc.strerror or exc}") from None
 
@@ -38,3 +59,13 @@ def finite_number(v) -> bool:
     if type(v) is int:
         return True
     return not isinstance(v, bool) and isinstance(v, numbers.Real) and math.isfinite(v)
+
+
+def warn_large_dilation_ratio(dilation_ratio: float, logger: logging.Logger) -> None:
+    """Log a warning when a dilation ratio of 1 or more is used for a boundary
+    evaluation: the boundary then covers every mask entirely (Mask AP / PQ),
+    which usually means a percentage was given instead of a fraction."""
+    if dilation_ratio >= 1:
+        logger.warning("dilation ratio %g is at least the whole image diagonal: every boundary is "
+                       "the entire mask, so this reports mask IoU (the ratio is a fraction: 0.02 "
+                       "means 2%%)", dilation_ratio)

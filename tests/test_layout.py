@@ -18,8 +18,9 @@ ALLOWED = {
     "instance": BASE | {"masks"},
     "panoptic": BASE | {"masks"},
     "semantic": BASE | {"masks"},
+    "analysis": BASE | {"masks", "instance", "panoptic"},
     "integrations": BASE | {"masks", "instance", "panoptic", "semantic"},
-    "cli": BASE | {"masks", "instance", "panoptic", "semantic", "integrations"},
+    "cli": BASE | {"masks", "instance", "panoptic", "semantic", "integrations", "analysis"},
 }
 
 

@@ -1,30 +1,60 @@
-"""Pieces every subcommand shares: the program name, argument types, input errors."""
+"""Pieces every subcommand shares: the program name, argument types, input errors,
+the help formatter and the check of the ``--json-out`` target."""
 from __future__ import annotations
 
 import argparse
 import contextlib
 import io
+import math
 import os
-from typing import List, Optional
-
-from ..masks.boundary import check_dilation_ratio
+import stat
+from typing import Mapping, Optional
 
 PROG = "boundary-eval"
+
+#: largest --dilation-ratio accepted: any ratio >= 1 already makes every
+#: boundary the whole mask, larger ones are typing mistakes
+MAX_RATIO = 1000.0
 
 
 class InputError(ValueError):
     """Bad input found by the command line itself."""
 
 
+class HelpFormatter(argparse.ArgumentDefaultsHelpFormatter):
+    """Adds "(default: X)" to a flag's help only when the help does not already
+    speak of its default and the default is an actual value."""
+
+    def _get_help_string(self, action):
+        text = action.help or ""
+        if "default" in text or action.default in (None, False, argparse.SUPPRESS):
+            return text
+        return super()._get_help_string(action)
+
+
+def add_common_flags(p: argparse.ArgumentParser) -> None:
+    """--version and -q, on every subcommand."""
+    from .._version import __version__
+
+    p.add_argument("--version", action="version", version=f"{PROG} (boundary_api) {__version__}",
+                   help="print the version and exit")
+    p.add_argument("-q", "--quiet", action="store_true",
+                   help="print only the summary table (warnings and errors still go to stderr)")
+
+
 def ratio(text: str) -> float:
+    """``--dilation-ratio``: a finite number in [0, MAX_RATIO]."""
     try:
         value = float(text)
     except ValueError:
         raise argparse.ArgumentTypeError(f"not a number: {text!r}") from None
-    try:
-        return check_dilation_ratio(value)
-    except ValueError as exc:
-        raise argparse.ArgumentTypeError(str(exc)) from None
+    if not math.isfinite(value) or value < 0:
+        raise argparse.ArgumentTypeError(f"must be a finite number >= 0, got {text!r}")
+    if value > MAX_RATIO:
+        raise argparse.ArgumentTypeError(
+            f"{text!r} is far too large: the ratio is a fraction of the image diagonal (0.02 means 2%), "
+            "and any value of 1 or more already makes the boundary the whole mask")
+    return value
 
 
 def positive_int(text: str) -> int:
@@ -46,12 +76,51 @@ def quiet(enabled: bool):
         yield
 
 
-def check_out_path(out: Optional[str], inputs: List[str]) -> None:
+def _inside(path: str, folder: str) -> bool:
+    return path == folder or path.startswith(folder.rstrip(os.sep) + os.sep)
+
+
+def check_out_path(out: Optional[str], files: Mapping[str, Optional[str]] = (),
+                   folders: Mapping[str, Optional[str]] = ()) -> None:
+    """Refuse a ``--json-out`` target before anything is evaluated.
+
+    Refused, with the path as the user gave it: a symbolic link, a directory,
+    anything but a regular file (FIFO, device, socket), one of the input
+    ``files`` (flag -> path), a path inside one of the input ``folders``
+    (flag -> folder), a directory that does not exist, and a place where no
+    file can be created or an existing read-only file.  A probe file
+    ``PATH.tmp-PID`` is created and removed to check the last point.
+    """
     if out is None:
         return
-    for path in inputs:
-        if path and os.path.exists(path) and os.path.exists(out) and os.path.samefile(out, path):
-            raise InputError(f"--json-out {out} is one of the input files; it would be overwritten")
+    files = dict(files)
+    folders = dict(folders)
+    if os.path.islink(out):
+        raise InputError(f"--json-out {out}: is a symbolic link; give the path of a regular file")
+    exists = os.path.exists(out)
+    if exists:
+        mode = os.stat(out).st_mode
+        if stat.S_ISDIR(mode):
+            raise InputError(f"--json-out {out}: is a directory")
+        if not stat.S_ISREG(mode):
+            raise InputError(f"--json-out {out}: is not a regular file (a FIFO, device or socket)")
+        for flag, path in files.items():
+            if path and os.path.exists(path) and os.path.samefile(out, path):
+                raise InputError(f"--json-out {out} is the file given to {flag}; it would be overwritten")
     parent = os.path.dirname(os.path.abspath(out))
     if not os.path.isdir(parent):
-        raise InputError(f"--json-out: directory does not exist: {parent}")
+        raise InputError(f"--json-out {out}: directory does not exist: {parent}")
+    real_parent = os.path.realpath(parent)
+    for flag, folder in folders.items():
+        if folder and os.path.isdir(folder) and _inside(real_parent, os.path.realpath(folder)):
+            raise InputError(f"--json-out {out} is inside the folder given to {flag} ({folder}); "
+                             "write it elsewhere")
+    if exists and not os.access(out, os.W_OK):
+        raise InputError(f"--json-out {out}: the file is read-only")
+    probe = f"{out}.tmp-{os.getpid()}"
+    try:
+        fd = os.open(probe, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    except OSError as exc:
+        raise InputError(f"--json-out {out}: cannot write there ({exc.strerror or exc})") from None
+    os.close(fd)
+    os.unlink(probe)

@@ -22,8 +22,8 @@ from typing import List, Tuple
 import numpy as np
 import pycocotools.mask as mask_utils
 
-from ..instance.results import COCO_STAT_NAMES, coco_stats
-from .output import write_json
+from ..instance.results import coco_stats
+from .output import build_document, write_json
 
 __all__ = ["make_demo", "write_demo", "demo_paths"]
 
@@ -160,13 +160,24 @@ def write_demo(gt_path: str, results_path: str, num_images: int = 40, seed: int 
 
 
 def run(args) -> int:
+    """Evaluate the bundled demo with Mask AP and Boundary AP and print both.
+
+    ``args`` are the instance command's (``--dilation-ratio``, ``--max-dets``,
+    ``--threads``, ``--slow``, ``--json-out``, ``-q``; ``--iou-type`` is not
+    used: the demo always reports both).
+    """
     from ..instance.coco import COCO
     from ..instance.cocoeval import COCOeval
+    from ..instance.results import coco_stat_names, per_category_metrics
+    from ._common import check_out_path
 
     gt_path, dt_path = demo_paths()
-    print(f"No --gt/--dt given: evaluating the bundled demo ({os.path.basename(gt_path)}, "
-          f"{os.path.basename(dt_path)}): synthetic shapes, blobby low-resolution predictions.")
-    stats = {}
+    check_out_path(args.json_out, files={"--gt": gt_path, "--dt": dt_path})
+    if not args.quiet:
+        print(f"No --gt/--dt given: evaluating the bundled demo ({os.path.basename(gt_path)}, "
+              f"{os.path.basename(dt_path)}): synthetic shapes, blobby low-resolution predictions.")
+    max_dets = args.max_dets if args.max_dets is not None else 100
+    stats, evals = {}, {}
     tic = time.time()
     with contextlib.redirect_stdout(io.StringIO()):
         gt = COCO(gt_path)
@@ -174,21 +185,31 @@ def run(args) -> int:
         for iou in ("segm", "boundary"):
             ev = COCOeval(gt, dt, iouType=iou, dilation_ratio=args.dilation_ratio,
                           use_fast_impl=not args.slow, num_threads=args.threads)
+            ev.params.maxDets = [1, min(10, max_dets), max_dets]
             ev.evaluate()
             ev.accumulate()
             ev.summarize()
             stats[iou] = coco_stats(ev)
-    n_img, n_gt, n_dt = len(gt.imgs), len(gt.anns), len(dt.anns)
-    print(f"{n_img} images, {n_gt} ground-truth masks, {n_dt} predictions "
-          f"(dilation ratio {args.dilation_ratio:g}), evaluated twice in {time.time() - tic:.2f}s\n")
+            evals[iou] = ev
+    names = list(dict.fromkeys(coco_stat_names(evals["boundary"].params.maxDets)))
+    if not args.quiet:
+        n_img, n_gt, n_dt = len(gt.imgs), len(gt.anns), len(dt.anns)
+        print(f"{n_img} images, {n_gt} ground-truth masks, {n_dt} predictions "
+              f"(dilation ratio {args.dilation_ratio:g}), evaluated twice in {time.time() - tic:.2f}s\n")
     print(f"  {'metric':<8}{'Mask AP':>10}{'Boundary AP':>14}")
-    for name in COCO_STAT_NAMES:
+    for name in names:
         print(f"  {name:<8}{stats['segm'][name]:>10.3f}{stats['boundary'][name]:>14.3f}")
-    print("\nBoundary AP is lower: the predictions' outlines are off by a few pixels, which mask IoU "
-          "hardly sees.\nEvaluate your own results: boundary-eval --gt GT.json --dt RESULTS.json")
+    if not args.quiet:
+        print("\nBoundary AP is lower: the predictions' outlines are off by a few pixels, which mask IoU "
+              "hardly sees.\nEvaluate your own results: boundary-eval --gt GT.json --dt RESULTS.json")
     if args.json_out:
-        write_json(args.json_out, {"gt": gt_path, "dt": dt_path, "dataset": "demo",
-                                    "metrics": {"segm": stats["segm"], "boundary": stats["boundary"]}})
+        per_category = {}
+        for cat_id, row in per_category_metrics(evals["boundary"]).items():
+            per_category[cat_id] = dict({"name": gt.cats[cat_id].get("name")}, **row)
+        doc = build_document("demo", "boundary", args.dilation_ratio, {"--gt": gt_path, "--dt": dt_path},
+                             stats["boundary"], per_category, max_dets=max_dets,
+                             extra={"segm": stats["segm"]})
+        write_json(args.json_out, doc)
     return 0
 
 

@@ -8,22 +8,26 @@ import time
 import numpy as np
 
 from .._io import read_json
-from ..instance._checks import check_instances_dataset, unknown_categories
-from ..instance.results import coco_stats, per_category_ap
-from ._common import PROG, InputError, positive_int, quiet, ratio
-from .output import finite_or_none, write_json
+from ..instance._checks import check_instances_dataset, check_rle_dict, describe_unknown_ids, unknown_categories
+from ..instance.results import coco_stats, per_category_metrics
+from ._common import PROG, HelpFormatter, InputError, add_common_flags, check_out_path, positive_int, quiet, ratio
+from .output import build_document, write_json
 
 log = logging.getLogger("boundary_api")
+
+#: what each --iou-type reports, for the header line above the table
+LABELS = {"boundary": "Boundary AP", "segm": "Mask AP", "bbox": "Box AP"}
 
 
 def instance_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(
         prog=PROG,
         description="Boundary AP (Cheng et al., CVPR 2021) and COCO/LVIS Mask and box AP for a "
-                    "result JSON against a ground-truth JSON. Without arguments: run the bundled demo.",
+                    "result JSON against a ground-truth JSON (.json or .json.gz). "
+                    "Without --gt/--dt: run the bundled demo.",
         epilog=f"Panoptic segmentation (Boundary PQ): '{PROG} panoptic --help'. "
                f"Semantic segmentation (mIoU, Boundary IoU per class): '{PROG} semantic --help'.",
-        formatter_class=argparse.ArgumentDefaultsHelpFormatter,
+        formatter_class=HelpFormatter,
     )
     p.add_argument("--gt", "--gt-json-file", dest="gt", metavar="GT.json",
                    help="ground truth: COCO or LVIS instances JSON")
@@ -33,13 +37,16 @@ def instance_parser() -> argparse.ArgumentParser:
     p.add_argument("--iou-type", choices=("boundary", "segm", "bbox"), default="boundary",
                    help="boundary: min(mask IoU, boundary IoU) = Boundary AP; segm: Mask AP; bbox: box AP")
     p.add_argument("--dilation-ratio", type=ratio, default=0.02, metavar="R",
-                   help="boundary width as a fraction of the image diagonal (0.02 for COCO/LVIS)")
+                   help="boundary width as a fraction of the image diagonal (default 0.02, i.e. 2%%, "
+                        "the paper's COCO/LVIS setting; 1 or more gives mask IoU)")
     p.add_argument("--json-out", metavar="PATH",
-                   help="write the summary metrics and per-category AP to this JSON file")
+                   help="write the settings, summary metrics and per-category AP to this JSON file "
+                        "(schema in the README)")
     p.add_argument("--lvis", action="store_true",
                    help="evaluate with LVIS rules (also chosen automatically for LVIS ground truth)")
-    p.add_argument("--max-dets", type=positive_int, default=300, metavar="N",
-                   help="LVIS only: detections kept per image")
+    p.add_argument("--max-dets", type=positive_int, default=None, metavar="N",
+                   help="detections kept per image (default: 100 for COCO, giving maxDets [1, 10, N] "
+                        "as in pycocotools; 300 for LVIS)")
     p.add_argument("--rec-thrs", type=rec_thrs, default=101, metavar="N",
                    help="recall points at which the interpolated precision is sampled: 101 (COCO) or "
                         "11 (PASCAL VOC2007 11-point AP)")
@@ -47,8 +54,7 @@ def instance_parser() -> argparse.ArgumentParser:
                    help="threads for the kernels (default: all cores)")
     p.add_argument("--slow", action="store_true",
                    help="match and accumulate with pycocotools'/lvis' own Python loops (same numbers)")
-    p.add_argument("-q", "--quiet", action="store_true",
-                   help="print only the summary table")
+    add_common_flags(p)
     return p
 
 
@@ -60,61 +66,106 @@ def rec_thrs(text: str) -> int:
 
 
 def _looks_like_lvis(dataset) -> bool:
-    imgs = dataset.get("images") or [{}]
-    cats = dataset.get("categories") or [{}]
-    return "neg_category_ids" in imgs[0] and "frequency" in cats[0]
+    if not isinstance(dataset, dict):
+        return False
+    imgs, cats = dataset.get("images"), dataset.get("categories")
+    if not isinstance(imgs, list) or not isinstance(cats, list) or not imgs or not cats:
+        return False
+    return (isinstance(imgs[0], dict) and "neg_category_ids" in imgs[0]
+            and isinstance(cats[0], dict) and "frequency" in cats[0])
+
+
+def _check_ground_truth_masks(gt_data, args) -> None:
+    """What mask evaluations need of the ground truth, checked up front so that
+    the error names the file: every annotation has a segmentation, and RLEs
+    fit their image (polygons are checked on loading)."""
+    images = {img["id"]: img for img in gt_data["images"]}
+    for ann in gt_data["annotations"]:
+        seg = ann.get("segmentation")
+        where = f"{args.gt}: annotation id {ann['id']!r} (image {ann['image_id']!r})"
+        if seg is None:
+            raise InputError(f"{where} has no 'segmentation', which --iou-type {args.iou_type} needs")
+        if type(seg) is dict:
+            img = images[ann["image_id"]]
+            check_rle_dict(seg, img["height"], img["width"], where)
+
+
+def _check_results_file(dt_data, args, gt_data) -> None:
+    """Command-line checks of the results, with flag names and both file names."""
+    if isinstance(dt_data, dict) and any(k in dt_data for k in ("images", "annotations", "categories")):
+        raise InputError(f"{args.dt}: results must be a list of objects, got a JSON object: it looks like "
+                         "a ground truth file (were --gt and --dt swapped?)")
+    if not isinstance(dt_data, list):
+        return  # check_results names the problem
+    first = dt_data[0] if dt_data and isinstance(dt_data[0], dict) else {}
+    if (args.iou_type in ("segm", "boundary") and "segmentation" not in first
+            and first.get("bbox") not in (None, [])):
+        raise InputError(f"--iou-type {args.iou_type} needs results with a 'segmentation' (compressed RLE); "
+                         f"{args.dt} only has boxes (use --iou-type bbox)")
+    gt_cats = [c["id"] for c in gt_data["categories"]]
+    bad = unknown_categories([a for a in dt_data if isinstance(a, dict)], gt_cats)
+    if bad:
+        raise InputError(f"{args.dt}: results use category ids that {args.gt} does not have: "
+                         f"{describe_unknown_ids(bad, gt_cats)}")
 
 
 def run(args) -> int:
     from ..instance.coco import COCO
     from ..instance.cocoeval import COCOeval
 
+    inputs = {"--gt": args.gt, "--dt": args.dt}
+    check_out_path(args.json_out, files=inputs)
     tic = time.time()
     gt_data = read_json(args.gt, "ground truth")
     lvis = args.lvis or _looks_like_lvis(gt_data)
-    check_instances_dataset(gt_data, args.gt, lvis=lvis)
+    check_instances_dataset(gt_data, args.gt, lvis=lvis, warn_empty=False)  # warned when loaded below
+    if args.iou_type in ("segm", "boundary"):
+        _check_ground_truth_masks(gt_data, args)
     dt_data = read_json(args.dt, "results")
-    if isinstance(dt_data, list):
-        bad = unknown_categories([a for a in dt_data if isinstance(a, dict)],
-                                 [c["id"] for c in gt_data["categories"]])
-        if bad:
-            shown = ", ".join(map(str, bad[:10])) + (" ..." if len(bad) > 10 else "")
-            raise InputError(f"{args.dt}: results use category ids that {args.gt} does not have: {shown} "
-                             "(were categories mapped to contiguous ids?)")
+    _check_results_file(dt_data, args, gt_data)
     iou = args.iou_type
+    label = LABELS[iou] + (f" (dilation ratio {args.dilation_ratio:g})" if iou == "boundary" else "")
     if lvis:
         from ..instance.lvis import LVIS, LVISEval, LVISResults
 
+        max_dets = args.max_dets if args.max_dets is not None else 300
         with quiet(args.quiet):
             gt = LVIS(args.gt, _loaded=gt_data)
-            dt = LVISResults(gt, args.dt, max_dets=args.max_dets, _loaded=dt_data)
-            ev = LVISEval(gt, dt, iou_type=iou, max_dets=args.max_dets, dilation_ratio=args.dilation_ratio,
+            dt = LVISResults(gt, args.dt, max_dets=max_dets, _loaded=dt_data)
+            ev = LVISEval(gt, dt, iou_type=iou, max_dets=max_dets, dilation_ratio=args.dilation_ratio,
                           use_fast_impl=not args.slow, num_threads=args.threads)
             ev.params.rec_thrs = np.linspace(0.0, 1.0, args.rec_thrs)
             ev.run()
+        print(f"LVIS {label}, up to {max_dets} detections per image:")
         ev.print_results()
-        metrics = {k: float(v) for k, v in ev.get_results().items()}
-        cats = gt.cats
+        metrics = dict(ev.get_results())
     else:
+        max_dets = args.max_dets if args.max_dets is not None else 100
         with quiet(args.quiet):
             gt = COCO.from_dataset(gt_data, args.gt)
-            dt = gt.loadRes(dt_data)
+            dt = gt.loadRes(dt_data, _source=args.dt)
             ev = COCOeval(gt, dt, iouType=iou, dilation_ratio=args.dilation_ratio,
                           use_fast_impl=not args.slow, num_threads=args.threads)
             ev.params.recThrs = np.linspace(0.0, 1.0, args.rec_thrs)
+            if args.max_dets is not None:
+                ev.params.maxDets = [1, min(10, max_dets), max_dets]
             ev.evaluate()
             ev.accumulate()
+        print(f"COCO {label}, up to {max_dets} detections per image:")
         ev.summarize()
         metrics = coco_stats(ev)
-        cats = gt.cats
     log.info("evaluated in %.2fs", time.time() - tic)
     if args.json_out:
-        per_cat = per_category_ap(ev)
-        doc = {
-            "gt": args.gt, "dt": args.dt, "dataset": "lvis" if lvis else "coco",
-            "iou_type": iou, "dilation_ratio": args.dilation_ratio if iou == "boundary" else None,
-            "metrics": metrics,
-            "per_category_ap": {str(cats[c].get("name", c)): finite_or_none(ap) for c, ap in per_cat.items()},
-        }
+        cats = gt.cats
+        per_category = {}
+        for cat_id, row in per_category_metrics(ev).items():
+            entry = {"name": cats[cat_id].get("name")}
+            if lvis:
+                entry["frequency"] = cats[cat_id].get("frequency")
+            entry.update(row)
+            per_category[cat_id] = entry
+        doc = build_document("lvis" if lvis else "coco", iou, args.dilation_ratio, inputs, metrics,
+                             per_category, max_dets=max_dets,
+                             settings_extra={"rec_thrs": args.rec_thrs})
         write_json(args.json_out, doc)
     return 0

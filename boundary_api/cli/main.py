@@ -16,15 +16,88 @@ Semantic segmentation (PNG label maps)::
 
 With no arguments it evaluates a small bundled demo and prints Mask AP and
 Boundary AP side by side.
+
+Exit status: 0 on success, 2 on bad input or arguments (one line on stderr),
+130 when interrupted, 141 (128 + SIGPIPE, as for a tool killed by SIGPIPE)
+when the reader of standard output went away, e.g. ``| head -1``; the
+evaluation still finishes and ``--json-out`` is still written then.
 """
 from __future__ import annotations
 
+import importlib
 import logging
+import os
+import signal
 import sys
 from typing import List, Optional
 
-from . import demo, instances, panoptic, semantic
-from ._common import PROG, check_out_path
+from . import demo, instances
+from ._common import PROG
+
+#: exit status when standard output is a closed pipe (as if killed by SIGPIPE)
+EXIT_BROKEN_PIPE = 128 + getattr(signal, "SIGPIPE", 13)
+
+
+class _PipeGuard:
+    """Standard output that stops writing, instead of raising, once its reader
+    has gone away (``BrokenPipeError``), so the evaluation and ``--json-out``
+    are not lost to ``boundary-eval ... | head -1``."""
+
+    def __init__(self, target):
+        self.target = target
+        self.broken = False
+
+    def write(self, text):
+        if self.broken:
+            return len(text)
+        try:
+            return self.target.write(text)
+        except BrokenPipeError:
+            self.broken = True
+            return len(text)
+
+    def flush(self):
+        if self.broken:
+            return
+        try:
+            self.target.flush()
+        except BrokenPipeError:
+            self.broken = True
+
+    def __getattr__(self, name):
+        return getattr(self.target, name)
+
+
+def _silence_stdout(stream) -> None:
+    """Point the process's standard output at the null device, so that the
+    interpreter's last flush cannot fail again."""
+    try:
+        fd = stream.fileno()
+    except (AttributeError, OSError, ValueError):
+        return
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    try:
+        os.dup2(devnull, fd)
+    finally:
+        os.close(devnull)
+
+
+#: subcommands: name -> module of boundary_api.cli with ``parser()`` and ``run(args)``;
+#: without one of these first, the words are the instance command's (or the demo's)
+SUBCOMMANDS = ("panoptic", "semantic", "measures", "sensitivity", "synthetic")
+
+
+def _dispatch(argv: List[str]) -> int:
+    if argv and argv[0] in SUBCOMMANDS:
+        module = importlib.import_module(f".{argv[0]}", __package__)
+        return module.run(module.parser().parse_args(argv[1:]))
+    parser = instances.instance_parser()
+    args = parser.parse_args(argv)
+    if args.gt is None and args.dt is None:
+        return demo.run(args)
+    if args.gt is None or args.dt is None:
+        parser.error("--gt and --dt are needed together (or neither, for the demo)")
+    return instances.run(args)
 
 
 def main(argv: Optional[List[str]] = None) -> int:
@@ -32,32 +105,32 @@ def main(argv: Optional[List[str]] = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     if not logging.getLogger().handlers:
         logging.basicConfig(level=logging.WARNING, format=f"{PROG}: %(levelname)s: %(message)s")
+    original = sys.stdout
+    guard = _PipeGuard(original)
+    sys.stdout = guard
     try:
-        if argv and argv[0] == "panoptic":
-            args = panoptic.parser().parse_args(argv[1:])
-            check_out_path(args.json_out, [args.gt_json, args.pred_json])
-            return panoptic.run(args)
-        if argv and argv[0] == "semantic":
-            args = semantic.parser().parse_args(argv[1:])
-            check_out_path(args.json_out, [])
-            return semantic.run(args)
-        if argv and argv[0] == "measures":
-            from . import measures
-            return measures.main(argv[1:])
-        parser = instances.instance_parser()
-        args = parser.parse_args(argv)
-        if args.gt is None and args.dt is None:
-            return demo.run(args)
-        if args.gt is None or args.dt is None:
-            parser.error("--gt and --dt are needed together (or neither, for the demo)")
-        check_out_path(args.json_out, [args.gt, args.dt])
-        return instances.run(args)
-    except (ValueError, TypeError, OSError, MemoryError) as exc:
+        status = _dispatch(argv)
+        guard.flush()
+    except SystemExit:  # argparse: --help, --version, usage errors
+        guard.flush()
+        if not guard.broken:
+            raise
+        status = EXIT_BROKEN_PIPE
+    except BrokenPipeError:  # written past the guard (a stream saved before main ran)
+        guard.broken = True
+        status = EXIT_BROKEN_PIPE
+    except (ValueError, TypeError, OSError, MemoryError, RecursionError, OverflowError) as exc:
         print(f"{PROG}: error: {exc}", file=sys.stderr)
-        return 2
+        status = 2
     except KeyboardInterrupt:
         print(f"{PROG}: interrupted", file=sys.stderr)
-        return 130
+        status = 130
+    finally:
+        sys.stdout = original
+    if guard.broken:
+        _silence_stdout(original)
+        return EXIT_BROKEN_PIPE
+    return status
 
 
 if __name__ == "__main__":

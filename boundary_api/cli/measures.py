@@ -8,8 +8,8 @@ import numpy as np
 
 from .._io import read_json
 from ..masks.measures import MEASURES, MF_DILATION_RATIOS, measures
-from ._common import PROG, InputError, check_out_path, positive_int, ratio
-from .output import write_json
+from ._common import PROG, HelpFormatter, InputError, add_common_flags, check_out_path, positive_int, ratio
+from .output import build_document, write_json
 
 LABELS = {
     "pixel_accuracy": "pixel accuracy",
@@ -29,7 +29,7 @@ def parser() -> argparse.ArgumentParser:
         description="Print every segmentation measure of boundary_api.measures (pixel accuracy, Mask IoU, "
                     "Trimap IoU, F-measure, mF-measure, Boundary IoU, min(Mask, Boundary IoU), Multiscale IoU) "
                     "for one ground-truth mask and one predicted mask of the same size.",
-        formatter_class=argparse.ArgumentDefaultsHelpFormatter,
+        formatter_class=HelpFormatter,
     )
     p.add_argument("gt_mask", metavar="GT_MASK",
                    help="ground-truth mask: an image file (PNG, ...; any nonzero pixel is foreground) or a "
@@ -40,6 +40,7 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--num-scales", type=positive_int, default=10, metavar="N",
                    help="Multiscale IoU grid sizes 1, 2, .., 2^(N-1) (at least 2)")
     p.add_argument("--json-out", metavar="PATH", help="write the measures to this JSON file")
+    add_common_flags(p)
     return p
 
 
@@ -66,6 +67,7 @@ def load_mask(path: str, flag: str):
 
 
 def run(args) -> int:
+    check_out_path(args.json_out, files={"GT_MASK": args.gt_mask, "PRED_MASK": args.pred_mask})
     gt = load_mask(args.gt_mask, "GT_MASK")
     pred = load_mask(args.pred_mask, "PRED_MASK")
     if args.num_scales < 2:
@@ -78,23 +80,9 @@ def run(args) -> int:
     for name in MEASURES:
         print(f"{LABELS[name]:<{width}}  {values[name]:.4f}")
     if args.json_out:
-        import boundary_api
-
-        doc = {
-            "boundary_api_version": boundary_api.__version__,
-            "settings": {
-                "kind": "measures", "iou_type": None, "dilation_ratio": args.dilation_ratio,
-                "mf_dilation_ratios": list(MF_DILATION_RATIOS), "num_scales": args.num_scales,
-                "inputs": {"GT_MASK": args.gt_mask, "PRED_MASK": args.pred_mask},
-            },
-        }
-        doc.update(values)
-        write_json(args.json_out, doc)
+        write_json(args.json_out, build_document(
+            "measures", None, None, {"GT_MASK": args.gt_mask, "PRED_MASK": args.pred_mask}, values,
+            settings_extra={"dilation_ratio": args.dilation_ratio,
+                            "mf_dilation_ratios": list(MF_DILATION_RATIOS), "num_scales": args.num_scales}))
     return 0
 
-
-def main(argv) -> int:
-    """Parse ``argv`` (the words after ``measures``) and run; errors propagate to cli.main."""
-    args = parser().parse_args(argv)
-    check_out_path(args.json_out, [args.gt_mask, args.pred_mask])
-    return run(args)

@@ -6,7 +6,7 @@ import math
 import os
 
 import boundary_api
-from ._common import PROG, InputError, positive_int, ratio
+from ._common import PROG, InputError, add_common_flags, check_out_path, positive_int, ratio
 from .output import write_json
 
 _EPILOG = """\
@@ -55,6 +55,7 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--json-out", metavar="PATH", help="write the metrics and per-class results to this JSON file")
     p.add_argument("--threads", type=positive_int, default=None, metavar="N",
                    help="threads (default: all cores)")
+    add_common_flags(p)
     return p
 
 
@@ -105,6 +106,8 @@ def print_table(res) -> None:
 def run(args) -> int:
     from ..semantic import evaluate_folders
 
+    check_out_path(args.json_out, files={"--class-names": args.class_names},
+                   folders={"--gt-dir": args.gt_dir, "--pred-dir": args.pred_dir})
     if not 0 <= args.ignore_index < 2 ** 32:
         raise InputError(f"--ignore-index must be in [0, 2**32), got {args.ignore_index}")
     names = read_class_names(args.class_names, args.num_classes) if args.class_names else None
@@ -114,9 +117,9 @@ def run(args) -> int:
                            reduce_zero_label=args.reduce_zero_label)
     print_table(res)
     if args.json_out:
-        inputs = {"gt-dir": args.gt_dir, "pred-dir": args.pred_dir}
+        inputs = {"--gt-dir": args.gt_dir, "--pred-dir": args.pred_dir}
         if args.class_names:
-            inputs["class-names"] = args.class_names
+            inputs["--class-names"] = args.class_names
         doc = {
             "boundary_api_version": boundary_api.__version__,
             "settings": {"kind": "semantic", "iou_type": "boundary", "dilation_ratio": args.dilation_ratio,

@@ -14,6 +14,7 @@ entries on demand, so nothing is materialized that nobody reads.
 from __future__ import annotations
 
 import logging
+from collections.abc import ItemsView, KeysView, ValuesView
 from typing import Callable, List, Optional, Sequence, Tuple
 
 import numpy as np
@@ -32,11 +33,178 @@ LARGE = 100_000
 
 
 class IouDict(dict):
-    """``ious`` as the libraries keep them: ``(image_id, category_id) ->
-    (D, G) array``, and ``[]`` for a pair without detections or ground truth."""
+    """``ious`` as pycocotools and lvis keep them, built lazily.
 
+    A key ``(image_id, category_id)`` for every evaluated image and category
+    (category ``-1`` when categories are not used), image-major as the
+    libraries' dict comprehensions make them; the value is the ``(D, G)`` IoU
+    matrix, or ``[]`` for a pair without detections or without ground
+    truths.  ``len``, iteration, ``in``, ``get``, ``keys()``, ``values()`` and
+    ``items()`` answer from the evaluation without building every entry; a
+    matrix is made when first read and then kept (the same object on every
+    read).  The first change (assignment, deletion, ``update``, ...) turns the
+    object into an ordinary dict of all entries.  Copies and pickles are
+    plain dicts.
+
+    Parameters
+    ----------
+    state : Evaluation, optional
+        The evaluation to answer from; without it, an ordinary dict.
+    """
+
+    #: the Evaluation answered from; None once the dict holds every entry
+    _state = None
+
+    def __init__(self, state: Optional["Evaluation"] = None):
+        super().__init__()
+        if state is not None:
+            self._state = state
+            # pycocotools/lvis build the dict with a comprehension: a repeated
+            # id keeps its first position
+            self._imgs = list(dict.fromkeys(state.img_ids))
+            self._cats = list(dict.fromkeys(state.cat_ids))
+            self._img_pos = {img: i for i, img in reversed(list(enumerate(state.img_ids)))}
+            self._cat_pos = {cat: k for k, cat in reversed(list(enumerate(state.cat_ids)))}
+            self._pair = None
+
+    # -------------------------------------------------------------- the grid
+    def _pair_of(self, key):
+        """Pair index of ``key``, -1 for an evaluated but empty pair, None
+        for a key that was not evaluated."""
+        if type(key) is not tuple or len(key) != 2:
+            hash(key)  # unhashable keys raise TypeError, as for a dict
+            return None
+        i = self._img_pos.get(key[0])
+        k = self._cat_pos.get(key[1])
+        if i is None or k is None:
+            return None
+        if self._pair is None:
+            st = self._state
+            self._pair = dict(zip(zip(st.pair_img.tolist(), st.pair_cat.tolist()), range(st.num_pairs)))
+        return self._pair.get((i, k), -1)
+
+    def _grid(self):
+        for img in self._imgs:
+            for cat in self._cats:
+                yield (img, cat)
+
+    def _materialize(self) -> None:
+        """Hold every entry, in the libraries' order; answer as a dict from now on."""
+        if self._state is None:
+            return
+        items = [(key, self[key]) for key in self._grid()]
+        self._state = None
+        dict.clear(self)
+        dict.update(self, items)
+
+    # ------------------------------------------------------------- reading
     def __missing__(self, key):
-        return []
+        if self._state is None:
+            raise KeyError(key)
+        p = self._pair_of(key)
+        if p is None:
+            raise KeyError(key)
+        value = self._state.iou_matrix(p) if p >= 0 else []
+        dict.__setitem__(self, key, value)
+        return value
+
+    def __len__(self):
+        if self._state is None:
+            return dict.__len__(self)
+        return len(self._imgs) * len(self._cats)
+
+    def __iter__(self):
+        if self._state is None:
+            return dict.__iter__(self)
+        return self._grid()
+
+    def __reversed__(self):
+        if self._state is None:
+            return dict.__reversed__(self)
+        return reversed(list(self._grid()))
+
+    def __contains__(self, key):
+        if self._state is None:
+            return dict.__contains__(self, key)
+        return self._pair_of(key) is not None
+
+    def get(self, key, default=None):
+        if self._state is None:
+            return dict.get(self, key, default)
+        return self[key] if key in self else default
+
+    def keys(self):
+        return dict.keys(self) if self._state is None else KeysView(self)
+
+    def values(self):
+        return dict.values(self) if self._state is None else ValuesView(self)
+
+    def items(self):
+        return dict.items(self) if self._state is None else ItemsView(self)
+
+    def copy(self) -> dict:
+        return {key: self[key] for key in self}
+
+    def __reduce__(self):
+        return (dict, (self.copy(),))
+
+    def __repr__(self):
+        self._materialize()
+        return dict.__repr__(self)
+
+    def __eq__(self, other):
+        self._materialize()
+        if isinstance(other, IouDict):
+            other._materialize()
+        return dict.__eq__(self, other)
+
+    def __ne__(self, other):
+        eq = self.__eq__(other)
+        return eq if eq is NotImplemented else not eq
+
+    __hash__ = None
+
+    def __or__(self, other):
+        self._materialize()
+        return dict.__or__(self, other)
+
+    def __ror__(self, other):
+        self._materialize()
+        return dict.__ror__(self, other)
+
+    # ------------------------------------------------------------ changing
+    # every change first makes the dict hold all entries, in order
+    def __setitem__(self, key, value):
+        self._materialize()
+        dict.__setitem__(self, key, value)
+
+    def __delitem__(self, key):
+        self._materialize()
+        dict.__delitem__(self, key)
+
+    def __ior__(self, other):
+        self._materialize()
+        return dict.__ior__(self, other)
+
+    def pop(self, *args):
+        self._materialize()
+        return dict.pop(self, *args)
+
+    def popitem(self):
+        self._materialize()
+        return dict.popitem(self)
+
+    def setdefault(self, key, default=None):
+        self._materialize()
+        return dict.setdefault(self, key, default)
+
+    def update(self, *args, **kwargs):
+        self._materialize()
+        dict.update(self, *args, **kwargs)
+
+    def clear(self):
+        self._materialize()
+        dict.clear(self)
 
 
 class FromState:
@@ -116,38 +284,26 @@ class Evaluation:
                     entries.append((0, i, g, d))
         entries.sort(key=lambda e: (e[0], e[1]))
 
-        gt_anns: list = []
-        dt_anns: list = []
-        n = len(entries)
-        self.pair_cat = np.empty(n, np.int64)
-        self.pair_img = np.empty(n, np.int64)
-        ng = np.empty(n, np.int64)
-        nd = np.empty(n, np.int64)
-        for p, (k, i, g, d) in enumerate(entries):
-            self.pair_cat[p] = k
-            self.pair_img[p] = i
-            if len(d) > 1:
-                # stable, highest score first: np.argsort(-score, kind='mergesort')
-                d = sorted(d, key=_neg_score)
-            if max_det is not None:
-                d = d[:max_det]
-            gt_anns.extend(g)
-            dt_anns.extend(d)
-            ng[p] = len(g)
-            nd[p] = len(d)
-        self.pair_g = np.concatenate(([0], np.cumsum(ng))).astype(np.int64)
-        self.pair_d = np.concatenate(([0], np.cumsum(nd))).astype(np.int64)
-        self.pair_o = np.concatenate(([0], np.cumsum(ng * nd))).astype(np.int64)
-        self.gt_anns = gt_anns
-        self.dt_anns = dt_anns
+        dropped = self._flatten(entries, max_det, _neg_score)
+        self.dt_score = np.array([a["score"] for a in self.dt_anns], np.float64)
+        #: NaN scores (kept or cut by max_det): pycocotools' and lvis' stable
+        #: sorts put them last, and so must this order
+        self.nan_scores = bool(np.isnan(self.dt_score).any() or np.isnan(dropped).any())
+        if self.nan_scores:
+            self._flatten(entries, max_det, _neg_score_nan_last)
+            self.dt_score = np.array([a["score"] for a in self.dt_anns], np.float64)
+        gt_anns, dt_anns = self.gt_anns, self.dt_anns
         # first pair of each category (pairs are sorted by category, then image)
         self.cat_pair_start = np.searchsorted(self.pair_cat, np.arange(len(self.cat_ids) + 1)).astype(np.int64)
 
-        self.gt_id = _int_field(gt_anns, "id")
-        self.dt_id = _int_field(dt_anns, "id")
+        # ids as the libraries store matched ids (float64); the kernels read
+        # whether a ground truth's id is nonzero and a detection's positive
+        self.gt_id = _id_values(gt_anns, "ground truth")
+        self.dt_id = _id_values(dt_anns, "detection")
+        self.gt_id_nonzero = (self.gt_id != 0).astype(np.int64)
+        self.dt_id_positive = (self.dt_id > 0).astype(np.int64)
         self.gt_area = np.array([a["area"] for a in gt_anns], np.float64)
         self.dt_area = np.array([a["area"] for a in dt_anns], np.float64)
-        self.dt_score = np.array([a["score"] for a in dt_anns], np.float64)
         self.gt_ignore = np.array([bool(a.get("ignore", 0)) for a in gt_anns], np.uint8)
         if crowd_key is None:
             self.gt_crowd = np.zeros(len(gt_anns), np.uint8)
@@ -159,6 +315,37 @@ class Evaluation:
             self.dt_extra_ignore = np.array([bool(dt_extra_ignore(a)) for a in dt_anns], np.uint8)
         self.ious: Optional[np.ndarray] = None
         self.matched = False
+
+    def _flatten(self, entries: list, max_det: Optional[int], score_key: Callable) -> np.ndarray:
+        """Pairs in order, each pair's detections sorted by ``score_key``
+        (stable) and cut to ``max_det``; returns the scores of those cut."""
+        gt_anns: list = []
+        dt_anns: list = []
+        dropped: list = []
+        n = len(entries)
+        self.pair_cat = np.empty(n, np.int64)
+        self.pair_img = np.empty(n, np.int64)
+        ng = np.empty(n, np.int64)
+        nd = np.empty(n, np.int64)
+        for p, (k, i, g, d) in enumerate(entries):
+            self.pair_cat[p] = k
+            self.pair_img[p] = i
+            if len(d) > 1:
+                # stable, highest score first: np.argsort(-score, kind='mergesort')
+                d = sorted(d, key=score_key)
+            if max_det is not None and len(d) > max_det:
+                dropped.extend(a["score"] for a in d[max_det:])
+                d = d[:max_det]
+            gt_anns.extend(g)
+            dt_anns.extend(d)
+            ng[p] = len(g)
+            nd[p] = len(d)
+        self.pair_g = np.concatenate(([0], np.cumsum(ng))).astype(np.int64)
+        self.pair_d = np.concatenate(([0], np.cumsum(nd))).astype(np.int64)
+        self.pair_o = np.concatenate(([0], np.cumsum(ng * nd))).astype(np.int64)
+        self.gt_anns = gt_anns
+        self.dt_anns = dt_anns
+        return np.array(dropped, np.float64)
 
     @property
     def num_pairs(self) -> int:
@@ -185,13 +372,15 @@ class Evaluation:
             gt_box = np.zeros((G, 4), np.float64)
             dt_box = np.zeros((D, 4), np.float64)
             gcache, dcache = cache_for(gt_dataset), cache_for(dt_dataset)
-            gcounts, gh, _ = gcache.masks(self.gt_anns)
-            dcounts, dh, _ = dcache.masks(self.dt_anns)
-            gm, dm = _mask.StringTable(gcounts), _mask.StringTable(dcounts)
             if mode == 1:
-                gb = _mask.StringTable(gcache.boundaries(self.gt_anns, dilation_ratio, threads))
-                db = _mask.StringTable(dcache.boundaries(self.dt_anns, dilation_ratio, threads))
+                gcounts, gh, _, gbound = gcache.masks_and_boundaries(self.gt_anns, dilation_ratio, threads)
+                dcounts, dh, _, dbound = dcache.masks_and_boundaries(self.dt_anns, dilation_ratio, threads)
+                gb, db = _mask.StringTable(gbound), _mask.StringTable(dbound)
             else:
+                gcounts, gh, _ = gcache.masks(self.gt_anns)
+                dcounts, dh, _ = dcache.masks(self.dt_anns)
+            gm, dm = _mask.StringTable(gcounts), _mask.StringTable(dcounts)
+            if mode != 1:
                 gb, db = gm, dm
         out = np.zeros(int(self.pair_o[-1]), np.float64)
         cost = np.diff(self.pair_o) + np.diff(self.pair_g) + np.diff(self.pair_d)
@@ -213,12 +402,8 @@ class Evaluation:
         return self.ious[o:o + D * G].reshape(D, G).copy()
 
     def iou_dict(self) -> IouDict:
-        """``{(image_id, category_id): matrix}`` for every pair."""
-        out = IouDict()
-        for p in range(self.num_pairs):
-            key = (self.img_ids[self.pair_img[p]], self.cat_ids[self.pair_cat[p]])
-            out[key] = self.iou_matrix(p)
-        return out
+        """``{(image_id, category_id): matrix}`` for every evaluated pair, built lazily."""
+        return IouDict(self)
 
     # ------------------------------------------------------------- matching
     def match(self, area_rng: Sequence, iou_thrs: Sequence[float], crowd_rule: bool,
@@ -240,7 +425,7 @@ class Evaluation:
         ranges = split_by_cost(cost, threads * 4)
         run_ranges(lambda lo, hi: _eval.match_pairs(
             self.pair_g, self.pair_d, self.pair_o, self.ious, self.gt_area, self.gt_ignore,
-            self.gt_crowd, self.gt_id, self.dt_area, self.dt_extra_ignore, self.dt_id,
+            self.gt_crowd, self.gt_id_nonzero, self.dt_area, self.dt_extra_ignore, self.dt_id_positive,
             rng, thrs, crowd_rule, self.gt_perm, self.gt_ig, self.dt_match, self.dt_flags,
             self.gt_match, lo, hi), ranges, threads)
         self.matched = True
@@ -329,13 +514,33 @@ def _neg_score(ann) -> float:
     return -ann["score"]
 
 
-def _int_field(anns: list, key: str) -> np.ndarray:
+def _neg_score_nan_last(ann) -> tuple:
+    # np.argsort(-score, kind='mergesort') with NaN scores: those last, in order
+    score = ann["score"]
+    return (score != score, -score)
+
+
+def _id_values(anns: list, what: str) -> np.ndarray:
+    """Each annotation's ``id`` as the libraries store a matched id: in a
+    float64 array (0.5 stays 0.5, 2**64 becomes 1.8e19, '7' becomes 7.0).
+
+    Raises
+    ------
+    ValueError
+        For an id that cannot be stored so (pycocotools and lvis would fail
+        on it at the first match).
+    """
     try:
-        return np.fromiter((a[key] for a in anns), np.int64, len(anns))
+        return np.fromiter((a["id"] for a in anns), np.float64, len(anns))
     except (TypeError, ValueError, OverflowError):
-        # ids that are not machine integers: keep their truth value, which is
-        # all the matching rules read
-        return np.array([1 if a[key] else 0 for a in anns], np.int64)
+        pass
+    for a in anns:
+        try:
+            np.fromiter((a["id"],), np.float64, 1)
+        except (TypeError, ValueError, OverflowError) as exc:
+            raise ValueError(f"{what} id {a['id']!r} (image {a.get('image_id')!r}) is not a number: "
+                             f"matched ids are stored as float64 numbers ({exc})") from None
+    raise AssertionError("unreachable")  # pragma: no cover
 
 
 def _boxes(anns: list) -> np.ndarray:

@@ -6,24 +6,36 @@ object (a pycocotools/lvis ground truth or results object) lives.  Evaluating
 several result files against one ground truth therefore extracts the ground
 truth boundaries once; so does periodic evaluation during training.
 
-Entries are keyed by the annotation dict itself (its identity), so editing a
-mask in place after it was cached is not seen.
+Entries are keyed by the annotation dict itself (its identity).  Each entry
+also keeps the segmentation object it was made from: an annotation whose
+``segmentation`` was replaced, whose RLE ``counts`` were replaced, or whose
+polygon / uncompressed counts lists were edited in place is converted again,
+and its boundaries are recomputed if its mask changed.
+
+The cache also remembers each ground truth's own ``ignore`` flag (see
+:meth:`AnnotationCache.own_ignore_flags`), which pycocotools' evaluation
+overwrites in the annotation dicts.
 """
 from __future__ import annotations
 
+import copy
 import logging
 import sys
 import weakref
 from collections import Counter
-from typing import Dict, List, Optional, Sequence, Tuple
+from typing import Dict, Iterable, List, Optional, Sequence, Tuple
 
 import numpy as np
 
+from ._checks import check_polygons
 from ..masks.boundary import boundary_counts, check_dilation_ratio, check_rle_strings, dilation_pixels_array
 
 __all__ = ["AnnotationCache", "cache_for"]
 
 log = logging.getLogger(__name__)
+
+#: annotations from which converting masks shows a progress bar (on a terminal)
+PROGRESS_FROM = 20000
 
 
 class AnnotationCache:
@@ -44,8 +56,13 @@ class AnnotationCache:
 
     def __init__(self, dataset):
         self._dataset = weakref.ref(dataset)
+        # id(ann) -> (ann, counts, h, w, segmentation, its counts, snapshot of its lists)
         self._rle: Dict[int, tuple] = {}
         self._boundary: Dict[float, Dict[int, bytes]] = {}
+        # id(ann) -> [ann, its own 'ignore' value, truth of 'ignore' when last seen],
+        # for the ground truths whose own flag pycocotools' overwrite would lose
+        self._ignore: Dict[int, list] = {}
+        self._ignore_all_seen = False
         self.computed: Counter = Counter()
 
     def _to_rle(self, ann):
@@ -58,6 +75,20 @@ class AnnotationCache:
         kind = "result" if _is_results(ds) else "annotation"
         return f"{kind} id {ann.get('id')!r} (image {ann.get('image_id')!r})"
 
+    def _entries(self, anns: Sequence[dict]) -> list:
+        """Up-to-date entries of ``anns``: made for those not cached yet, made
+        again for those whose segmentation changed since."""
+        get = self._rle.get
+        # a hit needs the same segmentation object and, for a compressed RLE
+        # (e[6] is None), the same counts string; lists are compared with a copy
+        entries = [e if (e := get(id(a))) is not None and (s := a.get("segmentation")) is e[4]
+                   and (s.get("counts") is e[5] if e[6] is None else _unchanged(a, e)) else None
+                   for a in anns]
+        if None in entries:
+            self._add_masks(list({id(a): a for a, e in zip(anns, entries) if e is None}.values()))
+            entries = [get(id(a)) for a in anns]
+        return entries
+
     def masks(self, anns: Sequence[dict]) -> Tuple[list, np.ndarray, np.ndarray]:
         """Compressed RLE counts and image height/width of each annotation.
 
@@ -67,22 +98,16 @@ class AnnotationCache:
             If a segmentation is missing, its size is not its image's, or its
             counts are not a valid RLE of that size.
         """
-        get = self._rle.get
-        entries = [get(id(a)) for a in anns]
-        if any(e is None for e in entries):
-            missing = {id(a): a for a, e in zip(anns, entries) if e is None}
-            self._add_masks(list(missing.values()))
-            entries = [get(id(a)) for a in anns]
-        counts = [e[1] for e in entries]
-        h = np.fromiter((e[2] for e in entries), np.int64, len(entries))
-        w = np.fromiter((e[3] for e in entries), np.int64, len(entries))
-        return counts, h, w
+        return _columns(self._entries(anns))
 
     def _add_masks(self, anns: List[dict]) -> None:
         ds = self._dataset()
         imgs = ds.imgs
         new = []
-        for a in anns:
+        bar = _progress_bar(len(anns))
+        for k, a in enumerate(anns):
+            if bar is not None and k & 4095 == 4095:
+                bar.update(4096)
             img = imgs.get(a.get("image_id"))
             if img is None:
                 raise ValueError(f"{self._describe(a)}: image is not in the dataset")
@@ -93,6 +118,8 @@ class AnnotationCache:
             if type(seg) is dict and type(seg.get("counts")) in (str, bytes):
                 rle = seg  # compressed already: what annToRLE would return
             else:
+                if type(seg) is list:  # pycocotools' C code crashes on some polygons
+                    check_polygons(seg, h, w, self._describe(a))
                 try:
                     rle = self._to_rle(a)
                 except Exception as exc:  # malformed polygons and the like
@@ -101,32 +128,143 @@ class AnnotationCache:
             if size is None or len(size) != 2 or size[0] != h or size[1] != w:
                 raise ValueError(f"{self._describe(a)}: segmentation size {size} is not "
                                  f"the image's [{h}, {w}]")
-            # the annotation itself is kept (pinned) so that its id() stays its key
-            new.append((a, rle["counts"], int(h), int(w)))
-        if not getattr(ds, "_rles_checked", False):
-            check_rle_strings([e[1] for e in new], np.array([e[2] for e in new], np.int64),
-                              np.array([e[3] for e in new], np.int64), lambda i: self._describe(new[i][0]))
-        for e in new:
-            self._rle[id(e[0])] = e
-        self.computed["masks"] += len(new)
+            # the annotation itself is kept (pinned) so that its id() stays its key;
+            # the segmentation object (and a copy of its lists) tell later whether it changed
+            seg_counts = seg.get("counts") if type(seg) is dict else None
+            if type(seg) is dict:
+                snapshot = list(seg_counts) if type(seg_counts) is list else None
+            else:
+                # polygons: lists of numbers, so a copy of each list is a snapshot
+                snapshot = [list(p) if type(p) is list else copy.deepcopy(p) for p in seg] \
+                    if type(seg) is list else copy.deepcopy(seg)
+            new.append((a, rle["counts"], int(h), int(w), seg, seg_counts, snapshot))
+        if bar is not None:
+            bar.close()
+        old = [self._rle.get(id(e[0])) for e in new]
+        # a new segmentation object with the very same RLE (pycocotools'
+        # evaluation replaces polygons by their RLE) keeps its boundaries
+        same = [o is not None and o[1] == e[1] for e, o in zip(new, old)]
+        # results loaded by boundary_api.COCO were checked when loaded; a
+        # segmentation changed since was not
+        trusted = getattr(ds, "_rles_checked", False)
+        check = [e for e, o, s in zip(new, old, same) if not s and (o is not None or not trusted)]
+        if check:
+            check_rle_strings([e[1] for e in check], np.array([e[2] for e in check], np.int64),
+                              np.array([e[3] for e in check], np.int64), lambda i: self._describe(check[i][0]))
+        for e, o, s in zip(new, old, same):
+            key = id(e[0])
+            if o is not None and not s:
+                # another mask: its boundaries go too
+                for table in self._boundary.values():
+                    table.pop(key, None)
+            self._rle[key] = e
+        self.computed["masks"] += len(new) - sum(same)
 
     def boundaries(self, anns: Sequence[dict], dilation_ratio: float,
                    num_threads: Optional[int] = None) -> list:
         """Compressed boundary RLE counts of each annotation, computing only
         those not cached yet (in parallel)."""
+        return self._boundaries(anns, self._entries(anns), dilation_ratio, num_threads)
+
+    def masks_and_boundaries(self, anns: Sequence[dict], dilation_ratio: float,
+                             num_threads: Optional[int] = None) -> Tuple[list, np.ndarray, np.ndarray, list]:
+        """:meth:`masks` and :meth:`boundaries` of ``anns`` in one pass."""
+        entries = self._entries(anns)
+        counts, h, w = _columns(entries)
+        return counts, h, w, self._boundaries(anns, entries, dilation_ratio, num_threads)
+
+    def _boundaries(self, anns, entries, dilation_ratio, num_threads) -> list:
         ratio = check_dilation_ratio(dilation_ratio)
         table = self._boundary.setdefault(ratio, {})
-        missing = list({id(a): a for a in anns if id(a) not in table}.values())
+        missing = list({id(e[0]): e for e in entries if id(e[0]) not in table}.values())
         if missing:
-            counts, h, w = self.masks(missing)
+            counts, h, w = _columns(missing)
             d = dilation_pixels_array(h, w, ratio)
             out = boundary_counts(counts, h, w, d, num_threads, progress="boundaries")
-            for a, b in zip(missing, out):
-                table[id(a)] = b
+            for e, b in zip(missing, out):
+                table[id(e[0])] = b
             self.computed["boundaries"] += len(missing)
             log.debug("computed %d boundaries (ratio %g)", len(missing), ratio)
         # every annotation with a boundary also has a pinned RLE entry, so its id is stable
         return [table[id(a)] for a in anns]
+
+    # ------------------------------------------------------------ ignore flags
+    def own_ignore_flags(self, anns: Iterable[dict]) -> list:
+        """Each ground truth's own ``ignore`` value (0 when it has none).
+
+        pycocotools' evaluation (and so Detectron2's, and this package's
+        'segm'/'bbox') overwrites ``ignore`` in the annotation dicts with
+        ``iscrowd``; the Boundary IoU reference keeps the annotation's own
+        flag (``ignore or iscrowd``).  Only a set flag on a non-crowd ground
+        truth is lost that way, so only those are remembered, the first time
+        an annotation is seen here.  A later value that differs from the one
+        seen last and from what pycocotools writes (``iscrowd``) counts as
+        the user's change; setting ``ignore`` back to the ``iscrowd`` value
+        cannot be told from pycocotools' overwrite.
+        """
+        table = self._ignore
+        out = []
+        for a in anns:
+            cur = a.get("ignore", 0)
+            now = bool(cur)
+            e = table.get(id(a))
+            if e is None:
+                if now and not ("iscrowd" in a and a["iscrowd"]):
+                    table[id(a)] = [a, cur, now]  # pinned, so that its id stays its key
+                out.append(cur)
+                continue
+            if now != e[2] and now != bool("iscrowd" in a and a["iscrowd"]):
+                e[1] = cur  # changed by the user since it was last seen
+            e[2] = now
+            out.append(e[1])
+        return out
+
+    def note_ignore_flags(self, anns: Iterable[dict]) -> None:
+        """Record the ``ignore`` values just written into ``anns``."""
+        table = self._ignore
+        for a in anns:
+            e = table.get(id(a))
+            if e is not None:
+                e[2] = bool(a.get("ignore", 0))
+
+    def remember_ignore_flags(self) -> None:
+        """Remember the own ``ignore`` value of every annotation of the
+        dataset (once per dataset object), before an evaluation overwrites them."""
+        if self._ignore_all_seen:
+            return
+        ds = self._dataset()
+        self.own_ignore_flags(getattr(ds, "anns", {}).values())
+        self._ignore_all_seen = True
+
+
+def _columns(entries: list) -> Tuple[list, np.ndarray, np.ndarray]:
+    """RLE counts, heights and widths of cache entries."""
+    counts = [e[1] for e in entries]
+    h = np.fromiter((e[2] for e in entries), np.int64, len(entries))
+    w = np.fromiter((e[3] for e in entries), np.int64, len(entries))
+    return counts, h, w
+
+
+def _unchanged(ann: dict, entry: tuple) -> bool:
+    """Whether ``ann``'s segmentation is still the one ``entry`` was made from."""
+    seg = ann.get("segmentation")
+    if seg is not entry[4]:
+        return False
+    try:
+        if type(seg) is dict:
+            return seg.get("counts") is entry[5] and (entry[6] is None or bool(seg["counts"] == entry[6]))
+        return bool(seg == entry[6])
+    except (TypeError, ValueError):  # lists of arrays: cannot tell, so convert again
+        return False
+
+
+def _progress_bar(n: int):
+    """A tqdm bar over the masks being converted, for large inputs on a terminal."""
+    if n < PROGRESS_FROM:
+        return None
+    from tqdm.auto import tqdm
+
+    return tqdm(total=n, desc="masks", unit="it", leave=False, disable=None)
 
 
 def _is_results(ds) -> bool:

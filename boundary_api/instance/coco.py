@@ -11,6 +11,7 @@ import pycocotools.coco
 from ..masks import _mask
 from .._io import read_json
 from ._checks import check_instances_dataset, check_results
+from .cache import cache_for
 
 __all__ = ["COCO"]
 
@@ -58,8 +59,10 @@ class COCO(pycocotools.coco.COCO):
         check_instances_dataset(dataset, source)
         self.dataset = dataset
         self.createIndex()
+        # the ground truths' own 'ignore' flags, before any evaluation overwrites them
+        cache_for(self).remember_ignore_flags()
 
-    def loadRes(self, resFile):
+    def loadRes(self, resFile, _source=None):
         """Load results (file path, list of dicts or Nx7 array) as a result COCO.
 
         Same behaviour as pycocotools (ids, areas, boxes and ``iscrowd`` are
@@ -81,7 +84,7 @@ class COCO(pycocotools.coco.COCO):
             anns = read_json(resFile, "results")
         else:
             anns = resFile
-            source = "results"
+            source = "results" if _source is None else str(_source)
         check_results(anns, self.imgs, self.cats, source)
         if "caption" in anns[0] or ("keypoints" in anns[0] and "segmentation" not in anns[0]
                                     and not anns[0].get("bbox")):

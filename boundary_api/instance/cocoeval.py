@@ -4,19 +4,26 @@ from __future__ import annotations
 import contextlib
 import copy
 import datetime
+import logging
 import time
+from collections import defaultdict
 from typing import Optional
 
 import numpy as np
 import pycocotools.cocoeval
 
 from ._engine import Evaluation, FromState
+from .cache import cache_for
+from .coco import COCO
+from .._io import warn_large_dilation_ratio
 from .._parallel import resolve_threads
 from ..masks.boundary import check_dilation_ratio
 
 __all__ = ["COCOeval"]
 
 IOU_TYPES = ("segm", "bbox", "keypoints", "boundary")
+
+log = logging.getLogger(__name__)
 
 
 class COCOeval(pycocotools.cocoeval.COCOeval):
@@ -65,9 +72,45 @@ class COCOeval(pycocotools.cocoeval.COCOeval):
         self.num_threads = resolve_threads(num_threads)
         super().__init__(cocoGt, cocoDt, iouType="segm" if iouType == "boundary" else iouType)
         self.params.iouType = iouType
-        if iouType in ("segm", "boundary") and cocoDt is not None and getattr(cocoDt, "_segm_from_bbox", False):
-            raise ValueError(f"iouType={iouType!r} needs results with a 'segmentation' (compressed RLE); "
-                             "these results only have boxes")
+        if iouType == "boundary":
+            warn_large_dilation_ratio(self.dilation_ratio, log)
+        if cocoDt is not None and iouType in ("segm", "boundary"):
+            if isinstance(cocoDt, COCO):
+                from_boxes = len(cocoDt.anns) if cocoDt._segm_from_bbox else 0
+            else:
+                # plain pycocotools results: loadRes gave box-only results the
+                # rectangle polygons of their boxes; Mask AP of those is
+                # pycocotools' answer, a "Boundary AP" of them is not
+                from_boxes = _segmentations_from_boxes(cocoDt) if iouType == "boundary" else 0
+            if from_boxes:
+                raise ValueError(f"iouType={iouType!r} needs results with a 'segmentation' (compressed RLE); "
+                                 "these results only have boxes")
+        if cocoGt is not None:
+            # the ground truths' own 'ignore' flags, before pycocotools overwrites them
+            cache_for(cocoGt).remember_ignore_flags()
+
+    def _prepare(self):
+        """pycocotools' ``_prepare``; for 'boundary', a ground truth's own
+        ``ignore`` flag counts as in the Boundary IoU reference (``ignore or
+        iscrowd``), where pycocotools replaces it with ``iscrowd``."""
+        p = self.params
+        if p.iouType != "boundary":
+            return super()._prepare()
+        ids = {"imgIds": p.imgIds, "catIds": p.catIds} if p.useCats else {"imgIds": p.imgIds}
+        gts = self.cocoGt.loadAnns(self.cocoGt.getAnnIds(**ids))
+        dts = self.cocoDt.loadAnns(self.cocoDt.getAnnIds(**ids))
+        cache = cache_for(self.cocoGt)
+        for gt, own in zip(gts, cache.own_ignore_flags(gts)):
+            gt["ignore"] = own or ("iscrowd" in gt and gt["iscrowd"])
+        cache.note_ignore_flags(gts)
+        self._gts = defaultdict(list)
+        self._dts = defaultdict(list)
+        for gt in gts:
+            self._gts[gt["image_id"], gt["category_id"]].append(gt)
+        for dt in dts:
+            self._dts[dt["image_id"], dt["category_id"]].append(dt)
+        self.evalImgs = defaultdict(list)
+        self.eval = {}
 
     # ------------------------------------------------------------------------
     def evaluate(self):
@@ -156,10 +199,12 @@ class COCOeval(pycocotools.cocoeval.COCOeval):
         A, M = len(p.areaRng), len(p.maxDets)
         I0, K0, A0 = len(state.img_ids), len(state.cat_ids), len(state.area_rng)
         same_thrs = len(p.iouThrs) == state.dt_flags.shape[1]
-        if (not same_thrs or any(k >= K0 for k in k_list) or any(a >= A0 for a in a_list)
+        if (not same_thrs or state.nan_scores or np.isnan(np.asarray(p.recThrs, np.float64)).any()
+                or any(k >= K0 for k in k_list) or any(a >= A0 for a in a_list)
                 or any(i >= I0 for i in i_list) or any(m > _pe.maxDets[-1] for m in m_list)):
-            # parameters that do not line up with the evaluation: let
-            # pycocotools index them as it does
+            # parameters that do not line up with the evaluation, NaN scores
+            # or recall thresholds: pycocotools' loops (on the same matching)
+            # index and sort them as they do
             return super().accumulate(p)
         precision, recall, scores = state.accumulate(k_list, a_list, m_list, i_list, p.recThrs,
                                                      K, A, M, True, self.num_threads)
@@ -181,6 +226,24 @@ class COCOeval(pycocotools.cocoeval.COCOeval):
         # detection summary
         with _iou_type_as(self.params, "segm"):
             super().summarize()
+
+
+def _segmentations_from_boxes(coco_dt) -> int:
+    """How many results carry the polygon pycocotools' ``loadRes`` makes
+    from a box when a result has no segmentation."""
+    n = 0
+    for ann in coco_dt.anns.values():
+        seg = ann.get("segmentation")
+        if type(seg) is list and len(seg) == 1 and type(seg[0]) is list and len(seg[0]) == 8:
+            box = ann.get("bbox")
+            try:
+                x1, y1, w, h = box
+                x2, y2 = x1 + w, y1 + h
+            except (TypeError, ValueError):
+                continue
+            if seg[0] == [x1, y1, x1, y2, x2, y2, x2, y1]:
+                n += 1
+    return n
 
 
 @contextlib.contextmanager

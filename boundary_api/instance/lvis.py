@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import datetime
+import logging
 import os
 import types
 from typing import Optional
@@ -11,7 +12,7 @@ import lvis.eval as _lvis_eval
 import numpy as np
 
 from ._engine import Evaluation, FromState
-from .._io import read_json
+from .._io import read_json, warn_large_dilation_ratio
 from ._checks import check_instances_dataset, check_results
 from .._parallel import resolve_threads
 from ..masks.boundary import check_dilation_ratio
@@ -170,6 +171,8 @@ class LVISEval(_lvis_eval.LVISEval):
         super().__init__(lvis_gt, lvis_dt, iou_type="segm" if iou_type == "boundary" else iou_type)
         self.params.iou_type = iou_type
         self.params.max_dets = max_dets
+        if iou_type == "boundary":
+            warn_large_dilation_ratio(self.dilation_ratio, logging.getLogger(__name__))
 
     def evaluate(self):
         """Run per-image evaluation (lvis' ``evaluate``)."""
@@ -208,7 +211,10 @@ class LVISEval(_lvis_eval.LVISEval):
     def accumulate(self):
         """Accumulate per-image results into ``eval`` (lvis' ``accumulate``)."""
         state = self._state
-        if state is None or not state.matched:
+        if (state is None or not state.matched or state.nan_scores
+                or np.isnan(np.asarray(self.params.rec_thrs, np.float64)).any()):
+            # lvis' loops (on the same matching) sort NaN scores and index
+            # NaN recall thresholds as they do
             return _accumulate_lvis_on_any_numpy(self)
         self.logger.info("Accumulating evaluation results.")
         p = self.params

@@ -31,6 +31,7 @@ Detectron2's trainer) that load the file again for every evaluation.
 from __future__ import annotations
 
 import contextlib
+import copy
 import io
 import logging
 import math
@@ -54,6 +55,7 @@ __all__ = [
     "prepare_results",
     "coco_boundary_metrics",
     "lvis_boundary_metrics",
+    "lvis_task_metrics",
     "format_table",
     "shared_ground_truth",
     "release_shared_ground_truth",
@@ -373,6 +375,69 @@ def lvis_boundary_metrics(lvis_gt, predictions: Iterable, *, category_id_map: Ca
     summary = ev.get_results()
     metrics = {m: _percent(summary[m]) for m in LVIS_METRICS}
     _log_metrics(logger, metrics)
+    return metrics
+
+
+def lvis_task_metrics(lvis_gt, results: List[dict], iou_type: str, *,
+                      max_dets_per_image: Optional[int] = None,
+                      logger: Optional[logging.Logger] = None,
+                      table: Optional[Callable[[Dict[str, float]], str]] = None) -> Dict[str, float]:
+    """Detectron2's LVIS ``"bbox"`` / ``"segm"`` task, computed with
+    :class:`boundary_api.LVISEval` (on any numpy).
+
+    What Detectron2's ``_evaluate_predictions_on_lvis`` returns and logs
+    with lvis' own ``LVISEval``, which needs numpy < 1.24: the same numbers
+    (``float(value * 100)``, so a metric LVIS cannot compute is ``-100``;
+    all NaN without results), the same log lines, lvis' printed summary.
+
+    Parameters
+    ----------
+    lvis_gt : lvis.LVIS or boundary_api.LVIS
+    results : list of dict
+        Result dicts with dataset category ids (Detectron2's
+        ``lvis_results``).  As with Detectron2, a ``"bbox"`` evaluation adds
+        ``area`` and ``id`` to these very dicts; ``"segm"`` works on copies
+        without their boxes (so that small/medium/large use mask areas).
+    iou_type : {'bbox', 'segm'}
+    max_dets_per_image : int, optional
+        Results kept per image (default 300, LVIS' own).
+    logger : logging.Logger, optional
+        Where the lines go (Detectron2's evaluator logger; default: this module's).
+    table : callable, optional
+        ``table(metrics) -> str`` for the logged table (Detectron2's
+        ``create_small_table``; default :func:`format_table`).
+
+    Returns
+    -------
+    dict
+        ``AP, AP50, AP75, APs, APm, APl, APr, APc, APf``, in percent.
+    """
+    if iou_type not in ("bbox", "segm"):
+        raise ValueError(f"iou_type must be 'bbox' or 'segm' (Detectron2's LVIS tasks), got {iou_type!r}")
+    logger = logger or log
+    if len(results) == 0:
+        logger.warning("No predictions from the model!")
+        return {m: float("nan") for m in LVIS_METRICS}
+    if iou_type == "segm":
+        # mask areas for small/medium/large, as Detectron2 does
+        results = copy.deepcopy(results)
+        for r in results:
+            r.pop("bbox", None)
+    max_dets = 300 if max_dets_per_image is None else max_dets_per_image
+
+    from ..instance.lvis import LVISEval, LVISResults  # loads lvis (and matplotlib) only here
+
+    logger.info(f"Evaluating with max detections per image = {max_dets}")
+    lvis_dt = LVISResults(lvis_gt, results, max_dets=max_dets)
+    ev = LVISEval(lvis_gt, lvis_dt, iou_type)
+    ev.run()
+    ev.print_results()
+    summary = ev.get_results()
+    metrics = {m: float(summary[m] * 100) for m in LVIS_METRICS}
+    if table is None:
+        def table(d):
+            return format_table(list(d), [list(d.values())])
+    logger.info("Evaluation results for {}: \n".format(iou_type) + table(metrics))
     return metrics
 
 

@@ -23,6 +23,7 @@ try:
     from detectron2.evaluation import COCOEvaluator, LVISEvaluator
     from detectron2.utils import comm
     from detectron2.utils.file_io import PathManager
+    from detectron2.utils.logger import create_small_table
 except ImportError as exc:  # not installed, or installed but not importable
     raise ImportError(
         "boundary_api.detectron2 needs Detectron2, which is not on PyPI: install it from source, "
@@ -32,8 +33,13 @@ except ImportError as exc:  # not installed, or installed but not importable
         f"instances_to_coco_json output directly. (Importing Detectron2 failed with: {exc})"
     ) from exc
 
+import itertools
+import json
+import os
+
+from ..instance.cache import cache_for
 from ..masks.boundary import check_dilation_ratio
-from .d2_results import TASK, coco_boundary_metrics, lvis_boundary_metrics, shared_ground_truth
+from .d2_results import TASK, coco_boundary_metrics, lvis_boundary_metrics, lvis_task_metrics, shared_ground_truth
 
 __all__ = ["BoundaryCOCOEvaluator", "BoundaryLVISEvaluator"]
 
@@ -122,6 +128,9 @@ class BoundaryCOCOEvaluator(_BoundaryTask, COCOEvaluator):
         tasks = self._take_boundary_task(tasks, dilation_ratio)
         super().__init__(dataset_name, tasks, distributed, output_dir, **kwargs)
         self._coco_api = self._shared_ground_truth(self._coco_api)
+        # Detectron2's own evaluation overwrites the ground truths' 'ignore'
+        # flags with iscrowd; Boundary AP reads their own (the reference's rule)
+        cache_for(self._coco_api).remember_ignore_flags()
 
     def _eval_predictions(self, predictions, img_ids=None):
         results = self._boundary_snapshot(predictions)
@@ -141,13 +150,19 @@ class BoundaryCOCOEvaluator(_BoundaryTask, COCOEvaluator):
 
 
 class BoundaryLVISEvaluator(_BoundaryTask, LVISEvaluator):
-    """Detectron2's ``LVISEvaluator`` plus Boundary AP.
+    """Detectron2's ``LVISEvaluator`` plus Boundary AP, on any numpy.
 
     Whenever the predictions carry masks (and ``tasks`` is None or contains
     ``"segm"`` or ``"boundary"``), ``evaluate()`` also returns
     ``results["boundary"]``: ``AP, AP50, AP75, APs, APm, APl, APr, APc, APf``
     in percent.  Ground truth is shared and cached as for
     :class:`BoundaryCOCOEvaluator`.
+
+    The ``"bbox"`` and ``"segm"`` tasks run through
+    :class:`boundary_api.LVISEval` instead of ``lvis.LVISEval``: the same
+    numbers, keys (``-100`` where LVIS reports -1), log lines and tables as
+    Detectron2's, but also on numpy >= 1.24, where lvis 0.5.3's own
+    ``accumulate`` fails on ``np.float``.
 
     Parameters
     ----------
@@ -165,11 +180,38 @@ class BoundaryLVISEvaluator(_BoundaryTask, LVISEvaluator):
         self._lvis_api = self._shared_ground_truth(self._lvis_api)
 
     def _eval_predictions(self, predictions):
+        """Detectron2's ``LVISEvaluator._eval_predictions``, its tasks
+        evaluated with boundary_api, then the boundary task."""
         results = self._boundary_snapshot(predictions)
-        super()._eval_predictions(predictions)
-        if results is None or not self._do_evaluation:
-            return
+        self._logger.info("Preparing results in the LVIS format ...")
+        lvis_results = list(itertools.chain(*[x["instances"] for x in predictions]))
+        tasks = self._tasks or self._tasks_from_predictions(lvis_results)
         mapping = self._metadata.get("thing_dataset_id_to_contiguous_id", None)
+        # dataset category ids, in place as Detectron2 does
+        if mapping is not None:
+            reverse = {v: k for k, v in mapping.items()}
+            for r in lvis_results:
+                r["category_id"] = reverse[r["category_id"]]
+        else:  # LVIS: contiguous ids are the dataset ids minus one
+            for r in lvis_results:
+                r["category_id"] += 1
+        if self._output_dir:
+            file_path = os.path.join(self._output_dir, "lvis_instances_results.json")
+            self._logger.info("Saving results to {}".format(file_path))
+            with PathManager.open(file_path, "w") as f:
+                f.write(json.dumps(lvis_results))
+                f.flush()
+        if not self._do_evaluation:
+            self._logger.info("Annotations are not available for evaluation.")
+            return
+        self._logger.info("Evaluating predictions ...")
+        for task in sorted(tasks):
+            self._results[task] = lvis_task_metrics(
+                self._lvis_api, lvis_results, task,
+                max_dets_per_image=getattr(self, "_max_dets_per_image", None),
+                logger=self._logger, table=create_small_table)
+        if results is None:
+            return
         self._results[TASK] = lvis_boundary_metrics(
             self._lvis_api, results,
             # Detectron2's LVIS ids are the dataset ids minus one

@@ -94,10 +94,19 @@ def _pred_segments(ann: dict, i: int, source: str, categories) -> Dict[int, int]
     return segs
 
 
+def default_folder(json_file) -> str:
+    """The PNG folder beside a panoptic JSON: its path without ``.json``
+    (or ``.json.gz``)."""
+    path = os.fspath(json_file)
+    for ext in (".json.gz", ".json"):
+        if path.lower().endswith(ext):
+            return path[:-len(ext)]
+    return path
+
+
 def _folder(folder, json_file, what: str) -> str:
     if folder is None:
-        base, ext = os.path.splitext(os.fspath(json_file))
-        folder = base if ext.lower() == ".json" else base + ext
+        folder = default_folder(json_file)
     try:
         folder = os.fspath(folder)
     except TypeError:

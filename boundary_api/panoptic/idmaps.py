@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 import os
-from typing import Dict, Tuple
+from typing import Dict, Optional, Tuple
 
 import cv2
 import numpy as np
@@ -11,9 +11,17 @@ from PIL import Image
 from ..masks import _mask
 from ..masks.boundary import check_dilation_ratio, dilation_pixels
 
-__all__ = ["rgb2id", "id2rgb", "read_panoptic_png", "segment_boundaries"]
+__all__ = ["rgb2id", "id2rgb", "read_panoptic_png", "segment_boundaries", "DEFAULT_MAX_PIXELS"]
 
 _MAX_ID = 2 ** 32 - 1
+
+#: largest panoptic PNG (width x height) read unless the caller raises the
+#: limit: a decompression-bomb guard (a few hundred bytes of PNG can declare
+#: gigapixels); 2**27 is e.g. 16384 x 8192, far above COCO, Cityscapes or
+#: Mapillary images
+DEFAULT_MAX_PIXELS = 2 ** 27
+
+_PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
 
 
 # ---------------------------------------------------------------------------
@@ -68,7 +76,31 @@ def id2rgb(ids) -> np.ndarray:
     return np.stack([a & 255, (a >> 8) & 255, a >> 16], axis=-1).astype(np.uint8)
 
 
-def read_panoptic_png(path) -> np.ndarray:
+def _image_size(path: str) -> Tuple[int, int]:
+    """(width, height) from the file's header, without decoding the pixels."""
+    with open(path, "rb") as f:
+        head = f.read(24)
+    if head[:8] == _PNG_SIGNATURE and head[12:16] == b"IHDR":
+        return int.from_bytes(head[16:20], "big"), int.from_bytes(head[20:24], "big")
+    try:
+        with Image.open(path) as im:  # reads the header only
+            return im.size
+    except Image.DecompressionBombError as exc:
+        raise ValueError(f"panoptic PNG {path} is too large to read: {exc}") from None
+    except (OSError, ValueError, SyntaxError) as exc:
+        raise ValueError(f"cannot read panoptic PNG {path}: {exc}") from None
+
+
+def check_max_pixels(max_pixels) -> Optional[int]:
+    """Validate a ``max_pixels`` argument: a positive integer, or None for no limit."""
+    if max_pixels is None:
+        return None
+    if isinstance(max_pixels, bool) or not isinstance(max_pixels, (int, np.integer)) or max_pixels < 1:
+        raise ValueError(f"max_pixels must be a positive integer or None, got {max_pixels!r}")
+    return int(max_pixels)
+
+
+def read_panoptic_png(path, max_pixels: Optional[int] = DEFAULT_MAX_PIXELS) -> np.ndarray:
     """Read a panoptic segmentation PNG as an (H, W) uint32 map of segment ids.
 
     Colour images (RGB or RGBA, 8 bits per channel) are decoded with
@@ -77,6 +109,10 @@ def read_panoptic_png(path) -> np.ndarray:
     Parameters
     ----------
     path : str or os.PathLike
+    max_pixels : int or None, optional
+        Largest ``width * height`` read (default :data:`DEFAULT_MAX_PIXELS`),
+        checked from the file's header before anything is decoded: a guard
+        against decompression bombs.  ``None``: no limit.
 
     Returns
     -------
@@ -85,13 +121,23 @@ def read_panoptic_png(path) -> np.ndarray:
     Raises
     ------
     ValueError
-        If the file does not exist or cannot be read as such an image.
+        If the file does not exist, cannot be read as such an image, or has
+        more than ``max_pixels`` pixels.
     """
     path = os.fspath(path)
+    limit = check_max_pixels(max_pixels)
     if not os.path.isfile(path):
         raise ValueError(f"PNG file not found: {path}")
+    width, height = _image_size(path)
+    if limit is not None and width * height > limit:
+        raise ValueError(f"panoptic PNG {path} is {width}x{height} = {width * height} pixels, more than the "
+                         f"limit of {limit} (a guard against decompression bombs); raise it with "
+                         "max_pixels=... (command line: --max-pixels) if the image is genuine")
     # OpenCV decodes without holding the GIL, so images decode in parallel.
-    arr = cv2.imread(path, cv2.IMREAD_UNCHANGED)
+    try:
+        arr = cv2.imread(path, cv2.IMREAD_UNCHANGED)
+    except cv2.error:  # e.g. beyond OpenCV's own size limit
+        arr = None
     if arr is None:
         return _read_with_pillow(path)
     if arr.ndim == 2 and arr.dtype in (np.uint8, np.uint16):
@@ -109,6 +155,10 @@ def _read_with_pillow(path: str) -> np.ndarray:
                 im = im.convert("RGB")
             mode = im.mode
             arr = np.asarray(im)
+    except Image.DecompressionBombError as exc:
+        raise ValueError(f"panoptic PNG {path} is too large to read: {exc}") from None
+    except MemoryError:
+        raise ValueError(f"panoptic PNG {path} is too large to read into memory") from None
     except (OSError, ValueError, SyntaxError) as exc:
         raise ValueError(f"cannot read panoptic PNG {path}: {exc}") from None
     if mode in ("RGB", "RGBA", "RGBX"):

@@ -70,7 +70,8 @@ from .._io import read_json
 from .._parallel import resolve_threads, run_ranges
 from ..masks.boundary import check_dilation_ratio, dilation_pixels
 from ._checks import _check_categories, _folder, _gt_segments, _pred_segments
-from .idmaps import _MAX_ID, read_panoptic_png
+from .._io import warn_large_dilation_ratio
+from .idmaps import _MAX_ID, DEFAULT_MAX_PIXELS, check_max_pixels, read_panoptic_png
 
 __all__ = ["pq_compute"]
 
@@ -94,17 +95,18 @@ class _Job:
         self.pred_segs = pred_segs
 
 
-def _read(path: str, what: str, image_id) -> np.ndarray:
+def _read(path: str, what: str, image_id, max_pixels: Optional[int]) -> np.ndarray:
     if not os.path.isfile(path):
         raise ValueError(f"image {image_id!r}: {what} PNG not found: {path}")
-    return read_panoptic_png(path)
+    return read_panoptic_png(path, max_pixels)
 
 
-def _evaluate_image(job: _Job, boundary: bool, ratio: float, marker: Optional[int]) -> Dict[int, list]:
+def _evaluate_image(job: _Job, boundary: bool, ratio: float, marker: Optional[int],
+                    max_pixels: Optional[int] = DEFAULT_MAX_PIXELS) -> Dict[int, list]:
     """Per-category [iou_sum, tp, fp, fn] of one image."""
     image_id = job.image_id
-    gt = _read(job.gt_path, "ground truth", image_id)
-    pred = _read(job.pred_path, "prediction", image_id)
+    gt = _read(job.gt_path, "ground truth", image_id, max_pixels)
+    pred = _read(job.pred_path, "prediction", image_id, max_pixels)
     if gt.shape != pred.shape:
         raise ValueError(f"image {image_id!r}: the prediction PNG is {pred.shape[0]}x{pred.shape[1]} "
                          f"but the ground truth PNG is {gt.shape[0]}x{gt.shape[1]}")
@@ -257,14 +259,14 @@ def _pq_average(stat: Dict[int, list], categories: Dict[int, dict], isthing: Opt
             continue
         iou, tp, fp, fn = stat.get(label, (0.0, 0, 0, 0))
         if tp + fp + fn == 0:
-            per_class[label] = {"pq": 0.0, "sq": 0.0, "rq": 0.0}
+            per_class[label] = {"pq": 0.0, "sq": 0.0, "rq": 0.0, "tp": 0, "fp": 0, "fn": 0}
             continue
         n += 1
         denom = tp + 0.5 * fp + 0.5 * fn
         pq_class = iou / denom
         sq_class = iou / tp if tp != 0 else 0.0
         rq_class = tp / denom
-        per_class[label] = {"pq": pq_class, "sq": sq_class, "rq": rq_class}
+        per_class[label] = {"pq": pq_class, "sq": sq_class, "rq": rq_class, "tp": tp, "fp": fp, "fn": fn}
         pq += pq_class
         sq += sq_class
         rq += rq_class
@@ -288,7 +290,8 @@ def _print_table(results: dict) -> None:
 
 def pq_compute(gt_json_file, pred_json_file, gt_folder=None, pred_folder=None,
                iou_type: str = "segm", dilation_ratio: float = 0.02,
-               num_threads: Optional[int] = None) -> Dict[str, Any]:
+               num_threads: Optional[int] = None,
+               max_pixels: Optional[int] = DEFAULT_MAX_PIXELS) -> Dict[str, Any]:
     """Panoptic Quality, or Boundary PQ, of COCO-format panoptic predictions.
 
     Drop-in for the COCO panoptic API's ``pq_compute`` (same rules, return
@@ -314,12 +317,19 @@ def pq_compute(gt_json_file, pred_json_file, gt_folder=None, pred_folder=None,
     num_threads : int, optional
         Images evaluated in parallel (default: all cores).  The result does
         not depend on it.
+    max_pixels : int or None, optional
+        Largest PNG (width x height) read, checked from each file's header
+        before decoding: a decompression-bomb guard (default
+        ``2**27``; ``None``: no limit).
 
     Returns
     -------
     dict
         ``{"All": {"pq", "sq", "rq", "n"}, "per_class": {category_id: {"pq",
-        "sq", "rq"}}, "Things": {...}, "Stuff": {...}}``, values as fractions.
+        "sq", "rq", "tp", "fp", "fn"}}, "Things": {...}, "Stuff": {...}}``,
+        values as fractions.  A category without true positives, false
+        positives or false negatives has PQ, SQ and RQ 0 (as in the COCO
+        panoptic API) and ``tp + fp + fn == 0``: its PQ is undefined.
 
     Raises
     ------
@@ -340,7 +350,10 @@ def pq_compute(gt_json_file, pred_json_file, gt_folder=None, pred_folder=None,
         raise ValueError(f"iou_type must be 'segm' or 'boundary', got {iou_type!r}")
     ratio = check_dilation_ratio(dilation_ratio)
     threads = resolve_threads(num_threads)
+    max_pixels = check_max_pixels(max_pixels)
     boundary = iou_type == "boundary"
+    if boundary:
+        warn_large_dilation_ratio(ratio, log)
 
     gt_src = os.fspath(gt_json_file) if isinstance(gt_json_file, (str, os.PathLike)) else gt_json_file
     pred_src = os.fspath(pred_json_file) if isinstance(pred_json_file, (str, os.PathLike)) else pred_json_file
@@ -389,7 +402,7 @@ def pq_compute(gt_json_file, pred_json_file, gt_folder=None, pred_folder=None,
             if failed.is_set():
                 break
             try:
-                out.append(_evaluate_image(job, boundary, ratio, marker))
+                out.append(_evaluate_image(job, boundary, ratio, marker, max_pixels))
             except BaseException:
                 failed.set()
                 raise

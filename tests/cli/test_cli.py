@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 
 from boundary_api.cli import instance_parser, main
+from boundary_api.instance.results import COCO_STAT_NAMES
 from conftest import COCO_DT, COCO_GT, LVIS_DT, LVIS_GT, golden_cases
 
 EXAMPLES = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))), "examples")
@@ -36,8 +37,10 @@ def test_demo_json_out(tmp_path, capsys):
     out = tmp_path / "demo.json"
     assert main(["--json-out", str(out)]) == 0
     doc = json.loads(out.read_text())
-    assert set(doc["metrics"]) == {"segm", "boundary"}
-    assert doc["metrics"]["boundary"]["AP"] < doc["metrics"]["segm"]["AP"]
+    assert doc["settings"]["kind"] == "demo" and doc["settings"]["iou_type"] == "boundary"
+    assert list(doc["segm"]) == list(COCO_STAT_NAMES)
+    assert doc["AP"] < doc["segm"]["AP"]
+    assert set(doc["per_category"]) == {"1", "2", "3"}
 
 
 @pytest.mark.parametrize("flags", [["--gt", COCO_GT, "--dt", COCO_DT],
@@ -49,15 +52,13 @@ def test_coco_boundary_json_out(tmp_path, capsys, flags):
     assert " Average Precision  (AP) @[ IoU=0.50:0.95 | area=   all | maxDets=100 ] = 0.226" in printed
     doc = json.loads(out.read_text())
     case = golden("coco", "boundary", 0.02)
-    assert list(doc["metrics"]) == ["AP", "AP50", "AP75", "APs", "APm", "APl",
-                                    "AR1", "AR10", "AR100", "ARs", "ARm", "ARl"]
-    np.testing.assert_allclose(list(doc["metrics"].values()), case["stats"], rtol=0, atol=1e-12)
+    np.testing.assert_allclose([doc[k] for k in COCO_STAT_NAMES], case["stats"], rtol=0, atol=1e-12)
     gt = json.load(open(COCO_GT))
-    assert set(doc["per_category_ap"]) == {c["name"] for c in gt["categories"]}
-    assert doc["iou_type"] == "boundary" and doc["dilation_ratio"] == 0.02
-    aps = [v for v in doc["per_category_ap"].values() if v is not None]
+    assert set(doc["per_category"]) == {str(c["id"]) for c in gt["categories"]}
+    assert doc["settings"]["iou_type"] == "boundary" and doc["settings"]["dilation_ratio"] == 0.02
+    aps = [v["AP"] for v in doc["per_category"].values() if v["AP"] is not None]
     assert aps and all(0 <= v <= 1 for v in aps)
-    assert any(v is None for v in doc["per_category_ap"].values())  # categories without ground truth
+    assert any(v["AP"] is None for v in doc["per_category"].values())  # categories without ground truth
 
 
 @pytest.mark.parametrize("iou, ratio", [("segm", None), ("boundary", 0.05), ("boundary", 0.005)])
@@ -68,8 +69,8 @@ def test_iou_type_and_ratio_flags(tmp_path, capsys, iou, ratio):
         args += ["--dilation-ratio", str(ratio)]
     assert main(args) == 0
     case = golden("coco", iou, ratio)
-    np.testing.assert_allclose(list(json.loads(out.read_text())["metrics"].values()), case["stats"],
-                               rtol=0, atol=1e-12)
+    doc = json.loads(out.read_text())
+    np.testing.assert_allclose([doc[k] for k in COCO_STAT_NAMES], case["stats"], rtol=0, atol=1e-12)
 
 
 def test_bbox_threads_and_slow_flags(tmp_path, capsys):
@@ -77,7 +78,7 @@ def test_bbox_threads_and_slow_flags(tmp_path, capsys):
     for extra in ([], ["--threads", "1"], ["--slow"]):
         out = tmp_path / f"m{len(outs)}.json"
         assert main(["--gt", COCO_GT, "--dt", COCO_DT, "--iou-type", "bbox", "--json-out", str(out), "-q"] + extra) == 0
-        outs.append(json.loads(out.read_text())["metrics"])
+        outs.append({k: v for k, v in json.loads(out.read_text()).items() if k != "settings"})
     assert outs[0] == outs[1] == outs[2]
 
 
@@ -88,16 +89,16 @@ def test_lvis_is_detected_and_reported(tmp_path, capsys):
     assert "catIds=  r" in printed and "maxDets=300" in printed
     doc = json.loads(out.read_text())
     case = golden("lvis", "boundary", 0.02)
-    assert doc["dataset"] == "lvis"
-    assert list(doc["metrics"]) == list(case["results"])
-    np.testing.assert_allclose(list(doc["metrics"].values()), list(case["results"].values()), rtol=0, atol=1e-12)
-    assert len(doc["per_category_ap"]) == len(json.load(open(LVIS_GT))["categories"])
+    assert doc["settings"]["kind"] == "lvis" and doc["settings"]["max_dets"] == 300
+    np.testing.assert_allclose([doc[k] for k in case["results"]], list(case["results"].values()),
+                               rtol=0, atol=1e-12)
+    assert len(doc["per_category"]) == len(json.load(open(LVIS_GT))["categories"])
 
 
 def test_lvis_max_dets(tmp_path, capsys):
     out = tmp_path / "lvis.json"
     assert main(["--gt", LVIS_GT, "--dt", LVIS_DT, "--lvis", "--max-dets", "10", "--json-out", str(out), "-q"]) == 0
-    assert "AR@10" in json.loads(out.read_text())["metrics"]
+    assert "AR@10" in json.loads(out.read_text())
 
 
 def _bad_files(tmp_path):
@@ -131,8 +132,10 @@ def _bad_files(tmp_path):
         (["--gt", COCO_GT, "--dt", COCO_DT, "--json-out", COCO_DT], "would be overwritten"),
         (["--gt", COCO_GT, "--dt", COCO_DT, "--json-out", str(tmp_path / "no" / "dir.json")], "does not exist"),
         (["--gt", COCO_GT], "--gt and --dt are needed together"),
-        (["--gt", COCO_GT, "--dt", COCO_DT, "--dilation-ratio", "-0.5"], "dilation_ratio must be a finite number >= 0"),
-        (["--gt", COCO_GT, "--dt", COCO_DT, "--dilation-ratio", "nan"], "dilation_ratio must be a finite number >= 0"),
+        (["--gt", COCO_GT, "--dt", COCO_DT, "--dilation-ratio", "-0.5"],
+         "argument --dilation-ratio: must be a finite number >= 0"),
+        (["--gt", COCO_GT, "--dt", COCO_DT, "--dilation-ratio", "nan"],
+         "argument --dilation-ratio: must be a finite number >= 0"),
         (["--gt", COCO_GT, "--dt", COCO_DT, "--iou-type", "mask"], "invalid choice"),
         (["--gt", COCO_GT, "--dt", COCO_DT, "--threads", "0"], "must be >= 1"),
     ]
@@ -191,8 +194,9 @@ def test_example_script_and_console_script(tmp_path):
                            "--dt-json-file", COCO_DT, "--iou-type", "segm", "--json-out", str(out)],
                           capture_output=True, text=True, cwd=tmp_path)
     assert proc.returncode == 0, proc.stderr
-    np.testing.assert_allclose(list(json.loads(out.read_text())["metrics"].values()),
-                               golden("coco", "segm")["stats"], rtol=0, atol=1e-12)
+    doc = json.loads(out.read_text())
+    np.testing.assert_allclose([doc[k] for k in COCO_STAT_NAMES], golden("coco", "segm")["stats"],
+                               rtol=0, atol=1e-12)
     exe = shutil.which("boundary-eval")
     assert exe is not None, "the boundary-eval console script is not installed"
     proc = subprocess.run([exe, "--help"], capture_output=True, text=True, cwd=tmp_path)

@@ -55,7 +55,7 @@ def test_json_out_schema_and_values(folders, capsys):
     assert doc["boundary_api_version"] == boundary_api.__version__
     assert doc["settings"] == {"kind": "semantic", "iou_type": "boundary", "dilation_ratio": 0.05,
                                "num_classes": N, "ignore_index": 255, "reduce_zero_label": False,
-                               "inputs": {"gt-dir": gt, "pred-dir": pred, "class-names": str(names)}}
+                               "inputs": {"--gt-dir": gt, "--pred-dir": pred, "--class-names": str(names)}}
     for k in ("mIoU", "mBIoU", "aAcc", "mAcc", "fwIoU"):
         assert doc[k] == pytest.approx(want[k], abs=1e-12)
     assert doc["num_images"] == 3
@@ -170,3 +170,22 @@ def test_reduce_zero_label_ade20k_layout(tmp_path, capsys):
     assert doc["settings"]["reduce_zero_label"] is True
     assert doc["mIoU"] == pytest.approx(want["mIoU"], abs=1e-12)
     assert doc["mBIoU"] == pytest.approx(want["mBIoU"], abs=1e-12)
+
+
+def test_json_out_inside_an_input_folder_and_common_flags(folders, capsys):
+    tmp, _ = folders
+    base = ["semantic", "--gt-dir", str(tmp / "gt"), "--pred-dir", str(tmp / "pred"), "--num-classes", str(N),
+            "--gt-suffix", "_gtFine_labelTrainIds.png"]
+    for folder, flag in (("gt", "--gt-dir"), ("pred", "--pred-dir")):
+        target = tmp / folder / "c1" / "m.json"
+        assert main(base + ["--json-out", str(target)]) == 2
+        captured = capsys.readouterr()
+        assert captured.err == (f"boundary-eval: error: --json-out {target} is inside the folder given to {flag} "
+                                f"({tmp / folder}); write it elsewhere\n")
+        assert captured.out == "" and not target.exists()
+    with pytest.raises(SystemExit) as exc:
+        main(["semantic", "--version"])
+    assert exc.value.code == 0
+    assert capsys.readouterr().out == f"boundary-eval (boundary_api) {boundary_api.__version__}\n"
+    assert main(base + ["-q"]) == 0
+    assert capsys.readouterr().out.splitlines()[-1].startswith("mIoU ")

@@ -1,5 +1,6 @@
 """One boundary per annotation and dilation ratio, for the life of the dataset object."""
 import contextlib
+import copy
 import gc
 import io
 import json
@@ -102,3 +103,63 @@ def test_masks_and_boundaries_are_keyed_by_annotation_object():
     assert b2 == list(reversed(b1))
     assert c.computed["boundaries"] == 5
     assert c.computed["masks"] == 5
+
+
+def _boundary_stats(gt, dt):
+    with contextlib.redirect_stdout(io.StringIO()):
+        ev = COCOeval(gt, dt, "boundary")
+        ev.evaluate()
+        ev.accumulate()
+        ev.summarize()
+    return ev.stats
+
+
+def _fresh_copy(ds):
+    """A new dataset object of the same (edited) annotations."""
+    with contextlib.redirect_stdout(io.StringIO()):
+        return COCO.from_dataset(copy.deepcopy(ds.dataset))
+
+
+def test_segmentations_edited_in_place_are_seen():
+    import pycocotools.mask as mask_utils
+
+    with contextlib.redirect_stdout(io.StringIO()):
+        gt = COCO(COCO_GT)
+        dt = gt.loadRes(COCO_DT)
+    before = _boundary_stats(gt, dt)
+    gt_done = cache_for(gt).computed["boundaries"]
+    dt_done = cache_for(dt).computed["boundaries"]
+    # results: new counts in the same dict (a mask moved 6 px to the right)
+    edited_dt = 0
+    for ann in list(dt.anns.values())[::2]:
+        m = mask_utils.decode(ann["segmentation"])
+        ann["segmentation"]["counts"] = mask_utils.encode(np.asfortranarray(np.roll(m, 6, 1)))["counts"].decode()
+        edited_dt += 1
+    # ground truth: polygon coordinates changed in place, a segmentation replaced
+    polygons = [a for a in gt.anns.values() if type(a["segmentation"]) is list]
+    for ann in polygons[::3]:
+        ann["segmentation"][0][0] += 9.0
+    polygons[1]["segmentation"] = copy.deepcopy(polygons[2]["segmentation"])
+    edited_gt = len(polygons[::3]) + 1
+    after = _boundary_stats(gt, dt)
+    assert not np.array_equal(after, before)
+    np.testing.assert_array_equal(after, _boundary_stats(_fresh_copy(gt), _fresh_copy(dt)))
+    # only the edited annotations got new boundaries
+    assert cache_for(dt).computed["boundaries"] == dt_done + edited_dt
+    assert cache_for(gt).computed["boundaries"] <= gt_done + edited_gt
+
+
+def test_pycocotools_polygon_to_rle_replacement_keeps_boundaries():
+    with contextlib.redirect_stdout(io.StringIO()):
+        gt = COCO(COCO_GT)
+        dt = gt.loadRes(COCO_DT)
+    stats = _boundary_stats(gt, dt)
+    c = cache_for(gt)
+    done = (c.computed["boundaries"], c.computed["masks"])
+    polygon = next(a for a in gt.anns.values() if type(a["segmentation"]) is list)
+    with contextlib.redirect_stdout(io.StringIO()):
+        ev = COCOeval(gt, dt, "segm")
+        ev.evaluate()  # pycocotools' _prepare replaces polygons by their RLE
+    assert type(polygon["segmentation"]) is dict
+    np.testing.assert_array_equal(_boundary_stats(gt, dt), stats)
+    assert (c.computed["boundaries"], c.computed["masks"]) == done

@@ -25,10 +25,12 @@ registered COCO json dataset, ``Instances`` through ``process()``,
 ``evaluate()`` twice, as a trainer's periodic evaluation does.
 """
 import contextlib
+import copy
 import importlib
 import importlib.util
 import io
 import json
+import logging
 import math
 import subprocess
 import sys
@@ -38,7 +40,8 @@ import pycocotools.mask as mask_util
 import pytest
 
 from boundary_api.instance.cache import cache_for
-from boundary_api.integrations.d2_results import COCO_METRICS, LVIS_METRICS, release_shared_ground_truth
+from boundary_api.integrations.d2_results import (COCO_METRICS, LVIS_METRICS, lvis_task_metrics,
+                                                  release_shared_ground_truth)
 from conftest import COCO_DT, COCO_GT, DATA, LVIS_DT, LVIS_GT, golden_cases, identical
 
 HAVE_DETECTRON2 = importlib.util.find_spec("detectron2") is not None
@@ -106,6 +109,85 @@ STAND_IN = {
             @staticmethod
             def get_local_path(path):
                 return path
+    ''',
+    "detectron2/utils/logger.py": '''
+        def create_small_table(small_dict):
+            # a one-row pipe table, floats with 3 decimals, as Detectron2's
+            keys, values = tuple(zip(*small_dict.items()))
+            cells = [f"{v:.3f}" if isinstance(v, float) else str(v) for v in values]
+            widths = [max(len(k), len(c)) for k, c in zip(keys, cells)]
+            head = "|" + "|".join(f" {k:^{w}} " for k, w in zip(keys, widths)) + "|"
+            rule = "|" + "|".join(":" + "-" * w + ":" for w in widths) + "|"
+            row = "|" + "|".join(f" {c:^{w}} " for c, w in zip(cells, widths)) + "|"
+            return "\\n".join([head, rule, row])
+    ''',
+    "detectron2/evaluation/lvis_evaluation.py": '''
+        """Stand-in for Detectron2's LVISEvaluator: its task derivation, id
+        mapping and per-task evaluation with lvis' own LVISEval (which needs
+        np.float, gone since numpy 1.24)."""
+        import copy, itertools, logging
+
+        from detectron2.data import MetadataCatalog
+        from detectron2.evaluation import SEEN_TASKS, _Base
+        from detectron2.utils.file_io import PathManager
+        from detectron2.utils.logger import create_small_table
+
+        class LVISEvaluator(_Base):
+            def __init__(self, dataset_name, tasks=None, distributed=True, output_dir=None, *,
+                         max_dets_per_image=None):
+                from lvis import LVIS
+                self._logger = logging.getLogger(__name__)
+                self._tasks = tasks
+                self._distributed = distributed
+                self._output_dir = output_dir
+                self._max_dets_per_image = max_dets_per_image
+                self._metadata = MetadataCatalog.get(dataset_name)
+                self._lvis_api = LVIS(PathManager.get_local_path(self._metadata.json_file))
+                self._do_evaluation = len(self._lvis_api.get_ann_ids()) > 0
+
+            def _eval_predictions(self, predictions):
+                self._logger.info("Preparing results in the LVIS format ...")
+                results = list(itertools.chain(*[x["instances"] for x in predictions]))
+                tasks = self._tasks or self._tasks_from_predictions(results)
+                if hasattr(self._metadata, "thing_dataset_id_to_contiguous_id"):
+                    reverse = {v: k for k, v in self._metadata.thing_dataset_id_to_contiguous_id.items()}
+                    for r in results:
+                        r["category_id"] = reverse[r["category_id"]]
+                else:
+                    for r in results:  # in place, as Detectron2 does
+                        r["category_id"] += 1
+                if not self._do_evaluation:
+                    return
+                self._logger.info("Evaluating predictions ...")
+                for task in sorted(tasks):
+                    self._results[task] = _evaluate_predictions_on_lvis(
+                        self._lvis_api, results, task, max_dets_per_image=self._max_dets_per_image,
+                        class_names=self._metadata.get("thing_classes"))
+
+        def _evaluate_predictions_on_lvis(lvis_gt, lvis_results, iou_type, max_dets_per_image=None,
+                                          class_names=None):
+            SEEN_TASKS.append(iou_type)
+            metrics = ["AP", "AP50", "AP75", "APs", "APm", "APl", "APr", "APc", "APf"]
+            logger = logging.getLogger(__name__)
+            if len(lvis_results) == 0:
+                logger.warning("No predictions from the model!")
+                return {m: float("nan") for m in metrics}
+            if iou_type == "segm":
+                lvis_results = copy.deepcopy(lvis_results)
+                for c in lvis_results:
+                    c.pop("bbox", None)
+            if max_dets_per_image is None:
+                max_dets_per_image = 300
+            from lvis import LVISEval, LVISResults
+            logger.info(f"Evaluating with max detections per image = {max_dets_per_image}")
+            lvis_results = LVISResults(lvis_gt, lvis_results, max_dets=max_dets_per_image)
+            lvis_eval = LVISEval(lvis_gt, lvis_results, iou_type)
+            lvis_eval.run()
+            lvis_eval.print_results()
+            results = lvis_eval.get_results()
+            results = {m: float(results[m] * 100) for m in metrics}
+            logger.info("Evaluation results for {}: \\n".format(iou_type) + create_small_table(results))
+            return results
     ''',
     "detectron2/data/__init__.py": '''
         import types
@@ -212,29 +294,8 @@ STAND_IN = {
                     else:
                         self._results[task] = _ap(self._coco_api, results, task)
 
-        class LVISEvaluator(_Base):
-            def __init__(self, dataset_name, tasks=None, distributed=True, output_dir=None, *,
-                         max_dets_per_image=None):
-                from lvis import LVIS
-                self._logger = logging.getLogger("detectron2.evaluation.lvis_evaluation")
-                self._tasks = tasks
-                self._distributed = distributed
-                self._output_dir = output_dir
-                self._max_dets_per_image = max_dets_per_image
-                self._metadata = MetadataCatalog.get(dataset_name)
-                self._lvis_api = LVIS(PathManager.get_local_path(self._metadata.json_file))
-                self._do_evaluation = len(self._lvis_api.get_ann_ids()) > 0
-
-            def _eval_predictions(self, predictions):
-                results = list(itertools.chain(*[x["instances"] for x in predictions]))
-                tasks = self._tasks or self._tasks_from_predictions(results)
-                for r in results:  # in place, as Detectron2 does
-                    r["category_id"] += 1
-                if not self._do_evaluation:
-                    return
-                for task in sorted(tasks):
-                    SEEN_TASKS.append(task)
-                    self._results[task] = {"AP": float("nan")}
+        # Detectron2's LVIS evaluator, whose bbox/segm tasks run lvis' own LVISEval
+        from detectron2.evaluation.lvis_evaluation import LVISEvaluator  # noqa: E402
     ''',
 }
 
@@ -519,21 +580,57 @@ def test_dilation_ratio(d2):
         d2.module.BoundaryCOCOEvaluator(COCO_NAME, dilation_ratio=-1)
 
 
-def test_lvis_evaluator(d2, monkeypatch):
-    if d2.real:
-        # Detectron2's own bbox/segm evaluation calls lvis 0.5.3's LVISEval,
-        # which uses np.float (removed in numpy 1.24); boundary_api does not
-        import numpy as np
-        monkeypatch.setattr(np, "float", float, raising=False)
+LVIS_LOGGER = "detectron2.evaluation.lvis_evaluation"
+
+
+def lvis_direct(records, task, max_dets=300):
+    """Detectron2's numbers for an LVIS task, computed directly with
+    boundary_api.LVISEval on the results Detectron2 hands to LVIS."""
+    from boundary_api import LVIS, LVISEval, LVISResults
+    results = [dict(r, category_id=r["category_id"] + 1) for rec in records for r in rec["instances"]]
+    if task == "segm":
+        for r in results:
+            r.pop("bbox", None)
+    gt = LVIS(LVIS_GT)
+    ev = LVISEval(gt, LVISResults(gt, results, max_dets=max_dets), iou_type=task)
+    ev.run()
+    return {m: float(ev.get_results()[m] * 100) for m in LVIS_METRICS}
+
+
+def evaluate_lvis(d2, cls, records, caplog, **kwargs):
+    """``cls(...)`` fed ``records`` and evaluated: the evaluator, its results,
+    the lines it logged to Detectron2's LVIS logger, and a copy of the
+    predictions it held before evaluating (which rewrites their category ids)."""
+    ev = cls(LVIS_NAME, distributed=False, **kwargs)
+    d2.feed(ev, copy.deepcopy(records))
+    fed = copy.deepcopy(ev._predictions)
+    caplog.clear()
+    with caplog.at_level(logging.INFO, logger=LVIS_LOGGER), contextlib.redirect_stdout(io.StringIO()):
+        results = ev.evaluate()  # LVIS prints its tables
+    lines = [r.getMessage() for r in caplog.records if r.name == LVIS_LOGGER]
+    return ev, results, lines, fed
+
+
+def test_lvis_evaluator_gives_bbox_segm_and_boundary_on_any_numpy(d2, caplog):
+    """Detectron2's own bbox/segm evaluation calls lvis 0.5.3's LVISEval, which
+    uses np.float (removed in numpy 1.24); the Boundary evaluator runs those
+    tasks through boundary_api.LVISEval, so nothing is patched here."""
+    from detectron2.utils.logger import create_small_table
+
     d2.register_lvis(LVIS_NAME)
-    ev = d2.module.BoundaryLVISEvaluator(LVIS_NAME, distributed=False, max_dets_per_image=300)
-    assert isinstance(ev, d2.LVISEvaluator)
-    d2.feed(ev, lvis_predictions())
+    records = lvis_predictions()
     del d2.seen_tasks[:]
-    with contextlib.redirect_stdout(io.StringIO()):  # LVIS prints its tables
-        results = ev.evaluate()
+    ev, results, lines, fed = evaluate_lvis(d2, d2.module.BoundaryLVISEvaluator, records, caplog,
+                                            max_dets_per_image=300)
+    assert isinstance(ev, d2.LVISEvaluator)
     assert list(results) == ["bbox", "segm", "boundary"]
-    assert d2.seen_tasks == ["bbox", "segm"]  # Detectron2 never sees "boundary"
+    assert d2.seen_tasks == []  # Detectron2's lvis-based evaluation never ran
+    for task in ("bbox", "segm"):
+        assert list(results[task]) == list(LVIS_METRICS)
+        assert identical(results[task], lvis_direct(fed, task)), task
+        assert f"Evaluation results for {task}: \n" + create_small_table(results[task]) in lines
+    assert results["segm"]["AP"] == pytest.approx(100 * GOLDEN["lvis-segm"]["results"]["AP"], abs=1e-10)
+    assert lines.count("Evaluating with max detections per image = 300") == 2
     assert list(results["boundary"]) == list(LVIS_METRICS)
     for name in LVIS_METRICS:
         assert results["boundary"][name] == pytest.approx(100 * LVIS_BOUNDARY[name], abs=1e-10), name
@@ -542,8 +639,59 @@ def test_lvis_evaluator(d2, monkeypatch):
     assert again._lvis_api is ev._lvis_api
     d2.feed(again, lvis_predictions())
     with contextlib.redirect_stdout(io.StringIO()):
-        again.evaluate()
+        assert identical(again.evaluate()["segm"], results["segm"])
     assert cache_for(ev._lvis_api).computed["boundaries"] == computed
+
+
+def test_lvis_evaluator_equals_detectron2_with_lvis_own_evaluation(d2, caplog, monkeypatch):
+    """Where lvis' LVISEval runs (np.float restored for this test only), the
+    plain Detectron2 evaluator's bbox/segm results and logged lines are the
+    Boundary evaluator's, which does not need it."""
+    import numpy as np
+
+    d2.register_lvis(LVIS_NAME)
+    records = lvis_predictions()
+    if "float" not in np.__dict__:
+        # what users of Detectron2 get on numpy >= 1.24
+        with pytest.raises(AttributeError, match="float"):
+            evaluate_lvis(d2, d2.LVISEvaluator, records, caplog)
+    _, ours_results, ours_lines, _ = evaluate_lvis(d2, d2.module.BoundaryLVISEvaluator, records, caplog)
+    monkeypatch.setattr(np, "float", float, raising=False)
+    del d2.seen_tasks[:]
+    _, theirs_results, theirs_lines, _ = evaluate_lvis(d2, d2.LVISEvaluator, records, caplog)
+    assert d2.seen_tasks == ["bbox", "segm"]
+    assert list(theirs_results) == ["bbox", "segm"]
+    for task in ("bbox", "segm"):
+        assert identical(ours_results[task], theirs_results[task]), task
+    # Detectron2's lines, in order, among the Boundary evaluator's
+    rest = iter(ours_lines)
+    assert all(any(line == mine for mine in rest) for line in theirs_lines), (theirs_lines, ours_lines)
+
+
+@pytest.mark.parametrize("tasks, expected", [
+    (("bbox",), ["bbox"]),
+    (("segm",), ["segm", "boundary"]),
+    (("boundary",), ["boundary"]),
+])
+def test_lvis_tasks(d2, caplog, tasks, expected):
+    d2.register_lvis(LVIS_NAME)
+    del d2.seen_tasks[:]
+    _, results, _, _ = evaluate_lvis(d2, d2.module.BoundaryLVISEvaluator, lvis_predictions(), caplog,
+                                     tasks=tasks)
+    assert list(results) == expected
+    assert d2.seen_tasks == []
+    if "boundary" in expected:
+        assert results["boundary"]["AP"] == pytest.approx(100 * LVIS_BOUNDARY["AP"], abs=1e-10)
+
+
+def test_lvis_task_metrics_without_results_or_with_other_tasks():
+    import lvis
+
+    gt = lvis.LVIS(LVIS_GT)
+    empty = lvis_task_metrics(gt, [], "segm")
+    assert list(empty) == list(LVIS_METRICS) and all(math.isnan(v) for v in empty.values())
+    with pytest.raises(ValueError, match="keypoints"):
+        lvis_task_metrics(gt, [], "keypoints")
 
 
 # ----------------------------------------------------------------------------

@@ -447,10 +447,14 @@ def test_cli_json_out(tmp_path, capsys):
                "--iou-type", "boundary", "--dilation-ratio", "0.02", "--json-out", str(out), "--threads", "1"])
     assert rc == 0
     doc = _load(out)
-    _close(doc, case["results"])
-    assert doc["iou_type"] == "boundary" and doc["dilation_ratio"] == 0.02
-    assert "1" in doc["per_class"]
-    assert "All" in capsys.readouterr().out
+    for group, suffix in (("All", ""), ("Things", "_th"), ("Stuff", "_st")):
+        assert doc["N" + suffix] == case["results"][group]["n"]
+        for k in ("pq", "sq", "rq"):
+            assert abs(doc[k.upper() + suffix] - case["results"][group][k]) <= 1e-12
+    assert doc["settings"]["iou_type"] == "boundary" and doc["settings"]["dilation_ratio"] == 0.02
+    assert doc["per_category"]["1"]["id"] == 1 and doc["per_category"]["1"]["name"] == "person"
+    printed = capsys.readouterr().out
+    assert printed.startswith("Boundary PQ (dilation ratio 0.02), SQ and RQ:\n") and "All" in printed
 
 
 def test_cli_bad_input(sample, capsys):
