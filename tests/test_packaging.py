@@ -1,0 +1,284 @@
+"""The sdist and the wheel, built from this checkout, install into fresh
+environments and run there.
+
+Issue 18: an sdist without the Cython sources once built fine and could not be
+installed.  These tests build both distributions the way a release does
+(``python -m build``), but without build isolation so that nothing is
+downloaded: the build backend (setuptools, Cython; both in the ``test`` extra)
+comes from the running environment.
+
+Each fresh environment is a new virtual environment with neither pip nor
+boundary_api.  The running environment's site-packages directories are
+appended to its ``sys.path`` by a ``.pth`` file, so it borrows the runtime
+dependencies (numpy, pycocotools, ...) and pip instead of downloading them;
+boundary_api itself comes only from the distribution under test, installed in
+the fresh environment's own site-packages, which precede anything borrowed
+(checked below).
+
+The two compilations (the wheel from the checkout, pip building the sdist)
+run side by side: on two cores the module takes about a minute.
+"""
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import sysconfig
+import tarfile
+import zipfile
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from boundary_api import COCO, COCOeval
+
+ROOT = Path(__file__).resolve().parents[1]
+EXT_SUFFIX = sysconfig.get_config_var("EXT_SUFFIX")
+
+# What a developer's checkout typically holds besides the sources: none of it
+# may reach a distribution.  Planted into the copy that is built.
+PLANTED = [
+    "cython_ext/_planted.c",
+    f"boundary_api/_planted{EXT_SUFFIX}",
+    "boundary_api/__pycache__/_planted.cpython-311.pyc",
+    "build/lib/planted.py",
+    "dist/planted-0.0.tar.gz",
+    "benchmarks/_data/planted.json",
+    ".hypothesis/examples/planted",
+    ".pytest_cache/planted",
+    ".ci/planted",
+]
+_IGNORED_ON_COPY = shutil.ignore_patterns(
+    ".git", ".venv", "venv", "build", "dist", "*.egg-info", "__pycache__", ".hypothesis",
+    ".pytest_cache", "_data", "*.so", "*.pyd", "*.c")
+
+
+def _version_in_source():
+    text = (ROOT / "boundary_api" / "_version.py").read_text()
+    match = re.search(r'^__version__ = "([^"]+)"$', text, re.M)
+    assert match, "boundary_api/_version.py must define __version__ = \"...\""
+    return match.group(1)
+
+
+def _source_files(pattern_dir, suffixes):
+    """Files under ROOT/pattern_dir with one of these suffixes, relative to ROOT."""
+    base = ROOT / pattern_dir
+    return sorted(str(p.relative_to(ROOT)).replace(os.sep, "/") for p in base.rglob("*")
+                  if p.is_file() and p.suffix in suffixes and "__pycache__" not in p.parts)
+
+
+def _run(cmd, log, **kwargs):
+    """Start cmd with its output in the file log; returns the Popen."""
+    out = open(log, "w")
+    return subprocess.Popen([str(c) for c in cmd], stdout=out, stderr=subprocess.STDOUT,
+                            **kwargs), out
+
+
+def _wait(proc_out, log, what):
+    proc, out = proc_out
+    proc.wait(timeout=600)
+    out.close()
+    text = Path(log).read_text()
+    assert proc.returncode == 0, f"{what} failed:\n{text[-6000:]}"
+    return text
+
+
+class FreshEnv:
+    """A new virtual environment that borrows the running one's packages."""
+
+    def __init__(self, path):
+        self.path = Path(path)
+        subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(self.path)],
+                       check=True)
+        exe = "python.exe" if os.name == "nt" else "python"
+        bin_dir = self.path / ("Scripts" if os.name == "nt" else "bin")
+        self.python = bin_dir / exe
+        paths = json.loads(subprocess.run(
+            [str(self.python), "-c", "import json, sysconfig; print(json.dumps(sysconfig.get_paths()))"],
+            check=True, capture_output=True, text=True).stdout)
+        self.site = Path(paths["purelib"])
+        self.scripts = Path(paths["scripts"])
+        borrowed = [p for p in sys.path
+                    if os.path.basename(p) in ("site-packages", "dist-packages") and os.path.isdir(p)]
+        assert borrowed, "the running environment has no site-packages to borrow from"
+        (self.site / "_borrowed_from_test_env.pth").write_text("\n".join(borrowed) + "\n")
+
+    def pip_install(self, *args):
+        """pip (borrowed) installing into this environment, never from the network."""
+        return [self.python, "-m", "pip", "install", "--no-index", "--no-deps", "--ignore-installed",
+                "--no-cache-dir", "--disable-pip-version-check", *args]
+
+    def check_installed(self, version):
+        """boundary_api and its compiled modules load from this environment."""
+        code = ("import json, importlib.metadata as m, boundary_api;"
+                "print(json.dumps([boundary_api.__file__, boundary_api.__version__,"
+                " m.version('boundary-api')]))")
+        out = subprocess.run([str(self.python), "-c", code], check=True, capture_output=True,
+                             text=True, cwd=str(self.path)).stdout
+        location, module_version, metadata_version = json.loads(out)
+        assert Path(location).resolve().is_relative_to(self.site.resolve()), location
+        assert module_version == metadata_version == version
+
+    def run_demo(self, workdir, env=None):
+        """``boundary-eval -q --json-out`` (the bundled demo) with this environment's script."""
+        script = self.scripts / ("boundary-eval.exe" if os.name == "nt" else "boundary-eval")
+        assert script.exists(), f"the console script was not installed: {script}"
+        out = Path(workdir) / "demo.json"
+        proc = subprocess.run([str(script), "-q", "--json-out", str(out)], capture_output=True,
+                              text=True, cwd=str(workdir), env=env)
+        assert proc.returncode == 0, proc.stderr
+        assert proc.stderr == ""
+        assert "Boundary AP" in proc.stdout
+        doc = json.loads(out.read_text())
+        # the demo data are the installed package's own
+        gt = doc["settings"]["inputs"]["--gt"]
+        assert Path(gt).resolve().is_relative_to(self.site.resolve()), gt
+        # the result file records the version that produced it
+        assert doc["boundary_api_version"] == _version_in_source()
+        return doc
+
+
+@pytest.fixture(scope="module")
+def built(tmp_path_factory):
+    """Build the sdist and the wheel from a copy of the checkout (with planted
+    junk), and install the sdist into one fresh environment."""
+    tmp = tmp_path_factory.mktemp("packaging")
+    src = tmp / "src"
+    shutil.copytree(ROOT, src, ignore=_IGNORED_ON_COPY)
+    for rel in PLANTED:
+        (src / rel).parent.mkdir(parents=True, exist_ok=True)
+        (src / rel).write_text("planted by tests/test_packaging.py\n")
+    dist = tmp / "dist"
+
+    build = [sys.executable, "-m", "build", "--no-isolation", "--outdir", dist]
+    _wait(_run([*build, "--sdist", src], tmp / "sdist.log"), tmp / "sdist.log", "building the sdist")
+    (sdist,) = dist.glob("*.tar.gz")
+
+    # The wheel from the checkout and pip building the sdist, side by side.
+    wheel_build = _run([*build, "--wheel", src], tmp / "wheel.log")
+    sdist_env = FreshEnv(tmp / "venv-sdist")
+    sdist_install = _run(sdist_env.pip_install("--no-build-isolation", "--no-binary", ":all:",
+                                               sdist), tmp / "sdist-install.log", cwd=str(tmp))
+    _wait(wheel_build, tmp / "wheel.log", "building the wheel")
+    install_log = _wait(sdist_install, tmp / "sdist-install.log", "installing the sdist")
+    (wheel,) = dist.glob("*.whl")
+    return {"tmp": tmp, "sdist": sdist, "wheel": wheel, "sdist_env": sdist_env,
+            "sdist_install_log": install_log}
+
+
+@pytest.fixture(scope="module")
+def demo_expected():
+    """The bundled demo's metrics computed by the running environment's boundary_api."""
+    data = ROOT / "boundary_api" / "data"
+    gt = COCO(str(data / "demo_gt.json"))
+    dt = gt.loadRes(str(data / "demo_results.json"))
+    stats = {}
+    for iou_type in ("segm", "boundary"):
+        ev = COCOeval(gt, dt, iouType=iou_type)
+        ev.evaluate()
+        ev.accumulate()
+        ev.summarize()
+        stats[iou_type] = ev.stats
+    return stats
+
+
+STAT_NAMES = ["AP", "AP50", "AP75", "APs", "APm", "APl", "AR1", "AR10", "AR100", "ARs", "ARm", "ARl"]
+
+
+def _assert_demo_equal(doc, expected):
+    """The demo's --json-out (Boundary AP at the top, Mask AP under "segm") equals
+    the running environment's numbers exactly."""
+    np.testing.assert_array_equal([doc[n] for n in STAT_NAMES], expected["boundary"])
+    np.testing.assert_array_equal([doc["segm"][n] for n in STAT_NAMES], expected["segm"])
+
+
+def test_sdist_contents(built):
+    sdist = built["sdist"]
+    version = _version_in_source()
+    assert sdist.name == f"boundary_api-{version}.tar.gz"
+    prefix = f"boundary_api-{version}/"
+    with tarfile.open(sdist) as tar:
+        names = {m.name[len(prefix):] for m in tar.getmembers() if m.isfile()}
+    required = {"pyproject.toml", "setup.py", "MANIFEST.in", "LICENSE", "README.md",
+                "CHANGELOG.md", "PKG-INFO"}
+    required |= set(_source_files("cython_ext", {".pyx", ".pxi", ".pxd", ".h"}))
+    required |= set(_source_files("boundary_api", {".py", ".json"}))
+    required |= set(_source_files("tests", {".py", ".json", ".png", ".md"}))
+    assert not required - names, f"missing from the sdist: {sorted(required - names)}"
+    assert any(n.endswith(".pyx") for n in names)
+    assert "tests/data/coco/instances_val2014_100.json" in names
+    for rel in PLANTED:
+        assert rel not in names, f"{rel} must not be in the sdist"
+    junk = [n for n in names
+            if n.endswith((".c", ".so", ".pyd", ".pyc")) or "__pycache__" in n
+            or n.split("/")[0] in ("build", "dist", ".git", ".ci", ".github", ".hypothesis",
+                                   ".pytest_cache") or n.startswith("benchmarks/_data/")]
+    assert not junk, f"not sources: {junk}"
+    assert sdist.stat().st_size < 5 * 2**20
+
+
+def test_sdist_installs_and_runs(built, demo_expected, tmp_path):
+    env = built["sdist_env"]
+    log = built["sdist_install_log"]
+    # pip compiled the extensions from the sdist's Cython sources
+    assert re.search(r"Building wheel for boundary.api", log, re.I), log[-3000:]
+    env.check_installed(_version_in_source())
+    _assert_demo_equal(env.run_demo(tmp_path), demo_expected)
+
+
+def test_wheel_contents(built):
+    wheel = built["wheel"]
+    version = _version_in_source()
+    assert wheel.name.startswith(f"boundary_api-{version}-")
+    with zipfile.ZipFile(wheel) as zf:
+        names = set(zf.namelist())
+        metadata = zf.read(f"boundary_api-{version}.dist-info/METADATA").decode()
+        entry_points = zf.read(f"boundary_api-{version}.dist-info/entry_points.txt").decode()
+    # every Cython module compiled, for this interpreter
+    for pyx in _source_files("cython_ext", {".pyx"}):
+        stem = Path(pyx).stem
+        compiled = [n for n in names if n.startswith("boundary_api/") and n.endswith(stem + EXT_SUFFIX)]
+        assert len(compiled) == 1, f"{pyx} not compiled into the wheel: {sorted(names)}"
+    # every module and subpackage of the source, and the demo data
+    expected = set(_source_files("boundary_api", {".py", ".json"}))
+    assert not expected - names, f"missing from the wheel: {sorted(expected - names)}"
+    # nothing but the package and its metadata
+    strays = [n for n in names if not n.startswith(("boundary_api/", f"boundary_api-{version}.dist-info/"))]
+    assert not strays, strays
+    assert not [n for n in names if n.endswith((".pyx", ".pxi", ".pxd", ".c", ".pyc"))]
+    assert not [n for n in names if "_planted" in n]
+    assert f"\nVersion: {version}\n" in metadata
+    assert "boundary-eval = boundary_api.cli:main" in entry_points
+
+
+def test_wheel_installs_without_compiler_or_cython_and_runs(built, demo_expected, tmp_path):
+    env = FreshEnv(tmp_path / "venv-wheel")
+    # binaries only: pip may not build anything, and the compiler variables name `false`
+    no_tools = dict(os.environ, CC="false", CXX="false", LDSHARED="false")
+    proc = subprocess.run([str(c) for c in env.pip_install("--only-binary", ":all:", built["wheel"])],
+                          capture_output=True, text=True, cwd=str(tmp_path), env=no_tools)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert not re.search(r"Building wheel|running build_ext", proc.stdout, re.I), proc.stdout
+    env.check_installed(_version_in_source())
+    # Cython and pyximport cannot even be imported while the demo runs
+    blocker = tmp_path / "blocker"
+    for name in ("Cython", "pyximport"):
+        (blocker / name).mkdir(parents=True)
+        (blocker / name / "__init__.py").write_text(
+            f"raise ImportError('{name} must not be needed at run time')\n")
+    run_env = dict(no_tools, PYTHONPATH=str(blocker))
+    _assert_demo_equal(env.run_demo(tmp_path, env=run_env), demo_expected)
+
+
+def test_cibuildwheel_test_command_names_existing_tests():
+    """The wheel test command in pyproject.toml cannot run here; its test
+    files must at least exist (they move when the test layout changes)."""
+    text = (ROOT / "pyproject.toml").read_text()
+    section = text.split("[tool.cibuildwheel]", 1)[1].split("\n[", 1)[0]
+    command = re.search(r"^test-command = \[(.*?)^\]", section, re.M | re.S).group(1)
+    paths = re.findall(r"tests/[\w/]+\.py", command)
+    assert paths
+    missing = [p for p in paths if not (ROOT / p).is_file()]
+    assert not missing, f"pyproject.toml [tool.cibuildwheel] test-command names missing files: {missing}"
