@@ -2,6 +2,7 @@
 F-measure, mF-measure, Boundary IoU, Multiscale IoU) and the basics (box IoU, crowd
 IoF, label-set Jaccard); they live in :mod:`boundary_api.masks.measures`."""
 from .masks.measures import (  # noqa: F401
+    MEASURE_LABELS,
     MEASURES,
     MF_DILATION_RATIOS,
     __all__,

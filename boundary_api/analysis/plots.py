@@ -9,21 +9,13 @@ from __future__ import annotations
 import os
 from typing import Dict, List, Optional
 
+from ..masks.measures import MEASURE_LABELS
 from .sensitivity import LARGE_AREA, SensitivityResult
 
 __all__ = ["LABELS", "ERROR_LABELS", "severity_figure", "size_figure", "scale_figure", "inner_mask_figure",
            "mf_vs_boundary_figure", "save_figures"]
 
-LABELS = {
-    "pixel_accuracy": "Pixel accuracy",
-    "mask_iou": "Mask IoU",
-    "trimap_iou": "Trimap IoU",
-    "f_measure": "F-measure",
-    "mf_measure": "mF-measure",
-    "boundary_iou": "Boundary IoU",
-    "min_mask_boundary_iou": "min(Mask, Boundary IoU)",
-    "multiscale_iou": "Multiscale IoU",
-}
+LABELS = MEASURE_LABELS
 ERROR_LABELS = {
     "dilation": ("Scale error: dilation", "kernel radius (px)"),
     "erosion": ("Scale error: erosion", "kernel radius (px)"),

@@ -7,20 +7,11 @@ import os
 import numpy as np
 
 from .._io import read_json
-from ..masks.measures import MEASURES, MF_DILATION_RATIOS, measures
+from ..masks.measures import MEASURE_LABELS, MEASURES, MF_DILATION_RATIOS, measures
 from ._common import PROG, HelpFormatter, InputError, add_common_flags, check_out_path, positive_int, ratio
 from .output import build_document, write_json
 
-LABELS = {
-    "pixel_accuracy": "pixel accuracy",
-    "mask_iou": "Mask IoU",
-    "trimap_iou": "Trimap IoU",
-    "f_measure": "F-measure",
-    "mf_measure": "mF-measure",
-    "boundary_iou": "Boundary IoU",
-    "min_mask_boundary_iou": "min(Mask, Boundary IoU)",
-    "multiscale_iou": "Multiscale IoU",
-}
+LABELS = MEASURE_LABELS
 
 
 def parser() -> argparse.ArgumentParser:

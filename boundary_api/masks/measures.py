@@ -78,6 +78,7 @@ from .._parallel import resolve_threads, run_ranges, split_by_cost
 from .boundary import _normalize_rle, check_dilation_ratio, check_rle_strings, dilation_pixels
 
 __all__ = [
+    "MEASURE_LABELS",
     "MF_DILATION_RATIOS",
     "MEASURES",
     "pixel_accuracy",
@@ -102,6 +103,17 @@ MF_DILATION_RATIOS: Tuple[float, ...] = tuple(k / 800 for k in range(1, 18))
 #: The names :func:`measures` returns, in order.
 MEASURES: Tuple[str, ...] = ("pixel_accuracy", "mask_iou", "trimap_iou", "f_measure", "mf_measure",
                              "boundary_iou", "min_mask_boundary_iou", "multiscale_iou")
+#: how the measures are named in tables and figures
+MEASURE_LABELS = {
+    "pixel_accuracy": "Pixel accuracy",
+    "mask_iou": "Mask IoU",
+    "trimap_iou": "Trimap IoU",
+    "f_measure": "F-measure",
+    "mf_measure": "mF-measure",
+    "boundary_iou": "Boundary IoU",
+    "min_mask_boundary_iou": "min(Mask, Boundary IoU)",
+    "multiscale_iou": "Multiscale IoU",
+}
 
 # feature slots (see cython_ext/_measures.pxi)
 _MASK, _CONTOUR, _BOUNDARY, _BAND0 = 0, 1, 2, 3

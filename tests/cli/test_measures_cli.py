@@ -33,7 +33,7 @@ def test_prints_every_measure(pair, capsys):
     want = measures(g, p)
     for line, name in zip(lines, MEASURES):
         assert float(line.split()[-1]) == pytest.approx(want[name], abs=5e-5)
-    assert lines[0].startswith("pixel accuracy") and lines[-1].startswith("Multiscale IoU")
+    assert lines[0].startswith("Pixel accuracy") and lines[-1].startswith("Multiscale IoU")
 
 
 def test_json_out_schema_and_rle_json_input(pair, tmp_path, capsys):
