@@ -25,8 +25,12 @@ def instance_parser() -> argparse.ArgumentParser:
         description="Boundary AP (Cheng et al., CVPR 2021) and COCO/LVIS Mask and box AP for a "
                     "result JSON against a ground-truth JSON (.json or .json.gz). "
                     "Without --gt/--dt: run the bundled demo.",
-        epilog=f"Panoptic segmentation (Boundary PQ): '{PROG} panoptic --help'. "
-               f"Semantic segmentation (mIoU, Boundary IoU per class): '{PROG} semantic --help'.",
+        epilog=f"Other subcommands (each with --help): '{PROG} panoptic' (Boundary PQ), "
+               f"'{PROG} cityscapes' (Cityscapes instance Boundary AP), '{PROG} semantic' (mIoU and "
+               f"Boundary IoU per class), '{PROG} measures' (every measure for one mask pair), "
+               f"'{PROG} analyze' and '{PROG} report' (error analysis, HTML report), "
+               f"'{PROG} sensitivity' and '{PROG} synthetic' (the paper's analysis), "
+               f"'{PROG} shard' (split files into image shards).",
         formatter_class=HelpFormatter,
     )
     p.add_argument("--gt", "--gt-json-file", dest="gt", metavar="GT.json",

@@ -98,6 +98,8 @@ def _dispatch(argv: List[str]) -> int:
         return module.run(module.parser().parse_args(argv[1:]))
     if streaming.wanted(argv):  # JSON Lines / folders, --chunk-images, Dask (issue 17)
         return streaming.run(streaming.parser().parse_args(argv))
+    if "-h" in argv or "--help" in argv:  # the instance command's help, streaming flags included
+        streaming.parser().parse_args(["--help"])
     parser = instances.instance_parser()
     args = parser.parse_args(argv)
     if args.gt is None and args.dt is None:
