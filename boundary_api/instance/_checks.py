@@ -193,6 +193,12 @@ def check_results(anns: Any, images: Dict[Any, dict], categories: Iterable, sour
     missing category, an invalid box, a segmentation that is not a compressed
     RLE of its image's size.  Unknown category ids are only logged
     (pycocotools accepts them).
+
+    The RLE strings themselves are decoded and checked here only for
+    segmentation results (see :func:`rle_strings_checked`).  Box results
+    (the first result has a ``bbox``) may carry masks too: box AP never
+    reads them, so their strings are checked by the annotation cache when a
+    mask evaluation first uses them, with the same message.
     """
     if not isinstance(anns, list):
         hint = ""
@@ -266,9 +272,10 @@ def check_results(anns: Any, images: Dict[Any, dict], categories: Iterable, sour
         h, w = img["height"], img["width"]
         if not isinstance(size, (list, tuple)) or len(size) != 2 or size[0] != h or size[1] != w:
             raise ValueError(f"{name(i)}: RLE size {size!r} is not the image's [{h}, {w}]")
-        rle_items.append(i)
-        heights.append(h)
-        widths.append(w)
+        if kind == "segmentation":
+            rle_items.append(i)
+            heights.append(h)
+            widths.append(w)
     if rle_items:
         check_rle_strings([anns[i]["segmentation"]["counts"] for i in rle_items],
                           np.array(heights, np.int64), np.array(widths, np.int64),
@@ -278,6 +285,14 @@ def check_results(anns: Any, images: Dict[Any, dict], categories: Iterable, sour
         log.warning("%s: %d result(s) have category ids not in the ground truth (%s); "
                     "they are never matched", source, unknown_cats, describe_unknown_ids(bad, known))
     return anns
+
+
+def rle_strings_checked(anns: List[dict]) -> bool:
+    """Whether :func:`check_results` decoded and checked every RLE string of
+    ``anns`` (segmentation results: the first has no ``bbox``), so that the
+    annotation cache need not check them again."""
+    first = anns[0]
+    return "caption" not in first and not ("bbox" in first and first["bbox"] != []) and "segmentation" in first
 
 
 def _hashable(v) -> bool:

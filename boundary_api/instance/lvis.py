@@ -13,7 +13,7 @@ import numpy as np
 
 from ._engine import Evaluation, FromState
 from .._io import read_json, warn_large_dilation_ratio
-from ._checks import check_instances_dataset, check_results
+from ._checks import check_instances_dataset, check_results, rle_strings_checked
 from .._parallel import resolve_threads
 from ..masks.boundary import check_dilation_ratio
 
@@ -90,11 +90,16 @@ class LVISResults(_CheckedJson, _lvis.LVISResults):
             key = os.fspath(results)
             anns = read_json(key, "results") if _loaded is None else _loaded
             check_results(anns, lvis_gt.imgs, lvis_gt.cats, str(key))
+            # (asked before lvis adds boxes; it keeps the very segmentations
+            # checked here, so the cache can trust them)
+            checked = rle_strings_checked(anns)
             self._preloaded = {key: anns}
             super().__init__(lvis_gt, key, max_dets)
         else:
             check_results(results, lvis_gt.imgs, lvis_gt.cats, "results")
+            checked = rle_strings_checked(results)
             super().__init__(lvis_gt, results, max_dets)
+        self._rles_checked = checked
 
 
 def _accumulate_lvis_on_any_numpy(ev) -> None:
