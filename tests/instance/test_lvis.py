@@ -213,3 +213,33 @@ def test_segmentation_results_are_checked_once_box_results_where_masks_are_used(
     for iou in ("segm", "boundary"):
         with pytest.raises(ValueError, match=r"^result id \d+ \(image \d+\): segmentation counts does not cover"):
             LVISEval(gt, LVISResults(gt, copy.deepcopy(res)), iou_type=iou).run()
+
+
+def test_evaluation_imports_neither_matplotlib_nor_opencv_and_lvis_stays_whole():
+    # lvis/__init__ imports lvis.vis (matplotlib.pyplot, cv2: ~0.7 s) which no
+    # evaluation uses; boundary_api defers it, and the package stays complete
+    import subprocess
+    import sys
+
+    code = """
+import logging, sys
+from boundary_api import LVIS, LVISEval, LVISResults
+import boundary_api.masks
+assert not {"matplotlib", "cv2", "lvis.vis"} & set(sys.modules), sorted(sys.modules)
+import lvis
+assert logging.getLogger().handlers  # lvis' own logging set-up still ran
+assert lvis.__all__ == ["LVIS", "LVISResults", "LVISEval", "LVISVis"]
+assert LVISResults.__mro__[2] is lvis.LVISResults and lvis.LVIS is lvis.lvis.LVIS
+from lvis import LVISVis
+import lvis.vis
+assert LVISVis is lvis.vis.LVISVis is lvis.LVISVis and lvis.vis.__file__.endswith("vis.py")
+assert "matplotlib.pyplot" in sys.modules
+print("ok")
+"""
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=False)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == "ok"
+    # lvis imported first: used as it is
+    code = "import lvis, sys; from boundary_api import LVISEval; assert lvis.LVISVis and 'lvis.vis' in sys.modules"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=False)
+    assert out.returncode == 0, out.stderr
