@@ -85,6 +85,23 @@ def finite_number(v) -> bool:
     return not isinstance(v, bool) and isinstance(v, numbers.Real) and math.isfinite(v)
 
 
+_PLAIN_NUMBERS = frozenset((float, int))
+
+
+def finite_numbers(values) -> bool:
+    """``all(finite_number(v) for v in values)``, in C for a list of plain
+    floats and ints: their sum is finite only if every one of them is (an
+    infinity or NaN anywhere makes it infinite or NaN); an overflowing sum
+    or any other type takes the item-by-item check."""
+    if set(map(type, values)) <= _PLAIN_NUMBERS:
+        try:
+            if math.isfinite(sum(values)):
+                return True
+        except OverflowError:  # ints beyond the float range
+            pass
+    return all(finite_number(v) for v in values)
+
+
 def warn_large_dilation_ratio(dilation_ratio: float, logger: logging.Logger) -> None:
     """Log a warning when a dilation ratio of 1 or more is used for a boundary
     evaluation: the boundary then covers every mask entirely (Mask AP / PQ),

@@ -247,3 +247,13 @@ def test_read_json_equals_json_loads(tmp_path_factory, value):
     got = read_json(str(p), "x")
     assert got == json.loads(text)
     assert repr(got) == repr(json.loads(text))  # int stays int, float stays float, key order kept
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.floats() | st.integers() | st.integers(min_value=10 ** 300, max_value=10 ** 400)
+                | st.booleans() | st.none() | st.just(float("inf")) | st.just(float("nan")), max_size=6))
+def test_finite_numbers_is_finite_number_of_each(values):
+    from boundary_api._io import finite_number, finite_numbers
+
+    assert finite_numbers(values) == all(finite_number(v) for v in values)
+    assert finite_numbers(tuple(values)) == all(finite_number(v) for v in values)
