@@ -8,7 +8,7 @@ from typing import Any, Dict, Iterable, List
 
 import numpy as np
 
-from .._io import finite_number
+from .._io import finite_number, finite_numbers
 from ..masks.boundary import check_rle_strings
 
 log = logging.getLogger(__name__)
@@ -70,7 +70,7 @@ def check_instances_dataset(dataset: Any, source: str, lvis: bool = False, warn_
                 raise ValueError(f"{source}: annotations[{i}] has an invalid '{key}' {ann[key]!r} "
                                  "(expected a number or a string)")
         box = ann.get("bbox")
-        if box is not None and not (type(box) is list and len(box) == 4 and all(finite_number(v) for v in box)):
+        if box is not None and not (type(box) is list and len(box) == 4 and finite_numbers(box)):
             raise ValueError(f"{source}: annotation id {ann['id']!r} has an invalid 'bbox' {box!r:.60} "
                              "(expected [x, y, width, height])")
         img = images.get(ann["image_id"])
@@ -115,7 +115,7 @@ def check_rle_dict(seg: dict, height: int, width: int, what: str) -> None:
 
 def _is_id(v) -> bool:
     """An id pycocotools/lvis can index by: a string or a finite number (not a bool)."""
-    return isinstance(v, str) or finite_number(v)
+    return type(v) is int or isinstance(v, str) or finite_number(v)
 
 
 def _json_type(v) -> str:
@@ -193,6 +193,12 @@ def check_results(anns: Any, images: Dict[Any, dict], categories: Iterable, sour
     missing category, an invalid box, a segmentation that is not a compressed
     RLE of its image's size.  Unknown category ids are only logged
     (pycocotools accepts them).
+
+    The RLE strings themselves are decoded and checked here only for
+    segmentation results (see :func:`rle_strings_checked`).  Box results
+    (the first result has a ``bbox``) may carry masks too: box AP never
+    reads them, so their strings are checked by the annotation cache when a
+    mask evaluation first uses them, with the same message.
     """
     if not isinstance(anns, list):
         hint = ""
@@ -246,7 +252,7 @@ def check_results(anns: Any, images: Dict[Any, dict], categories: Iterable, sour
             unknown_cats += 1
         if kind == "bbox":
             b = a.get("bbox")
-            if not isinstance(b, (list, tuple)) or len(b) != 4 or not all(finite_number(v) for v in b):
+            if not isinstance(b, (list, tuple)) or len(b) != 4 or not finite_numbers(b):
                 raise ValueError(f"{name(i)} has no valid 'bbox' [x, y, w, h]")
         elif kind not in a:
             raise ValueError(f"{name(i)} has no '{kind}' (result #0 has one)")
@@ -266,9 +272,10 @@ def check_results(anns: Any, images: Dict[Any, dict], categories: Iterable, sour
         h, w = img["height"], img["width"]
         if not isinstance(size, (list, tuple)) or len(size) != 2 or size[0] != h or size[1] != w:
             raise ValueError(f"{name(i)}: RLE size {size!r} is not the image's [{h}, {w}]")
-        rle_items.append(i)
-        heights.append(h)
-        widths.append(w)
+        if kind == "segmentation":
+            rle_items.append(i)
+            heights.append(h)
+            widths.append(w)
     if rle_items:
         check_rle_strings([anns[i]["segmentation"]["counts"] for i in rle_items],
                           np.array(heights, np.int64), np.array(widths, np.int64),
@@ -280,7 +287,17 @@ def check_results(anns: Any, images: Dict[Any, dict], categories: Iterable, sour
     return anns
 
 
+def rle_strings_checked(anns: List[dict]) -> bool:
+    """Whether :func:`check_results` decoded and checked every RLE string of
+    ``anns`` (segmentation results: the first has no ``bbox``), so that the
+    annotation cache need not check them again."""
+    first = anns[0]
+    return "caption" not in first and not ("bbox" in first and first["bbox"] != []) and "segmentation" in first
+
+
 def _hashable(v) -> bool:
+    if type(v) is int or type(v) is str:
+        return True
     try:
         hash(v)
     except TypeError:

@@ -2,18 +2,69 @@
 from __future__ import annotations
 
 import datetime
+import importlib
 import logging
 import os
+import sys
 import types
 from typing import Optional
 
-import lvis as _lvis
-import lvis.eval as _lvis_eval
 import numpy as np
+
+
+def _import_lvis_without_vis() -> types.ModuleType:
+    """Import the ``lvis`` package without loading ``lvis.vis`` yet.
+
+    ``lvis/__init__.py`` imports its plotting module, which imports OpenCV and
+    ``matplotlib.pyplot`` (about 0.7 s here, most of a small evaluation) and
+    which no evaluation uses.  While the package initialises, a stand-in
+    ``lvis.vis`` answers its ``from lvis.vis import LVISVis``; afterwards the
+    stand-in is gone and the package loads the real module on first use of
+    ``lvis.LVISVis`` or ``lvis.vis`` (``import lvis.vis`` works as usual).
+    Everything else the package does on import (its logging set-up) is
+    unchanged.  Nothing is done when lvis or lvis.vis is already loaded.
+    """
+    if "lvis" in sys.modules or "lvis.vis" in sys.modules:
+        return importlib.import_module("lvis")
+    stand_in = types.ModuleType("lvis.vis")
+
+    class LVISVis:  # placeholder while lvis/__init__ runs
+        pass
+
+    stand_in.LVISVis = LVISVis
+    sys.modules["lvis.vis"] = stand_in
+    try:
+        package = importlib.import_module("lvis")
+    except ImportError:
+        # another lvis version needing more from lvis.vis: import it plainly
+        sys.modules.pop("lvis.vis", None)
+        sys.modules.pop("lvis", None)
+        return importlib.import_module("lvis")
+    finally:
+        if sys.modules.get("lvis.vis") is stand_in:
+            del sys.modules["lvis.vis"]
+    names = vars(package)
+    for name, value in (("LVISVis", LVISVis), ("vis", stand_in)):
+        if names.get(name) is value:
+            del names[name]
+
+    def __getattr__(name):
+        if name in ("LVISVis", "vis"):
+            vis = importlib.import_module("lvis.vis")
+            names["LVISVis"] = vis.LVISVis
+            return vis if name == "vis" else vis.LVISVis
+        raise AttributeError(f"module 'lvis' has no attribute {name!r}")
+
+    package.__getattr__ = __getattr__
+    return package
+
+
+_lvis = _import_lvis_without_vis()
+import lvis.eval as _lvis_eval  # noqa: E402
 
 from ._engine import Evaluation, FromState
 from .._io import read_json, warn_large_dilation_ratio
-from ._checks import check_instances_dataset, check_results
+from ._checks import check_instances_dataset, check_results, rle_strings_checked
 from .._parallel import resolve_threads
 from ..masks.boundary import check_dilation_ratio
 
@@ -90,11 +141,16 @@ class LVISResults(_CheckedJson, _lvis.LVISResults):
             key = os.fspath(results)
             anns = read_json(key, "results") if _loaded is None else _loaded
             check_results(anns, lvis_gt.imgs, lvis_gt.cats, str(key))
+            # (asked before lvis adds boxes; it keeps the very segmentations
+            # checked here, so the cache can trust them)
+            checked = rle_strings_checked(anns)
             self._preloaded = {key: anns}
             super().__init__(lvis_gt, key, max_dets)
         else:
             check_results(results, lvis_gt.imgs, lvis_gt.cats, "results")
+            checked = rle_strings_checked(results)
             super().__init__(lvis_gt, results, max_dets)
+        self._rles_checked = checked
 
 
 def _accumulate_lvis_on_any_numpy(ev) -> None:

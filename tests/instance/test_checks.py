@@ -203,3 +203,57 @@ def test_ids_and_boxes_of_the_ground_truth():
     # string and non-integer ids are ids too (pycocotools indexes by them)
     check_instances_dataset(gt_with(a=("annotations", "id", 0.5), b=("images", "id", "img"),
                                     c=("annotations", "image_id", "img")), "g.json")
+
+
+# ------------------------------------------------------------- the JSON reader
+@pytest.mark.parametrize("text", [
+    b'[NaN, Infinity, -Infinity]',          # json accepts them, msgspec does not
+    b'[1e400, -1e400]',                     # overflow to infinity in json
+    b'\xef\xbb\xbf{"a": [1, 2]}',           # UTF-8 byte order mark
+    b'["\\ud800", "\\udc00x"]',             # lone surrogate escapes
+    '{"a": [1.5, "\u00e9"]}'.encode("utf-16"),  # UTF-16 text
+    b'[123456789012345678901234567890, -9223372036854775809, 18446744073709551616]',
+    b'{"a": 1, "a": 2.0}',                  # duplicate keys: the last wins
+    b'[-0.0, 5e-324, 1.7976931348623157e308, 0.1, 1E5, 1.0, 100]',
+])
+def test_read_json_values_and_types_are_json_s(tmp_path, text):
+    p = tmp_path / "x.json"
+    p.write_bytes(text)
+    got, want = read_json(str(p), "x"), json.loads(text)
+    assert repr(got) == repr(want)  # same values and types (NaN compares unequal)
+    assert json.dumps(got) == json.dumps(want)
+
+
+@pytest.mark.parametrize("text", [b"", b"[1, 2", b"{'a': 1}", b"[1] x", b"\xff\xfe\xfa"])
+def test_read_json_errors_are_json_s(tmp_path, text):
+    p = tmp_path / "x.json"
+    p.write_bytes(text)
+    with pytest.raises(ValueError, match=r"^x file is not valid JSON"):
+        read_json(str(p), "x")
+
+
+_json_values = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False, allow_infinity=False) | st.text(),
+    lambda inner: st.lists(inner, max_size=5) | st.dictionaries(st.text(max_size=5), inner, max_size=5),
+    max_leaves=30)
+
+
+@settings(max_examples=200, deadline=None)
+@given(_json_values)
+def test_read_json_equals_json_loads(tmp_path_factory, value):
+    p = tmp_path_factory.mktemp("j") / "x.json"
+    text = json.dumps(value)
+    p.write_text(text)
+    got = read_json(str(p), "x")
+    assert got == json.loads(text)
+    assert repr(got) == repr(json.loads(text))  # int stays int, float stays float, key order kept
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.floats() | st.integers() | st.integers(min_value=10 ** 300, max_value=10 ** 400)
+                | st.booleans() | st.none() | st.just(float("inf")) | st.just(float("nan")), max_size=6))
+def test_finite_numbers_is_finite_number_of_each(values):
+    from boundary_api._io import finite_number, finite_numbers
+
+    assert finite_numbers(values) == all(finite_number(v) for v in values)
+    assert finite_numbers(tuple(values)) == all(finite_number(v) for v in values)

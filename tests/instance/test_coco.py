@@ -10,9 +10,10 @@ import logging
 import numpy as np
 import pycocotools.coco
 import pycocotools.cocoeval
+import pycocotools.mask as mask_utils
 import pytest
 
-from boundary_api import COCO, COCOeval
+from boundary_api import COCO, COCOeval, cache_for
 from conftest import COCO_DT, COCO_GT
 
 
@@ -167,6 +168,54 @@ def test_bad_results_raise_and_change_nothing(gt, kind, tmp_path):
     with pytest.raises(exc, match=message):
         silent(gt.loadRes, str(p))
     assert p.read_text() == text
+
+
+def _boxes_with_a_bad_mask():
+    """Results with a box and an RLE each, result #4's RLE string corrupted."""
+    res = load(COCO_DT)
+    for r in res:
+        r["bbox"] = [float(v) for v in mask_utils.toBbox(r["segmentation"])]
+    res[4]["segmentation"]["counts"] = "0000"
+    return res
+
+
+@pytest.mark.parametrize("iou", ["segm", "boundary"])
+def test_box_results_masks_are_checked_where_masks_are_used(gt, iou):
+    # loading box results does not decode their masks (box AP never reads
+    # them); a mask evaluation checks them once, naming the result
+    dt = silent(gt.loadRes, _boxes_with_a_bad_mask())
+    assert not dt._rles_checked
+    ev = COCOeval(gt, dt, iou)
+    with pytest.raises(ValueError, match=r"^result id 5 \(image \d+\): segmentation counts does not cover its \d+x\d+ pixels$"):
+        silent(ev.evaluate)
+
+
+def test_box_ap_of_results_with_masks_is_pycocotools_and_skips_the_masks(gt):
+    res = _boxes_with_a_bad_mask()
+    dt = silent(gt.loadRes, copy.deepcopy(res))
+    ours = COCOeval(gt, dt, "bbox")
+    for step in (ours.evaluate, ours.accumulate, ours.summarize):
+        silent(step)
+    ref_gt = silent(pycocotools.coco.COCO, COCO_GT)
+    theirs = pycocotools.cocoeval.COCOeval(ref_gt, silent(ref_gt.loadRes, copy.deepcopy(res)), "bbox")
+    for step in (theirs.evaluate, theirs.accumulate, theirs.summarize):
+        silent(step)
+    np.testing.assert_array_equal(ours.eval["precision"], theirs.eval["precision"])
+    np.testing.assert_array_equal(ours.stats, theirs.stats)
+    # good masks next to the boxes: checked once, by the cache, when first used
+    good = load(COCO_DT)
+    for r in good:
+        r["bbox"] = [float(v) for v in mask_utils.toBbox(r["segmentation"])]
+    dt = silent(gt.loadRes, good)
+    assert not dt._rles_checked
+    ev = COCOeval(gt, dt, "segm")
+    silent(ev.evaluate)
+    assert cache_for(dt).computed["masks"] == len(good)
+
+
+def test_segmentation_results_are_trusted_by_the_cache(gt):
+    dt = silent(gt.loadRes, COCO_DT)
+    assert dt._rles_checked
 
 
 def test_results_file_missing_or_invalid(gt, tmp_path):

@@ -189,3 +189,57 @@ def test_fast_path_equals_lvis_loops_on_generated_data(iou, seed):
         np.testing.assert_array_equal(evs[0].eval[k], evs[1].eval[k])
     assert evs[0].get_results() == evs[1].get_results()
     assert evs[0].get_results()["AP"] > 0
+
+
+def test_segmentation_results_are_checked_once_box_results_where_masks_are_used():
+    gt = LVIS(LVIS_GT)
+    # segmentation results: checked on loading, trusted by the cache after
+    assert LVISResults(gt, LVIS_DT)._rles_checked
+    assert LVISResults(gt, load(LVIS_DT))._rles_checked
+    # results with boxes: their masks are checked when a mask evaluation uses them
+    res = load(LVIS_DT)
+    for r in res:
+        r["bbox"] = [float(v) for v in mask_utils.toBbox(r["segmentation"])]
+    bad = next(r for r in res if r["segmentation"]["counts"] != "0000")
+    bad["segmentation"]["counts"] = "0000"
+    dt = LVISResults(gt, copy.deepcopy(res))
+    assert not dt._rles_checked
+    ev = LVISEval(gt, dt, iou_type="bbox")
+    ev.run()  # box AP never reads the masks
+    plain_gt = lvis.LVIS(LVIS_GT)
+    ref = LVISEval(plain_gt, lvis.LVISResults(plain_gt, copy.deepcopy(res)), iou_type="bbox")
+    ref.run()
+    assert ev.get_results() == ref.get_results()
+    for iou in ("segm", "boundary"):
+        with pytest.raises(ValueError, match=r"^result id \d+ \(image \d+\): segmentation counts does not cover"):
+            LVISEval(gt, LVISResults(gt, copy.deepcopy(res)), iou_type=iou).run()
+
+
+def test_evaluation_imports_neither_matplotlib_nor_opencv_and_lvis_stays_whole():
+    # lvis/__init__ imports lvis.vis (matplotlib.pyplot, cv2: ~0.7 s) which no
+    # evaluation uses; boundary_api defers it, and the package stays complete
+    import subprocess
+    import sys
+
+    code = """
+import logging, sys
+from boundary_api import LVIS, LVISEval, LVISResults
+import boundary_api.masks
+assert not {"matplotlib", "cv2", "lvis.vis"} & set(sys.modules), sorted(sys.modules)
+import lvis
+assert logging.getLogger().handlers  # lvis' own logging set-up still ran
+assert lvis.__all__ == ["LVIS", "LVISResults", "LVISEval", "LVISVis"]
+assert LVISResults.__mro__[2] is lvis.LVISResults and lvis.LVIS is lvis.lvis.LVIS
+from lvis import LVISVis
+import lvis.vis
+assert LVISVis is lvis.vis.LVISVis is lvis.LVISVis and lvis.vis.__file__.endswith("vis.py")
+assert "matplotlib.pyplot" in sys.modules
+print("ok")
+"""
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=False)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == "ok"
+    # lvis imported first: used as it is
+    code = "import lvis, sys; from boundary_api import LVISEval; assert lvis.LVISVis and 'lvis.vis' in sys.modules"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=False)
+    assert out.returncode == 0, out.stderr
