@@ -307,40 +307,12 @@ def boundary_iou(gt, dt, dilation_ratio: float = 0.02):
     array([[0.],
            [1.]])
     """
+    from .measures import boundary_iou as pairwise_boundary_iou  # one Boundary IoU of mask pairs
+
     ratio = check_dilation_ratio(dilation_ratio)
-    g_items, g_single = _as_mask_list(gt, "gt")
-    d_items, d_single = _as_mask_list(dt, "dt")
-
-    def to_rle(x, where):
-        if isinstance(x, dict):
-            return x
-        a = np.asarray(x)
-        if a.ndim != 2 or a.size == 0:
-            raise ValueError(f"{where}: masks must be non-empty 2-D arrays, got shape {a.shape}")
-        if a.dtype == object or not (np.issubdtype(a.dtype, np.number) or a.dtype == bool):
-            raise TypeError(f"{where}: masks must be numeric or boolean arrays, got dtype {a.dtype}")
-        return mask_utils.encode(np.asfortranarray(a != 0, dtype=np.uint8))
-
-    g_rles = [to_rle(x, f"gt[{i}]") for i, x in enumerate(g_items)]
-    d_rles = [to_rle(x, f"dt[{i}]") for i, x in enumerate(d_items)]
-    sizes = {tuple(r["size"]) for r in g_rles + d_rles if isinstance(r, dict) and "size" in r}
+    g_items, _ = _as_mask_list(gt, "gt")
+    d_items, _ = _as_mask_list(dt, "dt")
+    sizes = {tuple(x["size"]) if isinstance(x, dict) and "size" in x else np.shape(x) for x in g_items + d_items}
     if len(sizes) > 1:
         raise ValueError(f"all masks must have the same size, got {sorted(sizes)}")
-    g_b = rle_to_boundary(g_rles, ratio) if g_rles else []
-    d_b = rle_to_boundary(d_rles, ratio) if d_rles else []
-    G, D = len(g_b), len(d_b)
-    out = np.zeros(D * G, np.float64)
-    if G and D:
-        gt_table = _mask.StringTable([r["counts"] for r in g_b])
-        dt_table = _mask.StringTable([r["counts"] for r in d_b])
-        h = np.full(max(G, D), g_b[0]["size"][0], np.int64)
-        no_box = np.zeros((max(G, D), 4), np.float64)
-        # the IoU step's mask IoU, applied to the boundaries: a (D, G) matrix
-        _mask.iou_pairs(0, gt_table, gt_table, h[:G], np.zeros(G, np.uint8), no_box[:G],
-                        dt_table, dt_table, h[:D], no_box[:D],
-                        np.array([0, G], np.int64), np.array([0, D], np.int64),
-                        np.array([0, D * G], np.int64), out, 0, 1)
-    mat = np.ascontiguousarray(out.reshape(D, G).T)
-    if g_single and d_single:
-        return float(mat[0, 0])
-    return mat
+    return pairwise_boundary_iou(gt, dt, ratio)

@@ -75,7 +75,7 @@ import pycocotools.mask as mask_utils
 
 from . import _mask
 from .._parallel import resolve_threads, run_ranges, split_by_cost
-from .boundary import _normalize_rle, check_dilation_ratio, check_rle_strings, dilation_pixels
+from .boundary import _as_mask_list, _normalize_rle, check_dilation_ratio, check_rle_strings, dilation_pixels
 
 __all__ = [
     "MEASURE_LABELS",
@@ -130,13 +130,7 @@ class _Masks:
 
     def __init__(self, masks, name: str):
         self.name = name
-        if isinstance(masks, dict) or (isinstance(masks, np.ndarray) and masks.ndim == 2):
-            items, self.single = [masks], True
-        elif isinstance(masks, (list, tuple)):
-            items, self.single = masks, False
-        else:
-            raise TypeError(f"{name} must be an (H, W) array, a COCO RLE dict, or a list of them, "
-                            f"got {type(masks).__name__}")
+        items, self.single = _as_mask_list(masks, name)  # the mask layer's one reading of inputs
         counts, hs, ws = [], [], []
         for i, x in enumerate(items):
             where = name if self.single else f"{name}[{i}]"
