@@ -148,3 +148,19 @@ def make_lvis_dataset(seed=0, num_images=30):
         img["neg_category_ids"] = [c for c in absent if rng.random() < 0.5]
         img["not_exhaustive_category_ids"] = [c for c in sorted(here) if rng.random() < 0.3]
     return gt, dets
+
+
+def assert_same_eval_imgs(ea, eb):
+    """Two evalImgs lists entry for entry: same keys, arrays equal with the same dtype."""
+    assert len(ea) == len(eb)
+    for x, y in zip(ea, eb):
+        assert (x is None) == (y is None)
+        if x is None:
+            continue
+        assert x.keys() == y.keys()
+        for k in x:
+            if isinstance(y[k], np.ndarray):
+                assert x[k].dtype == y[k].dtype, k
+                np.testing.assert_array_equal(x[k], y[k], err_msg=k)
+            else:
+                assert x[k] == y[k], k

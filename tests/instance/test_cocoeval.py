@@ -13,7 +13,7 @@ import pytest
 
 from boundary_api import COCO, COCOeval
 from conftest import COCO_DT, COCO_GT, golden_cases
-from synth import boxes_only, fresh, make_dataset
+from synth import assert_same_eval_imgs, boxes_only, fresh, make_dataset
 
 
 def silent(fn, *args, **kwargs):
@@ -53,21 +53,6 @@ def assert_same_eval(a, b, keys=("precision", "recall", "scores")):
     for k in keys:
         np.testing.assert_array_equal(a.eval[k], b.eval[k], err_msg=k)
     np.testing.assert_array_equal(np.asarray(a.stats), np.asarray(b.stats))
-
-
-def assert_same_eval_imgs(ea, eb):
-    assert len(ea) == len(eb)
-    for x, y in zip(ea, eb):
-        assert (x is None) == (y is None)
-        if x is None:
-            continue
-        assert x.keys() == y.keys()
-        for k in x:
-            if isinstance(y[k], np.ndarray):
-                assert x[k].dtype == y[k].dtype, k
-                np.testing.assert_array_equal(x[k], y[k], err_msg=k)
-            else:
-                assert x[k] == y[k], k
 
 
 # --------------------------------------------------------------------------- golden

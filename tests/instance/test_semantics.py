@@ -24,7 +24,7 @@ from hypothesis import strategies as st
 
 from boundary_api import COCO, COCOeval, LVISEval
 from conftest import COCO_DT, COCO_GT, LVIS_DT, LVIS_GT
-from synth import boxes_only, fresh, make_dataset
+from synth import assert_same_eval_imgs, boxes_only, fresh, make_dataset
 
 
 def silent(fn, *args, **kwargs):
@@ -65,20 +65,6 @@ def assert_same_ious(ours, theirs):
 def assert_same_eval(a, b, keys=("precision", "recall", "scores")):
     for k in keys:
         np.testing.assert_array_equal(a.eval[k], b.eval[k], err_msg=k)
-
-
-def assert_same_eval_imgs(ea, eb):
-    assert len(ea) == len(eb)
-    for x, y in zip(ea, eb):
-        assert (x is None) == (y is None)
-        if x is None:
-            continue
-        assert x.keys() == y.keys()
-        for k in x:
-            if isinstance(y[k], np.ndarray):
-                np.testing.assert_array_equal(x[k], y[k], err_msg=k)
-            else:
-                assert x[k] == y[k], k
 
 
 def rle(mask):
