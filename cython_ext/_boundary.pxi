@@ -476,6 +476,53 @@ def boundary_strings(StringTable table, const int64_t[:] h, const int64_t[:] w,
     return out
 
 
+def boundary_buffer(StringTable table, const int64_t[:] h, const int64_t[:] w,
+                    const int64_t[:] d, Py_ssize_t lo, Py_ssize_t hi):
+    """Boundary RLE strings of items ``lo .. hi-1`` in one buffer.
+
+    Same strings as :func:`boundary_strings`; returns ``(buffer, offsets)``,
+    item ``lo + i`` being ``buffer[offsets[i]:offsets[i + 1]]`` (``bytes``
+    and int64 offsets of length ``hi - lo + 1``): no Python object per item."""
+    cdef Py_ssize_t i, n = hi - lo
+    cdef I64Vec mask, bnd
+    cdef ByteVec enc
+    cdef BoundaryWork bw
+    cdef int err = 0
+    offs = np.zeros(n + 1, np.int64)
+    cdef int64_t[:] of = offs
+    for i in range(lo, hi):
+        if d[i] < 0:
+            raise ValueError(f"d must be >= 0, got {d[i]} at item {i}")
+    mask.data = NULL; mask.n = 0; mask.cap = 0
+    bnd.data = NULL; bnd.n = 0; bnd.cap = 0
+    enc.data = NULL; enc.n = 0; enc.cap = 0
+    _bw_init(&bw)
+    with nogil:
+        for i in range(lo, hi):
+            mask.n = 0
+            bnd.n = 0
+            if _decode(table.ptr[i], table.size[i], &mask) < 0:
+                err = 1
+                break
+            if _boundary(mask.data, mask.n, h[i], w[i], d[i], &bw, &bnd) != 0:
+                err = 2
+                break
+            if _encode(bnd.data, bnd.n, h[i] * w[i], &enc) != 0:
+                err = 2
+                break
+            of[i - lo + 1] = enc.n
+    try:
+        if err == 1:
+            raise ValueError(f"malformed RLE string at item {i}")
+        if err == 2:
+            raise MemoryError()
+        out = PyBytes_FromStringAndSize(enc.data, enc.n)
+    finally:
+        free(mask.data); free(bnd.data); free(enc.data)
+        _bw_free(&bw)
+    return out, offs
+
+
 def boundary_dense(const uint8_t[:, :] mask, d):
     """Boundary of a dense HxW mask (nonzero = foreground) as a uint8 array.
 

@@ -308,6 +308,53 @@ cdef class StringTable:
         free(self.ptr)
         free(self.size)
 
+    @staticmethod
+    def from_buffers(list buffers, const int64_t[:] which, const int64_t[:] start, const int64_t[:] length):
+        """Table of strings that lie in byte buffers: item ``i`` is
+        ``buffers[which[i]][start[i] : start[i] + length[i]]``.
+
+        The buffers (``bytes``, ``bytearray`` or uint8 arrays) are kept alive,
+        and a ``bytearray`` unresizable, while the table lives.
+
+        Raises
+        ------
+        ValueError
+            If an item does not lie inside its buffer.
+        """
+        cdef Py_ssize_t i, n = which.shape[0], nb = len(buffers)
+        cdef StringTable t = StringTable.__new__(StringTable, [])
+        if start.shape[0] != n or length.shape[0] != n:
+            raise ValueError("which, start and length must have the same length")
+        cdef const unsigned char** base = <const unsigned char**> malloc(max(nb, 1) * sizeof(char*))
+        cdef Py_ssize_t* blen = <Py_ssize_t*> malloc(max(nb, 1) * sizeof(Py_ssize_t))
+        cdef const unsigned char[::1] view
+        if base == NULL or blen == NULL:
+            free(base); free(blen)
+            raise MemoryError()
+        try:
+            for i in range(nb):
+                view = buffers[i]
+                base[i] = &view[0] if view.shape[0] > 0 else <const unsigned char*> ""
+                blen[i] = view.shape[0]
+            free(t.ptr); free(t.size)
+            t.ptr = NULL; t.size = NULL
+            t.ptr = <const unsigned char**> malloc(max(n, 1) * sizeof(char*))
+            t.size = <Py_ssize_t*> malloc(max(n, 1) * sizeof(Py_ssize_t))
+            if t.ptr == NULL or t.size == NULL:
+                raise MemoryError()
+            for i in range(n):
+                if which[i] < 0 or which[i] >= nb or start[i] < 0 or length[i] < 0 \
+                        or start[i] + length[i] > blen[which[i]]:
+                    raise ValueError(f"item {i} does not lie inside its buffer")
+                t.ptr[i] = base[which[i]] + start[i]
+                t.size[i] = length[i]
+            t.n = n
+            # memoryviews pin the buffers: a bytearray cannot be resized under the table
+            t._keep = [memoryview(b) for b in buffers]
+        finally:
+            free(base); free(blen)
+        return t
+
 
 # --------------------------------------------------------------------------
 # Python-level entry points (private; see boundary_api.masks.boundary)

@@ -1,9 +1,11 @@
 """Checks of COCO/LVIS instance files: one clear error per problem, nothing modified."""
 from __future__ import annotations
 
+import itertools
 import logging
 import math
 import numbers
+import operator
 from typing import Any, Dict, Iterable, List
 
 import numpy as np
@@ -58,7 +60,116 @@ def check_instances_dataset(dataset: Any, source: str, lvis: bool = False, warn_
             raise ValueError(f"{source}: category {cat['id']!r} has no 'frequency' of 'r', 'c' or 'f'")
     # what the evaluators read from every ground truth ('iscrowd': COCO only)
     required = ("id", "image_id", "category_id", "area") + (() if lvis else ("iscrowd",))
-    for i, ann in enumerate(dataset["annotations"]):
+    if not _annotations_plainly_valid(dataset["annotations"], images, required):
+        _check_annotations(dataset["annotations"], images, required, source)
+    if warn_empty and not dataset["annotations"]:
+        log.warning("%s: the ground truth has no annotations: there is nothing to detect and every "
+                    "AP will be undefined (-1)", source)
+
+
+_PLAIN_NUMBERS = frozenset((int, float))
+_ID_TYPES = frozenset((int, str))
+
+
+def _annotations_plainly_valid(anns: list, images: dict, required: tuple) -> bool:
+    """Whether every annotation passes :func:`_check_annotations`, found by
+    whole-column tests; False only means "look closer" (the per-annotation
+    check then finds and words the first problem)."""
+    if not anns:
+        return True
+    if set(map(type, anns)) != {dict}:
+        return False
+    try:
+        column = {key: list(map(operator.itemgetter(key), anns)) for key in required}
+    except KeyError:
+        return False
+    for key in ("id", "image_id", "category_id"):
+        if not set(map(type, column[key])) <= _ID_TYPES:
+            return False
+    image_ids = column["image_id"]
+    if not set(image_ids) <= images.keys():
+        return False
+    areas = column["area"]
+    if not set(map(type, areas)) <= _PLAIN_NUMBERS or not _finite_values(areas):
+        return False
+    boxes = list(map(dict.get, anns, itertools.repeat("bbox")))
+    if boxes.count(None):
+        boxes = [b for b in boxes if b is not None]
+    if boxes:
+        if set(map(type, boxes)) != {list} or set(map(len, boxes)) != {4}:
+            return False
+        flat = list(itertools.chain.from_iterable(boxes))
+        if not set(map(type, flat)) <= _PLAIN_NUMBERS or not _finite_values(flat):
+            return False
+    segs = list(map(dict.get, anns, itertools.repeat("segmentation")))
+    kinds = set(map(type, segs))
+    if not kinds <= {list, dict, type(None)}:
+        return False
+    if dict in kinds and not all("counts" in s and "size" in s for s in segs if type(s) is dict):
+        return False
+    if list in kinds:
+        sel = [j for j, s in enumerate(segs) if type(s) is list]
+        h = np.array([images[image_ids[j]]["height"] for j in sel], np.int64)
+        w = np.array([images[image_ids[j]]["width"] for j in sel], np.int64)
+        flat = flatten_polygons([segs[j] for j in sel])
+        if flat is None or not polygons_valid(*flat, h, w).all():
+            return False
+    return True
+
+
+def _finite_values(values: list) -> bool:
+    try:
+        return bool(np.isfinite(np.array(values, np.float64)).all())
+    except (OverflowError, ValueError, TypeError):
+        return False
+
+
+def flatten_polygons(segs: List[list]):
+    """COCO polygon lists flattened for the kernels.
+
+    Returns ``(coords, poly_len, ann_polys)``: every coordinate as float64,
+    the length of each polygon, the number of polygons of each annotation;
+    or None when an item is not a list of lists of plain numbers.
+    """
+    polys = list(itertools.chain.from_iterable(segs))
+    if polys and set(map(type, polys)) != {list}:
+        return None
+    flat = list(itertools.chain.from_iterable(polys))
+    if flat and not set(map(type, flat)) <= _PLAIN_NUMBERS:
+        return None
+    try:
+        coords = np.array(flat, np.float64) if flat else np.zeros(0, np.float64)
+    except OverflowError:
+        return None
+    poly_len = np.fromiter(map(len, polys), np.int64, len(polys))
+    ann_polys = np.fromiter(map(len, segs), np.int64, len(segs))
+    return coords, poly_len, ann_polys
+
+
+def polygons_valid(coords: np.ndarray, poly_len: np.ndarray, ann_polys: np.ndarray,
+                   height: np.ndarray, width: np.ndarray) -> np.ndarray:
+    """Per annotation, whether :func:`check_polygons` accepts its polygons
+    (flattened by :func:`flatten_polygons`; image sizes per annotation)."""
+    A = len(ann_polys)
+    ok = ann_polys > 0
+    poly_ann = np.repeat(np.arange(A), ann_polys)
+    bad_poly = (poly_len < 6) | (poly_len % 2 == 1)
+    ok[poly_ann[bad_poly]] = False
+    coord_ann = np.repeat(poly_ann, poly_len)
+    starts = np.concatenate(([0], np.cumsum(poly_len)[:-1])) if len(poly_len) else poly_len
+    is_x = (np.arange(len(coords)) - np.repeat(starts, poly_len)) % 2 == 0
+    side = np.where(is_x, width[coord_ann], height[coord_ann]).astype(np.float64)
+    lo = -np.minimum(side, _MAX_COORD)
+    hi = np.minimum(2 * side, _MAX_COORD)
+    with np.errstate(invalid="ignore"):
+        bad = ~np.isfinite(coords) | (coords < lo) | (coords > hi)
+    ok[coord_ann[bad]] = False
+    return ok
+
+
+def _check_annotations(anns: list, images: dict, required: tuple, source: str) -> None:
+    """The per-annotation checks of :func:`check_instances_dataset`."""
+    for i, ann in enumerate(anns):
         if type(ann) is not dict:
             raise ValueError(f"{source}: annotations[{i}] is not an object")
         for key in required:
@@ -88,9 +199,6 @@ def check_instances_dataset(dataset: Any, source: str, lvis: bool = False, warn_
                 raise ValueError(f"{source}: annotation id {ann['id']!r} has a 'segmentation' that is neither "
                                  f"a list of polygons nor an RLE {{'size', 'counts'}} (got {_json_type(seg)})")
             # (RLE sizes and counts are checked where masks are used: box evaluations do not need them)
-    if warn_empty and not dataset["annotations"]:
-        log.warning("%s: the ground truth has no annotations: there is nothing to detect and every "
-                    "AP will be undefined (-1)", source)
 
 
 def check_rle_dict(seg: dict, height: int, width: int, what: str) -> None:

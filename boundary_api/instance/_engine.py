@@ -14,6 +14,8 @@ entries on demand, so nothing is materialized that nobody reads.
 from __future__ import annotations
 
 import logging
+from itertools import repeat
+from operator import itemgetter
 from collections.abc import ItemsView, KeysView, ValuesView
 from typing import Callable, List, Optional, Sequence, Tuple
 
@@ -316,6 +318,117 @@ class Evaluation:
         self.ious: Optional[np.ndarray] = None
         self.matched = False
 
+    #: results parsed into columns (:class:`._columns.ResultColumns`) when the
+    #: detections are rows of them (``dt_rows``) instead of dicts (``dt_anns``)
+    dt_columns = None
+    dt_rows: Optional[np.ndarray] = None
+
+    @classmethod
+    def from_columns(cls, gt_anns: List[dict], columns, img_ids: Sequence, cat_ids: Sequence,
+                     use_cats: bool, cat_ids_used: Sequence, max_det: Optional[int],
+                     crowd_key: Optional[str] = "iscrowd") -> "Evaluation":
+        """The same evaluation as the constructor, detections read from columns.
+
+        Parameters
+        ----------
+        gt_anns : list of dict
+            The ground truths as the library's ``_prepare`` selects them
+            (``getAnnIds`` order), ``ignore`` already set.
+        columns : ResultColumns
+            The detections, every row of which is a candidate.
+        img_ids, cat_ids : sequence
+            The evaluated axes (``cat_ids == [-1]`` without categories).
+        use_cats : bool
+        cat_ids_used : sequence
+            ``params.catIds``: without categories, an image pools the
+            annotations of these categories, in this order.
+        max_det : int or None
+        """
+        self = cls.__new__(cls)
+        self.img_ids = list(img_ids)
+        self.cat_ids = list(cat_ids)
+        self.max_det = max_det
+        from ._columns import select_rows
+
+        I = max(len(self.img_ids), 1)
+        # ---- ground truths: pair key (k, i), kept in their given order within a pair
+        ng = len(gt_anns)
+        img_pos = _first_positions(self.img_ids)
+        cat_pos = _first_positions(cat_ids_used)
+        g_img = np.fromiter(map(img_pos.get, map(itemgetter("image_id"), gt_anns), repeat(-1)), np.int64, ng)
+        g_cat = np.fromiter(map(cat_pos.get, map(itemgetter("category_id"), gt_anns), repeat(-1)), np.int64, ng)
+        keep = (g_img >= 0) & (g_cat >= 0)
+        g_sel = np.flatnonzero(keep)
+        if use_cats:
+            g_key = g_cat[g_sel] * I + g_img[g_sel]
+            g_order = np.lexsort((g_sel, g_key))
+        else:
+            g_key = g_img[g_sel]
+            g_order = np.lexsort((g_sel, g_cat[g_sel], g_key))
+        g_sel = g_sel[g_order]
+        g_key = g_key[g_order]
+        # ---- detections: pair key, then score (highest first, stable, NaN last), cut to max_det
+        d_img = select_rows(columns.image_id, self.img_ids)
+        d_cat = select_rows(columns.category_id, cat_ids_used)
+        d_sel = np.flatnonzero((d_img >= 0) & (d_cat >= 0))
+        neg = -columns.score[d_sel]
+        if use_cats:
+            d_key = d_cat[d_sel] * I + d_img[d_sel]
+            d_order = np.lexsort((d_sel, neg, d_key))
+        else:
+            d_key = d_img[d_sel]
+            d_order = np.lexsort((d_sel, d_cat[d_sel], neg, d_key))
+        d_sel = d_sel[d_order]
+        d_key = d_key[d_order]
+        dropped = np.zeros(0, np.float64)
+        if max_det is not None and len(d_key):
+            # each pair keeps d[:max_det] (a Python slice: a negative max_det drops the last ones)
+            first = np.flatnonzero(np.concatenate(([True], d_key[1:] != d_key[:-1])))
+            sizes = np.diff(np.concatenate((first, [len(d_key)])))
+            rank = np.arange(len(d_key)) - np.repeat(first, sizes)
+            limit = np.repeat(sizes, sizes)
+            kept = rank < (max_det if max_det >= 0 else np.maximum(limit + max_det, 0))
+            dropped = columns.score[d_sel[~kept]]
+            d_sel, d_key = d_sel[kept], d_key[kept]
+        # ---- pairs: every key with a ground truth or a detection, by category then image
+        keys = np.union1d(g_key, d_key).astype(np.int64)
+        if use_cats:
+            self.pair_cat, self.pair_img = keys // I, keys % I
+        else:
+            self.pair_cat, self.pair_img = np.zeros(len(keys), np.int64), keys
+        self.pair_g = np.searchsorted(g_key, keys, side="left").astype(np.int64)
+        self.pair_g = np.append(self.pair_g, len(g_key)).astype(np.int64)
+        self.pair_d = np.append(np.searchsorted(d_key, keys, side="left"), len(d_key)).astype(np.int64)
+        ng_p, nd_p = np.diff(self.pair_g), np.diff(self.pair_d)
+        self.pair_o = np.concatenate(([0], np.cumsum(ng_p * nd_p))).astype(np.int64)
+        self.gt_anns = [gt_anns[j] for j in g_sel.tolist()]
+        self.dt_anns = None
+        self.dt_columns = columns
+        self.dt_rows = d_sel.astype(np.int64)
+        self.dt_score = columns.score[self.dt_rows]
+        self.nan_scores = bool(np.isnan(self.dt_score).any() or np.isnan(dropped).any())
+        self.cat_pair_start = np.searchsorted(self.pair_cat, np.arange(len(self.cat_ids) + 1)).astype(np.int64)
+        self.gt_id = _id_values(self.gt_anns, "ground truth")
+        self.dt_id = (self.dt_rows + 1).astype(np.float64)
+        self.gt_id_nonzero = (self.gt_id != 0).astype(np.int64)
+        self.dt_id_positive = np.ones(len(self.dt_rows), np.int64)
+        gts = self.gt_anns
+        self.gt_area = np.array(list(map(itemgetter("area"), gts)), np.float64)
+        self.dt_area = np.ascontiguousarray(columns.area[self.dt_rows], np.float64)
+        self.gt_ignore = np.fromiter(map(bool, map(dict.get, gts, repeat("ignore"), repeat(0))), np.uint8, len(gts))
+        if crowd_key is None:
+            self.gt_crowd = np.zeros(len(gts), np.uint8)
+        else:
+            self.gt_crowd = np.fromiter(map(bool, map(itemgetter(crowd_key), gts)), np.uint8, len(gts))
+        self.dt_extra_ignore = np.zeros(len(self.dt_rows), np.uint8)
+        self.ious = None
+        self.matched = False
+        return self
+
+    @property
+    def num_dt(self) -> int:
+        return len(self.dt_rows) if self.dt_columns is not None else len(self.dt_anns)
+
     def _flatten(self, entries: list, max_det: Optional[int], score_key: Callable) -> np.ndarray:
         """Pairs in order, each pair's detections sorted by ``score_key``
         (stable) and cut to ``max_det``; returns the scores of those cut."""
@@ -361,25 +474,37 @@ class Evaluation:
         """
         mode = IOU_MODES[iou_type]
         threads = resolve_threads(num_threads)
-        G, D = len(self.gt_anns), len(self.dt_anns)
+        G, D = len(self.gt_anns), self.num_dt
+        cols, rows = self.dt_columns, self.dt_rows
         if mode == 2:
             gt_box = _boxes(self.gt_anns)
-            dt_box = _boxes(self.dt_anns)
+            dt_box = np.ascontiguousarray(cols.bbox[rows]) if cols is not None else _boxes(self.dt_anns)
             gm = gb = dm = db = _mask.StringTable([])
             gh = np.zeros(G, np.int64)
             dh = np.zeros(D, np.int64)
         else:
             gt_box = np.zeros((G, 4), np.float64)
             dt_box = np.zeros((D, 4), np.float64)
-            gcache, dcache = cache_for(gt_dataset), cache_for(dt_dataset)
+            gcache = cache_for(gt_dataset)
+            if cols is not None:
+                cols.check_rles()
+                dm, dh = cols.counts_table(rows), np.ascontiguousarray(cols.seg_h[rows])
+                if mode == 1:
+                    db = cols.boundary_table(rows, dilation_ratio, threads)
             if mode == 1:
                 gcounts, gh, _, gbound = gcache.masks_and_boundaries(self.gt_anns, dilation_ratio, threads)
-                dcounts, dh, _, dbound = dcache.masks_and_boundaries(self.dt_anns, dilation_ratio, threads)
-                gb, db = _mask.StringTable(gbound), _mask.StringTable(dbound)
+                gb = _mask.StringTable(gbound)
+                if cols is None:
+                    dcounts, dh, _, dbound = cache_for(dt_dataset).masks_and_boundaries(
+                        self.dt_anns, dilation_ratio, threads)
+                    db = _mask.StringTable(dbound)
             else:
                 gcounts, gh, _ = gcache.masks(self.gt_anns)
-                dcounts, dh, _ = dcache.masks(self.dt_anns)
-            gm, dm = _mask.StringTable(gcounts), _mask.StringTable(dcounts)
+                if cols is None:
+                    dcounts, dh, _ = cache_for(dt_dataset).masks(self.dt_anns)
+            gm = _mask.StringTable(gcounts)
+            if cols is None:
+                dm = _mask.StringTable(dcounts)
             if mode != 1:
                 gb, db = gm, dm
         out = np.zeros(int(self.pair_o[-1]), np.float64)
@@ -414,7 +539,7 @@ class Evaluation:
         rng = np.ascontiguousarray(np.array(self.area_rng, np.float64).reshape(-1, 2))
         thrs = np.ascontiguousarray(np.asarray(iou_thrs, np.float64).reshape(-1))
         A, T = len(rng), len(thrs)
-        G, D = len(self.gt_anns), len(self.dt_anns)
+        G, D = len(self.gt_anns), self.num_dt
         self.gt_perm = np.zeros((A, G), np.int32)
         self.gt_ig = np.zeros((A, G), np.uint8)
         self.dt_match = np.zeros((A, T, D), np.int32)
@@ -466,7 +591,14 @@ class Evaluation:
         d0, d1 = int(self.pair_d[p]), int(self.pair_d[p + 1])
         perm = self.gt_perm[a, g0:g1]
         gts = [self.gt_anns[g0 + j] for j in perm]
-        dts = self.dt_anns[d0:d1]
+        if self.dt_columns is not None:
+            rows = self.dt_rows[d0:d1]
+            dt_ids = (rows + 1).tolist()
+            dt_scores = self.dt_columns.score_values(rows)
+        else:
+            dts = self.dt_anns[d0:d1]
+            dt_ids = [d["id"] for d in dts]
+            dt_scores = [d["score"] for d in dts]
         # the libraries store matched ids as floats, 0 for no match
         dt_matches = _ids_at(self.gt_id[g0:g1], self.dt_match[a, :, d0:d1])
         gt_matches = _ids_at(self.dt_id[d0:d1], self.gt_match[a, :, g0:g1])
@@ -479,16 +611,16 @@ class Evaluation:
             return {
                 "image_id": img, "category_id": cat, "aRng": self.area_rng[a],
                 "maxDet": self.max_det,
-                "dtIds": [d["id"] for d in dts], "gtIds": [g["id"] for g in gts],
+                "dtIds": dt_ids, "gtIds": [g["id"] for g in gts],
                 "dtMatches": dt_matches, "gtMatches": gt_matches,
-                "dtScores": [d["score"] for d in dts],
+                "dtScores": dt_scores,
                 "gtIgnore": gt_ignore, "dtIgnore": dt_ignore,
             }
         return {
             "image_id": img, "category_id": cat, "area_rng": self.area_rng[a],
-            "dt_ids": [d["id"] for d in dts], "gt_ids": [g["id"] for g in gts],
+            "dt_ids": dt_ids, "gt_ids": [g["id"] for g in gts],
             "dt_matches": dt_matches, "gt_matches": gt_matches,
-            "dt_scores": [d["score"] for d in dts],
+            "dt_scores": dt_scores,
             "gt_ignore": gt_ignore, "dt_ignore": dt_ignore,
         }
 
@@ -501,6 +633,17 @@ class Evaluation:
             for a in range(A):
                 out[k * A * I + a * I + i] = self.eval_entry(p, a, style)
         return out
+
+
+def _first_positions(keys: Sequence) -> dict:
+    """``key -> position of its first occurrence`` (unhashable keys skipped)."""
+    out: dict = {}
+    for j, k in enumerate(keys):
+        try:
+            out.setdefault(k, j)
+        except TypeError:
+            continue
+    return out
 
 
 def _ids_at(ids: np.ndarray, local: np.ndarray) -> np.ndarray:
@@ -531,7 +674,7 @@ def _id_values(anns: list, what: str) -> np.ndarray:
         on it at the first match).
     """
     try:
-        return np.fromiter((a["id"] for a in anns), np.float64, len(anns))
+        return np.fromiter(map(itemgetter("id"), anns), np.float64, len(anns))
     except (TypeError, ValueError, OverflowError):
         pass
     for a in anns:

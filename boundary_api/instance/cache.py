@@ -19,6 +19,7 @@ overwrites in the annotation dicts.
 from __future__ import annotations
 
 import copy
+import itertools
 import logging
 import sys
 import weakref
@@ -35,7 +36,7 @@ __all__ = ["AnnotationCache", "cache_for"]
 log = logging.getLogger(__name__)
 
 #: annotations from which converting masks shows a progress bar (on a terminal)
-PROGRESS_FROM = 20000
+PROGRESS_FROM = 200000
 
 
 class AnnotationCache:
@@ -160,6 +161,25 @@ class AnnotationCache:
             self._rle[key] = e
         self.computed["masks"] += len(new) - sum(same)
 
+    def adopt(self, anns: Sequence[dict], heights: np.ndarray, widths: np.ndarray,
+              boundaries: Dict[float, list]) -> None:
+        """Take over what was computed for results before their dicts existed.
+
+        ``anns`` carry compressed RLEs (already checked); ``boundaries`` maps a
+        dilation ratio to each annotation's boundary RLE string or None.
+        Nothing is recomputed for them later unless their segmentation changes.
+        """
+        hs, ws = heights.tolist(), widths.tolist()
+        rle = self._rle
+        for a, h, w in zip(anns, hs, ws):
+            seg = a["segmentation"]
+            rle[id(a)] = (a, seg["counts"], h, w, seg, seg["counts"], None)
+        for ratio, values in boundaries.items():
+            table = self._boundary.setdefault(ratio, {})
+            for a, b in zip(anns, values):
+                if b is not None:
+                    table[id(a)] = b
+
     def boundaries(self, anns: Sequence[dict], dilation_ratio: float,
                    num_threads: Optional[int] = None) -> list:
         """Compressed boundary RLE counts of each annotation, computing only
@@ -233,7 +253,10 @@ class AnnotationCache:
         if self._ignore_all_seen:
             return
         ds = self._dataset()
-        self.own_ignore_flags(getattr(ds, "anns", {}).values())
+        anns = list(getattr(ds, "anns", {}).values())
+        # only a set flag is ever remembered: most ground truths have none
+        if any(map(dict.get, anns, itertools.repeat("ignore"))):
+            self.own_ignore_flags(anns)
         self._ignore_all_seen = True
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 import copy
 import os
 import time
+from collections import defaultdict
 
 import numpy as np
 import pycocotools.coco
@@ -11,9 +12,34 @@ import pycocotools.coco
 from ..masks import _mask
 from .._io import read_json
 from ._checks import check_instances_dataset, check_results
+from ._columns import load_result_columns
 from .cache import cache_for
 
 __all__ = ["COCO"]
+
+
+class _Materialized:
+    """An attribute pycocotools keeps (``dataset``, ``anns``, ``imgToAnns``,
+    ``catToImgs``): an ordinary attribute, except on results loaded as
+    columns, where the first read builds the result dicts and the index."""
+
+    def __set_name__(self, owner, name):
+        self.name = name
+
+    def __get__(self, obj, objtype=None):
+        if obj is None:
+            return self
+        d = obj.__dict__
+        try:
+            return d[self.name]
+        except KeyError:
+            if d.get("_columns") is None:
+                raise AttributeError(self.name) from None
+        obj._materialize()
+        return d[self.name]
+
+    def __set__(self, obj, value):
+        obj.__dict__[self.name] = value
 
 
 class COCO(pycocotools.coco.COCO):
@@ -37,6 +63,14 @@ class COCO(pycocotools.coco.COCO):
     _segm_from_bbox = False
     #: True when loadRes already checked every RLE against its image
     _rles_checked = False
+    #: results parsed into columns (:class:`._columns.ResultColumns`) whose
+    #: dicts nobody has read yet; None once they exist
+    _columns = None
+
+    dataset = _Materialized()
+    anns = _Materialized()
+    imgToAnns = _Materialized()
+    catToImgs = _Materialized()
 
     def __init__(self, annotation_file=None):
         super().__init__()
@@ -81,6 +115,10 @@ class COCO(pycocotools.coco.COCO):
             source = "results array"
         elif isinstance(resFile, (str, bytes, os.PathLike)):
             source = os.fsdecode(resFile)
+            tic = time.time()
+            columns = load_result_columns(self, resFile, source)
+            if columns is not None:
+                return self._results_from_columns(columns, tic)
             anns = read_json(resFile, "results")
         else:
             anns = resFile
@@ -123,3 +161,48 @@ class COCO(pycocotools.coco.COCO):
         res.dataset["annotations"] = anns
         res.createIndex()
         return res
+
+    def _results_from_columns(self, columns, tic: float) -> "COCO":
+        """The results object of :meth:`loadRes` for results parsed into
+        columns: evaluations read the columns, the dicts are made when first
+        read."""
+        res = type(self)()
+        res._is_results = True
+        print("Loading and preparing results...")
+        res.imgs = {img["id"]: img for img in self.dataset["images"]}
+        res._header = {"info": copy.deepcopy(self.dataset.get("info", {})),
+                       "images": [img for img in self.dataset["images"]],
+                       "categories": copy.deepcopy(self.dataset["categories"])}
+        res.cats = {cat["id"]: cat for cat in res._header["categories"]}
+        res._segm_from_bbox = not columns.has_segmentation
+        res._rles_checked = columns.rles_checked
+        del res.__dict__["dataset"], res.__dict__["anns"]
+        del res.__dict__["imgToAnns"], res.__dict__["catToImgs"]
+        res._columns = columns
+        columns.computed = cache_for(res).computed
+        print("DONE (t={:0.2f}s)".format(time.time() - tic))
+        print("creating index...")
+        print("index created!")
+        return res
+
+    def _materialize(self) -> None:
+        """Make the result dicts and pycocotools' index from the columns."""
+        columns = self._columns
+        anns = columns.annotations()
+        dataset = {"info": self._header["info"], "images": self._header["images"],
+                   "categories": self._header["categories"], "annotations": anns}
+        index = {}
+        img_to_anns, cat_to_imgs = defaultdict(list), defaultdict(list)
+        for ann in anns:
+            img_to_anns[ann["image_id"]].append(ann)
+            index[ann["id"]] = ann
+        for ann in anns:
+            cat_to_imgs[ann["category_id"]].append(ann["image_id"])
+        d = self.__dict__
+        d["dataset"], d["anns"], d["imgToAnns"], d["catToImgs"] = dataset, index, img_to_anns, cat_to_imgs
+        if columns.has_segmentation and columns.rles_checked:
+            # the cache keeps the boundaries computed from the columns
+            cache_for(self).adopt(anns, columns.seg_h, columns.seg_w, columns.boundary_strings())
+        # the dicts may now be changed by their reader: evaluations read them from here on
+        self._rles_checked = columns.rles_checked
+        self._columns = None

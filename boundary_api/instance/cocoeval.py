@@ -62,6 +62,9 @@ class COCOeval(pycocotools.cocoeval.COCOeval):
     #: built from the kernels' arrays when first read (fast implementation)
     evalImgs = FromState(lambda state: state.eval_imgs("coco") if state.matched else None)
     ious = FromState(lambda state: state.iou_dict())
+    #: with results loaded as columns, pycocotools' per-image detection lists
+    #: are made only if read
+    _dts = FromState(lambda state: state.build_dts() if getattr(state, "build_dts", None) else None)
 
     def __init__(self, cocoGt=None, cocoDt=None, iouType="segm", dilation_ratio=0.02,
                  use_fast_impl=True, num_threads=None):
@@ -76,7 +79,7 @@ class COCOeval(pycocotools.cocoeval.COCOeval):
             warn_large_dilation_ratio(self.dilation_ratio, log)
         if cocoDt is not None and iouType in ("segm", "boundary"):
             if isinstance(cocoDt, COCO):
-                from_boxes = len(cocoDt.anns) if cocoDt._segm_from_bbox else 0
+                from_boxes = cocoDt._segm_from_bbox
             else:
                 # plain pycocotools results: loadRes gave box-only results the
                 # rectangle polygons of their boxes; Mask AP of those is
@@ -96,21 +99,45 @@ class COCOeval(pycocotools.cocoeval.COCOeval):
         p = self.params
         if p.iouType != "boundary":
             return super()._prepare()
-        ids = {"imgIds": p.imgIds, "catIds": p.catIds} if p.useCats else {"imgIds": p.imgIds}
-        gts = self.cocoGt.loadAnns(self.cocoGt.getAnnIds(**ids))
-        dts = self.cocoDt.loadAnns(self.cocoDt.getAnnIds(**ids))
-        cache = cache_for(self.cocoGt)
-        for gt, own in zip(gts, cache.own_ignore_flags(gts)):
-            gt["ignore"] = own or ("iscrowd" in gt and gt["iscrowd"])
-        cache.note_ignore_flags(gts)
-        self._gts = defaultdict(list)
-        self._dts = defaultdict(list)
-        for gt in gts:
-            self._gts[gt["image_id"], gt["category_id"]].append(gt)
-        for dt in dts:
-            self._dts[dt["image_id"], dt["category_id"]].append(dt)
+        self._prepare_gts()
+        self._dts = self._detections_by_pair(self.params)
         self.evalImgs = defaultdict(list)
         self.eval = {}
+
+    def _prepare_gts(self) -> list:
+        """The ground-truth half of ``_prepare``: select, convert (segm), set
+        ``ignore``, group into ``_gts``; returns the selected list."""
+        p = self.params
+        ids = {"imgIds": p.imgIds, "catIds": p.catIds} if p.useCats else {"imgIds": p.imgIds}
+        gts = self.cocoGt.loadAnns(self.cocoGt.getAnnIds(**ids))
+        if p.iouType == "boundary":
+            cache = cache_for(self.cocoGt)
+            for gt, own in zip(gts, cache.own_ignore_flags(gts)):
+                gt["ignore"] = own or ("iscrowd" in gt and gt["iscrowd"])
+            cache.note_ignore_flags(gts)
+        else:
+            if p.iouType == "segm":  # pycocotools leaves the ground truths' RLEs in place
+                for gt in gts:
+                    gt["segmentation"] = self.cocoGt.annToRLE(gt)
+            for gt in gts:
+                gt["ignore"] = gt["ignore"] if "ignore" in gt else 0
+                gt["ignore"] = "iscrowd" in gt and gt["iscrowd"]
+        self._gts = defaultdict(list)
+        for gt in gts:
+            self._gts[gt["image_id"], gt["category_id"]].append(gt)
+        return gts
+
+    def _detections_by_pair(self, p) -> defaultdict:
+        """pycocotools' ``_dts``: the selected results by (image, category)."""
+        ids = {"imgIds": p.imgIds, "catIds": p.catIds} if p.useCats else {"imgIds": p.imgIds}
+        dts = self.cocoDt.loadAnns(self.cocoDt.getAnnIds(**ids))
+        if p.iouType == "segm":
+            for dt in dts:
+                dt["segmentation"] = self.cocoDt.annToRLE(dt)
+        out = defaultdict(list)
+        for dt in dts:
+            out[dt["image_id"], dt["category_id"]].append(dt)
+        return out
 
     # ------------------------------------------------------------------------
     def evaluate(self):
@@ -132,8 +159,27 @@ class COCOeval(pycocotools.cocoeval.COCOeval):
         self.params = p
 
         self._state = None
-        self._prepare()
         cat_ids = p.catIds if p.useCats else [-1]
+        columns = self.cocoDt.__dict__.get("_columns") if isinstance(self.cocoDt, COCO) else None
+        if columns is not None and self.use_fast_impl and p.iouType in ("segm", "bbox", "boundary"):
+            # results loaded as columns: no per-result dict is made
+            gts = self._prepare_gts()
+            self.evalImgs = defaultdict(list)
+            self.eval = {}
+            state = Evaluation.from_columns(gts, columns, p.imgIds, cat_ids, bool(p.useCats), p.catIds,
+                                            max_det=p.maxDets[-1], crowd_key="iscrowd")
+            frozen = _copy_params(p)
+            state.build_dts = lambda: self._detections_by_pair(frozen)
+            self._dts = None
+            state.compute_ious(p.iouType, self.cocoGt, self.cocoDt, self.dilation_ratio, self.num_threads)
+            state.match(p.areaRng, p.iouThrs, crowd_rule=True, num_threads=self.num_threads)
+            self._state = state
+            self.evalImgs = None
+            self.ious = None
+            self._paramsEval = _copy_params(self.params)
+            print("DONE (t={:0.2f}s).".format(time.time() - tic))
+            return
+        self._prepare()
 
         def gather(img_id):
             return ([g for c in p.catIds for g in self._gts[img_id, c]],
@@ -226,6 +272,24 @@ class COCOeval(pycocotools.cocoeval.COCOeval):
         # detection summary
         with _iou_type_as(self.params, "segm"):
             super().summarize()
+
+
+def _copy_params(p):
+    """``copy.deepcopy(p)`` for pycocotools' ``Params``, without deep-copying
+    the NumPy scalars of ``imgIds`` one by one (immutable, so shared)."""
+    new = copy.copy(p)
+    for key, value in vars(p).items():
+        if isinstance(value, list):
+            if all(type(x) is list for x in value):  # areaRng
+                value = [copy.deepcopy(x) for x in value]
+            elif all(isinstance(x, (int, float, str, np.number)) for x in value):
+                value = list(value)
+            else:
+                value = copy.deepcopy(value)
+        elif value is not None and not isinstance(value, (int, float, str)):
+            value = copy.deepcopy(value)
+        setattr(new, key, value)
+    return new
 
 
 def _segmentations_from_boxes(coco_dt) -> int:

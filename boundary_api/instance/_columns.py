@@ -1,0 +1,326 @@
+"""Detection results as column arrays: the fast path of ``loadRes``.
+
+A results file in the COCO results schema (a list of objects with
+``image_id``, ``category_id``, ``score`` and a ``bbox`` and/or a compressed-RLE
+``segmentation``) is parsed by the native scanner (:mod:`._scan`) straight
+into arrays, with every RLE string left in one byte buffer.  The evaluation
+reads the arrays; the per-result dicts that pycocotools' ``loadRes`` would
+have made are built only if somebody reads ``dataset``, ``anns``,
+``imgToAnns`` or ``catToImgs`` (:meth:`ResultColumns.annotations`), and are
+then exactly those dicts: same keys in the same order, same value types.
+
+Anything outside that schema, or results that fail a check, return ``None``
+from :func:`load_result_columns`: the caller then takes the general path,
+which parses with a general JSON parser and words the error.
+"""
+from __future__ import annotations
+
+import logging
+import os
+from typing import Dict, List, Optional, Sequence
+
+import numpy as np
+
+from ..masks import _mask
+from ..masks.boundary import MAX_PIXELS, MAX_SIDE, check_rle_strings, dilation_pixels_array
+from .._parallel import resolve_threads, run_ranges, split_by_cost
+from . import _checks
+
+__all__ = ["ResultColumns", "load_result_columns"]
+
+log = logging.getLogger(__name__)
+
+#: ``present`` bits of the scanner
+HAS_IMAGE, HAS_CATEGORY, HAS_SCORE, HAS_BBOX, HAS_SEGMENTATION = 1, 2, 4, 8, 16
+#: key codes of ``key_order`` (3 bits each, first key lowest)
+_KEYS = {1: "image_id", 2: "category_id", 3: "score", 4: "bbox", 5: "segmentation"}
+#: ``key_order`` bit: the segmentation object had ``counts`` before ``size``
+_COUNTS_FIRST = 1 << 30
+#: results from which boundary extraction shows a progress bar (on a terminal)
+_PROGRESS_FROM = 100000
+
+
+class ResultColumns:
+    """Detection results of one file, one array entry per result (file order).
+
+    Attributes
+    ----------
+    n : int
+        Number of results; result ``r`` gets annotation id ``r + 1``.
+    kind : {'bbox', 'segmentation'}
+        pycocotools' ``loadRes`` branch: 'bbox' when the results carry boxes
+        (areas are ``w * h``), 'segmentation' when they carry only masks
+        (areas and boxes come from the RLEs).
+    image_id, category_id : ndarray of int64
+    score : ndarray of float64
+    bbox : ndarray of float64, shape (n, 4)
+    area : ndarray of float64
+    seg_h, seg_w : ndarray of int64
+        RLE size of each result (0 without a segmentation).
+    has_segmentation : bool
+    rles_checked : bool
+        Whether every RLE string was decoded and found to cover its image.
+    """
+
+    def __init__(self, buf: bytearray, cols: Dict[str, np.ndarray], source: str):
+        self.source = source
+        self.buf = buf
+        self.n = len(cols["image_id"])
+        self.image_id = cols["image_id"]
+        self.category_id = cols["category_id"]
+        self.score = cols["score"]
+        self.bbox = np.ascontiguousarray(cols["bbox"], np.float64).reshape(-1, 4)
+        self.seg_h = cols["seg_h"]
+        self.seg_w = cols["seg_w"]
+        self.counts_start = cols["counts_start"]
+        self.counts_len = cols["counts_len"]
+        self.present = int(cols["present"][0])
+        self.int_kind = cols["int_kind"]
+        self.key_order = cols["key_order"]
+        self.has_segmentation = bool(self.present & HAS_SEGMENTATION)
+        self.kind = "bbox" if self.present & HAS_BBOX else "segmentation"
+        self.area = None
+        self.mask_area = None
+        self.rles_checked = False
+        # dilation ratio -> [buffers, which (n,), start (n,), length (n,)]; which -1: not computed
+        self._boundaries: Dict[float, list] = {}
+        #: the owner's cache counter (:attr:`AnnotationCache.computed`)
+        self.computed = None
+
+    # ------------------------------------------------------------- strings
+    def counts_table(self, rows: np.ndarray):
+        """:class:`StringTable` of the RLE strings of ``rows`` (no copy)."""
+        rows = np.asarray(rows, np.int64)
+        return _mask.StringTable.from_buffers([self.buf], np.zeros(len(rows), np.int64),
+                                              self.counts_start[rows], self.counts_len[rows])
+
+    def counts_str(self, r: int) -> str:
+        s = int(self.counts_start[r])
+        return self.buf[s:s + int(self.counts_len[r])].decode("ascii")
+
+    def describe(self, r: int) -> str:
+        """How the annotation cache names a result in its messages."""
+        return f"result id {r + 1} (image {int(self.image_id[r])!r})"
+
+    def check_rles(self) -> None:
+        """Decode every RLE string once; raise ValueError naming the first
+        result whose string is malformed or does not cover its image."""
+        if self.rles_checked:
+            return
+        rows = np.arange(self.n, dtype=np.int64)
+        # check_rle_strings wants a list; a table over the buffer does the same work
+        h, w = self.seg_h, self.seg_w
+        sides_ok = (h >= 1) & (w >= 1) & (h <= MAX_SIDE) & (w <= MAX_SIDE)
+        size_ok = sides_ok & (np.where(sides_ok, h, 0) * np.where(sides_ok, w, 0) <= MAX_PIXELS)
+        status = np.where(size_ok, 0, 3).astype(np.uint8)
+        if size_ok.all():
+            status = _mask.check_strings(self.counts_table(rows), h, w)
+        bad = np.flatnonzero(status)
+        if len(bad):
+            i = int(bad[0])
+            # the shared check words the error exactly as for dict results
+            check_rle_strings([self.counts_str(i)], h[i:i + 1], w[i:i + 1], lambda _: self.describe(i))
+            raise AssertionError("unreachable")  # pragma: no cover
+        self.rles_checked = True
+
+    def boundary_table(self, rows: np.ndarray, dilation_ratio: float, num_threads: Optional[int] = None):
+        """:class:`StringTable` of the boundary RLEs of ``rows``, computing
+        (in parallel) those not computed yet for this ratio."""
+        rows = np.asarray(rows, np.int64)
+        entry = self._boundaries.get(dilation_ratio)
+        if entry is None:
+            entry = [[], np.full(self.n, -1, np.int64), np.zeros(self.n, np.int64), np.zeros(self.n, np.int64)]
+            self._boundaries[dilation_ratio] = entry
+        buffers, which, start, length = entry
+        missing = np.unique(rows[which[rows] < 0])
+        if len(missing):
+            self.check_rles()
+            table = self.counts_table(missing)
+            h = np.ascontiguousarray(self.seg_h[missing])
+            w = np.ascontiguousarray(self.seg_w[missing])
+            d = dilation_pixels_array(h, w, dilation_ratio)
+            threads = resolve_threads(num_threads)
+            n = len(missing)
+            ranges = split_by_cost(self.counts_len[missing].astype(np.float64), threads * 8 if n > 2000 else threads)
+            chunks = run_ranges(lambda lo, hi: _mask.boundary_buffer(table, h, w, d, lo, hi), ranges, threads,
+                                progress="boundaries" if n > _PROGRESS_FROM else None, total=n)
+            for (lo, hi), (data, offs) in zip(ranges, chunks):
+                sel = missing[lo:hi]
+                which[sel] = len(buffers)
+                start[sel] = offs[:-1]
+                length[sel] = np.diff(offs)
+                buffers.append(data)
+            if self.computed is not None:
+                self.computed["boundaries"] += n
+            log.debug("computed %d boundaries (ratio %g)", n, dilation_ratio)
+        return _mask.StringTable.from_buffers(buffers, which[rows], start[rows], length[rows])
+
+    def boundary_strings(self) -> Dict[float, list]:
+        """Every boundary computed so far: ratio -> per result ``bytes`` or None."""
+        out = {}
+        for ratio, (buffers, which, start, length) in self._boundaries.items():
+            vals = [None] * self.n
+            for r, b, s, l in zip(np.flatnonzero(which >= 0).tolist(), which[which >= 0].tolist(),
+                                  start[which >= 0].tolist(), length[which >= 0].tolist()):
+                vals[r] = buffers[b][s:s + l]
+            out[ratio] = vals
+        return out
+
+    # -------------------------------------------------------------- values
+    def score_values(self, rows: np.ndarray) -> list:
+        """Scores of ``rows`` as the JSON parser gives them (int or float)."""
+        rows = np.asarray(rows, np.int64)
+        vals = self.score[rows].tolist()
+        ints = np.flatnonzero(self.int_kind[rows] & 1)
+        for j in ints.tolist():
+            vals[j] = int(vals[j])
+        return vals
+
+    def annotations(self) -> List[dict]:
+        """The result dicts pycocotools' ``loadRes`` leaves in ``dataset['annotations']``."""
+        n = self.n
+        image = self.image_id.tolist()
+        cat = self.category_id.tolist()
+        score = self.score.tolist()
+        box = self.bbox.tolist()
+        kinds = self.int_kind.tolist()
+        orders = self.key_order.tolist()
+        seg_h, seg_w = self.seg_h.tolist(), self.seg_w.tolist()
+        cs, cl = self.counts_start.tolist(), self.counts_len.tolist()
+        buf = self.buf
+        has_seg = self.has_segmentation
+        if self.kind == "segmentation":
+            areas = self.mask_area.tolist()
+            boxes = self.bbox.tolist()
+        out = []
+        for r in range(n):
+            kind = kinds[r]
+            s = score[r]
+            if kind & 1:
+                s = int(s)
+            b = box[r]
+            if kind & 30:
+                b = [int(v) if kind & (2 << j) else v for j, v in enumerate(b)]
+            values = {1: image[r], 2: cat[r], 3: s, 4: b}
+            if has_seg:
+                counts = buf[cs[r]:cs[r] + cl[r]].decode("ascii")
+                size = [seg_h[r], seg_w[r]]
+                values[5] = {"counts": counts, "size": size} if orders[r] & _COUNTS_FIRST \
+                    else {"size": size, "counts": counts}
+            code = orders[r] & ~_COUNTS_FIRST
+            ann = {}
+            while code:
+                key = code & 7
+                ann[_KEYS[key]] = values[key]
+                code >>= 3
+            if self.kind == "bbox":
+                x, y, w, h = ann["bbox"]
+                if not has_seg:
+                    ann["segmentation"] = [[x, y, x, y + h, x + w, y + h, x + w, y]]
+                ann["area"] = w * h
+            else:
+                ann["area"] = areas[r]
+                ann["bbox"] = boxes[r]
+            ann["id"] = r + 1
+            ann["iscrowd"] = 0
+            out.append(ann)
+        return out
+
+
+def _image_table(coco_gt):
+    """Sorted int64 image ids of the ground truth with their heights and
+    widths, or None when ids or sizes are not all plain integers."""
+    imgs = coco_gt.imgs
+    ids = list(imgs)
+    if not all(type(k) is int for k in ids):
+        return None
+    try:
+        arr = np.array(ids, np.int64)
+        h = np.array([imgs[k]["height"] for k in ids], np.int64)
+        w = np.array([imgs[k]["width"] for k in ids], np.int64)
+    except (KeyError, TypeError, ValueError, OverflowError):
+        return None
+    order = np.argsort(arr, kind="stable")
+    return arr[order], h[order], w[order]
+
+
+def load_result_columns(coco_gt, path, source: str) -> Optional[ResultColumns]:
+    """Parse and check a results file into :class:`ResultColumns`.
+
+    Returns None when the file is not in the fast schema or does not pass
+    every check (the general path then reports the problem).
+    """
+    from . import _scan
+
+    table = _image_table(coco_gt)
+    if table is None:
+        return None
+    try:
+        with open(path, "rb") as f:
+            size = os.fstat(f.fileno()).st_size
+            buf = bytearray(size)
+            if f.readinto(buf) != size:
+                return None
+    except (OSError, ValueError, TypeError):
+        return None
+    cols = _scan.scan_results(buf)
+    if cols is None:
+        return None
+    present = cols["present"]
+    p0 = int(present[0])
+    if not (present == p0).all() or not p0 & (HAS_BBOX | HAS_SEGMENTATION):
+        return None
+    ids, heights, widths = table
+    pos = np.searchsorted(ids, cols["image_id"])
+    pos_ok = pos < len(ids)
+    if not pos_ok.all() or not (ids[pos] == cols["image_id"]).all():
+        return None  # unknown image ids: the general path names them
+    if not np.isfinite(cols["score"]).all():
+        return None
+    if p0 & HAS_BBOX and not np.isfinite(cols["bbox"]).all():
+        return None
+    if p0 & HAS_SEGMENTATION:
+        if not ((cols["seg_h"] == heights[pos]) & (cols["seg_w"] == widths[pos])).all():
+            return None
+        used = _scan.compact_counts(buf, cols["counts_start"], cols["counts_len"])
+        del buf[used:]
+    res = ResultColumns(buf, cols, source)
+    if res.kind == "segmentation":
+        try:
+            res.check_rles()
+        except ValueError:
+            return None
+        area, box = _mask.area_bbox(res.counts_table(np.arange(res.n)), res.seg_h)
+        res.mask_area = area
+        res.bbox = np.ascontiguousarray(box)
+        res.area = area.astype(np.float64)
+    else:
+        res.area = res.bbox[:, 2] * res.bbox[:, 3]
+    _warn_unknown_categories(res, coco_gt, source)
+    return res
+
+
+def _warn_unknown_categories(res: ResultColumns, coco_gt, source: str) -> None:
+    """The warning :func:`._checks.check_results` logs for category ids that
+    are not in the ground truth."""
+    known = set(coco_gt.cats)
+    uniq, counts = np.unique(res.category_id, return_counts=True)
+    bad = [(c, k) for c, k in zip(uniq.tolist(), counts.tolist()) if c not in known]
+    if bad:
+        ids = sorted((c for c, _ in bad), key=repr)
+        _checks.log.warning("%s: %d result(s) have category ids not in the ground truth (%s); "
+                            "they are never matched", source, sum(k for _, k in bad),
+                            _checks.describe_unknown_ids(ids, known))
+
+
+def select_rows(values: np.ndarray, keys: Sequence) -> np.ndarray:
+    """Position of each value in ``keys`` (first occurrence), -1 when absent."""
+    first: dict = {}
+    for j, k in enumerate(keys):
+        try:
+            first.setdefault(k, j)
+        except TypeError:  # unhashable: pycocotools would fail on it too
+            continue
+    uniq, inverse = np.unique(values, return_inverse=True)
+    lut = np.array([first.get(u, -1) for u in uniq.tolist()], np.int64)
+    return lut[inverse.reshape(-1)] if len(values) else np.zeros(0, np.int64)

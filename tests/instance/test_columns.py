@@ -1,0 +1,305 @@
+"""Results loaded as columns (``loadRes(path)`` fast path) against the dict path.
+
+``loadRes`` given a file in the COCO results schema parses it into column
+arrays and evaluates from them; given the same results as a list it takes
+pycocotools' path of one dict per result.  Everything a user can read must be
+the same: every statistic and eval array, every ``evalImgs`` entry (with the
+types of its values), every ``ious`` matrix, and the dicts themselves once
+somebody reads ``dataset``/``anns``.
+"""
+import contextlib
+import copy
+import io
+import json
+import pickle
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from boundary_api import COCO, COCOeval
+from boundary_api.instance.cache import cache_for
+
+from synth import assert_same_eval_imgs, make_dataset
+
+
+def _quiet(fn, *args, **kwargs):
+    with contextlib.redirect_stdout(io.StringIO()):
+        return fn(*args, **kwargs)
+
+
+def _with_boxes(dets, int_boxes=False):
+    import pycocotools.mask as mask_utils
+
+    out = []
+    for d in dets:
+        box = [float(v) for v in mask_utils.toBbox(d["segmentation"])]
+        if int_boxes:
+            box = [int(v) for v in box]
+        out.append({"image_id": d["image_id"], "category_id": d["category_id"], "bbox": box,
+                    "score": d["score"], "segmentation": dict(d["segmentation"])})
+    return out
+
+
+def _write(tmp_path, name, obj, **dump):
+    path = tmp_path / name
+    path.write_text(json.dumps(obj, **dump))
+    return str(path)
+
+
+def _evaluate(gt, dt, iou_type, params=None, **kwargs):
+    ev = COCOeval(gt, dt, iou_type, **kwargs)
+    for key, value in (params or {}).items():
+        setattr(ev.params, key, value)
+    _quiet(ev.evaluate)
+    _quiet(ev.accumulate)
+    _quiet(ev.summarize)
+    return ev
+
+
+def _assert_same(a, b):
+    np.testing.assert_array_equal(a.stats, b.stats)
+    for key in ("precision", "recall", "scores"):
+        assert a.eval[key].dtype == b.eval[key].dtype
+        np.testing.assert_array_equal(a.eval[key], b.eval[key], err_msg=key)
+    assert_same_eval_imgs(a.evalImgs, b.evalImgs)
+    for x, y in zip(a.evalImgs, b.evalImgs):
+        if x is not None:
+            assert [type(v) for v in x["dtScores"]] == [type(v) for v in y["dtScores"]]
+            assert [type(v) for v in x["dtIds"]] == [type(v) for v in y["dtIds"]]
+    assert list(a.ious) == list(b.ious)
+    for key in a.ious:
+        np.testing.assert_array_equal(np.asarray(a.ious[key]), np.asarray(b.ious[key]))
+
+
+PARAMS = [
+    {},
+    {"useCats": 0},
+    {"maxDets": [1, 3, 7]},
+    {"maxDets": [0, 2, -1]},
+    {"imgIds": [3, 1, 2, 5, 8, 13, 1000]},
+    {"catIds": [2, 4, 99]},
+    {"areaRng": [[0, 1e5], [10, 200], [200, 1e5]], "areaRngLbl": ["all", "a", "b"]},
+    {"iouThrs": np.array([0.3, 0.5, 0.9])},
+]
+
+
+@pytest.fixture(scope="module")
+def scene():
+    gt, dets = make_dataset(seed=11, num_images=24)
+    return gt, dets
+
+
+@pytest.mark.parametrize("iou_type", ["bbox", "segm", "boundary"])
+@pytest.mark.parametrize("params", PARAMS, ids=lambda p: ",".join(p) or "default")
+def test_columns_equal_dict_path(tmp_path, scene, iou_type, params):
+    gt_dict, dets = scene
+    results = _with_boxes(dets)
+    path = _write(tmp_path, "dt.json", results)
+    gt = _quiet(COCO.from_dataset, copy.deepcopy(gt_dict))
+    fast = _quiet(gt.loadRes, path)
+    assert fast._columns is not None
+    slow = _quiet(gt.loadRes, copy.deepcopy(results))
+    assert slow._columns is None
+    a = _evaluate(gt, fast, iou_type, params)
+    b = _evaluate(gt, slow, iou_type, params)
+    assert fast._columns is not None  # nothing was materialised by the evaluation
+    _assert_same(a, b)
+
+
+@pytest.mark.parametrize("iou_type", ["segm", "boundary"])
+def test_mask_only_results_equal_dict_path(tmp_path, scene, iou_type):
+    gt_dict, dets = scene
+    path = _write(tmp_path, "dt.json", dets, indent=1)
+    gt = _quiet(COCO.from_dataset, copy.deepcopy(gt_dict))
+    fast = _quiet(gt.loadRes, path)
+    assert fast._columns is not None and fast._columns.kind == "segmentation"
+    slow = _quiet(gt.loadRes, copy.deepcopy(dets))
+    _assert_same(_evaluate(gt, fast, iou_type), _evaluate(gt, slow, iou_type))
+    assert fast.dataset == slow.dataset
+
+
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(seed=st.integers(0, 10_000), use_cats=st.sampled_from([0, 1]),
+       max_dets=st.lists(st.integers(-3, 12), min_size=3, max_size=3),
+       int_scores=st.booleans(), int_boxes=st.booleans(), iou_type=st.sampled_from(["bbox", "segm", "boundary"]))
+def test_generated_scenes(tmp_path, seed, use_cats, max_dets, int_scores, int_boxes, iou_type):
+    gt_dict, dets = make_dataset(seed=seed, num_images=6, max_size=30)
+    if not dets:
+        return
+    results = _with_boxes(dets, int_boxes=int_boxes)
+    if int_scores:  # many ties, written as JSON integers
+        for d in results:
+            d["score"] = int(d["score"] * 3)
+    path = _write(tmp_path, f"dt{seed}.json", results, separators=(",", ":"))
+    gt = _quiet(COCO.from_dataset, copy.deepcopy(gt_dict))
+    fast = _quiet(gt.loadRes, path)
+    assert fast._columns is not None
+    slow = _quiet(gt.loadRes, copy.deepcopy(results))
+    params = {"useCats": use_cats, "maxDets": max_dets}
+    _assert_same(_evaluate(gt, fast, iou_type, params), _evaluate(gt, slow, iou_type, params))
+
+
+def test_dicts_are_pycocotools_dicts(tmp_path, scene):
+    """Read, the results are the dicts loadRes makes: keys in file order,
+    integers stay integers, added fields as pycocotools adds them."""
+    gt_dict, dets = scene
+    results = _with_boxes(dets, int_boxes=True)
+    # shuffle key order and segmentation key order, integer scores on some
+    for k, d in enumerate(results):
+        if k % 3 == 0:
+            results[k] = dict(reversed(list(d.items())))
+            results[k]["segmentation"] = dict(reversed(list(d["segmentation"].items())))
+        if k % 5 == 0:
+            results[k]["score"] = 1
+    path = _write(tmp_path, "dt.json", results, indent=2)
+    gt = _quiet(COCO.from_dataset, copy.deepcopy(gt_dict))
+    fast = _quiet(gt.loadRes, path)
+    slow = _quiet(gt.loadRes, json.loads(open(path).read()))
+    assert fast._columns is not None
+    anns_fast, anns_slow = fast.dataset["annotations"], slow.dataset["annotations"]
+    assert fast._columns is None  # materialised once read
+    assert anns_fast == anns_slow
+    for x, y in zip(anns_fast, anns_slow):
+        assert list(x) == list(y)
+        assert list(x["segmentation"]) == list(y["segmentation"])
+        assert [type(v) for v in x.values()] == [type(v) for v in y.values()]
+        assert [type(v) for v in x["bbox"]] == [type(v) for v in y["bbox"]]
+    assert fast.dataset == slow.dataset and list(fast.dataset) == list(slow.dataset)
+    assert fast.anns == slow.anns
+    assert dict(fast.imgToAnns) == dict(slow.imgToAnns)
+    assert dict(fast.catToImgs) == dict(slow.catToImgs)
+    assert fast.imgs == slow.imgs and fast.cats == slow.cats
+    assert fast.getAnnIds(imgIds=[1, 2]) == slow.getAnnIds(imgIds=[1, 2])
+
+
+def test_box_only_results(tmp_path, scene):
+    gt_dict, dets = scene
+    results = [{k: v for k, v in d.items() if k != "segmentation"} for d in _with_boxes(dets)]
+    path = _write(tmp_path, "dt.json", results)
+    gt = _quiet(COCO.from_dataset, copy.deepcopy(gt_dict))
+    fast = _quiet(gt.loadRes, path)
+    slow = _quiet(gt.loadRes, copy.deepcopy(results))
+    assert fast._columns is not None and fast._segm_from_bbox
+    _assert_same(_evaluate(gt, fast, "bbox"), _evaluate(gt, slow, "bbox"))
+    with pytest.raises(ValueError, match="only have boxes"):
+        COCOeval(gt, fast, "boundary")
+    assert fast.dataset["annotations"] == slow.dataset["annotations"]
+
+
+def test_changed_dicts_are_evaluated(tmp_path, scene):
+    """Once read, the dicts are what is evaluated, as in pycocotools."""
+    gt_dict, dets = scene
+    results = _with_boxes(dets)
+    path = _write(tmp_path, "dt.json", results)
+    gt = _quiet(COCO.from_dataset, copy.deepcopy(gt_dict))
+    fast = _quiet(gt.loadRes, path)
+    slow = _quiet(gt.loadRes, copy.deepcopy(results))
+    for coco in (fast, slow):
+        for ann in list(coco.anns.values())[::4]:
+            ann["score"] = 1.0 - ann["score"]
+    for iou_type in ("bbox", "boundary"):
+        _assert_same(_evaluate(gt, fast, iou_type), _evaluate(gt, slow, iou_type))
+
+
+def test_lazy_dts_and_compute_iou(tmp_path, scene):
+    gt_dict, dets = scene
+    path = _write(tmp_path, "dt.json", _with_boxes(dets))
+    gt = _quiet(COCO.from_dataset, copy.deepcopy(gt_dict))
+    fast = _quiet(gt.loadRes, path)
+    slow = _quiet(gt.loadRes, _with_boxes(dets))
+    a, b = _evaluate(gt, fast, "segm"), _evaluate(gt, slow, "segm")
+    assert fast._columns is not None
+    assert dict(a._dts) == dict(b._dts)
+    for img, cat in [(1, 1), (2, 3), (5, 2)]:
+        np.testing.assert_array_equal(np.asarray(a.computeIoU(img, cat)), np.asarray(b.computeIoU(img, cat)))
+
+
+def test_pickle_and_copy_of_unread_results(tmp_path, scene):
+    gt_dict, dets = scene
+    path = _write(tmp_path, "dt.json", _with_boxes(dets))
+    gt = _quiet(COCO.from_dataset, copy.deepcopy(gt_dict))
+    fast = _quiet(gt.loadRes, path)
+    clone = pickle.loads(pickle.dumps(fast))
+    assert clone.dataset == copy.deepcopy(fast).dataset == fast.dataset
+
+
+def test_boundaries_kept_when_dicts_are_made(tmp_path, scene):
+    """Boundaries computed from the columns are not computed again after the
+    dicts are made (the annotation cache takes them over)."""
+    gt_dict, dets = scene
+    path = _write(tmp_path, "dt.json", _with_boxes(dets))
+    gt = _quiet(COCO.from_dataset, copy.deepcopy(gt_dict))
+    dt = _quiet(gt.loadRes, path)
+    first = _evaluate(gt, dt, "boundary")
+    done = cache_for(dt).computed["boundaries"]
+    assert done == len(first._state.dt_rows) > 0  # every evaluated detection (maxDets cuts the rest)
+    dt.anns  # noqa: B018 - materialise
+    again = _evaluate(gt, dt, "boundary")
+    assert cache_for(dt).computed["boundaries"] == done
+    np.testing.assert_array_equal(first.stats, again.stats)
+
+
+# ---------------------------------------------------------------- fallbacks
+FALLBACKS = {
+    "polygon segmentation": lambda r: r[0].update(segmentation=[[1.0, 1.0, 5.0, 1.0, 5.0, 5.0]]),
+    "unknown key": lambda r: r[1].update(extra=1),
+    "string image id": lambda r: r[2].update(image_id="3"),
+    "float category id": lambda r: r[2].update(category_id=1.0),
+    "null score": lambda r: r[0].update(score=None),
+}
+
+
+@pytest.mark.parametrize("name", list(FALLBACKS))
+def test_outside_the_schema_takes_the_dict_path(tmp_path, scene, name):
+    gt_dict, dets = scene
+    results = _with_boxes(dets)
+    FALLBACKS[name](results)
+    path = _write(tmp_path, "dt.json", results)
+    gt = _quiet(COCO.from_dataset, copy.deepcopy(gt_dict))
+    try:
+        slow_error = None
+        slow = _quiet(gt.loadRes, copy.deepcopy(results))
+    except (ValueError, TypeError) as exc:
+        slow_error = exc
+    if slow_error is not None:
+        with pytest.raises(type(slow_error)) as info:
+            _quiet(gt.loadRes, path)
+        assert str(info.value).split(": ", 1)[1] == str(slow_error).split(": ", 1)[1]
+        return
+    fast = _quiet(gt.loadRes, path)
+    assert fast._columns is None
+    assert fast.dataset["annotations"] == slow.dataset["annotations"]
+
+
+BAD = {
+    "unknown image": (lambda r: r[3].update(image_id=123456), "image ids not in the ground truth"),
+    "wrong RLE size": (lambda r: r[3]["segmentation"].update(size=[2, 2]), "is not the image's"),
+    "infinite score": (lambda r: r[3].update(score=1e400), "invalid score"),
+}
+
+
+@pytest.mark.parametrize("name", list(BAD))
+def test_bad_results_are_refused_as_before(tmp_path, scene, name):
+    gt_dict, dets = scene
+    results = _with_boxes(dets)
+    edit, message = BAD[name]
+    edit(results)
+    path = _write(tmp_path, "dt.json", results)
+    gt = _quiet(COCO.from_dataset, copy.deepcopy(gt_dict))
+    with pytest.raises(ValueError, match=message):
+        _quiet(gt.loadRes, path)
+
+
+def test_malformed_rle_named_at_mask_evaluation(tmp_path, scene):
+    gt_dict, dets = scene
+    results = _with_boxes(dets)
+    results[4]["segmentation"]["counts"] = "0000"
+    path = _write(tmp_path, "dt.json", results)
+    gt = _quiet(COCO.from_dataset, copy.deepcopy(gt_dict))
+    fast = _quiet(gt.loadRes, path)
+    assert fast._columns is not None
+    _evaluate(gt, fast, "bbox")  # box AP never reads the masks
+    with pytest.raises(ValueError, match=r"result id 5 \(image %d\): segmentation counts" % results[4]["image_id"]):
+        _evaluate(gt, fast, "segm")
