@@ -62,6 +62,40 @@ cdef struct Rec:
 
 ctypedef const unsigned char* cptr
 
+# eight bytes at a time (SWAR): a byte equal to zero shows as its high bit in
+# (v - ONES) & ~v & HIGHS; as a whole-word test this is exact
+cdef uint64_t ONES = 0x0101010101010101ULL
+cdef uint64_t HIGHS = 0x8080808080808080ULL
+
+
+cdef inline uint64_t _load8(cptr p) noexcept nogil:
+    cdef uint64_t x
+    memcpy(&x, p, 8)
+    return x
+
+
+cdef inline uint64_t _special8(uint64_t x) noexcept nogil:
+    """High bits of the bytes that are a quote, a backslash, < 0x20 or >= 0x80.
+
+    Borrows only run towards higher bytes, so the lowest flagged byte is
+    always a true one (higher flags may be spurious); zero means none.
+    """
+    cdef uint64_t q = x ^ (ONES * 0x22)
+    cdef uint64_t b = x ^ (ONES * 0x5c)
+    return (((x - ONES * 0x20) & ~x) | ((q - ONES) & ~q) | ((b - ONES) & ~b) | x) & HIGHS
+
+
+cdef inline uint64_t _backslash8(uint64_t x) noexcept nogil:
+    """High bits of the backslash bytes (the lowest one exact, as above)."""
+    cdef uint64_t b = x ^ (ONES * 0x5c)
+    return ((b - ONES) & ~b) & HIGHS
+
+
+cdef inline Py_ssize_t _first8(uint64_t mask) noexcept nogil:
+    """Index (in memory order, little endian) of the lowest flagged byte of a non-zero mask."""
+    cdef uint64_t low = mask & (~mask + 1)
+    return <Py_ssize_t> (((low >> 7) * <uint64_t> 0x0001020304050607ULL) >> 56)
+
 
 cdef inline cptr _ws(cptr p, cptr end) noexcept nogil:
     """Skip JSON whitespace."""
@@ -256,6 +290,7 @@ cdef inline cptr _counts(cptr p, cptr end, cptr base, Rec* r) noexcept nogil:
     """
     cdef cptr s
     cdef uint8_t c
+    cdef uint64_t mask
     if p >= end or p[0] != 34:
         return NULL
     p += 1
@@ -263,8 +298,15 @@ cdef inline cptr _counts(cptr p, cptr end, cptr base, Rec* r) noexcept nogil:
     r.cstart = s - base
     r.cesc = -1
     while True:
-        while p < end and STR_CLASS[p[0]] == 0:
-            p += 1
+        while p + 8 <= end:
+            mask = _special8(_load8(p))
+            if mask:
+                p += _first8(mask)
+                break
+            p += 8
+        else:
+            while p < end and STR_CLASS[p[0]] == 0:
+                p += 1
         if p >= end:
             return NULL
         c = STR_CLASS[p[0]]
@@ -453,12 +495,30 @@ cdef void _unescape(unsigned char* base, Rec* recs, Py_ssize_t n) noexcept nogil
     cdef unsigned char* w
     cdef unsigned char* q
     cdef unsigned char c
+    cdef uint64_t x, mask
+    cdef Py_ssize_t k, j
     for i in range(n):
         if recs[i].cesc < 0:
             continue
         w = p = base + recs[i].cstart + recs[i].cesc
         q = base + recs[i].cstart + recs[i].clen
         while p < q:
+            if p + 8 <= q:
+                x = _load8(p)
+                mask = _backslash8(x)
+                if mask == 0:
+                    # w <= p: the 8 bytes written are all already read
+                    memcpy(w, &x, 8)
+                    p += 8
+                    w += 8
+                    continue
+                # only the bytes before the backslash: writing more would
+                # overwrite source bytes not yet read
+                k = _first8(mask)
+                for j in range(k):
+                    w[j] = p[j]
+                p += k
+                w += k
             c = p[0]
             if c == 92:
                 # validated: the escaped byte is the byte itself (\\ \" \/)

@@ -188,9 +188,9 @@ def result_list(draw, raw=False):
         if draw(st.booleans()):
             obj["bbox"] = [draw(num) for _ in range(4)]
         if draw(st.booleans()):
-            alphabet = draw(st.sampled_from([RLE_ALPHABET, ASCII]))
+            alphabet = draw(st.sampled_from([RLE_ALPHABET, ASCII, "\\\"/0aO"]))   # the last: escape-heavy
             seg = {"size": [draw(st.integers(0, 10 ** 18 - 1)), draw(st.integers(-10 ** 18 + 1, 10 ** 18 - 1))],
-                   "counts": draw(st.text(alphabet=alphabet, max_size=40))}
+                   "counts": draw(st.text(alphabet=alphabet, max_size=100))}
             if draw(st.booleans()):
                 seg = {"counts": seg["counts"], "size": seg["size"]}
             obj["segmentation"] = seg
@@ -260,6 +260,22 @@ def test_numbers_equal_float_of_json_loads(token, as_bbox):
     got = cols["bbox"][0, 3] if as_bbox else cols["score"][0]
     want = float(json.loads(token))   # "-0" is the int 0: +0.0
     assert np.float64(got).view(np.int64) == np.float64(want).view(np.int64)
+
+
+@pytest.mark.parametrize("length", [9, 17, 26])
+def test_escapes_at_every_pair_of_positions(length):
+    # the scanner reads 8 bytes at a time: escapes before, inside and across words
+    objs = []
+    for i in range(length):
+        for j in range(i, length):
+            chars = [RLE_ALPHABET[(i * 7 + j + k) % 64] for k in range(length)]
+            chars[i] = "\\"
+            chars[j] = '"/\\'[(i + j) % 3]
+            seg = {"size": [1, 1], "counts": "".join(chars)}
+            objs.append({"image_id": i, "category_id": j, "score": 1.0, "segmentation": seg})
+    data = json.dumps(objs, separators=(",", ":")).encode()
+    assert scan_checked(data) is not None
+    assert scan_checked(data.replace(b"/", b"\\/")) is not None
 
 
 def test_real_results_files_equal_json_loads():
