@@ -163,11 +163,13 @@ cdef inline cptr _num(cptr p, cptr end, double* out, bint* is_int) noexcept nogi
     cdef cptr start = p
     cdef bint neg = 0, frac = 0, expo = 0, eneg = 0, ok = 1
     cdef uint64_t m = 0
-    cdef int nd = 0          # significant digits taken into m (leading zeros skipped)
-    cdef int ndig = 0        # digits of the integer part
-    cdef int fd = 0          # digits after the point
+    # 64-bit counters: no overflow whatever the token's length
+    cdef int64_t nd = 0      # significant digits (leading zeros skipped)
+    cdef int64_t ndig = 0    # digits of the integer part
+    cdef int64_t fd = 0      # digits after the point that shift the exponent
     cdef int64_t e = 0, e10
     cdef int d
+    is_int[0] = 0
     if p < end and p[0] == 45:
         neg = 1
         p += 1
@@ -405,7 +407,7 @@ cdef int _scan(cptr base, Py_ssize_t size, Rec** recs_out, Py_ssize_t* n_out) no
     cdef Py_ssize_t n = 0, cap
     cdef int code, nk, k
     cdef bint is_int
-    cap = size // 256 + 16
+    cap = size // 1024 + 16   # grown by doubling; a record is under 100 bytes
     recs = <Rec*> malloc(cap * sizeof(Rec))
     if recs == NULL:
         return 2
