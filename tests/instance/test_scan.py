@@ -278,6 +278,17 @@ def test_escapes_at_every_pair_of_positions(length):
     assert scan_checked(data.replace(b"/", b"\\/")) is not None
 
 
+@pytest.mark.parametrize("token", ["0." + "1" * 5000, "1" * 300 + ".5", "9" * 400 + "e-400",
+                                   "1e99999999999999999999", "-1e-99999999999999999999",
+                                   "0.0000000000000000000000000000001", "1" * 15, "-0.0e7",
+                                   "2.4703282292062327e-324", "2.4703282292062328e-324",
+                                   "1.7976931348623158e308", "9007199254740993.0"])
+def test_long_and_extreme_number_tokens(token):
+    cols = scan_checked(('[{"image_id":1,"category_id":2,"score":%s}]' % token).encode())
+    want = float(json.loads(token))
+    assert np.float64(cols["score"][0]).view(np.int64) == np.float64(want).view(np.int64)
+
+
 def test_real_results_files_equal_json_loads():
     for path in (COCO_DT, LVIS_DT):
         with open(path, "rb") as f:
@@ -420,6 +431,7 @@ REFUSED = {
     "bbox of 5": doc(bbox=[1, 2, 3, 4, 5]),
     "bbox null": doc(bbox="@@").replace('"@@"', "null"),
     "bbox not a list": doc(bbox=5),
+    "segmentation null": doc(segmentation="@@").replace('"@@"', "null"),
     "polygon segmentation": doc(segmentation=[[1, 2, 3, 4, 5, 6]]),
     "list counts": doc(segmentation={"size": [2, 3], "counts": [1, 2, 3]}),
     "segmentation without size": doc(segmentation={"counts": "abc"}),
@@ -454,6 +466,23 @@ def test_refusal_late_in_the_file_leaves_earlier_counts_escaped():
     buf = bytearray(data)
     assert _scan.scan_results(buf) is None
     assert buf == data
+
+
+def test_raw_delete_byte_and_slash_in_counts_are_accepted():
+    data = doc().replace('"abc"', '"a\x7f/b"').encode()
+    cols = scan_checked(data)
+    assert cols is not None and cols["counts_len"].tolist() == [4]
+
+
+def test_threads_scan_side_by_side():
+    from concurrent.futures import ThreadPoolExecutor
+    with open(COCO_DT, "rb") as f:
+        data = f.read()
+    bufs = [bytearray(data) for _ in range(4)]
+    with ThreadPoolExecutor(2) as pool:
+        cols = list(pool.map(_scan.scan_results, bufs))
+    for c, b in zip(cols, bufs):
+        assert_columns(c, data, b)
 
 
 def test_read_only_buffer_is_a_type_error_not_a_crash():
