@@ -575,6 +575,19 @@ def scan_results(unsigned char[::1] buf not None):
         ``key_order`` : int32, 3 bits per key in order of appearance (first key
             lowest; codes 1 image_id, 2 category_id, 3 score, 4 bbox,
             5 segmentation), plus bit 30 when ``counts`` came before ``size``
+
+    Examples
+    --------
+    >>> buf = bytearray(b'[{"image_id": 1, "category_id": 2, "score": 0.5,'
+    ...                 b' "segmentation": {"size": [4, 4], "counts": "a\\\\/b"}}]')
+    >>> cols = scan_results(buf)
+    >>> s, n = cols["counts_start"][0], cols["counts_len"][0]
+    >>> bytes(buf[s:s + n])
+    b'a/b'
+    >>> int(cols["present"][0]) == 1 | 2 | 4 | 16
+    True
+    >>> scan_results(bytearray(b'[{"image_id": 1.0, "category_id": 2, "score": 0.5}]')) is None
+    True
     """
     cdef Py_ssize_t size = buf.shape[0], n = 0, i
     cdef Rec* recs = NULL

@@ -537,3 +537,13 @@ def test_random_shuffled_real_file_round_trip():
             r[k] = r.pop(k)
     data = json.dumps(results[:200], indent=1).encode()
     assert scan_checked(data) is not None
+
+
+def test_docstring_examples_run():
+    import doctest
+    runner = doctest.DocTestRunner(optionflags=doctest.ELLIPSIS)
+    for test in doctest.DocTestFinder().find(_scan.scan_results, "scan_results",
+                                             globs={"scan_results": _scan.scan_results}):
+        runner.run(test)
+    assert runner.summarize(verbose=False).attempted >= 5
+    assert runner.summarize(verbose=False).failed == 0
