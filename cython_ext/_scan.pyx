@@ -17,7 +17,8 @@ error.  It never raises for bad input and never reads outside the buffer.
 
 from libc.stdint cimport int64_t, int32_t, uint8_t, uint64_t
 from libc.stdlib cimport malloc, realloc, free, strtod
-from libc.string cimport memcpy, memmove
+from libc.string cimport memcpy, memmove, memset
+from cython.view cimport array as cvarray
 
 import numpy as np
 
@@ -401,21 +402,69 @@ cdef cptr _bbox(cptr p, cptr end, Rec* r) noexcept nogil:
     return p
 
 
-cdef int _scan(cptr base, Py_ssize_t size, Rec** recs_out, Py_ssize_t* n_out) noexcept nogil:
-    """Pass one: validate everything and fill records.  0 ok, 1 refused, 2 no memory."""
+cdef struct Cols:
+    # one C array per output column (the returned numpy arrays take them over)
+    int64_t* image_id
+    int64_t* category_id
+    double* score
+    double* bbox          # 4 per result
+    int64_t* seg_h
+    int64_t* seg_w
+    int64_t* cstart
+    int64_t* clen
+    uint8_t* present
+    uint8_t* int_kind
+    int32_t* key_order
+    int64_t* cesc         # scratch for pass two, freed before returning
+
+
+cdef void _cols_free(Cols* c) noexcept nogil:
+    free(c.image_id)
+    free(c.category_id)
+    free(c.score)
+    free(c.bbox)
+    free(c.seg_h)
+    free(c.seg_w)
+    free(c.cstart)
+    free(c.clen)
+    free(c.present)
+    free(c.int_kind)
+    free(c.key_order)
+    free(c.cesc)
+    memset(c, 0, sizeof(Cols))
+
+
+cdef bint _grow(void** ptr, size_t nbytes) noexcept nogil:
+    """realloc ``ptr[0]``; on failure it keeps its old block."""
+    cdef void* t = realloc(ptr[0], nbytes if nbytes else 1)
+    if t == NULL:
+        return 0
+    ptr[0] = t
+    return 1
+
+
+cdef bint _cols_resize(Cols* c, Py_ssize_t cap) noexcept nogil:
+    cdef size_t n = <size_t> cap
+    return (_grow(<void**> &c.image_id, n * 8) and _grow(<void**> &c.category_id, n * 8)
+            and _grow(<void**> &c.score, n * 8) and _grow(<void**> &c.bbox, n * 32)
+            and _grow(<void**> &c.seg_h, n * 8) and _grow(<void**> &c.seg_w, n * 8)
+            and _grow(<void**> &c.cstart, n * 8) and _grow(<void**> &c.clen, n * 8)
+            and _grow(<void**> &c.present, n) and _grow(<void**> &c.int_kind, n)
+            and _grow(<void**> &c.key_order, n * 4) and _grow(<void**> &c.cesc, n * 8))
+
+
+cdef int _scan(cptr base, Py_ssize_t size, Cols* cols, Py_ssize_t* n_out) noexcept nogil:
+    """Pass one: validate everything and fill the columns.  0 ok, 1 refused, 2 no memory."""
     cdef cptr p = base
     cdef cptr end = base + size
-    cdef Rec* recs = NULL
-    cdef Rec* tmp
-    cdef Rec* r
+    cdef Rec rec
+    cdef Rec* r = &rec
     cdef Py_ssize_t n = 0, cap
     cdef int code, nk, k
     cdef bint is_int
-    cap = size // 1024 + 16   # grown by doubling; a record is under 100 bytes
-    recs = <Rec*> malloc(cap * sizeof(Rec))
-    if recs == NULL:
+    cap = size // 1024 + 16   # grown by doubling; a result takes under 100 bytes
+    if not _cols_resize(cols, cap):
         return 2
-    recs_out[0] = recs
     p = _ws(p, end)
     if p >= end or p[0] != 91:
         return 1
@@ -425,12 +474,8 @@ cdef int _scan(cptr base, Py_ssize_t size, Rec** recs_out, Py_ssize_t* n_out) no
     while True:
         if n == cap:
             cap = cap * 2
-            tmp = <Rec*> realloc(recs, cap * sizeof(Rec))
-            if tmp == NULL:
+            if not _cols_resize(cols, cap):
                 return 2
-            recs = tmp
-            recs_out[0] = recs
-        r = &recs[n]
         r.present = 0
         r.int_kind = 0
         r.key_order = 0
@@ -477,6 +522,19 @@ cdef int _scan(cptr base, Py_ssize_t size, Rec** recs_out, Py_ssize_t* n_out) no
             return 1
         if (r.present & (P_IMAGE | P_CAT | P_SCORE)) != (P_IMAGE | P_CAT | P_SCORE):
             return 1
+        cols.image_id[n] = r.image_id
+        cols.category_id[n] = r.category_id
+        cols.score[n] = r.score
+        for k in range(4):
+            cols.bbox[4 * n + k] = r.bbox[k]
+        cols.seg_h[n] = r.seg_h
+        cols.seg_w[n] = r.seg_w
+        cols.cstart[n] = r.cstart
+        cols.clen[n] = r.clen
+        cols.cesc[n] = r.cesc
+        cols.present[n] = r.present
+        cols.int_kind[n] = r.int_kind
+        cols.key_order[n] = r.key_order
         n += 1
         p = _ws(p, end)
         if p >= end:
@@ -491,10 +549,12 @@ cdef int _scan(cptr base, Py_ssize_t size, Rec** recs_out, Py_ssize_t* n_out) no
     if p != end:
         return 1
     n_out[0] = n
+    # hand back the unused tail; if shrinking failed the larger blocks still serve
+    _cols_resize(cols, n)
     return 0
 
 
-cdef void _unescape(unsigned char* base, Rec* recs, Py_ssize_t n) noexcept nogil:
+cdef void _unescape(unsigned char* base, Cols* cols, Py_ssize_t n) noexcept nogil:
     """Pass two, only after the whole file passed: unescape counts in place."""
     cdef Py_ssize_t i
     cdef unsigned char* p
@@ -504,10 +564,10 @@ cdef void _unescape(unsigned char* base, Rec* recs, Py_ssize_t n) noexcept nogil
     cdef uint64_t x, mask
     cdef Py_ssize_t k, j
     for i in range(n):
-        if recs[i].cesc < 0:
+        if cols.cesc[i] < 0:
             continue
-        w = p = base + recs[i].cstart + recs[i].cesc
-        q = base + recs[i].cstart + recs[i].clen
+        w = p = base + cols.cstart[i] + cols.cesc[i]
+        q = base + cols.cstart[i] + cols.clen[i]
         while p < q:
             if p + 8 <= q:
                 x = _load8(p)
@@ -526,14 +586,27 @@ cdef void _unescape(unsigned char* base, Rec* recs, Py_ssize_t n) noexcept nogil
                 w += k
             c = p[0]
             if c == 92:
-                # validated: the escaped byte is the byte itself (\\ \" \/)
+                # validated: the escaped byte is the byte itself (backslash, quote, slash)
                 c = p[1]
                 p += 2
             else:
                 p += 1
             w[0] = c
             w += 1
-        recs[i].clen = w - (base + recs[i].cstart)
+        cols.clen[i] = w - (base + cols.cstart[i])
+
+
+cdef object _take(void** ptr, object dtype, tuple shape):
+    """A numpy array that owns the C block ``ptr[0]`` (freed with the array)."""
+    dt = np.dtype(dtype)
+    cdef cvarray a = cvarray(shape=shape, itemsize=dt.itemsize, format=dt.char,
+                             allocate_buffer=False)
+    a.data = <char*> ptr[0]
+    a.callback_free_data = free
+    ptr[0] = NULL
+    out = np.asarray(a)
+    assert out.dtype == dt
+    return out
 
 
 def scan_results(unsigned char[::1] buf not None):
@@ -589,67 +662,41 @@ def scan_results(unsigned char[::1] buf not None):
     >>> scan_results(bytearray(b'[{"image_id": 1.0, "category_id": 2, "score": 0.5}]')) is None
     True
     """
-    cdef Py_ssize_t size = buf.shape[0], n = 0, i
-    cdef Rec* recs = NULL
+    cdef Py_ssize_t size = buf.shape[0], n = 0
+    cdef Cols c
     cdef int status
     cdef unsigned char* base
     if size == 0:
         return None
+    memset(&c, 0, sizeof(Cols))
     base = &buf[0]
     with nogil:
-        status = _scan(base, size, &recs, &n)
+        status = _scan(base, size, &c, &n)
         if status == 0:
-            _unescape(base, recs, n)
+            _unescape(base, &c, n)
+        free(c.cesc)
+        c.cesc = NULL
     if status != 0:
-        free(recs)
+        _cols_free(&c)
         if status == 2:
             raise MemoryError("boundary_api: no memory to scan the results file")
         return None
     try:
-        cols = {
-            "image_id": np.empty(n, np.int64),
-            "category_id": np.empty(n, np.int64),
-            "score": np.empty(n, np.float64),
-            "bbox": np.empty((n, 4), np.float64),
-            "seg_h": np.empty(n, np.int64),
-            "seg_w": np.empty(n, np.int64),
-            "counts_start": np.empty(n, np.int64),
-            "counts_len": np.empty(n, np.int64),
-            "present": np.empty(n, np.uint8),
-            "int_kind": np.empty(n, np.uint8),
-            "key_order": np.empty(n, np.int32),
+        return {
+            "image_id": _take(<void**> &c.image_id, np.int64, (n,)),
+            "category_id": _take(<void**> &c.category_id, np.int64, (n,)),
+            "score": _take(<void**> &c.score, np.float64, (n,)),
+            "bbox": _take(<void**> &c.bbox, np.float64, (n, 4)),
+            "seg_h": _take(<void**> &c.seg_h, np.int64, (n,)),
+            "seg_w": _take(<void**> &c.seg_w, np.int64, (n,)),
+            "counts_start": _take(<void**> &c.cstart, np.int64, (n,)),
+            "counts_len": _take(<void**> &c.clen, np.int64, (n,)),
+            "present": _take(<void**> &c.present, np.uint8, (n,)),
+            "int_kind": _take(<void**> &c.int_kind, np.uint8, (n,)),
+            "key_order": _take(<void**> &c.key_order, np.int32, (n,)),
         }
-        _fill(recs, n, cols["image_id"], cols["category_id"], cols["score"], cols["bbox"],
-              cols["seg_h"], cols["seg_w"], cols["counts_start"], cols["counts_len"],
-              cols["present"], cols["int_kind"], cols["key_order"])
     finally:
-        free(recs)
-    return cols
-
-
-cdef void _fill(Rec* recs, Py_ssize_t n, int64_t[::1] image_id, int64_t[::1] category_id,
-                double[::1] score, double[:, ::1] bbox, int64_t[::1] seg_h, int64_t[::1] seg_w,
-                int64_t[::1] cstart, int64_t[::1] clen, uint8_t[::1] present,
-                uint8_t[::1] int_kind, int32_t[::1] key_order):
-    cdef Py_ssize_t i
-    cdef Rec* r
-    with nogil:
-        for i in range(n):
-            r = &recs[i]
-            image_id[i] = r.image_id
-            category_id[i] = r.category_id
-            score[i] = r.score
-            bbox[i, 0] = r.bbox[0]
-            bbox[i, 1] = r.bbox[1]
-            bbox[i, 2] = r.bbox[2]
-            bbox[i, 3] = r.bbox[3]
-            seg_h[i] = r.seg_h
-            seg_w[i] = r.seg_w
-            cstart[i] = r.cstart
-            clen[i] = r.clen
-            present[i] = r.present
-            int_kind[i] = r.int_kind
-            key_order[i] = r.key_order
+        _cols_free(&c)   # frees only what an exception left untaken
 
 
 def compact_counts(unsigned char[::1] buf not None, int64_t[::1] counts_start not None,
