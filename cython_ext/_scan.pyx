@@ -47,6 +47,7 @@ cdef double POW10[23]
 for _i in range(23):
     POW10[_i] = float(10 ** _i)
 
+# the result being parsed; copied into the columns once its object closed
 cdef struct Rec:
     int64_t image_id
     int64_t category_id
