@@ -14,6 +14,7 @@ extensions = [
     for module, source in (
         ("boundary_api.masks._mask", "cython_ext/_mask.pyx"),      # RLE, boundary, IoU, panoptic kernels
         ("boundary_api.instance._eval", "cython_ext/_eval.pyx"),   # matching and accumulation
+        ("boundary_api.instance._scan", "cython_ext/_scan.pyx"),   # results JSON -> column arrays
     )
 ]
 
