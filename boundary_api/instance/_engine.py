@@ -386,6 +386,8 @@ class Evaluation:
         d_sel = d_sel[d_order]
         d_key = d_key[d_order]
         dropped = np.zeros(0, np.float64)
+        # a pair whose detections are all cut still counts as evaluated (as in the libraries)
+        d_key_uncut = d_key
         if max_det is not None and len(d_key):
             # each pair keeps d[:max_det] (a Python slice: a negative max_det drops the last ones)
             first = np.flatnonzero(np.concatenate(([True], d_key[1:] != d_key[:-1])))
@@ -396,7 +398,7 @@ class Evaluation:
             dropped = columns.score[d_sel[~kept]]
             d_sel, d_key = d_sel[kept], d_key[kept]
         # ---- pairs: every key with a ground truth or a detection, by category then image
-        keys = np.union1d(g_key, d_key).astype(np.int64)
+        keys = np.union1d(g_key, d_key_uncut).astype(np.int64)
         if use_cats:
             self.pair_cat, self.pair_img = keys // I, keys % I
         else:
