@@ -123,6 +123,11 @@ class ResultColumns:
             raise AssertionError("unreachable")  # pragma: no cover
         self.rles_checked = True
 
+    def has_boundaries(self, rows: np.ndarray, dilation_ratio: float) -> bool:
+        """Whether the boundaries of every row in ``rows`` are kept already."""
+        entry = self._boundaries.get(dilation_ratio)
+        return entry is not None and bool((entry[1][rows] >= 0).all())
+
     def boundary_table(self, rows: np.ndarray, dilation_ratio: float, num_threads: Optional[int] = None):
         """:class:`StringTable` of the boundary RLEs of ``rows``, computing
         (in parallel) those not computed yet for this ratio."""

@@ -303,3 +303,21 @@ def test_malformed_rle_named_at_mask_evaluation(tmp_path, scene):
     _evaluate(gt, fast, "bbox")  # box AP never reads the masks
     with pytest.raises(ValueError, match=r"result id 5 \(image %d\): segmentation counts" % results[4]["image_id"]):
         _evaluate(gt, fast, "segm")
+
+
+@pytest.mark.parametrize("use_cats", [1, 0])
+def test_streamed_boundaries_equal_kept_ones(tmp_path, scene, monkeypatch, use_cats):
+    """Past the keep budget, detection boundaries are made range by range
+    and dropped: the same IoUs, and nothing kept for the detections."""
+    from boundary_api.instance import _engine
+
+    gt_dict, dets = scene
+    path = _write(tmp_path, "dt.json", _with_boxes(dets))
+    gt = _quiet(COCO.from_dataset, copy.deepcopy(gt_dict))
+    kept = _evaluate(gt, _quiet(gt.loadRes, path), "boundary", {"useCats": use_cats})
+    monkeypatch.setattr(_engine, "BOUNDARY_KEEP_BYTES", 0)
+    dt = _quiet(gt.loadRes, path)
+    streamed = _evaluate(gt, dt, "boundary", {"useCats": use_cats}, num_threads=2)
+    _assert_same(streamed, kept)
+    assert not dt._columns._boundaries
+    assert cache_for(dt).computed["boundaries"] == len(streamed._state.dt_rows)
