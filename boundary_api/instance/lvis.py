@@ -184,7 +184,7 @@ class LVISResults(_CheckedJson, _lvis.LVISResults):
         self.logger.info("Loading and preparing results.")
         source = lvis_gt.dataset
         # one deepcopy (shared memo) of everything lvis would keep
-        self._header = copy.deepcopy({k: v for k, v in source.items() if k != "annotations"})
+        self._header = _copy_json({k: v for k, v in source.items() if k != "annotations"}, {})
         self._keys = list(source) if "annotations" in source else list(source) + ["annotations"]
         self.logger.info("Creating index.")
         self.imgs = {img["id"]: img for img in self._header["images"]}
@@ -224,18 +224,51 @@ class LVISResults(_CheckedJson, _lvis.LVISResults):
         self._columns = None
 
 
-def _rows_where(columns, test, rows) -> np.ndarray:
-    """``test(image_id, category_id)`` (Python ints) of every row where
-    ``rows`` is true, asked once per distinct pair; False elsewhere."""
+def _pair_flags(columns, rows, *tests) -> list:
+    """For each ``test(image_id, category_id)`` (Python ints), its answer
+    on every row where ``rows`` is true (asked once per distinct pair),
+    False elsewhere."""
     sel = np.flatnonzero(rows)
-    out = np.zeros(columns.n, bool)
+    outs = [np.zeros(columns.n, bool) for _ in tests]
     if not len(sel):
-        return out
-    pairs, inverse = np.unique(np.stack((columns.image_id[sel], columns.category_id[sel]), 1),
-                               axis=0, return_inverse=True)
-    answers = np.array([bool(test(i, c)) for i, c in pairs.tolist()], bool)
-    out[sel] = answers[inverse.reshape(-1)]
-    return out
+        return outs
+    imgs, img_inv = np.unique(columns.image_id[sel], return_inverse=True)
+    cats, cat_inv = np.unique(columns.category_id[sel], return_inverse=True)
+    nc = len(cats)
+    keys, inverse = np.unique(img_inv.reshape(-1).astype(np.int64) * nc + cat_inv.reshape(-1),
+                              return_inverse=True)
+    pairs = list(zip(imgs[keys // nc].tolist(), cats[keys % nc].tolist()))
+    inverse = inverse.reshape(-1)
+    for out, test in zip(outs, tests):
+        answers = np.fromiter((bool(test(i, c)) for i, c in pairs), bool, len(pairs))
+        out[sel] = answers[inverse]
+    return outs
+
+
+_ATOMIC = frozenset((str, int, float, bool, type(None)))
+
+
+def _copy_json(x, memo: dict):
+    """``copy.deepcopy(x, memo)``, quicker on the dicts and lists a JSON
+    document is made of (the same copies: aliasing kept through ``memo``)."""
+    t = type(x)
+    if t in _ATOMIC:
+        return x
+    if t is dict:
+        y = memo.get(id(x))
+        if y is None:
+            y = memo[id(x)] = {}
+            for k, v in x.items():
+                y[k if type(k) in _ATOMIC else copy.deepcopy(k, memo)] = \
+                    v if type(v) in _ATOMIC else _copy_json(v, memo)
+        return y
+    if t is list:
+        y = memo.get(id(x))
+        if y is None:
+            y = memo[id(x)] = []
+            y.extend(v if type(v) in _ATOMIC else _copy_json(v, memo) for v in x)
+        return y
+    return copy.deepcopy(x, memo)
 
 
 def _limit_dets_per_image(columns, max_dets: int):
@@ -403,9 +436,10 @@ class LVISEval(_lvis_eval.LVISEval):
         keep = (columns.area > 0) & (columns.area < np.inf)
         keep &= select_rows(columns.category_id, cat_ids) >= 0
         keep &= select_rows(columns.image_id, img_ids) >= 0
-        keep &= _rows_where(columns, lambda i, c: c in img_nl[i] or c in img_pl[i], keep)
         nel = self.img_nel
-        extra = _rows_where(columns, lambda i, c: c in nel[i], keep)
+        federated, extra = _pair_flags(columns, keep, lambda i, c: c in img_nl[i] or c in img_pl[i],
+                                       lambda i, c: c in nel[i])
+        keep &= federated
         dt._looked_up.append(img_ids)
         state = Evaluation.from_columns(gts, columns, img_ids, cat_ids, True, cat_ids, max_det=None,
                                         crowd_key=None, dt_keep=keep, dt_extra_ignore=extra)

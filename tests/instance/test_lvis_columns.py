@@ -426,3 +426,25 @@ def test_malformed_rle_with_boxes_named_at_mask_evaluation(tmp_path, scene):
         with pytest.raises(ValueError) as b:
             _evaluate(gt, LVISResults(gt, copy.deepcopy(results)), iou_type)
         assert str(a.value) == str(b.value)
+
+
+def test_ground_truth_copied_as_lvis_copies_it(tmp_path, scene):
+    """lvis deep-copies the ground truth dataset: the results' images and
+    categories are copies (shared objects stay shared among themselves)."""
+    gt_dict, dets = scene
+    gt_dict = copy.deepcopy(gt_dict)
+    shared = [1, 2]
+    gt_dict["images"][0]["neg_category_ids"] = shared
+    gt_dict["images"][1]["neg_category_ids"] = shared
+    gt_dict["info"] = {"year": 2020, "nested": [{"a": (1, 2)}, None, 1.5, True]}
+    path = _write(tmp_path, "dt.json", dets)
+    gt = LVIS.from_dataset(gt_dict)
+    fast, slow = LVISResults(gt, path), LVISResults(gt, copy.deepcopy(dets))
+    for res in (fast, slow):
+        images = res.dataset["images"]
+        assert images[0]["neg_category_ids"] is images[1]["neg_category_ids"]
+        assert images[0]["neg_category_ids"] is not shared
+        assert images[0] is not gt.dataset["images"][0] and res.imgs[images[0]["id"]] is images[0]
+        assert res.dataset["info"]["nested"][0] is not gt_dict["info"]["nested"][0]
+        assert res.cats[1] is res.dataset["categories"][0] is not gt.cats[1]
+    _assert_same_results_object(fast, slow)
