@@ -131,6 +131,14 @@ class LVISResults(_CheckedJson, _lvis.LVISResults):
         Result file or list (compressed-RLE segmentations and/or boxes, scores).
     max_dets : int, optional
         Highest-scoring results kept per image (default 300; negative: all).
+
+    Notes
+    -----
+    A results file in the COCO results schema (integer image and category
+    ids, numeric scores, boxes and/or compressed RLEs) is read into column
+    arrays; ``LVISEval`` evaluates from them, and the result dicts, ``anns``,
+    ``img_ann_map`` and ``cat_img_map`` are made, as lvis makes them, only
+    when first read.  Other files and lists take lvis' path.
     """
 
     _is_results = True
@@ -284,6 +292,7 @@ def _limit_dets_per_image(columns, max_dets: int):
     if ((columns.int_kind & 1).astype(bool) & (np.abs(score) >= 2.0 ** 53)).any():
         return None
     n = columns.n
+    max_dets = min(max_dets, n)  # (the same cut, in int64 range)
     _, first, group = np.unique(columns.image_id, return_index=True, return_inverse=True)
     group = group.reshape(-1)
     rank_of_group = np.empty(len(first), np.int64)

@@ -135,7 +135,7 @@ def test_columns_equal_dict_path(tmp_path, scene, iou_type, params):
 
 
 @pytest.mark.parametrize("iou_type", ["segm", "boundary", "bbox"])
-@pytest.mark.parametrize("max_dets", [300, 3, 1, 0, -1])
+@pytest.mark.parametrize("max_dets", [300, 3, 1, 0, -1, 2 ** 70])
 def test_max_dets(tmp_path, scene, iou_type, max_dets):
     gt_dict, dets = scene
     path = _write(tmp_path, "dt.json", dets, indent=1)
