@@ -448,3 +448,14 @@ def test_ground_truth_copied_as_lvis_copies_it(tmp_path, scene):
         assert res.dataset["info"]["nested"][0] is not gt_dict["info"]["nested"][0]
         assert res.cats[1] is res.dataset["categories"][0] is not gt.cats[1]
     _assert_same_results_object(fast, slow)
+
+
+@pytest.mark.parametrize("iou_type", ["bbox", "boundary"])
+def test_thread_count_does_not_matter(tmp_path, scene, iou_type):
+    gt_dict, dets = scene
+    path = _write(tmp_path, "dt.json", _with_boxes(dets))
+    gt = LVIS.from_dataset(copy.deepcopy(gt_dict))
+    one = _evaluate(gt, LVISResults(gt, path, max_dets=4), iou_type, num_threads=1)
+    two = _evaluate(gt, LVISResults(gt, path, max_dets=4), iou_type, num_threads=2)
+    assert one._state.dt_columns is not None and two._state.dt_columns is not None
+    _assert_same(one, two)
