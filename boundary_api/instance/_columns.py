@@ -181,8 +181,30 @@ class ResultColumns:
             vals[j] = int(vals[j])
         return vals
 
-    def annotations(self) -> List[dict]:
-        """The result dicts pycocotools' ``loadRes`` leaves in ``dataset['annotations']``."""
+    def take(self, rows: np.ndarray) -> "ResultColumns":
+        """The results ``rows`` (in that order) as new columns sharing this
+        byte buffer; row ``j`` of the new columns gets annotation id ``j + 1``.
+        Boundaries computed so far are not carried over."""
+        rows = np.asarray(rows, np.int64)
+        new = object.__new__(type(self))
+        new.__dict__.update(self.__dict__)
+        for name in ("image_id", "category_id", "score", "seg_h", "seg_w", "counts_start",
+                     "counts_len", "int_kind", "key_order", "area", "mask_area"):
+            value = getattr(self, name)
+            if value is not None:
+                setattr(new, name, np.ascontiguousarray(value[rows]))
+        new.bbox = np.ascontiguousarray(self.bbox[rows])
+        new.n = len(rows)
+        new._boundaries = {}
+        new.computed = None
+        return new
+
+    def annotations(self, style: str = "coco") -> List[dict]:
+        """The result dicts pycocotools' ``loadRes`` (``style='coco'``) or
+        lvis' ``LVISResults`` (``style='lvis'``: no ``iscrowd``; from masks,
+        ``area`` a ``numpy.uint32`` and ``bbox`` a float64 array as
+        ``pycocotools.mask`` gives them) leaves in ``dataset['annotations']``."""
+        coco = style == "coco"
         n = self.n
         image = self.image_id.tolist()
         cat = self.category_id.tolist()
@@ -195,8 +217,12 @@ class ResultColumns:
         buf = self.buf
         has_seg = self.has_segmentation
         if self.kind == "segmentation":
-            areas = self.mask_area.tolist()
-            boxes = self.bbox.tolist()
+            if coco:
+                areas = self.mask_area.tolist()
+                boxes = self.bbox.tolist()
+            else:
+                areas = list(self.mask_area.astype(np.uint32))
+                boxes = list(self.bbox.copy())
         out = []
         for r in range(n):
             kind = kinds[r]
@@ -227,7 +253,8 @@ class ResultColumns:
                 ann["area"] = areas[r]
                 ann["bbox"] = boxes[r]
             ann["id"] = r + 1
-            ann["iscrowd"] = 0
+            if coco:
+                ann["iscrowd"] = 0
             out.append(ann)
         return out
 

@@ -331,7 +331,8 @@ class Evaluation:
     @classmethod
     def from_columns(cls, gt_anns: List[dict], columns, img_ids: Sequence, cat_ids: Sequence,
                      use_cats: bool, cat_ids_used: Sequence, max_det: Optional[int],
-                     crowd_key: Optional[str] = "iscrowd") -> "Evaluation":
+                     crowd_key: Optional[str] = "iscrowd", dt_keep: Optional[np.ndarray] = None,
+                     dt_extra_ignore: Optional[np.ndarray] = None) -> "Evaluation":
         """The same evaluation as the constructor, detections read from columns.
 
         Parameters
@@ -348,6 +349,13 @@ class Evaluation:
             ``params.catIds``: without categories, an image pools the
             annotations of these categories, in this order.
         max_det : int or None
+        crowd_key : str or None
+        dt_keep : ndarray of bool, optional
+            Per row of ``columns``: whether the row is a candidate at all
+            (lvis' area and federated selection); default every row.
+        dt_extra_ignore : ndarray of bool, optional
+            Per row of ``columns``: unmatched detections for which it is true
+            are ignored (lvis' not-exhaustively-annotated categories).
         """
         self = cls.__new__(cls)
         self.img_ids = list(img_ids)
@@ -375,7 +383,10 @@ class Evaluation:
         # ---- detections: pair key, then score (highest first, stable, NaN last), cut to max_det
         d_img = select_rows(columns.image_id, self.img_ids)
         d_cat = select_rows(columns.category_id, cat_ids_used)
-        d_sel = np.flatnonzero((d_img >= 0) & (d_cat >= 0))
+        d_ok = (d_img >= 0) & (d_cat >= 0)
+        if dt_keep is not None:
+            d_ok &= np.asarray(dt_keep, bool)
+        d_sel = np.flatnonzero(d_ok)
         neg = -columns.score[d_sel]
         if use_cats:
             d_key = d_cat[d_sel] * I + d_img[d_sel]
@@ -427,7 +438,10 @@ class Evaluation:
             self.gt_crowd = np.zeros(len(gts), np.uint8)
         else:
             self.gt_crowd = np.fromiter(map(bool, map(itemgetter(crowd_key), gts)), np.uint8, len(gts))
-        self.dt_extra_ignore = np.zeros(len(self.dt_rows), np.uint8)
+        if dt_extra_ignore is None:
+            self.dt_extra_ignore = np.zeros(len(self.dt_rows), np.uint8)
+        else:
+            self.dt_extra_ignore = np.asarray(dt_extra_ignore, bool)[self.dt_rows].astype(np.uint8)
         self.ious = None
         self.matched = False
         return self

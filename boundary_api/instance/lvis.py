@@ -1,12 +1,14 @@
 """``boundary_api.LVISEval``: lvis' LVISEval with ``iou_type='boundary'``."""
 from __future__ import annotations
 
+import copy
 import datetime
 import importlib
 import logging
 import os
 import sys
 import types
+from collections import defaultdict
 from typing import Optional
 
 import numpy as np
@@ -65,6 +67,9 @@ import lvis.eval as _lvis_eval  # noqa: E402
 from ._engine import Evaluation, FromState
 from .._io import read_json, warn_large_dilation_ratio
 from ._checks import check_instances_dataset, check_results, rle_strings_checked
+from ._columns import load_result_columns, select_rows
+from .cache import cache_for
+from .coco import _Materialized
 from .._parallel import resolve_threads
 from ..masks.boundary import check_dilation_ratio
 
@@ -126,9 +131,27 @@ class LVISResults(_CheckedJson, _lvis.LVISResults):
         Result file or list (compressed-RLE segmentations and/or boxes, scores).
     max_dets : int, optional
         Highest-scoring results kept per image (default 300; negative: all).
+
+    Notes
+    -----
+    A results file in the COCO results schema (integer image and category
+    ids, numeric scores, boxes and/or compressed RLEs) is read into column
+    arrays; ``LVISEval`` evaluates from them, and the result dicts, ``anns``,
+    ``img_ann_map`` and ``cat_img_map`` are made, as lvis makes them, only
+    when first read.  Other files and lists take lvis' path.
     """
 
     _is_results = True
+    _rles_checked = False
+    #: results parsed into columns (:class:`._columns.ResultColumns`, in
+    #: lvis' order after the per-image cap) whose dicts nobody has read yet;
+    #: None once they exist
+    _columns = None
+
+    dataset = _Materialized()
+    anns = _Materialized()
+    img_ann_map = _Materialized()
+    cat_img_map = _Materialized()
 
     def __init__(self, lvis_gt, results, max_dets=300, _loaded=None):
         if _is_path(lvis_gt):
@@ -137,6 +160,14 @@ class LVISResults(_CheckedJson, _lvis.LVISResults):
             raise TypeError(f"lvis_gt must be an LVIS object or a path, got {type(lvis_gt).__name__}")
         if isinstance(max_dets, bool) or not isinstance(max_dets, (int, np.integer)):
             raise TypeError(f"max_dets must be an integer, got {max_dets!r}")
+        if _is_path(results) and _loaded is None and isinstance(os.fspath(results), str):
+            key = os.fspath(results)
+            columns = load_result_columns(lvis_gt, key, key)
+            if columns is not None:
+                columns = _limit_dets_per_image(columns, int(max_dets))
+            if columns is not None:
+                self._init_from_columns(lvis_gt, columns)
+                return
         if _is_path(results):
             key = os.fspath(results)
             anns = read_json(key, "results") if _loaded is None else _loaded
@@ -151,6 +182,134 @@ class LVISResults(_CheckedJson, _lvis.LVISResults):
             checked = rle_strings_checked(results)
             super().__init__(lvis_gt, results, max_dets)
         self._rles_checked = checked
+
+    def _init_from_columns(self, lvis_gt, columns) -> None:
+        """lvis' ``__init__`` for results parsed into columns: the GT dataset
+        but its annotations is copied as lvis copies it, ``imgs`` and ``cats``
+        indexed; the result dicts, ``anns``, ``img_ann_map`` and
+        ``cat_img_map`` are made when first read (:meth:`_materialize`)."""
+        self.logger = logging.getLogger(_lvis.results.__name__)
+        self.logger.info("Loading and preparing results.")
+        source = lvis_gt.dataset
+        # one deepcopy (shared memo) of everything lvis would keep
+        self._header = _copy_json({k: v for k, v in source.items() if k != "annotations"}, {})
+        self._keys = list(source) if "annotations" in source else list(source) + ["annotations"]
+        self.logger.info("Creating index.")
+        self.imgs = {img["id"]: img for img in self._header["images"]}
+        self.cats = {cat["id"]: cat for cat in self._header["categories"]}
+        self.logger.info("Index created.")
+        self._columns = columns
+        self._rles_checked = columns.rles_checked
+        # image ids an evaluation looked up in img_ann_map (lvis' defaultdict
+        # gains an empty entry for each): replayed when the index is made
+        self._looked_up = []
+        columns.computed = cache_for(self).computed
+
+    def _materialize(self) -> None:
+        """Make the result dicts and lvis' index from the columns."""
+        columns = self._columns
+        anns = columns.annotations(style="lvis")
+        header = self._header
+        dataset = {k: anns if k == "annotations" else header[k] for k in self._keys}
+        index = {}
+        img_ann_map, cat_img_map = defaultdict(list), defaultdict(list)
+        for ann in anns:
+            img_ann_map[ann["image_id"]].append(ann)
+            index[ann["id"]] = ann
+        for ann in anns:
+            cat_img_map[ann["category_id"]].append(ann["image_id"])
+        for img_ids in self._looked_up:
+            for img_id in img_ids:
+                img_ann_map[img_id]
+        d = self.__dict__
+        d["dataset"], d["anns"], d["img_ann_map"], d["cat_img_map"] = dataset, index, img_ann_map, cat_img_map
+        if columns.has_segmentation and columns.rles_checked:
+            # the cache keeps the boundaries computed from the columns
+            cache_for(self).adopt(anns, columns.seg_h, columns.seg_w, columns.boundary_strings())
+        # the dicts may now be changed by their reader: evaluations read them from here on
+        self._rles_checked = columns.rles_checked
+        del self._header, self._keys, self._looked_up
+        self._columns = None
+
+
+def _pair_flags(columns, rows, *tests) -> list:
+    """For each ``test(image_id, category_id)`` (Python ints), its answer
+    on every row where ``rows`` is true (asked once per distinct pair),
+    False elsewhere."""
+    sel = np.flatnonzero(rows)
+    outs = [np.zeros(columns.n, bool) for _ in tests]
+    if not len(sel):
+        return outs
+    imgs, img_inv = np.unique(columns.image_id[sel], return_inverse=True)
+    cats, cat_inv = np.unique(columns.category_id[sel], return_inverse=True)
+    nc = len(cats)
+    keys, inverse = np.unique(img_inv.reshape(-1).astype(np.int64) * nc + cat_inv.reshape(-1),
+                              return_inverse=True)
+    pairs = list(zip(imgs[keys // nc].tolist(), cats[keys % nc].tolist()))
+    inverse = inverse.reshape(-1)
+    for out, test in zip(outs, tests):
+        answers = np.fromiter((bool(test(i, c)) for i, c in pairs), bool, len(pairs))
+        out[sel] = answers[inverse]
+    return outs
+
+
+_ATOMIC = frozenset((str, int, float, bool, type(None)))
+
+
+def _copy_json(x, memo: dict):
+    """``copy.deepcopy(x, memo)``, quicker on the dicts and lists a JSON
+    document is made of (the same copies: aliasing kept through ``memo``)."""
+    t = type(x)
+    if t in _ATOMIC:
+        return x
+    if t is dict:
+        y = memo.get(id(x))
+        if y is None:
+            y = memo[id(x)] = {}
+            for k, v in x.items():
+                y[k if type(k) in _ATOMIC else copy.deepcopy(k, memo)] = \
+                    v if type(v) in _ATOMIC else _copy_json(v, memo)
+        return y
+    if t is list:
+        y = memo.get(id(x))
+        if y is None:
+            y = memo[id(x)] = []
+            y.extend(v if type(v) in _ATOMIC else _copy_json(v, memo) for v in x)
+        return y
+    return copy.deepcopy(x, memo)
+
+
+def _limit_dets_per_image(columns, max_dets: int):
+    """lvis' ``limit_dets_per_image`` on columns: results grouped by image
+    (first appearance), an image with more than ``max_dets`` keeping its
+    ``max_dets`` best (stable by score, highest first); ``max_dets < 0``
+    keeps the file order.  None when Python's comparison of the scores could
+    differ from float64's, or when nothing is left (the general path then
+    does what lvis does)."""
+    if max_dets < 0:
+        return columns
+    score = columns.score
+    if ((columns.int_kind & 1).astype(bool) & (np.abs(score) >= 2.0 ** 53)).any():
+        return None
+    n = columns.n
+    max_dets = min(max_dets, n)  # (the same cut, in int64 range)
+    _, first, group = np.unique(columns.image_id, return_index=True, return_inverse=True)
+    group = group.reshape(-1)
+    rank_of_group = np.empty(len(first), np.int64)
+    rank_of_group[np.argsort(first, kind="stable")] = np.arange(len(first))
+    sizes = np.bincount(group, minlength=len(first))
+    big = sizes[group] > max_dets
+    rows = np.arange(n, dtype=np.int64)
+    key = rank_of_group[group]
+    order = np.lexsort((rows, np.where(big, -score, 0.0), key))
+    key = key[order]
+    starts = np.flatnonzero(np.concatenate(([True], key[1:] != key[:-1])))
+    counts = np.diff(np.concatenate((starts, [n])))
+    within = np.arange(n) - np.repeat(starts, counts)
+    order = order[within < max_dets]
+    if len(order) == 0:
+        return None
+    return columns if len(order) == n and (order == rows).all() else columns.take(order)
 
 
 def _accumulate_lvis_on_any_numpy(ev) -> None:
@@ -212,6 +371,9 @@ class LVISEval(_lvis_eval.LVISEval):
     #: built from the kernels' arrays when first read (fast implementation)
     eval_imgs = FromState(lambda state: state.eval_imgs("lvis") if state.matched else None)
     ious = FromState(lambda state: state.iou_dict())
+    #: with results loaded as columns, lvis' per (image, category) detection
+    #: lists are made only if read
+    _dts = FromState(lambda state: state.build_dts() if getattr(state, "build_dts", None) else None)
 
     def __init__(self, lvis_gt, lvis_dt, iou_type="segm", max_dets=300, dilation_ratio=0.02,
                  use_fast_impl=True, num_threads=None):
@@ -237,7 +399,11 @@ class LVISEval(_lvis_eval.LVISEval):
         self.logger.info("Evaluate annotation type *{}*".format(p.iou_type))
         p.img_ids = list(np.unique(p.img_ids))
         cat_ids = p.cat_ids if p.use_cats else [-1]
+        dts = self._dts  # (built now if it comes from the previous evaluation)
         self._state = None
+        self._dts = dts
+        if self._evaluate_columns():
+            return
         self._prepare()
         state = Evaluation(self._gts, self._dts, p.img_ids, cat_ids, bool(p.use_cats),
                            gather=lambda img_id: self._get_gt_dt(img_id, -1), max_det=None,
@@ -253,6 +419,87 @@ class LVISEval(_lvis_eval.LVISEval):
             self.ious = state.iou_dict()
             self.eval_imgs = [self.evaluate_img(img_id, cat_id, area_rng)
                               for cat_id in cat_ids for area_rng in p.area_rng for img_id in p.img_ids]
+
+    def _evaluate_columns(self) -> bool:
+        """``evaluate`` for results loaded as columns, without a dict per
+        result; False (nothing done) when the general path must run."""
+        p = self.params
+        dt = self.lvis_dt
+        columns = dt.__dict__.get("_columns") if isinstance(dt, LVISResults) else None
+        if (columns is None or not self.use_fast_impl or not p.use_cats or not p.cat_ids
+                or p.iou_type not in IOU_TYPES
+                or any(self._gts.values()) or any(self._dts.values())):
+            # (lvis' _prepare adds to what an earlier evaluation left in _gts/_dts)
+            return False
+        if p.iou_type != "bbox":
+            if not columns.has_segmentation:
+                return False
+            try:
+                columns.check_rles()
+            except ValueError:
+                return False  # the general path names the result as it does
+        gts, img_nl, img_pl = self._prepare_gts()
+        img_ids = list(p.img_ids)
+        cat_ids = list(p.cat_ids)
+        # lvis' get_ann_ids(img_ids, cat_ids): area in (0, inf), then the federated rule
+        keep = (columns.area > 0) & (columns.area < np.inf)
+        keep &= select_rows(columns.category_id, cat_ids) >= 0
+        keep &= select_rows(columns.image_id, img_ids) >= 0
+        nel = self.img_nel
+        federated, extra = _pair_flags(columns, keep, lambda i, c: c in img_nl[i] or c in img_pl[i],
+                                       lambda i, c: c in nel[i])
+        keep &= federated
+        dt._looked_up.append(img_ids)
+        state = Evaluation.from_columns(gts, columns, img_ids, cat_ids, True, cat_ids, max_det=None,
+                                        crowd_key=None, dt_keep=keep, dt_extra_ignore=extra)
+        iou_type = p.iou_type
+        cat_sel = cat_ids if cat_ids else None
+
+        def build_dts():
+            # lvis' _dts from the (now made) result dicts, as its _prepare selects them
+            anns = dt.load_anns(dt.get_ann_ids(img_ids=img_ids, cat_ids=cat_sel))
+            if iou_type == "segm":
+                self._to_mask(anns, dt)
+            out = defaultdict(list)
+            for a in anns:
+                i, c = a["image_id"], a["category_id"]
+                if c not in img_nl[i] and c not in img_pl[i]:
+                    continue
+                out[i, c].append(a)
+            return out
+
+        state.build_dts = build_dts
+        self._dts = None
+        state.compute_ious(p.iou_type, self.lvis_gt, dt, self.dilation_ratio, self.num_threads)
+        state.match(p.area_rng, p.iou_thrs, crowd_rule=False, num_threads=self.num_threads)
+        self._state = state
+        self.eval_imgs = None
+        self.ious = None
+        return True
+
+    def _prepare_gts(self):
+        """The ground-truth half of lvis' ``_prepare`` (selection, masks for
+        'segm', ``ignore``, ``_gts``, ``img_nel``, ``freq_groups``); returns
+        the selected ground truths and lvis' per-image negative and present
+        category lookups."""
+        p = self.params
+        cat_sel = p.cat_ids if p.cat_ids else None
+        gts = self.lvis_gt.load_anns(self.lvis_gt.get_ann_ids(img_ids=p.img_ids, cat_ids=cat_sel))
+        if p.iou_type == "segm":
+            self._to_mask(gts, self.lvis_gt)
+        for gt in gts:
+            if "ignore" not in gt:
+                gt["ignore"] = 0
+        for gt in gts:
+            self._gts[gt["image_id"], gt["category_id"]].append(gt)
+        img_data = self.lvis_gt.load_imgs(ids=p.img_ids)
+        img_nl = {d["id"]: d["neg_category_ids"] for d in img_data}
+        img_pl = defaultdict(set)
+        for ann in gts:
+            img_pl[ann["image_id"]].add(ann["category_id"])
+        self.img_nel = {d["id"]: d["not_exhaustive_category_ids"] for d in img_data}
+        self.freq_groups = self._prepare_freq_group()
+        return gts, img_nl, img_pl
 
     def compute_iou(self, img_id, cat_id):
         """IoU matrix of one image and category, (detections x ground truths)."""
