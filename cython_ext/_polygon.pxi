@@ -22,7 +22,8 @@
 # evaluates the points whose step can make a toggle: along an edge walked in
 # x (|dx| >= |dy|) those are every fifth x; along an edge walked in y the fine
 # x is a monotone function of the step, so the step where it passes a
-# candidate value is found by bisection.  Every double is computed with the
+# candidate value is estimated from the slope and settled by evaluating the
+# exact rounded values around the estimate.  Every double is computed with the
 # operations, in the order, pycocotools uses, so the rounding is the same.
 
 # what the C cast of a NaN gives on x86-64 (pycocotools' zero-length edges)
@@ -89,11 +90,11 @@ cdef inline int64_t _vy(int64_t ys, double s, int64_t t) noexcept nogil:
 # appended to ``pos``.  Returns 0, or -1 when out of memory.
 cdef int _polygon_toggles(const double* xy, Py_ssize_t k, int64_t h, int64_t w, I64Vec* pos) noexcept nogil:
     cdef Py_ssize_t j
-    cdef int64_t x0, y0, x1, y1, xs, ys, xe, ye, dx, dy, uu, hi_u, lo_u, ua, ub, a, b, mid, bnd
+    cdef int64_t x0, y0, x1, y1, xs, ys, xe, ye, dx, dy, uu, hi_u, lo_u, ua, ub, a, b
     cdef int64_t fu, fv, lu, lv, pu = 0, pv = 0
     cdef int64_t u_max = 5 * (w - 1) + 2
-    cdef int flip, have_prev = 0
-    cdef double s
+    cdef int flip, inc, have_prev = 0
+    cdef double s, te
     for j in range(k):
         x0 = <int> (5.0 * xy[2 * j] + .5)
         y0 = <int> (5.0 * xy[2 * j + 1] + .5)
@@ -160,34 +161,29 @@ cdef int _polygon_toggles(const double* xy, Py_ssize_t k, int64_t h, int64_t w, 
             if hi_u > u_max:
                 hi_u = u_max
             uu = _first_candidate(lo_u if lo_u > 2 else 2)
-            a = 0
-            bnd = dy
+            inc = ua < ub
             while uu <= hi_u:
-                if ua < ub:
-                    # increasing: last t with u(t) <= uu = (first t with u(t) > uu) - 1
-                    b = dy
-                    while a < b:
-                        mid = a + (b - a) // 2
-                        if _ux(xs, s, mid) > uu:
-                            b = mid
-                        else:
-                            a = mid + 1
-                    if _poly_push((uu - 2) // 5, ys + a - 1, h, pos) != 0:
-                        return -1
-                else:
-                    # decreasing: first t with u(t) <= uu (no later than
-                    # for the previous, smaller, candidate)
-                    a = 0
-                    b = bnd
-                    while a < b:
-                        mid = a + (b - a) // 2
-                        if _ux(xs, s, mid) <= uu:
-                            b = mid
-                        else:
-                            a = mid + 1
-                    if _poly_push((uu - 2) // 5, ys + a - 1, h, pos) != 0:
-                        return -1
-                    bnd = a
+                # the step T (1 <= T <= dy) where the walk passes from U to
+                # U + 1: the first t with u(t) > U when u grows, the first t
+                # with u(t) <= U when it shrinks.  Since U >= 2, u(t) > U
+                # means xs + s*t + .5 >= U + 1, so T is about
+                # (U + .5 - xs) / s; the estimate is then corrected by exact
+                # evaluations (any estimate gives the same T).
+                te = (<double> uu + .5 - <double> xs) / s
+                if not (te >= 0):
+                    te = 0
+                elif te > <double> dy:
+                    te = <double> dy
+                a = (<int64_t> te) + 1
+                if a > dy:
+                    a = dy
+                while a > 1 and (_ux(xs, s, a - 1) > uu) == inc:
+                    a -= 1
+                while (_ux(xs, s, a) > uu) != inc:
+                    a += 1
+                # the lower fine y of the two points is that of step T - 1
+                if _poly_push((uu - 2) // 5, ys + a - 1, h, pos) != 0:
+                    return -1
                 uu += 5
     return 0
 
