@@ -26,6 +26,10 @@
 # exact rounded values around the estimate.  Every double is computed with the
 # operations, in the order, pycocotools uses, so the rounding is the same.
 
+from cpython.float cimport PyFloat_AsDouble
+from cpython.list cimport PyList_Check
+from cpython.tuple cimport PyTuple_Check
+
 # what the C cast of a NaN gives on x86-64 (pycocotools' zero-length edges)
 cdef int64_t _INT_MIN = -2147483648
 
@@ -401,3 +405,54 @@ def polygons_rle(const double[:] coords, const int64_t[:] poly_off, const int64_
         free(tog.data); free(acc.data); free(poly.data); free(tmp.data); free(enc.data)
         free(cnt.data); free(srt.data)
 
+
+
+def flatten_polygons(list segmentations):
+    """``(coords, poly_off, ann_off)`` of a list of COCO polygon lists.
+
+    Item ``i`` of ``segmentations`` is a list (or tuple) of polygons, each a
+    list (or tuple) of numbers; ``coords`` (float64) holds every number in
+    order, converted as ``float()`` converts it, polygon ``p`` being
+    ``coords[poly_off[p]:poly_off[p + 1]]`` and annotation ``i`` the polygons
+    ``ann_off[i] .. ann_off[i + 1] - 1``.  Raises ``TypeError`` naming the item
+    and polygon when something is not a list of lists of numbers.
+    """
+    cdef Py_ssize_t n = len(segmentations), i, j, k, m, npoly = 0, ncoord = 0, p, c
+    cdef object seg, poly
+    for i in range(n):
+        seg = segmentations[i]
+        if not (PyList_Check(seg) or PyTuple_Check(seg)):
+            raise TypeError(f"item {i} is not a list of polygons (got {type(seg).__name__})")
+        m = len(seg)
+        npoly += m
+        for j in range(m):
+            poly = seg[j]
+            if not (PyList_Check(poly) or PyTuple_Check(poly)):
+                raise TypeError(f"item {i}, polygon {j} is not a list of coordinates "
+                                f"(got {type(poly).__name__})")
+            ncoord += len(poly)
+    coords = np.empty(ncoord, np.float64)
+    poly_off = np.empty(npoly + 1, np.int64)
+    ann_off = np.empty(n + 1, np.int64)
+    cdef double[:] co = coords
+    cdef int64_t[:] po = poly_off
+    cdef int64_t[:] ao = ann_off
+    p = 0
+    c = 0
+    po[0] = 0
+    ao[0] = 0
+    for i in range(n):
+        seg = segmentations[i]
+        for j in range(len(seg)):
+            poly = seg[j]
+            for k in range(len(poly)):
+                try:
+                    co[c] = PyFloat_AsDouble(poly[k])
+                except (TypeError, ValueError, OverflowError) as exc:
+                    raise TypeError(f"item {i}, polygon {j} has a coordinate that is not a number: "
+                                    f"{poly[k]!r:.40}") from None
+                c += 1
+            p += 1
+            po[p] = c
+        ao[i + 1] = p
+    return coords, poly_off, ann_off

@@ -7,7 +7,6 @@ call per annotation and with the GIL released.
 """
 from __future__ import annotations
 
-from itertools import chain
 from typing import List, Optional
 
 import numpy as np
@@ -20,20 +19,6 @@ __all__ = ["polygons_to_rle"]
 # The kernel's bound on the scaled coordinates |5*c + .5| (pycocotools does its
 # arithmetic on them in C ints: beyond this it overflows or exhausts memory).
 POLYGON_COORD_LIMIT = 2.0 ** 30
-
-
-def _flatten(segmentations: list):
-    """(coords float64, poly_off int64, ann_off int64) of a list of polygon lists."""
-    n = len(segmentations)
-    npoly = np.fromiter(map(len, segmentations), np.int64, n)
-    ann_off = np.zeros(n + 1, np.int64)
-    np.cumsum(npoly, out=ann_off[1:])
-    polys = list(chain.from_iterable(segmentations))
-    plen = np.fromiter(map(len, polys), np.int64, len(polys))
-    poly_off = np.zeros(len(polys) + 1, np.int64)
-    np.cumsum(plen, out=poly_off[1:])
-    coords = np.fromiter(chain.from_iterable(polys), np.float64, int(poly_off[-1]))
-    return coords, poly_off, ann_off, npoly, plen
 
 
 def polygons_to_rle(segmentations: list, heights, widths, num_threads: Optional[int] = None) -> List[bytes]:
@@ -93,10 +78,13 @@ def polygons_to_rle(segmentations: list, heights, widths, num_threads: Optional[
         raise ValueError(f"polygons_to_rle: item {i} has an image size {int(h[i])}x{int(w[i])} "
                          "(height and width must be >= 1)")
     try:
-        coords, poly_off, ann_off, npoly, plen = _flatten(segmentations)
-    except (TypeError, ValueError) as exc:
+        coords, poly_off, ann_off = _mask.flatten_polygons(
+            segmentations if type(segmentations) is list else list(segmentations))
+    except TypeError as exc:
         raise ValueError(f"polygons_to_rle: segmentations must be lists of polygons, each a list of "
-                         f"numbers ({exc})") from None
+                         f"numbers: {exc}") from None
+    npoly = np.diff(ann_off)
+    plen = np.diff(poly_off)
     if (npoly == 0).any():
         i = int(np.flatnonzero(npoly == 0)[0])
         raise ValueError(f"polygons_to_rle: item {i} is an empty list of polygons")

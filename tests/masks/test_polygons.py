@@ -182,6 +182,16 @@ def test_empty_batch():
     assert polygons_to_rle([], [], []) == []
 
 
+def test_tuples_and_integer_coordinates():
+    """Coordinates are converted as float() converts them (pycocotools:
+    np.array(polygon, dtype=np.double)); tuples are read like lists."""
+    seg = [[1, 1, 5, 1, 5, 5], [2, 7, 9, 8, 3, 9]]
+    expected = reference(seg, 10, 10)
+    assert polygons_to_rle([seg], [10], [10]) == [expected]
+    assert polygons_to_rle((tuple(tuple(p) for p in seg),), (10,), (10,)) == [expected]
+    assert polygons_to_rle([[[float(c) for c in p] for p in seg]], np.array([10]), np.array([10])) == [expected]
+
+
 def test_empty_polygon_list_is_an_error():
     """pycocotools cannot convert an annotation without polygons either:
     frPyObjects([], h, w) raises IndexError (merge([]) of nothing would give
@@ -202,8 +212,10 @@ def test_empty_polygon_list_is_an_error():
     ([[[1, 1, 5, 1, float("inf"), 5]]], [10], [10], "item 0, polygon 0 has a coordinate inf"),
     ([[[1, 1, 5, 1, 5, 5]], [[1, 1, 5, 1, 5, 5], [1, 1, 3e8, 1, 5, 5]]], [10, 10], [10, 10],
      "item 1, polygon 1 has a coordinate 300000000.0"),
-    ([[[1, 1, 5, 1, 5, "a"]]], [10], [10], "lists of polygons, each a list of numbers"),
-    ([[1, 1, 5, 1, 5, 5]], [10], [10], "lists of polygons, each a list of numbers"),
+    ([[[1, 1, 5, 1, 5, "a"]]], [10], [10], "lists of polygons, each a list of numbers: item 0, polygon 0 has a coordinate that is not a number: .a."),
+    ([[1, 1, 5, 1, 5, 5]], [10], [10], "item 0, polygon 0 is not a list of coordinates .got int."),
+    ([[[1, 1, 5, 1, 5, 5]], {"counts": "", "size": [10, 10]}], [10, 10], [10, 10],
+     "item 1 is not a list of polygons .got dict."),
 ])
 def test_bad_input(segs, hs, ws, match):
     with pytest.raises(ValueError, match=match):
