@@ -30,7 +30,9 @@ from cpython.float cimport PyFloat_AsDouble
 from cpython.list cimport PyList_Check
 from cpython.tuple cimport PyTuple_Check
 
-# what the C cast of a NaN gives on x86-64 (pycocotools' zero-length edges)
+# what the C cast of a NaN gives on x86-64 (pycocotools' zero-length edges;
+# the value only ever meets a step at a negative fine x, which makes no
+# toggle, but the walk is kept as pycocotools walks it)
 cdef int64_t _INT_MIN = -2147483648
 
 
