@@ -30,6 +30,10 @@ from cpython.float cimport PyFloat_AsDouble
 from cpython.list cimport PyList_Check
 from cpython.tuple cimport PyTuple_Check
 
+# bound on the scaled coordinates |5*c + .5|: pycocotools computes with them
+# (and their differences) in C ints, and needs memory in proportion to them
+cdef double _POLY_LIMIT = 1073741824.0
+
 # what the C cast of a NaN gives on x86-64 (pycocotools' zero-length edges;
 # the value only ever meets a step at a negative fine x, which makes no
 # toggle, but the walk is kept as pycocotools walks it)
@@ -93,23 +97,31 @@ cdef inline int64_t _vy(int64_t ys, double s, int64_t t) noexcept nogil:
 
 
 # The toggles of one closed polygon of ``k`` vertices ``xy`` (x0, y0, x1, ...),
-# appended to ``pos``.  Returns 0, or -1 when out of memory.
+# appended to ``pos`` as (column, row) pairs.  Returns 0, -1 when out of
+# memory, -2 when a coordinate is not finite or |5*c + .5| >= _POLY_LIMIT.
 cdef int _polygon_toggles(const double* xy, Py_ssize_t k, int64_t h, int64_t w, I64Vec* pos) noexcept nogil:
     cdef Py_ssize_t j
     cdef int64_t x0, y0, x1, y1, xs, ys, xe, ye, dx, dy, uu, hi_u, lo_u, ua, ub, a, b
     cdef int64_t fu, fv, lu, lv, pu = 0, pv = 0
     cdef int64_t u_max = 5 * (w - 1) + 2
     cdef int flip, inc, have_prev = 0
-    cdef double s, te
+    cdef double s, te, sx0, sy0, sx1, sy1
     for j in range(k):
-        x0 = <int> (5.0 * xy[2 * j] + .5)
-        y0 = <int> (5.0 * xy[2 * j + 1] + .5)
+        sx0 = 5.0 * xy[2 * j] + .5
+        sy0 = 5.0 * xy[2 * j + 1] + .5
         if j + 1 < k:
-            x1 = <int> (5.0 * xy[2 * j + 2] + .5)
-            y1 = <int> (5.0 * xy[2 * j + 3] + .5)
+            sx1 = 5.0 * xy[2 * j + 2] + .5
+            sy1 = 5.0 * xy[2 * j + 3] + .5
         else:
-            x1 = <int> (5.0 * xy[0] + .5)
-            y1 = <int> (5.0 * xy[1] + .5)
+            sx1 = 5.0 * xy[0] + .5
+            sy1 = 5.0 * xy[1] + .5
+        if not (-_POLY_LIMIT < sx0 < _POLY_LIMIT and -_POLY_LIMIT < sy0 < _POLY_LIMIT
+                and -_POLY_LIMIT < sx1 < _POLY_LIMIT and -_POLY_LIMIT < sy1 < _POLY_LIMIT):
+            return -2
+        x0 = <int> sx0
+        y0 = <int> sy0
+        x1 = <int> sx1
+        y1 = <int> sy1
         xs = x0; ys = y0; xe = x1; ye = y1
         dx = xe - xs if xe >= xs else xs - xe
         dy = ys - ye if ys >= ye else ye - ys
@@ -347,8 +359,8 @@ def polygons_rle(const double[:] coords, const int64_t[:] poly_off, const int64_
     Annotation ``i`` is made of polygons ``ann_off[i] .. ann_off[i+1]-1``;
     polygon ``p`` has the vertices ``coords[poly_off[p] .. poly_off[p+1]-1]``
     (x0, y0, x1, y1, ...: an even number, at least 6, of finite numbers with
-    ``|5*c + .5| < 2**30``); its image is ``h[i] x w[i]`` (both >= 1).  The
-    caller checks all of this.
+    ``|5*c + .5| < 2**30``); its image is ``h[i] x w[i]`` (both >= 1).  All
+    this is checked (``ValueError``), so that no input reads out of bounds.
 
     Returns ``(buffer, offsets)``: the strings one after the other in one
     ``bytes`` object, and an int64 array of ``hi - lo + 1`` offsets into it.
@@ -356,7 +368,22 @@ def polygons_rle(const double[:] coords, const int64_t[:] poly_off, const int64_
     cdef Py_ssize_t i, p, n = hi - lo
     cdef I64Vec tog, acc, poly, tmp, swap, cnt, srt
     cdef ByteVec enc
-    cdef int err = 0
+    cdef int err = 0, r
+    cdef int64_t ln
+    # the structure, checked here so that no input can make the loop read
+    # out of bounds (polygons_to_rle checks all this with messages for users)
+    if lo < 0 or hi < lo or ann_off.shape[0] < hi + 1 or h.shape[0] < hi or w.shape[0] < hi:
+        raise ValueError(f"polygons_rle: range {lo}..{hi} outside the arrays")
+    for i in range(lo, hi):
+        if not (1 <= h[i] <= 2147483647 and 1 <= w[i] <= 2147483647):
+            raise ValueError(f"polygons_rle: item {i} has an image size {h[i]}x{w[i]}")
+        if not (0 <= ann_off[i] < ann_off[i + 1] < poly_off.shape[0]):
+            raise ValueError(f"polygons_rle: item {i} has no polygons or its polygon offsets are out of range")
+        for p in range(ann_off[i], ann_off[i + 1]):
+            ln = poly_off[p + 1] - poly_off[p]
+            if poly_off[p] < 0 or poly_off[p + 1] > coords.shape[0] or ln < 6 or ln % 2:
+                raise ValueError(f"polygons_rle: item {i}, polygon {p - ann_off[i]}: offsets out of range "
+                                 "or not an even number of at least 6 coordinates")
     offs = np.zeros(n + 1, np.int64)
     cdef int64_t[:] of = offs
     tog.data = NULL; tog.n = 0; tog.cap = 0
@@ -372,9 +399,10 @@ def polygons_rle(const double[:] coords, const int64_t[:] poly_off, const int64_
                 acc.n = 0
                 for p in range(ann_off[i], ann_off[i + 1]):
                     tog.n = 0
-                    if _polygon_toggles(&coords[poly_off[p]], (poly_off[p + 1] - poly_off[p]) // 2,
-                                        h[i], w[i], &tog) != 0:
-                        err = 1
+                    r = _polygon_toggles(&coords[poly_off[p]], (poly_off[p + 1] - poly_off[p]) // 2,
+                                         h[i], w[i], &tog)
+                    if r != 0:
+                        err = 1 if r == -1 else 2
                         break
                     if _sort_toggles(tog.data, tog.n // 2, h[i], &cnt, &srt) != 0:
                         err = 1
@@ -400,6 +428,9 @@ def polygons_rle(const double[:] coords, const int64_t[:] poly_off, const int64_
                     err = 1
                     break
                 of[i - lo + 1] = enc.n
+        if err == 2:
+            raise ValueError(f"polygons_rle: item {i}, polygon {p - ann_off[i]} has a coordinate that is "
+                             "not finite or too large (|5 * c + 0.5| must be below 2**30)")
         if err:
             raise MemoryError()
         return PyBytes_FromStringAndSize(enc.data, enc.n), offs
