@@ -10,10 +10,12 @@
 #     always rasterised from its lower end (the walk order itself follows the
 #     polygon); an edge of length zero yields one point whose rounded
 #     coordinate is the cast of a NaN (INT_MIN on x86-64);
-#   * along the concatenated walk, every step that changes the fine x
-#     coordinate between u and u+1 gives, if u = 5*x + 2 for an image column x,
-#     a toggle at row ceil(clamp((v + .5)/5 - .5, 0, h)) of column x, where v
-#     is the fine y of the walk point at u;
+#   * along the concatenated walk (no step from the last point back to the
+#     first), every step that changes the fine x gives, if the lower x of the
+#     two points (the upper one minus one when the step goes right) is
+#     u = 5*x + 2 for an image column x, a toggle at row
+#     ceil(clamp((v + .5)/5 - .5, 0, h)) of column x, where v is the lower
+#     fine y of the two points;
 #   * the toggles, sorted in column-major order, switch the mask on and off
 #     (two toggles at one place cancel);
 #   * the polygons of one annotation are united.
@@ -23,8 +25,11 @@
 # x (|dx| >= |dy|) those are every fifth x; along an edge walked in y the fine
 # x is a monotone function of the step, so the step where it passes a
 # candidate value is estimated from the slope and settled by evaluating the
-# exact rounded values around the estimate.  Every double is computed with the
-# operations, in the order, pycocotools uses, so the rounding is the same.
+# exact rounded values around the estimate.  Every double of the walk is
+# computed with the operations, in the order, pycocotools uses, so the
+# rounding is the same (no fast-math; on x86-64 nothing is fused into an
+# FMA); the column and row of a toggle, which pycocotools computes in doubles
+# too, are computed in integers, which gives the same values (see _poly_push).
 
 from cpython.float cimport PyFloat_AsDouble
 from cpython.list cimport PyList_Check
