@@ -46,3 +46,4 @@ include "_panoptic.pxi"   # panoptic id maps: segment runs, pair counts, boundar
 include "_cityscapes.pxi" # Cityscapes instance masks: pixel and boundary counts per ground-truth index
 include "_semantic.pxi"   # semantic label maps: confusion counts and per-class boundaries
 include "_measures.pxi"   # the segmentation measures side by side (boundary_api.measures)
+include "_polygon.pxi"    # COCO polygons to RLE strings (pycocotools' rasterisation, natively)
