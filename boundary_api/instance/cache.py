@@ -28,7 +28,8 @@ from typing import Dict, Iterable, List, Optional, Sequence, Tuple
 
 import numpy as np
 
-from ._checks import check_polygons
+from ._checks import check_polygons, flatten_polygons, polygons_valid
+from ..masks.polygons import polygons_to_rle
 from ..masks.boundary import boundary_counts, check_dilation_ratio, check_rle_strings, dilation_pixels_array
 
 __all__ = ["AnnotationCache", "cache_for"]
@@ -105,6 +106,9 @@ class AnnotationCache:
         ds = self._dataset()
         imgs = ds.imgs
         new = []
+        # polygons (most ground truths) are checked and rasterised in one batch
+        polygon_rles = polygon_rles_of(ds, [a for a in anns if type(a.get("segmentation")) is list],
+                                       describe=self._describe, strict=True)
         bar = _progress_bar(len(anns))
         for k, a in enumerate(anns):
             if bar is not None and k & 4095 == 4095:
@@ -118,6 +122,8 @@ class AnnotationCache:
                 raise ValueError(f"{self._describe(a)}: has no 'segmentation'")
             if type(seg) is dict and type(seg.get("counts")) in (str, bytes):
                 rle = seg  # compressed already: what annToRLE would return
+            elif type(seg) is list and id(a) in polygon_rles:
+                rle = polygon_rles[id(a)]
             else:
                 if type(seg) is list:  # pycocotools' C code crashes on some polygons
                     check_polygons(seg, h, w, self._describe(a))
@@ -258,6 +264,51 @@ class AnnotationCache:
         if any(map(dict.get, anns, itertools.repeat("ignore"))):
             self.own_ignore_flags(anns)
         self._ignore_all_seen = True
+
+
+def polygon_rles_of(dataset, anns: List[dict], describe=None, strict: bool = False,
+                    num_threads: Optional[int] = None) -> Dict[int, dict]:
+    """``annToRLE`` of annotations with polygon segmentations, in one native batch.
+
+    Returns ``id(ann) -> {'size': [h, w], 'counts': bytes}``, byte for byte
+    what pycocotools' ``annToRLE`` returns, for every annotation whose image
+    is known and whose polygons :func:`._checks.check_polygons` accepts.
+    With ``strict``, the first annotation it does not accept raises that
+    check's ValueError (named by ``describe(ann)``); otherwise such
+    annotations are left out (the caller converts them its own way).
+    """
+    imgs = dataset.imgs
+    sel, heights, widths = [], [], []
+    for a in anns:
+        img = imgs.get(a.get("image_id"))
+        if img is not None and type(img.get("height")) is int and type(img.get("width")) is int \
+                and img["height"] >= 1 and img["width"] >= 1:
+            sel.append(a)
+            heights.append(img["height"])
+            widths.append(img["width"])
+    if not sel:
+        return {}
+    h = np.array(heights, np.int64)
+    w = np.array(widths, np.int64)
+    segs = [a["segmentation"] for a in sel]
+    flat = flatten_polygons(segs)
+    ok = polygons_valid(*flat, h, w) if flat is not None else np.zeros(len(sel), bool)
+    if not ok.all():
+        for j in np.flatnonzero(~ok).tolist():
+            try:  # (a flattening that failed on, say, booleans: the check may accept them)
+                check_polygons(segs[j], heights[j], widths[j], describe(sel[j]) if describe else "annotation")
+                ok[j] = True
+            except ValueError:
+                if strict:
+                    raise
+        keep = np.flatnonzero(ok).tolist()
+        sel = [sel[j] for j in keep]
+        segs = [segs[j] for j in keep]
+        heights = [heights[j] for j in keep]
+        widths = [widths[j] for j in keep]
+        h, w = h[keep], w[keep]
+    counts = polygons_to_rle(segs, h, w, num_threads)
+    return {id(a): {"size": [hh, ww], "counts": c} for a, hh, ww, c in zip(sel, heights, widths, counts)}
 
 
 def _columns(entries: list) -> Tuple[list, np.ndarray, np.ndarray]:

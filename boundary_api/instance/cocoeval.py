@@ -13,7 +13,7 @@ import numpy as np
 import pycocotools.cocoeval
 
 from ._engine import Evaluation, FromState
-from .cache import cache_for
+from .cache import cache_for, polygon_rles_of
 from .coco import COCO
 from .._io import warn_large_dilation_ratio
 from .._parallel import resolve_threads
@@ -93,11 +93,12 @@ class COCOeval(pycocotools.cocoeval.COCOeval):
             cache_for(cocoGt).remember_ignore_flags()
 
     def _prepare(self):
-        """pycocotools' ``_prepare``; for 'boundary', a ground truth's own
-        ``ignore`` flag counts as in the Boundary IoU reference (``ignore or
-        iscrowd``), where pycocotools replaces it with ``iscrowd``."""
+        """pycocotools' ``_prepare`` (polygons rasterised in one native batch,
+        the same RLEs); for 'boundary', a ground truth's own ``ignore`` flag
+        counts as in the Boundary IoU reference (``ignore or iscrowd``), where
+        pycocotools replaces it with ``iscrowd``."""
         p = self.params
-        if p.iouType != "boundary":
+        if p.iouType not in ("segm", "bbox", "boundary"):
             return super()._prepare()
         self._prepare_gts()
         self._dts = self._detections_by_pair(self.params)
@@ -117,8 +118,11 @@ class COCOeval(pycocotools.cocoeval.COCOeval):
             cache.note_ignore_flags(gts)
         else:
             if p.iouType == "segm":  # pycocotools leaves the ground truths' RLEs in place
+                polygons = polygon_rles_of(self.cocoGt, [g for g in gts if type(g.get("segmentation")) is list],
+                                           num_threads=self.num_threads)
                 for gt in gts:
-                    gt["segmentation"] = self.cocoGt.annToRLE(gt)
+                    rle = polygons.get(id(gt))
+                    gt["segmentation"] = rle if rle is not None else self.cocoGt.annToRLE(gt)
             for gt in gts:
                 gt["ignore"] = gt["ignore"] if "ignore" in gt else 0
                 gt["ignore"] = "iscrowd" in gt and gt["iscrowd"]
