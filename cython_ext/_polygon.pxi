@@ -494,3 +494,45 @@ def flatten_polygons(list segmentations):
             po[p] = c
         ao[i + 1] = p
     return coords, poly_off, ann_off
+
+
+def polygons_acceptable(const double[:] coords, const int64_t[:] poly_off, const int64_t[:] ann_off,
+                        const int64_t[:] h, const int64_t[:] w, double max_coord):
+    """Per annotation (flattened by :func:`flatten_polygons`), 1 when the
+    instance checks accept its polygons: at least one polygon, each of an
+    even number (>= 6) of finite coordinates with ``-min(w, max_coord) <= x
+    <= min(2w, max_coord)`` and likewise for y; else 0.  (The checks word the
+    problem of a refused annotation themselves.)"""
+    cdef Py_ssize_t n = ann_off.shape[0] - 1, i, p, k, m
+    cdef double x_lo, x_hi, y_lo, y_hi, v
+    cdef uint8_t good
+    out = np.zeros(max(n, 0), np.uint8)
+    cdef uint8_t[:] ok = out
+    if h.shape[0] < n or w.shape[0] < n or poly_off.shape[0] < 1 or ann_off[n] >= poly_off.shape[0] \
+            or poly_off[poly_off.shape[0] - 1] > coords.shape[0]:
+        raise ValueError("polygons_acceptable: inconsistent arrays")
+    with nogil:
+        for i in range(n):
+            good = ann_off[i + 1] > ann_off[i]
+            x_lo = -min(<double> w[i], max_coord)
+            x_hi = min(2.0 * w[i], max_coord)
+            y_lo = -min(<double> h[i], max_coord)
+            y_hi = min(2.0 * h[i], max_coord)
+            p = ann_off[i]
+            while good and p < ann_off[i + 1]:
+                m = poly_off[p + 1] - poly_off[p]
+                if m < 6 or m % 2:
+                    good = 0
+                    break
+                for k in range(poly_off[p], poly_off[p + 1], 2):
+                    v = coords[k]
+                    if not (v >= x_lo and v <= x_hi):  # NaN fails too
+                        good = 0
+                        break
+                    v = coords[k + 1]
+                    if not (v >= y_lo and v <= y_hi):
+                        good = 0
+                        break
+                p += 1
+            ok[i] = good
+    return out

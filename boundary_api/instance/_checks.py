@@ -11,6 +11,7 @@ from typing import Any, Dict, Iterable, List
 import numpy as np
 
 from .._io import finite_number, finite_numbers
+from ..masks import _mask
 from ..masks.boundary import check_rle_strings
 
 log = logging.getLogger(__name__)
@@ -127,44 +128,25 @@ def _finite_values(values: list) -> bool:
 def flatten_polygons(segs: List[list]):
     """COCO polygon lists flattened for the kernels.
 
-    Returns ``(coords, poly_len, ann_polys)``: every coordinate as float64,
-    the length of each polygon, the number of polygons of each annotation;
-    or None when an item is not a list of lists of plain numbers.
+    Returns ``(coords, poly_off, ann_off)`` as
+    :func:`boundary_api.masks._mask.flatten_polygons` gives them, or None
+    when an item is not a list of lists of numbers.
     """
     polys = list(itertools.chain.from_iterable(segs))
     if polys and set(map(type, polys)) != {list}:
         return None
-    flat = list(itertools.chain.from_iterable(polys))
-    if flat and not set(map(type, flat)) <= _PLAIN_NUMBERS:
-        return None
     try:
-        coords = np.array(flat, np.float64) if flat else np.zeros(0, np.float64)
-    except OverflowError:
+        return _mask.flatten_polygons(segs)
+    except (TypeError, ValueError, OverflowError):
         return None
-    poly_len = np.fromiter(map(len, polys), np.int64, len(polys))
-    ann_polys = np.fromiter(map(len, segs), np.int64, len(segs))
-    return coords, poly_len, ann_polys
 
 
-def polygons_valid(coords: np.ndarray, poly_len: np.ndarray, ann_polys: np.ndarray,
+def polygons_valid(coords: np.ndarray, poly_off: np.ndarray, ann_off: np.ndarray,
                    height: np.ndarray, width: np.ndarray) -> np.ndarray:
     """Per annotation, whether :func:`check_polygons` accepts its polygons
     (flattened by :func:`flatten_polygons`; image sizes per annotation)."""
-    A = len(ann_polys)
-    ok = ann_polys > 0
-    poly_ann = np.repeat(np.arange(A), ann_polys)
-    bad_poly = (poly_len < 6) | (poly_len % 2 == 1)
-    ok[poly_ann[bad_poly]] = False
-    coord_ann = np.repeat(poly_ann, poly_len)
-    starts = np.concatenate(([0], np.cumsum(poly_len)[:-1])) if len(poly_len) else poly_len
-    is_x = (np.arange(len(coords)) - np.repeat(starts, poly_len)) % 2 == 0
-    side = np.where(is_x, width[coord_ann], height[coord_ann]).astype(np.float64)
-    lo = -np.minimum(side, _MAX_COORD)
-    hi = np.minimum(2 * side, _MAX_COORD)
-    with np.errstate(invalid="ignore"):
-        bad = ~np.isfinite(coords) | (coords < lo) | (coords > hi)
-    ok[coord_ann[bad]] = False
-    return ok
+    return _mask.polygons_acceptable(coords, poly_off, ann_off, np.asarray(height, np.int64),
+                                     np.asarray(width, np.int64), _MAX_COORD).astype(bool)
 
 
 def _check_annotations(anns: list, images: dict, required: tuple, source: str) -> None:
