@@ -7,7 +7,8 @@ def iou_pairs(int mode,
               StringTable dt_mask, StringTable dt_bnd, const int64_t[:] dt_h,
               const double[:, ::1] dt_box,
               const int64_t[:] pair_g, const int64_t[:] pair_d, const int64_t[:] pair_o,
-              double[:] out, Py_ssize_t lo, Py_ssize_t hi):
+              double[:] out, Py_ssize_t lo, Py_ssize_t hi,
+              const int64_t[:] dt_w=None, const int64_t[:] dt_d=None):
     """The IoU step for pairs ``lo .. hi-1`` (runs without the GIL).
 
     Pair ``p`` owns ground truths ``pair_g[p] .. pair_g[p+1]-1`` and detections
@@ -16,8 +17,14 @@ def iou_pairs(int mode,
     with one row per detection, at ``out[pair_o[p]]``.
 
     ``mode`` 0: mask IoU; 1: min(mask IoU, boundary IoU), plain mask IoU for
-    crowd ground truth; 2: box IoU.  A crowd ground truth's IoU is the
+    crowd ground truth; 2: box IoU; 3: as 1, the detections' boundaries not
+    read from ``dt_bnd`` but extracted here from their decoded masks
+    (``dt_w``: widths, ``dt_d``: erosion radii >= 0), and only for the
+    detections whose mask meets a non-crowd ground truth's: no boundary
+    string is written or decoded.  A crowd ground truth's IoU is the
     intersection over the detection's area, as in pycocotools.
+
+    Returns the number of detection boundaries extracted (mode 3).
     """
     cdef Py_ssize_t p, g, dd, G, D, ng, k
     cdef int64_t g0, d0, inter, ua, bi
@@ -29,6 +36,15 @@ def iou_pairs(int mode,
     cdef int64_t dn, darea, dbn = 0, dbarea = 0
     cdef int err = 0
     cdef int have_db
+    cdef Py_ssize_t extracted = 0
+    cdef BoundaryWork bwk
+    if mode == 3:
+        if dt_w is None or dt_d is None or dt_w.shape[0] < dt_h.shape[0] or dt_d.shape[0] < dt_h.shape[0]:
+            raise ValueError("iou_pairs mode 3 needs dt_w and dt_d for every detection")
+        for k in range(dt_h.shape[0]):
+            if dt_d[k] < 0:
+                raise ValueError(f"d must be >= 0, got {dt_d[k]} at detection {k}")
+    _bw_init(&bwk)
     gm.data = NULL; gm.n = 0; gm.cap = 0
     gb.data = NULL; gb.n = 0; gb.cap = 0
     dm.data = NULL; dm.n = 0; dm.cap = 0
@@ -69,7 +85,7 @@ def iou_pairs(int mode,
                 gg[2] = gb.n
                 gg[3] = 0
                 gg[5] = 0
-                if mode == 1 and not gt_crowd[g0 + g]:
+                if (mode == 1 or mode == 3) and not gt_crowd[g0 + g]:
                     if _decode(gt_bnd.ptr[g0 + g], gt_bnd.size[g0 + g], &gb) < 0:
                         err = 2
                         break
@@ -102,10 +118,16 @@ def iou_pairs(int mode,
                         out[k] = <double> inter / <double> darea
                         continue
                     iou = <double> inter / <double> (darea + gg[4] - inter)
-                    if mode == 1:
+                    if mode == 1 or mode == 3:
                         if not have_db:
                             db.n = 0
-                            if _decode(dt_bnd.ptr[d0 + dd], dt_bnd.size[d0 + dd], &db) < 0:
+                            if mode == 3:
+                                if _boundary(dm.data, dn, dt_h[d0 + dd], dt_w[d0 + dd], dt_d[d0 + dd],
+                                             &bwk, &db) != 0:
+                                    err = 1
+                                    break
+                                extracted += 1
+                            elif _decode(dt_bnd.ptr[d0 + dd], dt_bnd.size[d0 + dd], &db) < 0:
                                 err = 2
                                 break
                             dbn = db.n
@@ -125,10 +147,12 @@ def iou_pairs(int mode,
                 break
         free(goff)
         free(gm.data); free(gb.data); free(dm.data); free(db.data)
+    _bw_free(&bwk)
     if err == 1:
         raise MemoryError()
     if err == 2:
         raise ValueError("malformed RLE string in the IoU step")
+    return extracted
 
 
 cdef inline double _box_iou(const double* D, const double* G, int crowd) noexcept nogil:

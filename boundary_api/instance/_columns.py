@@ -22,8 +22,7 @@ from typing import Dict, List, Optional, Sequence
 import numpy as np
 
 from ..masks import _mask
-from ..masks.boundary import MAX_PIXELS, MAX_SIDE, check_rle_strings, dilation_pixels_array
-from .._parallel import resolve_threads, run_ranges, split_by_cost
+from ..masks.boundary import MAX_PIXELS, MAX_SIDE, check_rle_strings
 from . import _checks
 
 __all__ = ["ResultColumns", "load_result_columns"]
@@ -36,8 +35,6 @@ HAS_IMAGE, HAS_CATEGORY, HAS_SCORE, HAS_BBOX, HAS_SEGMENTATION = 1, 2, 4, 8, 16
 _KEYS = {1: "image_id", 2: "category_id", 3: "score", 4: "bbox", 5: "segmentation"}
 #: ``key_order`` bit: the segmentation object had ``counts`` before ``size``
 _COUNTS_FIRST = 1 << 30
-#: results from which boundary extraction shows a progress bar (on a terminal)
-_PROGRESS_FROM = 100000
 
 
 class ResultColumns:
@@ -82,9 +79,8 @@ class ResultColumns:
         self.area = None
         self.mask_area = None
         self.rles_checked = False
-        # dilation ratio -> [buffers, which (n,), start (n,), length (n,)]; which -1: not computed
-        self._boundaries: Dict[float, list] = {}
-        #: the owner's cache counter (:attr:`AnnotationCache.computed`)
+        #: the owner's cache counter (:attr:`AnnotationCache.computed`): boundaries
+        #: extracted by the IoU step are counted there
         self.computed = None
 
     # ------------------------------------------------------------- strings
@@ -123,54 +119,6 @@ class ResultColumns:
             raise AssertionError("unreachable")  # pragma: no cover
         self.rles_checked = True
 
-    def has_boundaries(self, rows: np.ndarray, dilation_ratio: float) -> bool:
-        """Whether the boundaries of every row in ``rows`` are kept already."""
-        entry = self._boundaries.get(dilation_ratio)
-        return entry is not None and bool((entry[1][rows] >= 0).all())
-
-    def boundary_table(self, rows: np.ndarray, dilation_ratio: float, num_threads: Optional[int] = None):
-        """:class:`StringTable` of the boundary RLEs of ``rows``, computing
-        (in parallel) those not computed yet for this ratio."""
-        rows = np.asarray(rows, np.int64)
-        entry = self._boundaries.get(dilation_ratio)
-        if entry is None:
-            entry = [[], np.full(self.n, -1, np.int64), np.zeros(self.n, np.int64), np.zeros(self.n, np.int64)]
-            self._boundaries[dilation_ratio] = entry
-        buffers, which, start, length = entry
-        missing = np.unique(rows[which[rows] < 0])
-        if len(missing):
-            self.check_rles()
-            table = self.counts_table(missing)
-            h = np.ascontiguousarray(self.seg_h[missing])
-            w = np.ascontiguousarray(self.seg_w[missing])
-            d = dilation_pixels_array(h, w, dilation_ratio)
-            threads = resolve_threads(num_threads)
-            n = len(missing)
-            ranges = split_by_cost(self.counts_len[missing].astype(np.float64), threads * 8 if n > 2000 else threads)
-            chunks = run_ranges(lambda lo, hi: _mask.boundary_buffer(table, h, w, d, lo, hi), ranges, threads,
-                                progress="boundaries" if n > _PROGRESS_FROM else None, total=n)
-            for (lo, hi), (data, offs) in zip(ranges, chunks):
-                sel = missing[lo:hi]
-                which[sel] = len(buffers)
-                start[sel] = offs[:-1]
-                length[sel] = np.diff(offs)
-                buffers.append(data)
-            if self.computed is not None:
-                self.computed["boundaries"] += n
-            log.debug("computed %d boundaries (ratio %g)", n, dilation_ratio)
-        return _mask.StringTable.from_buffers(buffers, which[rows], start[rows], length[rows])
-
-    def boundary_strings(self) -> Dict[float, list]:
-        """Every boundary computed so far: ratio -> per result ``bytes`` or None."""
-        out = {}
-        for ratio, (buffers, which, start, length) in self._boundaries.items():
-            vals = [None] * self.n
-            for r, b, s, l in zip(np.flatnonzero(which >= 0).tolist(), which[which >= 0].tolist(),
-                                  start[which >= 0].tolist(), length[which >= 0].tolist()):
-                vals[r] = buffers[b][s:s + l]
-            out[ratio] = vals
-        return out
-
     # -------------------------------------------------------------- values
     def score_values(self, rows: np.ndarray) -> list:
         """Scores of ``rows`` as the JSON parser gives them (int or float)."""
@@ -195,7 +143,6 @@ class ResultColumns:
                 setattr(new, name, np.ascontiguousarray(value[rows]))
         new.bbox = np.ascontiguousarray(self.bbox[rows])
         new.n = len(rows)
-        new._boundaries = {}
         new.computed = None
         return new
 

@@ -33,10 +33,6 @@ log = logging.getLogger(__name__)
 IOU_MODES = {"segm": 0, "boundary": 1, "bbox": 2}
 #: detections from which the IoU step shows a progress bar (on a terminal)
 LARGE = 100_000
-#: columnar detections keep their boundaries (for another evaluation of the
-#: same results) while their masks' RLE strings total at most this many
-#: bytes; beyond, boundaries are extracted, used and dropped range by range
-BOUNDARY_KEEP_BYTES = 64 << 20
 
 
 class IouDict(dict):
@@ -507,16 +503,17 @@ class Evaluation:
             gt_box = np.zeros((G, 4), np.float64)
             dt_box = np.zeros((D, 4), np.float64)
             gcache = cache_for(gt_dataset)
-            stream = False
             if cols is not None:
                 cols.check_rles()
                 dm, dh = cols.counts_table(rows), np.ascontiguousarray(cols.seg_h[rows])
                 if mode == 1:
-                    stream = not cols.has_boundaries(rows, dilation_ratio) and \
-                        int(cols.counts_len[rows].sum()) > BOUNDARY_KEEP_BYTES
-                    if not stream:
-                        db = cols.boundary_table(rows, dilation_ratio, threads)
-            if mode == 1:
+                    # the detections' boundaries are extracted inside the IoU step,
+                    # from the masks it decodes anyway, and only where needed
+                    mode = 3
+                    dw = np.ascontiguousarray(cols.seg_w[rows])
+                    dd = dilation_pixels_array(dh, dw, dilation_ratio)
+                    db = _mask.StringTable([])
+            if mode in (1, 3):
                 gcounts, gh, _, gbound = gcache.masks_and_boundaries(self.gt_anns, dilation_ratio, threads)
                 gb = _mask.StringTable(gbound)
                 if cols is None:
@@ -530,47 +527,19 @@ class Evaluation:
             gm = _mask.StringTable(gcounts)
             if cols is None:
                 dm = _mask.StringTable(dcounts)
-            if mode != 1:
+            if mode == 0:
                 gb, db = gm, dm
-            if stream:
-                self._stream_boundary_ious(gm, gb, gh, gt_box, dilation_ratio, threads)
-                return
         out = np.zeros(int(self.pair_o[-1]), np.float64)
         cost = np.diff(self.pair_o) + np.diff(self.pair_g) + np.diff(self.pair_d)
         large = D > LARGE
         ranges = split_by_cost(cost, threads * (32 if large else 4))
-        run_ranges(lambda lo, hi: _mask.iou_pairs(mode, gm, gb, gh, self.gt_crowd, gt_box,
-                                                 dm, db, dh, dt_box, self.pair_g, self.pair_d,
-                                                 self.pair_o, out, lo, hi),
-                   ranges, threads, progress="IoU" if large else None, total=self.num_pairs)
-        self.ious = out
-
-    def _stream_boundary_ious(self, gm, gb, gh, gt_box, dilation_ratio: float, threads: int) -> None:
-        """Boundary IoU step for columnar detections whose boundaries are too
-        many to keep: each range of pairs extracts its detections' boundaries,
-        uses them and lets them go, so that at most a few ranges' worth are
-        alive at a time (the detections' boundaries are then not cached)."""
-        cols, rows = self.dt_columns, self.dt_rows
-        out = np.zeros(int(self.pair_o[-1]), np.float64)
-        cost = np.diff(self.pair_o) + np.diff(self.pair_g) + 8 * np.diff(self.pair_d)
-        ranges = split_by_cost(cost, threads * 32)
-        no_box = np.zeros((0, 4), np.float64)
-
-        def run(lo: int, hi: int) -> None:
-            d0, d1 = int(self.pair_d[lo]), int(self.pair_d[hi])
-            r = rows[d0:d1]
-            table = cols.counts_table(r)
-            h = np.ascontiguousarray(cols.seg_h[r])
-            w = np.ascontiguousarray(cols.seg_w[r])
-            data, offs = _mask.boundary_buffer(table, h, w, dilation_pixels_array(h, w, dilation_ratio), 0, len(r))
-            bound = _mask.StringTable.from_buffers([data], np.zeros(len(r), np.int64), offs[:-1], np.diff(offs))
-            # pair_d rebased so that this range's detections start at 0
-            _mask.iou_pairs(1, gm, gb, gh, self.gt_crowd, gt_box, table, bound, h, no_box,
-                            self.pair_g, self.pair_d - d0, self.pair_o, out, lo, hi)
-
-        run_ranges(run, ranges, threads, progress="IoU" if self.num_dt > LARGE else None, total=self.num_pairs)
-        if cols.computed is not None:
-            cols.computed["boundaries"] += len(rows)
+        extra = (dw, dd) if mode == 3 else (None, None)
+        counts = run_ranges(lambda lo, hi: _mask.iou_pairs(mode, gm, gb, gh, self.gt_crowd, gt_box,
+                                                          dm, db, dh, dt_box, self.pair_g, self.pair_d,
+                                                          self.pair_o, out, lo, hi, *extra),
+                            ranges, threads, progress="IoU" if large else None, total=self.num_pairs)
+        if mode == 3 and cols.computed is not None:
+            cols.computed["boundaries"] += sum(counts)
         self.ious = out
 
     def iou_matrix(self, p: int) -> np.ndarray:

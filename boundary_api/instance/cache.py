@@ -167,24 +167,14 @@ class AnnotationCache:
             self._rle[key] = e
         self.computed["masks"] += len(new) - sum(same)
 
-    def adopt(self, anns: Sequence[dict], heights: np.ndarray, widths: np.ndarray,
-              boundaries: Dict[float, list]) -> None:
-        """Take over what was computed for results before their dicts existed.
-
-        ``anns`` carry compressed RLEs (already checked); ``boundaries`` maps a
-        dilation ratio to each annotation's boundary RLE string or None.
-        Nothing is recomputed for them later unless their segmentation changes.
-        """
-        hs, ws = heights.tolist(), widths.tolist()
+    def adopt(self, anns: Sequence[dict], heights: np.ndarray, widths: np.ndarray) -> None:
+        """Take over results whose compressed RLEs were checked before their
+        dicts existed: they are not converted or checked again unless their
+        segmentation changes."""
         rle = self._rle
-        for a, h, w in zip(anns, hs, ws):
+        for a, h, w in zip(anns, heights.tolist(), widths.tolist()):
             seg = a["segmentation"]
             rle[id(a)] = (a, seg["counts"], h, w, seg, seg["counts"], None)
-        for ratio, values in boundaries.items():
-            table = self._boundary.setdefault(ratio, {})
-            for a, b in zip(anns, values):
-                if b is not None:
-                    table[id(a)] = b
 
     def boundaries(self, anns: Sequence[dict], dilation_ratio: float,
                    num_threads: Optional[int] = None) -> list:

@@ -201,8 +201,8 @@ class COCO(pycocotools.coco.COCO):
         d = self.__dict__
         d["dataset"], d["anns"], d["imgToAnns"], d["catToImgs"] = dataset, index, img_to_anns, cat_to_imgs
         if columns.has_segmentation and columns.rles_checked:
-            # the cache keeps the boundaries computed from the columns
-            cache_for(self).adopt(anns, columns.seg_h, columns.seg_w, columns.boundary_strings())
+            # the cache need not check these RLE strings again
+            cache_for(self).adopt(anns, columns.seg_h, columns.seg_w)
         # the dicts may now be changed by their reader: evaluations read them from here on
         self._rles_checked = columns.rles_checked
         self._columns = None

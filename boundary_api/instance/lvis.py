@@ -225,7 +225,7 @@ class LVISResults(_CheckedJson, _lvis.LVISResults):
         d["dataset"], d["anns"], d["img_ann_map"], d["cat_img_map"] = dataset, index, img_ann_map, cat_img_map
         if columns.has_segmentation and columns.rles_checked:
             # the cache keeps the boundaries computed from the columns
-            cache_for(self).adopt(anns, columns.seg_h, columns.seg_w, columns.boundary_strings())
+            cache_for(self).adopt(anns, columns.seg_h, columns.seg_w)
         # the dicts may now be changed by their reader: evaluations read them from here on
         self._rles_checked = columns.rles_checked
         del self._header, self._keys, self._looked_up

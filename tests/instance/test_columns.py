@@ -225,20 +225,36 @@ def test_pickle_and_copy_of_unread_results(tmp_path, scene):
     assert clone.dataset == copy.deepcopy(fast).dataset == fast.dataset
 
 
-def test_boundaries_kept_when_dicts_are_made(tmp_path, scene):
-    """Boundaries computed from the columns are not computed again after the
-    dicts are made (the annotation cache takes them over)."""
+@pytest.mark.parametrize("use_cats", [1, 0])
+def test_boundaries_extracted_only_where_needed(tmp_path, scene, use_cats):
+    """Columnar detections get their boundary inside the IoU step, only when
+    their mask meets a non-crowd ground truth's (elsewhere the IoU is the
+    mask IoU or 0 anyway); the result does not depend on the thread count,
+    and after the dicts are made the annotation cache's path gives the same."""
     gt_dict, dets = scene
     path = _write(tmp_path, "dt.json", _with_boxes(dets))
     gt = _quiet(COCO.from_dataset, copy.deepcopy(gt_dict))
     dt = _quiet(gt.loadRes, path)
-    first = _evaluate(gt, dt, "boundary")
-    done = cache_for(dt).computed["boundaries"]
-    assert done == len(first._state.dt_rows) > 0  # every evaluated detection (maxDets cuts the rest)
-    dt.anns  # noqa: B018 - materialise
-    again = _evaluate(gt, dt, "boundary")
-    assert cache_for(dt).computed["boundaries"] == done
-    np.testing.assert_array_equal(first.stats, again.stats)
+    params = {"useCats": use_cats}
+    one = _evaluate(gt, dt, "boundary", params, num_threads=1)
+    two = _evaluate(gt, dt, "boundary", params, num_threads=2)
+    _assert_same(one, two)
+    segm = _evaluate(gt, dt, "segm", params).ious
+    st = one._state
+    needed = 0
+    for p in range(st.num_pairs):
+        key = (st.img_ids[st.pair_img[p]], st.cat_ids[st.pair_cat[p]])
+        g0, g1 = st.pair_g[p], st.pair_g[p + 1]
+        if g1 == g0 or st.pair_d[p + 1] == st.pair_d[p]:
+            continue
+        crowd = st.gt_crowd[g0:g1].astype(bool)
+        needed += int(((np.asarray(segm[key])[:, ~crowd] > 0).any(axis=1)).sum())
+    assert 0 < needed < len(st.dt_rows)
+    assert cache_for(dt).computed["boundaries"] == 2 * needed
+    dt.anns  # noqa: B018 - the dicts: from now on the annotation cache's path
+    again = _evaluate(gt, dt, "boundary", params)
+    assert again._state.dt_columns is None
+    _assert_same(again, one)
 
 
 # ---------------------------------------------------------------- fallbacks
@@ -303,21 +319,3 @@ def test_malformed_rle_named_at_mask_evaluation(tmp_path, scene):
     _evaluate(gt, fast, "bbox")  # box AP never reads the masks
     with pytest.raises(ValueError, match=r"result id 5 \(image %d\): segmentation counts" % results[4]["image_id"]):
         _evaluate(gt, fast, "segm")
-
-
-@pytest.mark.parametrize("use_cats", [1, 0])
-def test_streamed_boundaries_equal_kept_ones(tmp_path, scene, monkeypatch, use_cats):
-    """Past the keep budget, detection boundaries are made range by range
-    and dropped: the same IoUs, and nothing kept for the detections."""
-    from boundary_api.instance import _engine
-
-    gt_dict, dets = scene
-    path = _write(tmp_path, "dt.json", _with_boxes(dets))
-    gt = _quiet(COCO.from_dataset, copy.deepcopy(gt_dict))
-    kept = _evaluate(gt, _quiet(gt.loadRes, path), "boundary", {"useCats": use_cats})
-    monkeypatch.setattr(_engine, "BOUNDARY_KEEP_BYTES", 0)
-    dt = _quiet(gt.loadRes, path)
-    streamed = _evaluate(gt, dt, "boundary", {"useCats": use_cats}, num_threads=2)
-    _assert_same(streamed, kept)
-    assert not dt._columns._boundaries
-    assert cache_for(dt).computed["boundaries"] == len(streamed._state.dt_rows)
