@@ -38,7 +38,8 @@ def split_by_cost(costs: np.ndarray, parts: int) -> List[Range]:
     parts = max(1, min(parts, n))
     cum = np.cumsum(np.asarray(costs, dtype=np.float64) + 1.0)
     cuts = np.searchsorted(cum, cum[-1] * np.arange(1, parts) / parts)
-    bounds = np.unique(np.concatenate(([0], cuts, [n])))
+    bounds = np.concatenate(([0], cuts, [n]))  # non-decreasing: drop repeats (np.unique would import numpy.ma)
+    bounds = bounds[np.concatenate(([True], bounds[1:] != bounds[:-1]))]
     return [(int(a), int(b)) for a, b in zip(bounds[:-1], bounds[1:]) if b > a]
 
 

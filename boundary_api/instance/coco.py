@@ -1,13 +1,53 @@
 """``boundary_api.COCO``: pycocotools' COCO with checked loading."""
 from __future__ import annotations
 
+import contextlib
 import copy
 import os
+import sys
 import time
+import types
 from collections import defaultdict
 
 import numpy as np
-import pycocotools.coco
+
+
+@contextlib.contextmanager
+def urllib_request_deferred():
+    """While the block runs, ``from urllib.request import urlretrieve`` gets
+    a stand-in that imports the real function when called.
+
+    pycocotools and lvis import ``urlretrieve`` at module level, for their
+    ``download`` methods only; ``urllib.request`` brings ``http.client`` and
+    ``email`` (about 40 ms, a tenth of a small evaluation).  Afterwards the
+    stand-in is gone, so ``import urllib.request`` anywhere loads the real
+    module.  Nothing is done when ``urllib.request`` is loaded already.
+    """
+    if "urllib.request" in sys.modules:
+        yield
+        return
+    stand_in = types.ModuleType("urllib.request")
+
+    def urlretrieve(*args, **kwargs):
+        from urllib.request import urlretrieve as real
+
+        return real(*args, **kwargs)
+
+    stand_in.urlretrieve = urlretrieve
+    sys.modules["urllib.request"] = stand_in
+    try:
+        yield
+    finally:
+        if sys.modules.get("urllib.request") is stand_in:
+            del sys.modules["urllib.request"]
+        urllib = sys.modules.get("urllib")
+        if urllib is not None and getattr(urllib, "request", None) is stand_in:
+            del urllib.request
+
+
+with urllib_request_deferred():
+    import pycocotools.coco
+
 
 from ..masks import _mask
 from .._io import read_json

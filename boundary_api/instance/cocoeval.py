@@ -12,7 +12,7 @@ from typing import Optional
 import numpy as np
 import pycocotools.cocoeval
 
-from ._engine import Evaluation, FromState
+from ._engine import Evaluation, FromState, sorted_unique
 from .cache import cache_for, polygon_rles_of
 from .coco import COCO
 from .._io import warn_large_dilation_ratio
@@ -156,9 +156,9 @@ class COCOeval(pycocotools.cocoeval.COCOeval):
             p.iouType = "segm" if p.useSegm == 1 else "bbox"
             print("useSegm (deprecated) is not None. Running {} evaluation".format(p.iouType))
         print("Evaluate annotation type *{}*".format(p.iouType))
-        p.imgIds = list(np.unique(p.imgIds))
+        p.imgIds = sorted_unique(p.imgIds)
         if p.useCats:
-            p.catIds = list(np.unique(p.catIds))
+            p.catIds = sorted_unique(p.catIds)
         p.maxDets = sorted(p.maxDets)
         self.params = p
 

@@ -61,10 +61,13 @@ def _import_lvis_without_vis() -> types.ModuleType:
     return package
 
 
-_lvis = _import_lvis_without_vis()
-import lvis.eval as _lvis_eval  # noqa: E402
+from .coco import urllib_request_deferred  # noqa: E402
 
-from ._engine import Evaluation, FromState
+with urllib_request_deferred():
+    _lvis = _import_lvis_without_vis()
+    import lvis.eval as _lvis_eval  # noqa: E402
+
+from ._engine import Evaluation, FromState, sorted_unique
 from .._io import read_json, warn_large_dilation_ratio
 from ._checks import check_instances_dataset, check_results, rle_strings_checked
 from ._columns import load_result_columns, select_rows
@@ -397,7 +400,7 @@ class LVISEval(_lvis_eval.LVISEval):
         p = self.params
         self.logger.info("Running per image evaluation.")
         self.logger.info("Evaluate annotation type *{}*".format(p.iou_type))
-        p.img_ids = list(np.unique(p.img_ids))
+        p.img_ids = sorted_unique(p.img_ids)
         cat_ids = p.cat_ids if p.use_cats else [-1]
         dts = self._dts  # (built now if it comes from the previous evaluation)
         self._state = None
