@@ -38,6 +38,11 @@ def _loads(data: bytes) -> Any:
     return json.loads(data)
 
 
+def loads_json(data) -> Any:
+    """:func:`_loads` for any bytes-like object (a NumPy uint8 buffer too)."""
+    return _loads(data)
+
+
 def read_json(path, what: str) -> Any:
     """Load a JSON file, raising ValueError that names ``what`` and the path
     if it is missing, unreadable or not valid JSON.

@@ -325,10 +325,12 @@ class Evaluation:
     dt_rows: Optional[np.ndarray] = None
 
     @classmethod
-    def from_columns(cls, gt_anns: List[dict], columns, img_ids: Sequence, cat_ids: Sequence,
+    def from_columns(cls, gt_anns: Optional[List[dict]], columns, img_ids: Sequence, cat_ids: Sequence,
                      use_cats: bool, cat_ids_used: Sequence, max_det: Optional[int],
                      crowd_key: Optional[str] = "iscrowd", dt_keep: Optional[np.ndarray] = None,
-                     dt_extra_ignore: Optional[np.ndarray] = None) -> "Evaluation":
+                     dt_extra_ignore: Optional[np.ndarray] = None, gt_columns=None,
+                     gt_selected: Optional[np.ndarray] = None,
+                     gt_ignore: Optional[np.ndarray] = None) -> "Evaluation":
         """The same evaluation as the constructor, detections read from columns.
 
         Parameters
@@ -352,6 +354,10 @@ class Evaluation:
         dt_extra_ignore : ndarray of bool, optional
             Per row of ``columns``: unmatched detections for which it is true
             are ignored (lvis' not-exhaustively-annotated categories).
+        gt_columns : GroundTruthColumns, optional
+            Ground truths read as columns, instead of ``gt_anns``: the rows
+            ``gt_selected`` (file order) are the selected ones, ``gt_ignore``
+            (per row of the columns) their ignore flags.
         """
         self = cls.__new__(cls)
         self.img_ids = list(img_ids)
@@ -361,11 +367,16 @@ class Evaluation:
 
         I = max(len(self.img_ids), 1)
         # ---- ground truths: pair key (k, i), kept in their given order within a pair
-        ng = len(gt_anns)
-        img_pos = _first_positions(self.img_ids)
-        cat_pos = _first_positions(cat_ids_used)
-        g_img = np.fromiter(map(img_pos.get, map(itemgetter("image_id"), gt_anns), repeat(-1)), np.int64, ng)
-        g_cat = np.fromiter(map(cat_pos.get, map(itemgetter("category_id"), gt_anns), repeat(-1)), np.int64, ng)
+        if gt_columns is not None:
+            gsel = np.asarray(gt_selected, np.int64)
+            g_img = select_rows(gt_columns.image_id[gsel], self.img_ids)
+            g_cat = select_rows(gt_columns.category_id[gsel], cat_ids_used)
+        else:
+            ng = len(gt_anns)
+            img_pos = _first_positions(self.img_ids)
+            cat_pos = _first_positions(cat_ids_used)
+            g_img = np.fromiter(map(img_pos.get, map(itemgetter("image_id"), gt_anns), repeat(-1)), np.int64, ng)
+            g_cat = np.fromiter(map(cat_pos.get, map(itemgetter("category_id"), gt_anns), repeat(-1)), np.int64, ng)
         keep = (g_img >= 0) & (g_cat >= 0)
         g_sel = np.flatnonzero(keep)
         if use_cats:
@@ -415,25 +426,38 @@ class Evaluation:
         self.pair_d = np.append(np.searchsorted(d_key, keys, side="left"), len(d_key)).astype(np.int64)
         ng_p, nd_p = np.diff(self.pair_g), np.diff(self.pair_d)
         self.pair_o = np.concatenate(([0], np.cumsum(ng_p * nd_p))).astype(np.int64)
-        self.gt_anns = [gt_anns[j] for j in g_sel.tolist()]
+        if gt_columns is not None:
+            self.gt_anns = None
+            self.gt_columns = gt_columns
+            self.gt_rows = gsel[g_sel]
+        else:
+            self.gt_anns = [gt_anns[j] for j in g_sel.tolist()]
         self.dt_anns = None
         self.dt_columns = columns
         self.dt_rows = d_sel.astype(np.int64)
         self.dt_score = columns.score[self.dt_rows]
         self.nan_scores = bool(np.isnan(self.dt_score).any() or np.isnan(dropped).any())
         self.cat_pair_start = np.searchsorted(self.pair_cat, np.arange(len(self.cat_ids) + 1)).astype(np.int64)
-        self.gt_id = _id_values(self.gt_anns, "ground truth")
         self.dt_id = (self.dt_rows + 1).astype(np.float64)
-        self.gt_id_nonzero = (self.gt_id != 0).astype(np.int64)
         self.dt_id_positive = np.ones(len(self.dt_rows), np.int64)
-        gts = self.gt_anns
-        self.gt_area = np.array(list(map(itemgetter("area"), gts)), np.float64)
         self.dt_area = np.ascontiguousarray(columns.area[self.dt_rows], np.float64)
-        self.gt_ignore = np.fromiter(map(bool, map(dict.get, gts, repeat("ignore"), repeat(0))), np.uint8, len(gts))
-        if crowd_key is None:
-            self.gt_crowd = np.zeros(len(gts), np.uint8)
+        if gt_columns is not None:
+            r = self.gt_rows
+            self.gt_id = gt_columns.ann_id[r].astype(np.float64)
+            self.gt_area = np.ascontiguousarray(gt_columns.area[r])
+            self.gt_ignore = np.asarray(gt_ignore, bool)[r].astype(np.uint8)
+            self.gt_crowd = (gt_columns.iscrowd[r] != 0).astype(np.uint8)
         else:
-            self.gt_crowd = np.fromiter(map(bool, map(itemgetter(crowd_key), gts)), np.uint8, len(gts))
+            gts = self.gt_anns
+            self.gt_id = _id_values(gts, "ground truth")
+            self.gt_area = np.array(list(map(itemgetter("area"), gts)), np.float64)
+            self.gt_ignore = np.fromiter(map(bool, map(dict.get, gts, repeat("ignore"), repeat(0))), np.uint8,
+                                         len(gts))
+            if crowd_key is None:
+                self.gt_crowd = np.zeros(len(gts), np.uint8)
+            else:
+                self.gt_crowd = np.fromiter(map(bool, map(itemgetter(crowd_key), gts)), np.uint8, len(gts))
+        self.gt_id_nonzero = (self.gt_id != 0).astype(np.int64)
         if dt_extra_ignore is None:
             self.dt_extra_ignore = np.zeros(len(self.dt_rows), np.uint8)
         else:
@@ -441,6 +465,14 @@ class Evaluation:
         self.ious = None
         self.matched = False
         return self
+
+    #: ground truths read as columns (``gt_rows`` of them) instead of dicts (``gt_anns``)
+    gt_columns = None
+    gt_rows: Optional[np.ndarray] = None
+
+    @property
+    def num_gt(self) -> int:
+        return len(self.gt_rows) if self.gt_columns is not None else len(self.gt_anns)
 
     @property
     def num_dt(self) -> int:
@@ -491,10 +523,11 @@ class Evaluation:
         """
         mode = IOU_MODES[iou_type]
         threads = resolve_threads(num_threads)
-        G, D = len(self.gt_anns), self.num_dt
+        G, D = self.num_gt, self.num_dt
         cols, rows = self.dt_columns, self.dt_rows
+        gtc, grows = self.gt_columns, self.gt_rows
         if mode == 2:
-            gt_box = _boxes(self.gt_anns)
+            gt_box = np.ascontiguousarray(gtc.bbox[grows]) if gtc is not None else _boxes(self.gt_anns)
             dt_box = np.ascontiguousarray(cols.bbox[rows]) if cols is not None else _boxes(self.dt_anns)
             gm = gb = dm = db = _mask.StringTable([])
             gh = np.zeros(G, np.int64)
@@ -513,7 +546,11 @@ class Evaluation:
                     dw = np.ascontiguousarray(cols.seg_w[rows])
                     dd = dilation_pixels_array(dh, dw, dilation_ratio)
                     db = _mask.StringTable([])
-            if mode in (1, 3):
+            if gtc is not None:
+                gm, gh = gtc.mask_table(grows), np.ascontiguousarray(gtc.height[grows])
+                if mode in (1, 3):
+                    gb = gtc.boundary_table(grows, dilation_ratio, threads)
+            elif mode in (1, 3):
                 gcounts, gh, _, gbound = gcache.masks_and_boundaries(self.gt_anns, dilation_ratio, threads)
                 gb = _mask.StringTable(gbound)
                 if cols is None:
@@ -524,7 +561,8 @@ class Evaluation:
                 gcounts, gh, _ = gcache.masks(self.gt_anns)
                 if cols is None:
                     dcounts, dh, _ = cache_for(dt_dataset).masks(self.dt_anns)
-            gm = _mask.StringTable(gcounts)
+            if gtc is None:
+                gm = _mask.StringTable(gcounts)
             if cols is None:
                 dm = _mask.StringTable(dcounts)
             if mode == 0:
@@ -564,7 +602,7 @@ class Evaluation:
         rng = np.ascontiguousarray(np.array(self.area_rng, np.float64).reshape(-1, 2))
         thrs = np.ascontiguousarray(np.asarray(iou_thrs, np.float64).reshape(-1))
         A, T = len(rng), len(thrs)
-        G, D = len(self.gt_anns), self.num_dt
+        G, D = self.num_gt, self.num_dt
         self.gt_perm = np.zeros((A, G), np.int32)
         self.gt_ig = np.zeros((A, G), np.uint8)
         self.dt_match = np.zeros((A, T, D), np.int32)
@@ -615,7 +653,10 @@ class Evaluation:
         g0, g1 = int(self.pair_g[p]), int(self.pair_g[p + 1])
         d0, d1 = int(self.pair_d[p]), int(self.pair_d[p + 1])
         perm = self.gt_perm[a, g0:g1]
-        gts = [self.gt_anns[g0 + j] for j in perm]
+        if self.gt_columns is not None:
+            gt_ids = self.gt_columns.ann_id[self.gt_rows[g0 + perm]].tolist()
+        else:
+            gt_ids = [self.gt_anns[g0 + j]["id"] for j in perm]
         if self.dt_columns is not None:
             rows = self.dt_rows[d0:d1]
             dt_ids = (rows + 1).tolist()
@@ -636,14 +677,14 @@ class Evaluation:
             return {
                 "image_id": img, "category_id": cat, "aRng": self.area_rng[a],
                 "maxDet": self.max_det,
-                "dtIds": dt_ids, "gtIds": [g["id"] for g in gts],
+                "dtIds": dt_ids, "gtIds": gt_ids,
                 "dtMatches": dt_matches, "gtMatches": gt_matches,
                 "dtScores": dt_scores,
                 "gtIgnore": gt_ignore, "dtIgnore": dt_ignore,
             }
         return {
             "image_id": img, "category_id": cat, "area_rng": self.area_rng[a],
-            "dt_ids": dt_ids, "gt_ids": [g["id"] for g in gts],
+            "dt_ids": dt_ids, "gt_ids": gt_ids,
             "dt_matches": dt_matches, "gt_matches": gt_matches,
             "dt_scores": dt_scores,
             "gt_ignore": gt_ignore, "dt_ignore": dt_ignore,

@@ -176,6 +176,30 @@ class AnnotationCache:
             seg = a["segmentation"]
             rle[id(a)] = (a, seg["counts"], h, w, seg, seg["counts"], None)
 
+    def adopt_ground_truth(self, anns: Sequence[dict], columns) -> None:
+        """Take over the RLEs and boundaries a ground truth read as columns
+        (:class:`._gt_columns.GroundTruthColumns`) made before its dicts
+        existed; ``anns`` are those dicts, in file order."""
+        made = columns.made_masks()
+        if made is None:
+            return
+        counts, heights, widths = made
+        rle = self._rle
+        for a, c, h, w in zip(anns, counts, heights.tolist(), widths.tolist()):
+            seg = a.get("segmentation")
+            if type(seg) is list:
+                snapshot = [list(p) if type(p) is list else copy.deepcopy(p) for p in seg]
+                rle[id(a)] = (a, c, h, w, seg, None, snapshot)
+            elif type(seg) is dict:
+                sc = seg.get("counts")
+                rle[id(a)] = (a, sc if type(sc) in (str, bytes) else c, h, w, seg, sc,
+                              list(sc) if type(sc) is list else None)
+        for ratio, values in columns.made_boundaries().items():
+            table = self._boundary.setdefault(ratio, {})
+            for a, b in zip(anns, values):
+                if b is not None:
+                    table[id(a)] = b
+
     def boundaries(self, anns: Sequence[dict], dilation_ratio: float,
                    num_threads: Optional[int] = None) -> list:
         """Compressed boundary RLE counts of each annotation, computing only
@@ -249,6 +273,8 @@ class AnnotationCache:
         if self._ignore_all_seen:
             return
         ds = self._dataset()
+        if getattr(ds, "_gt_columns", None) is not None:
+            return  # the flags are in the columns; remembered when the dicts are made
         anns = list(getattr(ds, "anns", {}).values())
         # only a set flag is ever remembered: most ground truths have none
         if any(map(dict.get, anns, itertools.repeat("ignore"))):

@@ -50,10 +50,11 @@ with urllib_request_deferred():
 
 
 from ..masks import _mask
-from .._io import read_json
+from .._io import loads_json, read_json
 from ._checks import check_instances_dataset, check_results
 from ._columns import load_result_columns
-from .cache import cache_for
+from ._gt_columns import load_ground_truth_columns
+from .cache import cache_for, polygon_rles_of
 
 __all__ = ["COCO"]
 
@@ -73,7 +74,7 @@ class _Materialized:
         try:
             return d[self.name]
         except KeyError:
-            if d.get("_columns") is None:
+            if d.get("_columns") is None and d.get("_gt_columns") is None:
                 raise AttributeError(self.name) from None
         obj._materialize()
         return d[self.name]
@@ -106,6 +107,9 @@ class COCO(pycocotools.coco.COCO):
     #: results parsed into columns (:class:`._columns.ResultColumns`) whose
     #: dicts nobody has read yet; None once they exist
     _columns = None
+    #: a ground truth parsed into columns (:class:`._gt_columns.GroundTruthColumns`)
+    #: whose annotation dicts nobody has read yet; None once they exist
+    _gt_columns = None
 
     dataset = _Materialized()
     anns = _Materialized()
@@ -118,6 +122,12 @@ class COCO(pycocotools.coco.COCO):
             return
         print("loading annotations into memory...")
         tic = time.time()
+        if isinstance(annotation_file, (str, bytes, os.PathLike)):
+            columns = load_ground_truth_columns(annotation_file, os.fsdecode(annotation_file))
+            if columns is not None:
+                print("Done (t={:0.2f}s)".format(time.time() - tic))
+                self._set_columns(columns)
+                return
         dataset = read_json(annotation_file, "ground truth")
         print("Done (t={:0.2f}s)".format(time.time() - tic))
         self._set_dataset(dataset, str(annotation_file))
@@ -135,6 +145,38 @@ class COCO(pycocotools.coco.COCO):
         self.createIndex()
         # the ground truths' own 'ignore' flags, before any evaluation overwrites them
         cache_for(self).remember_ignore_flags()
+
+    def _set_columns(self, columns) -> None:
+        """A ground truth read as columns: images and categories indexed now,
+        the annotation dicts made when first read."""
+        print("creating index...")
+        self.imgs = {img["id"]: img for img in columns.images}
+        self.cats = {cat["id"]: cat for cat in columns.categories}
+        for name in ("dataset", "anns", "imgToAnns", "catToImgs"):
+            self.__dict__.pop(name, None)
+        self._gt_columns = columns
+        columns.computed = cache_for(self).computed
+        print("index created!")
+
+    def _header(self) -> dict:
+        """``info``, ``images`` and ``categories`` without making annotation dicts."""
+        columns = self.__dict__.get("_gt_columns")
+        if columns is None:
+            return self.dataset
+        return {"images": columns.images, "categories": columns.categories}
+
+    def getCatIds(self, catNms=[], supNms=[], catIds=[]):  # noqa: B006 - pycocotools' signature
+        """pycocotools' ``getCatIds`` (reads only the categories)."""
+        if self.__dict__.get("_gt_columns") is None:
+            return super().getCatIds(catNms, supNms, catIds)
+        cats = self._gt_columns.categories
+        catNms = catNms if _is_array_like(catNms) else [catNms]
+        supNms = supNms if _is_array_like(supNms) else [supNms]
+        catIds = catIds if _is_array_like(catIds) else [catIds]
+        cats = cats if len(catNms) == 0 else [cat for cat in cats if cat["name"] in catNms]
+        cats = cats if len(supNms) == 0 else [cat for cat in cats if cat["supercategory"] in supNms]
+        cats = cats if len(catIds) == 0 else [cat for cat in cats if cat["id"] in catIds]
+        return [cat["id"] for cat in cats]
 
     def loadRes(self, resFile, _source=None):
         """Load results (file path, list of dicts or Nx7 array) as a result COCO.
@@ -209,10 +251,14 @@ class COCO(pycocotools.coco.COCO):
         res = type(self)()
         res._is_results = True
         print("Loading and preparing results...")
-        res.imgs = {img["id"]: img for img in self.dataset["images"]}
-        res._header = {"info": copy.deepcopy(self.dataset.get("info", {})),
-                       "images": [img for img in self.dataset["images"]],
-                       "categories": copy.deepcopy(self.dataset["categories"])}
+        header = self._header()
+        gtc = self.__dict__.get("_gt_columns")
+        res.imgs = {img["id"]: img for img in header["images"]}
+        # a ground truth read as columns: its 'info' is read from its bytes when needed
+        # (the value it had here, as the deep copy pycocotools makes now)
+        res._header = {"info": gtc.info if gtc is not None else copy.deepcopy(header.get("info", {})),
+                       "images": [img for img in header["images"]],
+                       "categories": copy.deepcopy(header["categories"])}
         res.cats = {cat["id"]: cat for cat in res._header["categories"]}
         res._segm_from_bbox = not columns.has_segmentation
         res._rles_checked = columns.rles_checked
@@ -226,10 +272,13 @@ class COCO(pycocotools.coco.COCO):
         return res
 
     def _materialize(self) -> None:
-        """Make the result dicts and pycocotools' index from the columns."""
+        """Make the annotation dicts and pycocotools' index from the columns."""
+        if self.__dict__.get("_gt_columns") is not None:
+            return self._materialize_ground_truth()
         columns = self._columns
         anns = columns.annotations()
-        dataset = {"info": self._header["info"], "images": self._header["images"],
+        info = self._header["info"]
+        dataset = {"info": info() if callable(info) else info, "images": self._header["images"],
                    "categories": self._header["categories"], "annotations": anns}
         index = {}
         img_to_anns, cat_to_imgs = defaultdict(list), defaultdict(list)
@@ -246,3 +295,49 @@ class COCO(pycocotools.coco.COCO):
         # the dicts may now be changed by their reader: evaluations read them from here on
         self._rles_checked = columns.rles_checked
         self._columns = None
+
+    def _materialize_ground_truth(self) -> None:
+        """The ground truth's dicts, parsed from the same bytes, then changed
+        as the evaluations run on the columns would have changed them."""
+        columns = self._gt_columns
+        dataset = columns.dataset(loads_json)
+        anns = dataset["annotations"]
+        index = {}
+        img_to_anns, cat_to_imgs = defaultdict(list), defaultdict(list)
+        for ann in anns:
+            img_to_anns[ann["image_id"]].append(ann)
+            index[ann["id"]] = ann
+        for ann in anns:
+            cat_to_imgs[ann["category_id"]].append(ann["image_id"])
+        d = self.__dict__
+        d["dataset"], d["anns"], d["imgToAnns"], d["catToImgs"] = dataset, index, img_to_anns, cat_to_imgs
+        self._gt_columns = None
+        cache = cache_for(self)
+        cache.remember_ignore_flags()
+        cache.adopt_ground_truth(anns, columns)
+        for iou_type, rows in columns.log:
+            prepare_ground_truths(self, [anns[r] for r in rows.tolist()], iou_type)
+
+
+def prepare_ground_truths(coco, gts: list, iou_type: str, num_threads=None) -> None:
+    """What pycocotools' ``_prepare`` does to the selected ground-truth dicts
+    (for 'boundary', the Boundary IoU reference's ``ignore`` rule)."""
+    if iou_type == "boundary":
+        cache = cache_for(coco)
+        for gt, own in zip(gts, cache.own_ignore_flags(gts)):
+            gt["ignore"] = own or ("iscrowd" in gt and gt["iscrowd"])
+        cache.note_ignore_flags(gts)
+        return
+    if iou_type == "segm":  # pycocotools leaves the ground truths' RLEs in place
+        polygons = polygon_rles_of(coco, [g for g in gts if type(g.get("segmentation")) is list],
+                                   num_threads=num_threads)
+        for gt in gts:
+            rle = polygons.get(id(gt))
+            gt["segmentation"] = rle if rle is not None else coco.annToRLE(gt)
+    for gt in gts:
+        gt["ignore"] = gt["ignore"] if "ignore" in gt else 0
+        gt["ignore"] = "iscrowd" in gt and gt["iscrowd"]
+
+
+def _is_array_like(obj) -> bool:
+    return hasattr(obj, "__iter__") and hasattr(obj, "__len__")

@@ -13,8 +13,8 @@ import numpy as np
 import pycocotools.cocoeval
 
 from ._engine import Evaluation, FromState, sorted_unique
-from .cache import cache_for, polygon_rles_of
-from .coco import COCO
+from .cache import cache_for
+from .coco import COCO, prepare_ground_truths
 from .._io import warn_large_dilation_ratio
 from .._parallel import resolve_threads
 from ..masks.boundary import check_dilation_ratio
@@ -65,6 +65,8 @@ class COCOeval(pycocotools.cocoeval.COCOeval):
     #: with results loaded as columns, pycocotools' per-image detection lists
     #: are made only if read
     _dts = FromState(lambda state: state.build_dts() if getattr(state, "build_dts", None) else None)
+    #: likewise for a ground truth read as columns
+    _gts = FromState(lambda state: state.build_gts() if getattr(state, "build_gts", None) else None)
 
     def __init__(self, cocoGt=None, cocoDt=None, iouType="segm", dilation_ratio=0.02,
                  use_fast_impl=True, num_threads=None):
@@ -111,25 +113,50 @@ class COCOeval(pycocotools.cocoeval.COCOeval):
         p = self.params
         ids = {"imgIds": p.imgIds, "catIds": p.catIds} if p.useCats else {"imgIds": p.imgIds}
         gts = self.cocoGt.loadAnns(self.cocoGt.getAnnIds(**ids))
-        if p.iouType == "boundary":
-            cache = cache_for(self.cocoGt)
-            for gt, own in zip(gts, cache.own_ignore_flags(gts)):
-                gt["ignore"] = own or ("iscrowd" in gt and gt["iscrowd"])
-            cache.note_ignore_flags(gts)
-        else:
-            if p.iouType == "segm":  # pycocotools leaves the ground truths' RLEs in place
-                polygons = polygon_rles_of(self.cocoGt, [g for g in gts if type(g.get("segmentation")) is list],
-                                           num_threads=self.num_threads)
-                for gt in gts:
-                    rle = polygons.get(id(gt))
-                    gt["segmentation"] = rle if rle is not None else self.cocoGt.annToRLE(gt)
-            for gt in gts:
-                gt["ignore"] = gt["ignore"] if "ignore" in gt else 0
-                gt["ignore"] = "iscrowd" in gt and gt["iscrowd"]
+        prepare_ground_truths(self.cocoGt, gts, p.iouType, self.num_threads)
         self._gts = defaultdict(list)
         for gt in gts:
             self._gts[gt["image_id"], gt["category_id"]].append(gt)
         return gts
+
+    def _ground_truth_columns(self):
+        """The ground truth's columns when this evaluation can read them
+        (unread dicts, every mask or box it needs usable), else None."""
+        gtc = self.cocoGt.__dict__.get("_gt_columns") if isinstance(self.cocoGt, COCO) else None
+        if gtc is None:
+            return None
+        if self.params.iouType == "bbox":
+            return gtc if gtc.has_bbox.all() else None
+        return gtc if gtc.masks_ready(self.num_threads) else None
+
+    def _select_ground_truth_columns(self, gtc):
+        """``_prepare``'s ground-truth selection (``getAnnIds``) on columns:
+        the selected rows in file order and every row's ``ignore`` flag as
+        ``_prepare`` would set it; logged so that dicts made later carry the
+        same changes."""
+        p = self.params
+        sel = np.ones(gtc.n, bool)
+        if len(p.imgIds):
+            sel &= np.isin(gtc.image_id, np.asarray(p.imgIds, dtype=object).astype(np.int64)) \
+                if all(isinstance(i, (int, np.integer)) for i in p.imgIds) else \
+                np.array([i in set(p.imgIds) for i in gtc.image_id.tolist()], bool)
+        if p.useCats and len(p.catIds):
+            cats = set(p.catIds)
+            sel &= np.array([c in cats for c in gtc.category_id.tolist()], bool) if gtc.n else sel
+        rows = np.flatnonzero(sel)
+        gtc.log.append((p.iouType, rows))
+        crowd = gtc.iscrowd != 0
+        ignore = crowd | gtc.own_ignore if p.iouType == "boundary" else crowd
+        return rows, ignore
+
+    def _ground_truths_by_pair(self, rows) -> defaultdict:
+        """pycocotools' ``_gts`` of an evaluation run on columns."""
+        anns = self.cocoGt.dataset["annotations"]
+        out = defaultdict(list)
+        for r in rows.tolist():
+            gt = anns[r]
+            out[gt["image_id"], gt["category_id"]].append(gt)
+        return out
 
     def _detections_by_pair(self, p) -> defaultdict:
         """pycocotools' ``_dts``: the selected results by (image, category)."""
@@ -167,11 +194,20 @@ class COCOeval(pycocotools.cocoeval.COCOeval):
         columns = self.cocoDt.__dict__.get("_columns") if isinstance(self.cocoDt, COCO) else None
         if columns is not None and self.use_fast_impl and p.iouType in ("segm", "bbox", "boundary"):
             # results loaded as columns: no per-result dict is made
-            gts = self._prepare_gts()
+            gtc = self._ground_truth_columns()
             self.evalImgs = defaultdict(list)
             self.eval = {}
-            state = Evaluation.from_columns(gts, columns, p.imgIds, cat_ids, bool(p.useCats), p.catIds,
-                                            max_det=p.maxDets[-1], crowd_key="iscrowd")
+            if gtc is not None:
+                selected, ignore = self._select_ground_truth_columns(gtc)
+                state = Evaluation.from_columns(None, columns, p.imgIds, cat_ids, bool(p.useCats), p.catIds,
+                                                max_det=p.maxDets[-1], gt_columns=gtc, gt_selected=selected,
+                                                gt_ignore=ignore)
+                self._gts = None
+                state.build_gts = lambda: self._ground_truths_by_pair(selected)
+            else:
+                gts = self._prepare_gts()
+                state = Evaluation.from_columns(gts, columns, p.imgIds, cat_ids, bool(p.useCats), p.catIds,
+                                                max_det=p.maxDets[-1], crowd_key="iscrowd")
             frozen = _copy_params(p)
             state.build_dts = lambda: self._detections_by_pair(frozen)
             self._dts = None

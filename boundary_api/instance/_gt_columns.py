@@ -1,0 +1,287 @@
+"""A COCO ground truth as column arrays: the fast path of ``COCO(path)``.
+
+The native scanner (:func:`._scan.scan_ground_truth`) reads the file into
+per-annotation arrays (ids, areas, crowd and ignore flags, boxes, polygons as
+one coordinate array, RLE strings as spans of the file).  Images and
+categories become the usual dicts at once (they are few); the annotation dicts
+are made only when somebody reads ``dataset``/``anns``/``imgToAnns``/
+``catToImgs``, by parsing the very same bytes, and then carry whatever the
+evaluations run so far would have written into them in pycocotools
+(``ignore`` flags, RLEs in place of polygons): each evaluation logs what it
+selected and the dicts replay that log (see ``COCO._materialize``).
+
+Masks are converted to RLE once per annotation (polygons natively), and
+boundaries computed once per annotation and dilation ratio, for as long as
+the ground truth lives: the annotation cache's promise, kept in arrays.
+"""
+from __future__ import annotations
+
+import json
+import logging
+from typing import Dict, List, Optional
+
+import numpy as np
+
+from ..masks import _mask
+from ..masks.boundary import MAX_PIXELS, MAX_SIDE, dilation_pixels_array
+from .._parallel import resolve_threads, run_ranges, split_by_cost
+from ._checks import _MAX_COORD
+
+__all__ = ["GroundTruthColumns", "load_ground_truth_columns"]
+
+log = logging.getLogger(__name__)
+
+#: ``seg_kind`` codes of the scanner
+NO_SEGMENTATION, POLYGONS, RLE_STRING, RLE_COUNTS = 0, 1, 2, 3
+
+
+class GroundTruthColumns:
+    """The annotations of one ground-truth file, one array entry per
+    annotation (file order), plus the decoded images and categories.
+
+    Attributes
+    ----------
+    n : int
+    ann_id, image_id, category_id, iscrowd : ndarray of int64
+    area : ndarray of float64
+    bbox : ndarray of float64, shape (n, 4); ``has_bbox`` says where present
+    own_ignore : ndarray of bool
+        The annotation's own ``ignore`` flag is set (truthy).
+    height, width : ndarray of int64
+        Size of each annotation's image.
+    images, categories : list of dict
+        The ground truth's ``images`` and ``categories``, as the JSON parser
+        gives them (the very objects later found in ``dataset``).
+    log : list of (str, ndarray)
+        Evaluations run on the columns: iouType and the selected rows, in
+        order (what pycocotools' ``_prepare`` would have changed in the dicts).
+    """
+
+    def __init__(self, buf: np.ndarray, cols: Dict[str, np.ndarray], images: list, categories: list,
+                 height: np.ndarray, width: np.ndarray, source: str):
+        self.buf = buf
+        self.source = source
+        self.images = images
+        self.categories = categories
+        self.n = len(cols["ann_id"])
+        self.ann_id = cols["ann_id"]
+        self.image_id = cols["ann_image_id"]
+        self.category_id = cols["ann_category_id"]
+        self.iscrowd = cols["ann_iscrowd"]
+        self.area = np.ascontiguousarray(cols["ann_area"], np.float64)
+        self.bbox = np.ascontiguousarray(cols["ann_bbox"], np.float64).reshape(-1, 4)
+        self.has_bbox = cols["ann_has_bbox"].astype(bool)
+        self.own_ignore = cols["ann_ignore"] == 2
+        self.seg_kind = cols["ann_seg_kind"]
+        self.height = height
+        self.width = width
+        self._cols = cols
+        self.log: List[tuple] = []
+        self._masks = None        # (buffers, which, start, length) once made; False: cannot be
+        self._boundaries: Dict[float, list] = {}
+        #: the owner's cache counter (:attr:`AnnotationCache.computed`)
+        self.computed = None
+
+    def describe(self, r: int) -> str:
+        return f"annotation id {int(self.ann_id[r])!r} (image {int(self.image_id[r])!r})"
+
+    # --------------------------------------------------------------- masks
+    def masks_ready(self, num_threads: Optional[int] = None) -> bool:
+        """Make every annotation's compressed RLE (once); False when some
+        annotation has no usable mask (the dict path then words the problem)."""
+        if self._masks is None:
+            self._masks = self._make_masks(resolve_threads(num_threads)) or False
+        return self._masks is not False
+
+    def _make_masks(self, threads: int):
+        n = self.n
+        kind = self.seg_kind
+        if (kind == NO_SEGMENTATION).any():
+            return None
+        c = self._cols
+        h, w = self.height, self.width
+        buffers: list = []
+        which = np.full(n, -1, np.int64)
+        start = np.zeros(n, np.int64)
+        length = np.zeros(n, np.int64)
+        # polygons: one native batch (they own consecutive polygon ranges)
+        poly = np.flatnonzero(kind == POLYGONS)
+        if len(poly):
+            ann_off = np.concatenate((c["ann_poly_off"][poly], [c["ann_poly_off"][poly[-1] + 1]])).astype(np.int64)
+            ph, pw = np.ascontiguousarray(h[poly]), np.ascontiguousarray(w[poly])
+            coords, poly_off = c["poly_coords"], c["poly_off"]
+            costs = (poly_off[ann_off[1:]] - poly_off[ann_off[:-1]]).astype(np.float64)
+            ranges = split_by_cost(costs, threads * 8 if len(poly) > 2000 else threads)
+            chunks = run_ranges(lambda lo, hi: _mask.polygons_rle(coords, poly_off, ann_off, ph, pw, lo, hi),
+                                ranges, threads)
+            for (lo, hi), (data, offs) in zip(ranges, chunks):
+                sel = poly[lo:hi]
+                which[sel] = len(buffers)
+                start[sel] = offs[:-1]
+                length[sel] = np.diff(offs)
+                buffers.append(data)
+        rle = np.flatnonzero(kind >= RLE_STRING)
+        if len(rle):
+            if not ((c["ann_rle_h"][rle] == h[rle]) & (c["ann_rle_w"][rle] == w[rle])).all():
+                return None
+            sides_ok = (h[rle] <= MAX_SIDE) & (w[rle] <= MAX_SIDE) & (h[rle] * w[rle] <= MAX_PIXELS)
+            if not sides_ok.all():
+                return None
+            plain = rle[(kind[rle] == RLE_STRING) & (c["ann_counts_escaped"][rle] == 0)]
+            which[plain] = len(buffers)
+            start[plain] = c["ann_counts_start"][plain]
+            length[plain] = c["ann_counts_len"][plain]
+            buffers.append(self.buf)
+            other = rle[~np.isin(rle, plain)] if len(plain) else rle
+            if len(other):
+                import pycocotools.mask as mask_utils
+
+                extra, offs = [], [0]
+                for r in other.tolist():
+                    hh, ww = int(h[r]), int(w[r])
+                    if kind[r] == RLE_STRING:
+                        s0, l0 = int(c["ann_counts_start"][r]), int(c["ann_counts_len"][r])
+                        counts = json.loads(b'"' + bytes(self.buf[s0:s0 + l0]) + b'"').encode("ascii")
+                    else:
+                        lst = c["rle_counts"][c["ann_rle_off"][r]:c["ann_rle_off"][r + 1]].tolist()
+                        if sum(lst) != hh * ww:
+                            return None
+                        counts = mask_utils.frPyObjects({"size": [hh, ww], "counts": lst}, hh, ww)["counts"]
+                    extra.append(counts)
+                    offs.append(offs[-1] + len(counts))
+                which[other] = len(buffers)
+                start[other] = offs[:-1]
+                length[other] = np.diff(offs)
+                buffers.append(b"".join(extra))
+            table = _mask.StringTable.from_buffers(buffers, which[rle], start[rle], length[rle])
+            if _mask.check_strings(table, np.ascontiguousarray(h[rle]), np.ascontiguousarray(w[rle])).any():
+                return None
+        return buffers, which, start, length
+
+    def mask_table(self, rows: np.ndarray):
+        buffers, which, start, length = self._masks
+        return _mask.StringTable.from_buffers(buffers, which[rows], start[rows], length[rows])
+
+    def boundary_table(self, rows: np.ndarray, dilation_ratio: float, num_threads: Optional[int] = None):
+        """Boundary RLEs of ``rows``, computing (in parallel, once per
+        annotation and ratio) those not made yet."""
+        rows = np.asarray(rows, np.int64)
+        entry = self._boundaries.get(dilation_ratio)
+        if entry is None:
+            entry = [[], np.full(self.n, -1, np.int64), np.zeros(self.n, np.int64), np.zeros(self.n, np.int64)]
+            self._boundaries[dilation_ratio] = entry
+        buffers, which, start, length = entry
+        need = rows[which[rows] < 0]
+        if len(need):
+            missing = np.flatnonzero(np.bincount(need, minlength=self.n))
+            table = self.mask_table(missing)
+            h = np.ascontiguousarray(self.height[missing])
+            w = np.ascontiguousarray(self.width[missing])
+            d = dilation_pixels_array(h, w, dilation_ratio)
+            threads = resolve_threads(num_threads)
+            m = len(missing)
+            ranges = split_by_cost(self._masks[3][missing].astype(np.float64), threads * 8 if m > 2000 else threads)
+            chunks = run_ranges(lambda lo, hi: _mask.boundary_buffer(table, h, w, d, lo, hi), ranges, threads)
+            for (lo, hi), (data, offs) in zip(ranges, chunks):
+                sel = missing[lo:hi]
+                which[sel] = len(buffers)
+                start[sel] = offs[:-1]
+                length[sel] = np.diff(offs)
+                buffers.append(data)
+            if self.computed is not None:
+                self.computed["boundaries"] += m
+        return _mask.StringTable.from_buffers(buffers, which[rows], start[rows], length[rows])
+
+    def made_masks(self):
+        """Every annotation's RLE string (bytes), heights and widths, if made."""
+        if not self._masks:
+            return None
+        buffers, which, start, length = self._masks
+        counts = [bytes(buffers[b][s:s + l]) for b, s, l in zip(which.tolist(), start.tolist(), length.tolist())]
+        return counts, self.height, self.width
+
+    def made_boundaries(self) -> Dict[float, list]:
+        """Ratio -> each annotation's boundary string (bytes) or None, as made so far."""
+        out = {}
+        for ratio, (buffers, which, start, length) in self._boundaries.items():
+            vals = [None] * self.n
+            done = np.flatnonzero(which >= 0)
+            for r, b, s, l in zip(done.tolist(), which[done].tolist(), start[done].tolist(), length[done].tolist()):
+                vals[r] = bytes(buffers[b][s:s + l])
+            out[ratio] = vals
+        return out
+
+    # ------------------------------------------------------------- values
+    def info(self) -> dict:
+        """The file's ``info`` (``{}`` without one), a fresh object."""
+        from .._io import loads_json
+
+        value = loads_json(self.buf)
+        return value.get("info", {}) if type(value) is dict else {}
+
+    def dataset(self, loads) -> dict:
+        """The whole ground truth as the JSON parser gives it, ``images`` and
+        ``categories`` being the lists already handed out."""
+        dataset = loads(self.buf)
+        dataset["images"] = self.images
+        dataset["categories"] = self.categories
+        return dataset
+
+
+def load_ground_truth_columns(path, source: str) -> Optional[GroundTruthColumns]:
+    """Scan and check a ground-truth file into :class:`GroundTruthColumns`;
+    None when it is outside the fast schema or fails a check (the general
+    path then reads it and words the problem)."""
+    from . import _scan
+    from .._io import loads_json
+
+    scan = getattr(_scan, "scan_ground_truth", None)
+    if scan is None:  # development stand-in
+        from ._gt_stub import scan_ground_truth as scan
+    try:
+        with open(path, "rb") as f:
+            buf = np.fromfile(f, np.uint8)
+    except (OSError, ValueError, TypeError, MemoryError):
+        return None
+    cols = scan(buf)
+    if cols is None or len(cols["ann_id"]) == 0:
+        return None
+    try:
+        s, e = (int(v) for v in cols["images_span"])
+        images = loads_json(bytes(buf[s:e]))
+        s, e = (int(v) for v in cols["categories_span"])
+        categories = loads_json(bytes(buf[s:e]))
+    except ValueError:
+        return None
+    if type(images) is not list or type(categories) is not list:
+        return None
+    # what check_instances_dataset demands, on whole columns
+    img_ids = cols["img_id"]
+    if (cols["img_height"] < 1).any() or (cols["img_width"] < 1).any():
+        return None
+    order = np.argsort(img_ids, kind="stable")
+    sorted_ids = img_ids[order]
+    # duplicate image ids: the last one wins in pycocotools' index
+    last = np.concatenate((sorted_ids[1:] != sorted_ids[:-1], [True]))
+    uniq_ids, uniq_rows = sorted_ids[last], order[last]
+    pos = np.searchsorted(uniq_ids, cols["ann_image_id"])
+    pos = np.minimum(pos, len(uniq_ids) - 1)
+    if not (uniq_ids[pos] == cols["ann_image_id"]).all():
+        return None
+    height = cols["img_height"][uniq_rows[pos]]
+    width = cols["img_width"][uniq_rows[pos]]
+    if not np.isfinite(cols["ann_area"]).all():
+        return None
+    has_bbox = cols["ann_has_bbox"].astype(bool)
+    if not np.isfinite(cols["ann_bbox"][has_bbox]).all():
+        return None
+    kind = cols["ann_seg_kind"]
+    poly = np.flatnonzero(kind == POLYGONS)
+    if len(poly):
+        ann_off = np.concatenate((cols["ann_poly_off"][poly], [cols["ann_poly_off"][poly[-1] + 1]])).astype(np.int64)
+        ok = _mask.polygons_acceptable(cols["poly_coords"], cols["poly_off"], ann_off,
+                                       np.ascontiguousarray(height[poly]), np.ascontiguousarray(width[poly]),
+                                       _MAX_COORD)
+        if not ok.all():
+            return None
+    return GroundTruthColumns(buf, cols, images, categories, height, width, source)

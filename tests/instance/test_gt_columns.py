@@ -1,0 +1,223 @@
+"""A ground truth read as columns (``COCO(path)`` fast path) against dicts.
+
+``COCO(path)`` on a file in the COCO instances schema reads the annotations
+into arrays and makes their dicts only when somebody reads ``dataset``,
+``anns``, ``imgToAnns`` or ``catToImgs``; evaluations on results read as
+columns then never touch a dict.  Everything must be as with the dicts:
+every statistic, ``evalImgs`` entry, IoU matrix and ``_gts`` list, and the
+dicts themselves once made, including what pycocotools' evaluation writes
+into them (``ignore`` flags, RLEs in place of polygons).
+"""
+import contextlib
+import copy
+import io
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from boundary_api import COCO, COCOeval
+from boundary_api.instance.cache import cache_for
+
+from synth import assert_same_eval_imgs, make_dataset
+
+DATA = Path(__file__).resolve().parents[1] / "data" / "coco"
+COCO_GT = str(DATA / "instances_val2014_100.json")
+COCO_DT = str(DATA / "instances_val2014_fakesegm100_results.json")
+
+
+def _quiet(fn, *args, **kwargs):
+    with contextlib.redirect_stdout(io.StringIO()):
+        return fn(*args, **kwargs)
+
+
+def _write(tmp_path, name, obj, **dump):
+    path = tmp_path / name
+    path.write_text(json.dumps(obj, **dump))
+    return str(path)
+
+
+def _pair(gt_path, dt_path):
+    """(columnar gt, columnar dt), (dict gt, dict dt) of the same files."""
+    fast_gt = _quiet(COCO, gt_path)
+    assert fast_gt._gt_columns is not None
+    fast_dt = _quiet(fast_gt.loadRes, dt_path)
+    assert fast_dt._columns is not None
+    with open(gt_path) as f:
+        slow_gt = _quiet(COCO.from_dataset, json.load(f))
+    with open(dt_path) as f:
+        slow_dt = _quiet(slow_gt.loadRes, json.load(f))
+    return (fast_gt, fast_dt), (slow_gt, slow_dt)
+
+
+def _evaluate(gt, dt, iou_type, params=None):
+    ev = COCOeval(gt, dt, iou_type)
+    for key, value in (params or {}).items():
+        setattr(ev.params, key, value(gt) if callable(value) else value)
+    _quiet(ev.evaluate)
+    _quiet(ev.accumulate)
+    _quiet(ev.summarize)
+    return ev
+
+
+def _assert_same(a, b):
+    np.testing.assert_array_equal(a.stats, b.stats)
+    for key in ("precision", "recall", "scores"):
+        np.testing.assert_array_equal(a.eval[key], b.eval[key], err_msg=key)
+    assert_same_eval_imgs(a.evalImgs, b.evalImgs)
+    for x, y in zip(a.evalImgs, b.evalImgs):
+        if x is not None:
+            assert [type(v) for v in x["gtIds"]] == [type(v) for v in y["gtIds"]]
+    assert list(a.ious) == list(b.ious)
+    for key in a.ious:
+        np.testing.assert_array_equal(np.asarray(a.ious[key]), np.asarray(b.ious[key]))
+
+
+def _assert_same_dicts(fast_gt, slow_gt):
+    assert fast_gt.dataset == slow_gt.dataset
+    assert list(fast_gt.dataset) == list(slow_gt.dataset)
+    for x, y in zip(fast_gt.dataset["annotations"], slow_gt.dataset["annotations"]):
+        assert list(x) == list(y)
+        assert [type(v) for v in x.values()] == [type(v) for v in y.values()]
+    assert fast_gt.anns == slow_gt.anns
+    assert dict(fast_gt.imgToAnns) == dict(slow_gt.imgToAnns)
+    assert dict(fast_gt.catToImgs) == dict(slow_gt.catToImgs)
+
+
+PARAMS = [
+    {},
+    {"useCats": 0},
+    {"imgIds": lambda gt: sorted(gt.getImgIds())[::3]},
+    {"catIds": [1, 2, 3, 18, 1000]},
+    {"imgIds": []},
+]
+
+
+@pytest.mark.parametrize("iou_type", ["bbox", "segm", "boundary"])
+@pytest.mark.parametrize("params", PARAMS, ids=["default", "useCats0", "imgIds", "catIds", "noImgIds"])
+def test_shipped_coco_data(iou_type, params):
+    (fast_gt, fast_dt), (slow_gt, slow_dt) = _pair(COCO_GT, COCO_DT)
+    a = _evaluate(fast_gt, fast_dt, iou_type, params)
+    b = _evaluate(slow_gt, slow_dt, iou_type, params)
+    assert fast_gt._gt_columns is not None  # no dict was made
+    _assert_same(a, b)
+    assert {k: v for k, v in a._gts.items() if v} == {k: v for k, v in b._gts.items() if v}
+    # made now: the dicts carry what the evaluation wrote into them
+    _assert_same_dicts(fast_gt, slow_gt)
+
+
+def test_several_evaluations_then_the_dicts():
+    """segm, then boundary, then bbox on one ground truth: the dicts made
+    afterwards have each evaluation's changes, in order; and a later
+    evaluation on the dicts gives what the dict path gives."""
+    (fast_gt, fast_dt), (slow_gt, slow_dt) = _pair(COCO_GT, COCO_DT)
+    for iou_type in ("segm", "boundary", "bbox"):
+        _assert_same(_evaluate(fast_gt, fast_dt, iou_type), _evaluate(slow_gt, slow_dt, iou_type))
+    assert fast_gt._gt_columns is not None
+    _assert_same_dicts(fast_gt, slow_gt)
+    assert fast_gt._gt_columns is None
+    # from now on the dicts are read (a user may have changed them)
+    for iou_type in ("boundary", "segm"):
+        _assert_same(_evaluate(fast_gt, fast_dt, iou_type), _evaluate(slow_gt, slow_dt, iou_type))
+
+
+def test_masks_and_boundaries_made_once_and_kept():
+    gt = _quiet(COCO, COCO_GT)
+    dt = _quiet(gt.loadRes, COCO_DT)
+    _evaluate(gt, dt, "boundary")
+    done = cache_for(gt).computed["boundaries"]
+    assert done > 0
+    dt2 = _quiet(gt.loadRes, COCO_DT)
+    _evaluate(gt, dt2, "boundary")
+    assert cache_for(gt).computed["boundaries"] == done  # the second results file reuses them
+    gt.anns  # noqa: B018 - the dicts: the cache takes the boundaries over
+    with open(COCO_DT) as f:
+        dt3 = _quiet(gt.loadRes, json.load(f))
+    _evaluate(gt, dt3, "boundary")
+    assert cache_for(gt).computed["boundaries"] == done  # kept across the change to dicts
+
+
+@settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(seed=st.integers(0, 10_000), iou_type=st.sampled_from(["bbox", "segm", "boundary"]),
+       use_cats=st.sampled_from([0, 1]), indent=st.sampled_from([None, 1]))
+def test_generated_ground_truths(tmp_path, seed, iou_type, use_cats, indent):
+    gt_dict, dets = make_dataset(seed=seed, num_images=8, max_size=40)
+    if not gt_dict["annotations"] or not dets:
+        return
+    # an own 'ignore' flag on some, extra keys everywhere
+    for k, ann in enumerate(gt_dict["annotations"]):
+        if k % 4 == 1:
+            ann["ignore"] = 1
+        ann["extra"] = {"note": [1, None, "x"]}
+    gt_dict["info"] = {"year": 2026}
+    gt_dict["licenses"] = []
+    gt_path = _write(tmp_path, f"gt{seed}.json", gt_dict, indent=indent)
+    dt_path = _write(tmp_path, f"dt{seed}.json", dets)
+    (fast_gt, fast_dt), (slow_gt, slow_dt) = _pair(gt_path, dt_path)
+    params = {"useCats": use_cats}
+    _assert_same(_evaluate(fast_gt, fast_dt, iou_type, params), _evaluate(slow_gt, slow_dt, iou_type, params))
+    _assert_same_dicts(fast_gt, slow_gt)
+    assert fast_dt.dataset["info"] == slow_dt.dataset["info"] == {"year": 2026}
+
+
+def test_categories_and_images_without_making_dicts():
+    gt = _quiet(COCO, COCO_GT)
+    with open(COCO_GT) as f:
+        ref = _quiet(COCO.from_dataset, json.load(f))
+    assert gt.getCatIds() == ref.getCatIds()
+    assert gt.getCatIds(supNms=["animal"]) == ref.getCatIds(supNms=["animal"])
+    assert gt.getCatIds(catNms=["person", "dog"]) == ref.getCatIds(catNms=["person", "dog"])
+    assert sorted(gt.getImgIds()) == sorted(ref.getImgIds())
+    assert gt.imgs == ref.imgs and gt.cats == ref.cats
+    assert gt._gt_columns is not None
+    # the objects handed out are the ones found in the dicts later
+    first = next(iter(gt.imgs.values()))
+    assert gt.dataset["images"][0] is first
+
+
+OUTSIDE = {
+    "string image id": lambda d: d["images"][0].update(id="x") or [a.update(image_id="x") for a in d["annotations"]
+                                                                  if a["image_id"] == d["images"][0]["id"]],
+    "float area as string": lambda d: d["annotations"][0].update(area="12"),
+    "no iscrowd": lambda d: d["annotations"][0].pop("iscrowd"),
+    "unknown image": lambda d: d["annotations"][0].update(image_id=987654321),
+    "bad polygon": lambda d: d["annotations"][1].update(segmentation=[[1.0, 2.0, 3.0]]),
+}
+
+
+@pytest.mark.parametrize("name", list(OUTSIDE))
+def test_outside_the_schema_or_bad_takes_the_dict_path(tmp_path, name):
+    gt_dict, _ = make_dataset(seed=3, num_images=6, max_size=40)
+    bad = copy.deepcopy(gt_dict)
+    OUTSIDE[name](bad)
+    path = _write(tmp_path, "gt.json", bad)
+    try:
+        ref = _quiet(COCO.from_dataset, copy.deepcopy(bad))
+        ref_error = None
+    except (ValueError, TypeError) as exc:
+        ref_error = exc
+    if ref_error is not None:
+        with pytest.raises(type(ref_error)) as info:
+            _quiet(COCO, path)
+        assert str(info.value).split(": ", 1)[1] == str(ref_error).split(": ", 1)[1]
+        return
+    gt = _quiet(COCO, path)
+    assert gt._gt_columns is None
+    assert gt.dataset == ref.dataset
+
+
+def test_ground_truth_without_boxes_evaluates_bbox_on_dicts(tmp_path):
+    gt_dict, dets = make_dataset(seed=5, num_images=6, max_size=40)
+    gt_dict["annotations"][0].pop("bbox")
+    gt_path = _write(tmp_path, "gt.json", gt_dict)
+    dt_path = _write(tmp_path, "dt.json", dets)
+    (fast_gt, fast_dt), (slow_gt, slow_dt) = _pair(gt_path, dt_path)
+    # pycocotools reads every ground truth's box: both fail alike
+    with pytest.raises(KeyError):
+        _evaluate(slow_gt, slow_dt, "bbox")
+    with pytest.raises(KeyError):
+        _evaluate(fast_gt, fast_dt, "bbox")
+    _assert_same(_evaluate(fast_gt, fast_dt, "segm"), _evaluate(slow_gt, slow_dt, "segm"))
