@@ -1473,7 +1473,7 @@ cdef cptr _annotation(cptr p, cptr end, cptr base, GT* g) noexcept nogil:
     cdef int64_t crowd = 0
     cdef int64_t hw[2]
     cdef int64_t cse[2]
-    cdef double area = 0.0, x
+    cdef double area = 0.0, x = 0.0
     cdef double box[4]
     cdef uint8_t ignore = 0, kind = 0, escaped = 0
     cdef bint more = 1, is_int
@@ -1651,6 +1651,9 @@ _GT_COLUMNS = (
 )
 
 
+assert len(_GT_COLUMNS) == NCOL
+
+
 def scan_ground_truth(const unsigned char[::1] buf not None):
     """Parse a COCO instances ground-truth JSON file into column arrays, or return ``None``.
 
@@ -1677,11 +1680,12 @@ def scan_ground_truth(const unsigned char[::1] buf not None):
         0 or 1), optionally ``bbox`` (exactly 4 numbers), ``ignore`` (a
         number, ``true`` or ``false``) and ``segmentation``: polygons (an
         array of arrays of numbers) or an RLE object with exactly ``size``
-        (2 integer tokens) and ``counts`` (a printable-ASCII string, escapes
-        only ``\\\\ \\" \\/`` or ``\\u00XX`` of such a byte, or an array of
-        integer tokens >= 0).  Numbers follow the strict JSON grammar
+        (2 integer tokens) and ``counts`` (a string of bytes 0x20..0x7f,
+        escapes only ``\\\\ \\" \\/`` or ``\\u00XX`` of such a byte, or an
+        array of integer tokens >= 0).  Numbers follow the strict JSON grammar
         (integer tokens used as numbers at most 15 digits).  Strings must be
-        valid UTF-8 without lone surrogate escapes.
+        valid UTF-8; lone surrogate escapes and encoded surrogates, which
+        json.loads lets through, are refused too.
 
         Otherwise a dict with, for I images, C categories, A annotations,
         P polygons:
@@ -1721,6 +1725,7 @@ def scan_ground_truth(const unsigned char[::1] buf not None):
     cdef int status, c
     cdef cptr base
     cdef Py_ssize_t n, counts[3]
+    cdef void* shrunk
     if size == 0:
         return None
     memset(&g, 0, sizeof(GT))
@@ -1745,6 +1750,10 @@ def scan_ground_truth(const unsigned char[::1] buf not None):
             if n == 0:
                 out[name] = np.zeros(shape, dtype)
             else:
+                # hand back the unused tail (up to half of a doubled block)
+                shrunk = realloc(g.col[c].data, <size_t> g.col[c].n * <size_t> np.dtype(dtype).itemsize)
+                if shrunk != NULL:
+                    g.col[c].data = <char*> shrunk
                 out[name] = _take(<void**> &g.col[c].data, dtype, shape)
         return out
     finally:
