@@ -1724,7 +1724,8 @@ def scan_ground_truth(const unsigned char[::1] buf not None):
     cdef GT g
     cdef int status, c
     cdef cptr base
-    cdef Py_ssize_t n, counts[3]
+    cdef Py_ssize_t n
+    cdef Py_ssize_t counts[3]
     cdef void* shrunk
     if size == 0:
         return None

@@ -685,7 +685,6 @@ def test_threads_scan_side_by_side():
 
 def test_docstring_examples_run():
     import doctest
-    failures, tried = doctest.run_docstring_examples, None
     finder = doctest.DocTestFinder()
     runner = doctest.DocTestRunner()
     for t in finder.find(_scan.scan_ground_truth, "scan_ground_truth",
