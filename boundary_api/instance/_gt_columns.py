@@ -235,15 +235,12 @@ def load_ground_truth_columns(path, source: str) -> Optional[GroundTruthColumns]
     from . import _scan
     from .._io import loads_json
 
-    scan = getattr(_scan, "scan_ground_truth", None)
-    if scan is None:  # development stand-in
-        from ._gt_stub import scan_ground_truth as scan
     try:
         with open(path, "rb") as f:
             buf = np.fromfile(f, np.uint8)
     except (OSError, ValueError, TypeError, MemoryError):
         return None
-    cols = scan(buf)
+    cols = _scan.scan_ground_truth(buf)
     if cols is None or len(cols["ann_id"]) == 0:
         return None
     try:
