@@ -2,6 +2,9 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
+import io
+import sys
 import logging
 import time
 
@@ -113,6 +116,39 @@ def _check_results_file(dt_data, args, gt_data) -> None:
                          f"{describe_unknown_ids(bad, gt_cats)}")
 
 
+def _load_as_columns(args):
+    """Ground truth and results read as columns (``COCO(path)``,
+    ``loadRes(path)``), when both files are in the schemas and pass every
+    check this command makes; else None (the files are then read as dicts and
+    checked one by one, which words the problem)."""
+    from ..instance import coco as coco_module
+
+    if args.lvis:
+        return None
+    printed = io.StringIO()  # shown only if this path is taken (else the dict path prints its own)
+    try:
+        with contextlib.redirect_stdout(printed):
+            tic = time.time()
+            gtc = coco_module.load_ground_truth_columns(args.gt, args.gt)
+            if gtc is None or _looks_like_lvis({"images": gtc.images, "categories": gtc.categories}):
+                return None
+            gt = coco_module.COCO._from_columns(gtc, tic)
+            if args.iou_type in ("segm", "boundary") and not gtc.masks_ready(args.threads):
+                return None
+            dt = gt.loadRes(args.dt)
+    except (ValueError, TypeError):
+        return None
+    cols = dt._columns
+    if cols is None or (args.iou_type in ("segm", "boundary") and not cols.has_segmentation):
+        return None
+    used, _ = np.unique(cols.category_id, return_counts=True)
+    if not set(used.tolist()) <= gt.cats.keys():
+        return None  # unknown categories: an error here, worded by the dict path
+    if not args.quiet:
+        sys.stdout.write(printed.getvalue())
+    return gt, dt
+
+
 def run(args) -> int:
     from ..instance.coco import COCO
     from ..instance.cocoeval import COCOeval
@@ -120,6 +156,11 @@ def run(args) -> int:
     inputs = {"--gt": args.gt, "--dt": args.dt}
     check_out_path(args.json_out, files=inputs)
     tic = time.time()
+    loaded = _load_as_columns(args)
+    if loaded is not None:
+        gt, dt = loaded
+        _evaluate_coco(args, gt, dt, COCOeval, inputs, tic)
+        return 0
     gt_data = read_json(args.gt, "ground truth")
     lvis = args.lvis or _looks_like_lvis(gt_data)
     check_instances_dataset(gt_data, args.gt, lvis=lvis, warn_empty=False)  # warned when loaded below
@@ -144,20 +185,34 @@ def run(args) -> int:
         ev.print_results()
         metrics = dict(ev.get_results())
     else:
-        max_dets = args.max_dets if args.max_dets is not None else 100
         with quiet(args.quiet):
             gt = COCO.from_dataset(gt_data, args.gt)
             dt = gt.loadRes(dt_data, _source=args.dt)
-            ev = COCOeval(gt, dt, iouType=iou, dilation_ratio=args.dilation_ratio,
-                          use_fast_impl=not args.slow, num_threads=args.threads)
-            ev.params.recThrs = np.linspace(0.0, 1.0, args.rec_thrs)
-            if args.max_dets is not None:
-                ev.params.maxDets = [1, min(10, max_dets), max_dets]
-            ev.evaluate()
-            ev.accumulate()
-        print(f"COCO {label}, up to {max_dets} detections per image:")
-        ev.summarize()
-        metrics = coco_stats(ev)
+        _evaluate_coco(args, gt, dt, COCOeval, inputs, tic)
+        return 0
+    _report(args, ev, gt, metrics, lvis, max_dets, inputs, tic)
+    return 0
+
+
+def _evaluate_coco(args, gt, dt, COCOeval, inputs, tic) -> None:
+    iou = args.iou_type
+    label = LABELS[iou] + (f" (dilation ratio {args.dilation_ratio:g})" if iou == "boundary" else "")
+    max_dets = args.max_dets if args.max_dets is not None else 100
+    with quiet(args.quiet):
+        ev = COCOeval(gt, dt, iouType=iou, dilation_ratio=args.dilation_ratio,
+                      use_fast_impl=not args.slow, num_threads=args.threads)
+        ev.params.recThrs = np.linspace(0.0, 1.0, args.rec_thrs)
+        if args.max_dets is not None:
+            ev.params.maxDets = [1, min(10, max_dets), max_dets]
+        ev.evaluate()
+        ev.accumulate()
+    print(f"COCO {label}, up to {max_dets} detections per image:")
+    ev.summarize()
+    _report(args, ev, gt, coco_stats(ev), False, max_dets, inputs, tic)
+
+
+def _report(args, ev, gt, metrics, lvis, max_dets, inputs, tic) -> None:
+    iou = args.iou_type
     log.info("evaluated in %.2fs", time.time() - tic)
     if args.json_out:
         cats = gt.cats
@@ -172,4 +227,3 @@ def run(args) -> int:
                              per_category, max_dets=max_dets,
                              settings_extra={"rec_thrs": args.rec_thrs})
         write_json(args.json_out, doc)
-    return 0

@@ -128,6 +128,18 @@ class COCO(pycocotools.coco.COCO):
                 print("Done (t={:0.2f}s)".format(time.time() - tic))
                 self._set_columns(columns)
                 return
+        self._load_dicts(annotation_file, tic)
+
+    @classmethod
+    def _from_columns(cls, columns, tic: float) -> "COCO":
+        """What ``COCO(path)`` gives for a file already read as columns."""
+        coco = cls()
+        print("loading annotations into memory...")
+        print("Done (t={:0.2f}s)".format(time.time() - tic))
+        coco._set_columns(columns)
+        return coco
+
+    def _load_dicts(self, annotation_file, tic: float) -> None:
         dataset = read_json(annotation_file, "ground truth")
         print("Done (t={:0.2f}s)".format(time.time() - tic))
         self._set_dataset(dataset, str(annotation_file))

@@ -178,7 +178,7 @@ def test_head_1(tmp_path, argv):
                           capture_output=True, text=True, cwd=tmp_path, env=env)
     lines = proc.stdout.splitlines()
     assert len(lines) == 2 and lines[1] == f"status {EXIT_BROKEN_PIPE}", proc.stdout
-    assert lines[0] == ("creating index..." if argv else "No --gt/--dt given: evaluating the bundled demo "
+    assert lines[0] == ("loading annotations into memory..." if argv else "No --gt/--dt given: evaluating the bundled demo "
                         "(demo_gt.json, demo_results.json): synthetic shapes, blobby low-resolution predictions.")
     assert (tmp_path / "err.txt").read_text() == ""
     assert json.loads(out.read_text())["AP"] > 0

@@ -1,0 +1,49 @@
+"""``boundary-eval`` reads standard files as columns; the numbers and the
+``--json-out`` document are those of the dict path."""
+import contextlib
+import io
+import json
+from pathlib import Path
+
+import pytest
+
+import boundary_api.instance.coco as coco_module
+from boundary_api.cli import main
+from boundary_api.instance.cocoeval import COCOeval
+
+DATA = Path(__file__).resolve().parents[1] / "data" / "coco"
+COCO_GT = str(DATA / "instances_val2014_100.json")
+COCO_DT = str(DATA / "instances_val2014_fakesegm100_results.json")
+
+
+def _run(argv):
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        assert main(argv) == 0
+    return out.getvalue()
+
+
+@pytest.mark.parametrize("iou_type", ["boundary", "segm", "bbox"])
+def test_columns_and_dicts_give_the_same_document(tmp_path, monkeypatch, iou_type):
+    seen = []
+    evaluate = COCOeval.evaluate
+
+    def spy(self):
+        seen.append((self.cocoGt._gt_columns is not None, self.cocoDt._columns is not None))
+        return evaluate(self)
+
+    monkeypatch.setattr(COCOeval, "evaluate", spy)
+    fast_json, slow_json = tmp_path / "fast.json", tmp_path / "slow.json"
+    fast = _run(["--gt", COCO_GT, "--dt", COCO_DT, "--iou-type", iou_type, "--json-out", str(fast_json)])
+    assert seen[-1] == (True, True)
+    with monkeypatch.context() as m:
+        m.setattr(coco_module, "load_ground_truth_columns", lambda *a, **k: None)
+        m.setattr(coco_module, "load_result_columns", lambda *a, **k: None)
+        slow = _run(["--gt", COCO_GT, "--dt", COCO_DT, "--iou-type", iou_type, "--json-out", str(slow_json)])
+    assert seen[-1] == (False, False)
+    a, b = json.loads(fast_json.read_text()), json.loads(slow_json.read_text())
+    a.pop("created", None), b.pop("created", None)
+    assert {k: v for k, v in a.items() if k != "inputs"} == {k: v for k, v in b.items() if k != "inputs"}
+    # the printed summary table is the same
+    table = [line for line in fast.splitlines() if line.startswith(" Average")]
+    assert table and table == [line for line in slow.splitlines() if line.startswith(" Average")]
