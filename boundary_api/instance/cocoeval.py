@@ -12,6 +12,7 @@ from typing import Optional
 import numpy as np
 import pycocotools.cocoeval
 
+from ._columns import select_rows
 from ._engine import Evaluation, FromState, sorted_unique
 from .cache import cache_for
 from .coco import COCO, prepare_ground_truths
@@ -136,13 +137,11 @@ class COCOeval(pycocotools.cocoeval.COCOeval):
         same changes."""
         p = self.params
         sel = np.ones(gtc.n, bool)
+        # getAnnIds: an empty id list selects everything
         if len(p.imgIds):
-            sel &= np.isin(gtc.image_id, np.asarray(p.imgIds, dtype=object).astype(np.int64)) \
-                if all(isinstance(i, (int, np.integer)) for i in p.imgIds) else \
-                np.array([i in set(p.imgIds) for i in gtc.image_id.tolist()], bool)
+            sel &= select_rows(gtc.image_id, p.imgIds) >= 0
         if p.useCats and len(p.catIds):
-            cats = set(p.catIds)
-            sel &= np.array([c in cats for c in gtc.category_id.tolist()], bool) if gtc.n else sel
+            sel &= select_rows(gtc.category_id, p.catIds) >= 0
         rows = np.flatnonzero(sel)
         gtc.log.append((p.iouType, rows))
         crowd = gtc.iscrowd != 0
