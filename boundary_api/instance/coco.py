@@ -61,8 +61,8 @@ __all__ = ["COCO"]
 
 class _Materialized:
     """An attribute pycocotools keeps (``dataset``, ``anns``, ``imgToAnns``,
-    ``catToImgs``): an ordinary attribute, except on results loaded as
-    columns, where the first read builds the result dicts and the index."""
+    ``catToImgs``): an ordinary attribute, except on a ground truth or results
+    read as columns, where the first read builds the dicts and the index."""
 
     def __set_name__(self, owner, name):
         self.name = name
@@ -91,6 +91,11 @@ class COCO(pycocotools.coco.COCO):
     image's, missing scores, ...) raise ``ValueError``/``TypeError`` naming the
     problem before anything is modified, instead of an ``AssertionError`` or
     a wrong evaluation.  :meth:`loadRes` returns a ``boundary_api.COCO``.
+
+    A file in the standard schema is read natively into column arrays, and
+    the annotation dicts (``dataset``, ``anns``, ``imgToAnns``,
+    ``catToImgs``) are made, identical, the first time one of them is read;
+    :class:`COCOeval` evaluates such objects from the arrays.
 
     Parameters
     ----------
