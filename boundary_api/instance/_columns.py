@@ -112,9 +112,9 @@ class ResultColumns:
             status = _mask.check_strings(self.counts_table(rows), h, w)
         bad = np.flatnonzero(status)
         if len(bad):
-            i = int(bad[0])
             # the shared check words the error exactly as for dict results
-            check_rle_strings([self.counts_str(i)], h[i:i + 1], w[i:i + 1], lambda _: self.describe(i))
+            check_rle_strings([self.counts_str(int(i)) for i in bad], h[bad], w[bad],
+                              lambda k: self.describe(int(bad[k])))
             raise AssertionError("unreachable")  # pragma: no cover
         self.rles_checked = True
 
