@@ -16,6 +16,8 @@ which parses with a general JSON parser and words the error.
 from __future__ import annotations
 
 import logging
+import mmap
+import os
 from typing import Dict, List, Optional, Sequence
 
 import numpy as np
@@ -205,6 +207,49 @@ class ResultColumns:
         return out
 
 
+def read_file_buffer(path):
+    """A whole file in one writable uint8 buffer that can later shrink in place.
+
+    On Linux the buffer is an anonymous mapping populated up front
+    (``MAP_POPULATE``): faulting in a fresh buffer page by page, as
+    ``numpy.fromfile`` does, took 0.1-1.4 s for a 459 MB file here, the
+    populated mapping a steady 0.2 s.  Returns ``(array, mapping or None)``;
+    ``(None, None)`` if the file changed size while being read.
+    """
+    with open(path, "rb", buffering=0) as f:
+        size = os.fstat(f.fileno()).st_size
+        populate = getattr(mmap, "MAP_POPULATE", 0)
+        if size == 0 or not populate or not hasattr(mmap, "MAP_ANONYMOUS"):
+            return np.fromfile(f, np.uint8), None
+        region = mmap.mmap(-1, size, flags=mmap.MAP_PRIVATE | mmap.MAP_ANONYMOUS | populate)
+        got = 0
+        view = memoryview(region)
+        try:
+            while got < size:
+                n = f.readinto(view[got:])
+                if not n:
+                    break
+                got += n
+        finally:
+            view.release()
+        if got != size:
+            region.close()
+            return None, None
+        return np.frombuffer(region, np.uint8), region
+
+
+def shrink_mapping(region, used: int) -> np.ndarray:
+    """The first ``used`` bytes of a :func:`read_file_buffer` mapping as an
+    array, the rest given back to the system (``mremap`` in place, else a
+    copy)."""
+    try:
+        region.resize(used)
+        return np.frombuffer(region, np.uint8)
+    except (BufferError, OSError, SystemError, ValueError, TypeError):
+        out = np.frombuffer(region, np.uint8)[:used].copy()
+        return out
+
+
 def _image_table(coco_gt):
     """Sorted int64 image ids of the ground truth with their heights and
     widths, or None when ids or sizes are not all plain integers."""
@@ -234,11 +279,10 @@ def load_result_columns(coco_gt, path, source: str) -> Optional[ResultColumns]:
     if table is None:
         return None
     try:
-        with open(path, "rb") as f:
-            # one writable buffer that can later shrink in place (measured the
-            # quickest and steadiest way to read a large file here)
-            buf = np.fromfile(f, np.uint8)
+        buf, region = read_file_buffer(path)
     except (OSError, ValueError, TypeError, MemoryError):
+        return None
+    if buf is None:
         return None
     cols = _scan.scan_results(buf)
     if cols is None:
@@ -259,8 +303,12 @@ def load_result_columns(coco_gt, path, source: str) -> Optional[ResultColumns]:
     if p0 & HAS_SEGMENTATION:
         if not ((cols["seg_h"] == heights[pos]) & (cols["seg_w"] == widths[pos])).all():
             return None
-        used = _scan.compact_counts(buf, cols["counts_start"], cols["counts_len"])
-        buf.resize(max(used, 1), refcheck=False)  # realloc: the rest of the file is given back
+        used = max(_scan.compact_counts(buf, cols["counts_start"], cols["counts_len"]), 1)
+        if region is None:
+            buf.resize(used, refcheck=False)  # realloc: the rest of the file is given back
+        else:
+            del buf  # a mapping can change size only while nothing views it
+            buf = shrink_mapping(region, used)
     res = ResultColumns(buf, cols, source)
     if res.kind == "segmentation":
         try:

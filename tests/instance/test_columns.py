@@ -319,3 +319,20 @@ def test_malformed_rle_named_at_mask_evaluation(tmp_path, scene):
     _evaluate(gt, fast, "bbox")  # box AP never reads the masks
     with pytest.raises(ValueError, match=r"result id 5 \(image %d\): segmentation counts" % results[4]["image_id"]):
         _evaluate(gt, fast, "segm")
+
+
+@pytest.mark.parametrize("size", [0, 1, 4095, 4096, 70_001])
+def test_file_buffer_reads_and_shrinks_in_place(tmp_path, size):
+    from boundary_api.instance._columns import read_file_buffer, shrink_mapping
+
+    data = np.random.default_rng(size).integers(0, 256, size, dtype=np.uint8).tobytes()
+    path = tmp_path / "f.bin"
+    path.write_bytes(data)
+    buf, region = read_file_buffer(str(path))
+    assert bytes(buf) == data
+    buf[:1] = 7 if size else buf[:1]  # writable
+    if region is not None and size > 10:
+        del buf
+        small = shrink_mapping(region, 10)
+        assert len(small) == 10 and bytes(small[1:]) == data[1:10] and small[0] == 7
+        assert len(region) == 10  # given back in place
