@@ -25,6 +25,7 @@ import numpy as np
 from ..masks import _mask
 from ..masks.boundary import MAX_PIXELS, MAX_SIDE, dilation_pixels_array
 from .._parallel import resolve_threads, run_ranges, split_by_cost
+from ..masks.polygons import rle_chunks_of_flat_polygons
 from ._checks import _MAX_COORD
 
 __all__ = ["GroundTruthColumns", "load_ground_truth_columns"]
@@ -107,19 +108,9 @@ class GroundTruthColumns:
         # polygons: one native batch (they own consecutive polygon ranges)
         poly = np.flatnonzero(kind == POLYGONS)
         if len(poly):
-            ann_off = np.concatenate((c["ann_poly_off"][poly], [c["ann_poly_off"][poly[-1] + 1]])).astype(np.int64)
-            ph, pw = np.ascontiguousarray(h[poly]), np.ascontiguousarray(w[poly])
-            coords, poly_off = c["poly_coords"], c["poly_off"]
-            costs = (poly_off[ann_off[1:]] - poly_off[ann_off[:-1]]).astype(np.float64)
-            ranges = split_by_cost(costs, threads * 8 if len(poly) > 2000 else threads)
-            chunks = run_ranges(lambda lo, hi: _mask.polygons_rle(coords, poly_off, ann_off, ph, pw, lo, hi),
-                                ranges, threads)
-            for (lo, hi), (data, offs) in zip(ranges, chunks):
-                sel = poly[lo:hi]
-                which[sel] = len(buffers)
-                start[sel] = offs[:-1]
-                length[sel] = np.diff(offs)
-                buffers.append(data)
+            chunks = rle_chunks_of_flat_polygons(c["poly_coords"], c["poly_off"], _polygon_ann_off(c, poly),
+                                                 h[poly], w[poly], threads)
+            _place(chunks, poly, buffers, which, start, length)
         rle = np.flatnonzero(kind >= RLE_STRING)
         if len(rle):
             if not ((c["ann_rle_h"][rle] == h[rle]) & (c["ann_rle_w"][rle] == w[rle])).all():
@@ -182,12 +173,7 @@ class GroundTruthColumns:
             m = len(missing)
             ranges = split_by_cost(self._masks[3][missing].astype(np.float64), threads * 8 if m > 2000 else threads)
             chunks = run_ranges(lambda lo, hi: _mask.boundary_buffer(table, h, w, d, lo, hi), ranges, threads)
-            for (lo, hi), (data, offs) in zip(ranges, chunks):
-                sel = missing[lo:hi]
-                which[sel] = len(buffers)
-                start[sel] = offs[:-1]
-                length[sel] = np.diff(offs)
-                buffers.append(data)
+            _place(zip(ranges, chunks), missing, buffers, which, start, length)
             if self.computed is not None:
                 self.computed["boundaries"] += m
         return _mask.StringTable.from_buffers(buffers, which[rows], start[rows], length[rows])
@@ -226,6 +212,23 @@ class GroundTruthColumns:
         dataset["images"] = self.images
         dataset["categories"] = self.categories
         return dataset
+
+
+def _polygon_ann_off(cols: dict, poly: np.ndarray) -> np.ndarray:
+    """Polygon offsets of the polygon annotations ``poly`` alone: the others
+    own no polygon, so these own consecutive ranges."""
+    return np.concatenate((cols["ann_poly_off"][poly], [cols["ann_poly_off"][poly[-1] + 1]])).astype(np.int64)
+
+
+def _place(chunks, rows: np.ndarray, buffers: list, which, start, length) -> None:
+    """Record where the strings of ``rows`` made range by range lie:
+    ``chunks`` is ``[((lo, hi), (buffer, offsets)), ...]`` over ``rows``."""
+    for (lo, hi), (data, offs) in chunks:
+        sel = rows[lo:hi]
+        which[sel] = len(buffers)
+        start[sel] = offs[:-1]
+        length[sel] = np.diff(offs)
+        buffers.append(data)
 
 
 def load_ground_truth_columns(path, source: str) -> Optional[GroundTruthColumns]:
@@ -275,8 +278,7 @@ def load_ground_truth_columns(path, source: str) -> Optional[GroundTruthColumns]
     kind = cols["ann_seg_kind"]
     poly = np.flatnonzero(kind == POLYGONS)
     if len(poly):
-        ann_off = np.concatenate((cols["ann_poly_off"][poly], [cols["ann_poly_off"][poly[-1] + 1]])).astype(np.int64)
-        ok = _mask.polygons_acceptable(cols["poly_coords"], cols["poly_off"], ann_off,
+        ok = _mask.polygons_acceptable(cols["poly_coords"], cols["poly_off"], _polygon_ann_off(cols, poly),
                                        np.ascontiguousarray(height[poly]), np.ascontiguousarray(width[poly]),
                                        _MAX_COORD)
         if not ok.all():

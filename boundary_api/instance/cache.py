@@ -29,7 +29,7 @@ from typing import Dict, Iterable, List, Optional, Sequence, Tuple
 import numpy as np
 
 from ._checks import check_polygons, flatten_polygons, polygons_valid
-from ..masks.polygons import polygons_to_rle
+from ..masks.polygons import polygons_to_rle, rle_chunks_of_flat_polygons
 from ..masks.boundary import boundary_counts, check_dilation_ratio, check_rle_strings, dilation_pixels_array
 
 __all__ = ["AnnotationCache", "cache_for"]
@@ -309,21 +309,22 @@ def polygon_rles_of(dataset, anns: List[dict], describe=None, strict: bool = Fal
     segs = [a["segmentation"] for a in sel]
     flat = flatten_polygons(segs)
     ok = polygons_valid(*flat, h, w) if flat is not None else np.zeros(len(sel), bool)
-    if not ok.all():
-        for j in np.flatnonzero(~ok).tolist():
-            try:  # (a flattening that failed on, say, booleans: the check may accept them)
-                check_polygons(segs[j], heights[j], widths[j], describe(sel[j]) if describe else "annotation")
-                ok[j] = True
-            except ValueError:
-                if strict:
-                    raise
-        keep = np.flatnonzero(ok).tolist()
-        sel = [sel[j] for j in keep]
-        segs = [segs[j] for j in keep]
-        heights = [heights[j] for j in keep]
-        widths = [widths[j] for j in keep]
-        h, w = h[keep], w[keep]
-    counts = polygons_to_rle(segs, h, w, num_threads)
+    if ok.all():  # the usual case: rasterise the arrays just flattened
+        counts = [data[a:b] for _, (data, offs) in rle_chunks_of_flat_polygons(*flat, h, w, num_threads)
+                  for a, b in zip(offs[:-1].tolist(), offs[1:].tolist())]
+        return {id(a): {"size": [hh, ww], "counts": c} for a, hh, ww, c in zip(sel, heights, widths, counts)}
+    for j in np.flatnonzero(~ok).tolist():
+        try:  # (a flattening that failed on, say, booleans: the check may accept them)
+            check_polygons(segs[j], heights[j], widths[j], describe(sel[j]) if describe else "annotation")
+            ok[j] = True
+        except ValueError:
+            if strict:
+                raise
+    keep = np.flatnonzero(ok).tolist()
+    sel = [sel[j] for j in keep]
+    heights = [heights[j] for j in keep]
+    widths = [widths[j] for j in keep]
+    counts = polygons_to_rle([segs[j] for j in keep], h[keep], w[keep], num_threads)
     return {id(a): {"size": [hh, ww], "counts": c} for a, hh, ww, c in zip(sel, heights, widths, counts)}
 
 

@@ -297,15 +297,7 @@ class COCO(pycocotools.coco.COCO):
         info = self._header["info"]
         dataset = {"info": info() if callable(info) else info, "images": self._header["images"],
                    "categories": self._header["categories"], "annotations": anns}
-        index = {}
-        img_to_anns, cat_to_imgs = defaultdict(list), defaultdict(list)
-        for ann in anns:
-            img_to_anns[ann["image_id"]].append(ann)
-            index[ann["id"]] = ann
-        for ann in anns:
-            cat_to_imgs[ann["category_id"]].append(ann["image_id"])
-        d = self.__dict__
-        d["dataset"], d["anns"], d["imgToAnns"], d["catToImgs"] = dataset, index, img_to_anns, cat_to_imgs
+        self._install(dataset)
         if columns.has_segmentation and columns.rles_checked:
             # the cache need not check these RLE strings again
             cache_for(self).adopt(anns, columns.seg_h, columns.seg_w)
@@ -313,11 +305,10 @@ class COCO(pycocotools.coco.COCO):
         self._rles_checked = columns.rles_checked
         self._columns = None
 
-    def _materialize_ground_truth(self) -> None:
-        """The ground truth's dicts, parsed from the same bytes, then changed
-        as the evaluations run on the columns would have changed them."""
-        columns = self._gt_columns
-        dataset = columns.dataset(loads_json)
+    def _install(self, dataset: dict) -> None:
+        """``dataset`` and pycocotools' annotation index (``createIndex``'s
+        ``anns``, ``imgToAnns``, ``catToImgs``; ``imgs`` and ``cats`` are
+        already those of ``dataset``), without its prints."""
         anns = dataset["annotations"]
         index = {}
         img_to_anns, cat_to_imgs = defaultdict(list), defaultdict(list)
@@ -328,6 +319,14 @@ class COCO(pycocotools.coco.COCO):
             cat_to_imgs[ann["category_id"]].append(ann["image_id"])
         d = self.__dict__
         d["dataset"], d["anns"], d["imgToAnns"], d["catToImgs"] = dataset, index, img_to_anns, cat_to_imgs
+
+    def _materialize_ground_truth(self) -> None:
+        """The ground truth's dicts, parsed from the same bytes, then changed
+        as the evaluations run on the columns would have changed them."""
+        columns = self._gt_columns
+        dataset = columns.dataset(loads_json)
+        anns = dataset["annotations"]
+        self._install(dataset)
         self._gt_columns = None
         cache = cache_for(self)
         cache.remember_ignore_flags()

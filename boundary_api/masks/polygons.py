@@ -7,14 +7,14 @@ call per annotation and with the GIL released.
 """
 from __future__ import annotations
 
-from typing import List, Optional
+from typing import List, Optional, Tuple
 
 import numpy as np
 
 from . import _mask
 from .._parallel import resolve_threads, run_ranges, split_by_cost
 
-__all__ = ["polygons_to_rle"]
+__all__ = ["polygons_to_rle", "rle_chunks_of_flat_polygons"]
 
 # The kernel's bound on the scaled coordinates |5*c + .5| (pycocotools does its
 # arithmetic on them in C ints: beyond this it overflows or exhausts memory).
@@ -102,15 +102,31 @@ def polygons_to_rle(segmentations: list, heights, widths, num_threads: Optional[
         raise ValueError(f"polygons_to_rle: item {i}, polygon {p - int(ann_off[i])} has a coordinate "
                          f"{float(coords[k])!r} that is not finite or too large (|5 * c + 0.5| must be "
                          "below 2**30)")
-    threads = resolve_threads(num_threads)
-    # cost of an annotation: its number of coordinates
-    costs = poly_off[ann_off[1:]] - poly_off[ann_off[:-1]]
-    parts = threads * 8 if n > 2000 else threads
-    ranges = split_by_cost(costs, parts)
-    chunks = run_ranges(lambda lo, hi: _mask.polygons_rle(coords, poly_off, ann_off, h, w, lo, hi),
-                        ranges, threads)
     out: List[bytes] = []
-    for buf, offs in chunks:
+    for _, (buf, offs) in rle_chunks_of_flat_polygons(coords, poly_off, ann_off, h, w, num_threads):
         o = offs.tolist()
         out.extend(buf[a:b] for a, b in zip(o[:-1], o[1:]))
     return out
+
+
+def rle_chunks_of_flat_polygons(coords: np.ndarray, poly_off: np.ndarray, ann_off: np.ndarray,
+                                heights: np.ndarray, widths: np.ndarray,
+                                num_threads: Optional[int] = None) -> List[Tuple[Tuple[int, int], tuple]]:
+    """:func:`polygons_to_rle` on polygons already flattened (as
+    ``_mask.flatten_polygons`` gives them) and checked, without one Python
+    object per annotation: ``[((lo, hi), (buffer, offsets)), ...]``, the
+    compressed RLE of annotation ``lo + i`` being
+    ``buffer[offsets[i]:offsets[i + 1]]``, ranges in order covering every
+    annotation.  The kernel itself refuses inconsistent arrays (ValueError)."""
+    n = len(ann_off) - 1
+    if n <= 0:
+        return []
+    h = np.ascontiguousarray(heights, dtype=np.int64)
+    w = np.ascontiguousarray(widths, dtype=np.int64)
+    threads = resolve_threads(num_threads)
+    # cost of an annotation: its number of coordinates
+    costs = (poly_off[ann_off[1:]] - poly_off[ann_off[:-1]]).astype(np.float64)
+    ranges = split_by_cost(costs, threads * 8 if n > 2000 else threads)
+    chunks = run_ranges(lambda lo, hi: _mask.polygons_rle(coords, poly_off, ann_off, h, w, lo, hi),
+                        ranges, threads)
+    return list(zip(ranges, chunks))
