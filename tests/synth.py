@@ -122,6 +122,28 @@ def boxes_only(dets):
     return out
 
 
+def with_boxes(dets, int_boxes=False):
+    """The same results, each with the box of its mask (as integers with
+    ``int_boxes``), the segmentation dict copied."""
+    out = []
+    for d in dets:
+        box = [float(v) for v in mask_utils.toBbox(d["segmentation"])]
+        if int_boxes:
+            box = [int(v) for v in box]
+        out.append({"image_id": d["image_id"], "category_id": d["category_id"], "bbox": box,
+                    "score": d["score"], "segmentation": dict(d["segmentation"])})
+    return out
+
+
+def write_json(tmp_path, name, obj, **dump):
+    """``obj`` as JSON (``json.dumps`` options ``dump``) in ``tmp_path / name``; the path."""
+    import json
+
+    path = tmp_path / name
+    path.write_text(json.dumps(obj, **dump))
+    return str(path)
+
+
 def fresh(obj):
     """Deep copy (evaluators annotate the dicts they are given)."""
     return copy.deepcopy(obj)

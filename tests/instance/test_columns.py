@@ -21,7 +21,7 @@ from hypothesis import strategies as st
 from boundary_api import COCO, COCOeval
 from boundary_api.instance.cache import cache_for
 
-from synth import assert_same_eval_imgs, make_dataset
+from synth import assert_same_eval_imgs, make_dataset, with_boxes as _with_boxes, write_json as _write
 
 
 def _quiet(fn, *args, **kwargs):
@@ -29,23 +29,6 @@ def _quiet(fn, *args, **kwargs):
         return fn(*args, **kwargs)
 
 
-def _with_boxes(dets, int_boxes=False):
-    import pycocotools.mask as mask_utils
-
-    out = []
-    for d in dets:
-        box = [float(v) for v in mask_utils.toBbox(d["segmentation"])]
-        if int_boxes:
-            box = [int(v) for v in box]
-        out.append({"image_id": d["image_id"], "category_id": d["category_id"], "bbox": box,
-                    "score": d["score"], "segmentation": dict(d["segmentation"])})
-    return out
-
-
-def _write(tmp_path, name, obj, **dump):
-    path = tmp_path / name
-    path.write_text(json.dumps(obj, **dump))
-    return str(path)
 
 
 def _evaluate(gt, dt, iou_type, params=None, **kwargs):

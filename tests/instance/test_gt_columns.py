@@ -22,7 +22,7 @@ from hypothesis import strategies as st
 from boundary_api import COCO, COCOeval
 from boundary_api.instance.cache import cache_for
 
-from synth import assert_same_eval_imgs, make_dataset
+from synth import assert_same_eval_imgs, make_dataset, write_json as _write
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "coco"
 COCO_GT = str(DATA / "instances_val2014_100.json")
@@ -33,11 +33,6 @@ def _quiet(fn, *args, **kwargs):
     with contextlib.redirect_stdout(io.StringIO()):
         return fn(*args, **kwargs)
 
-
-def _write(tmp_path, name, obj, **dump):
-    path = tmp_path / name
-    path.write_text(json.dumps(obj, **dump))
-    return str(path)
 
 
 def _pair(gt_path, dt_path):

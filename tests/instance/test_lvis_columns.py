@@ -11,7 +11,6 @@ themselves once somebody reads them (the same as plain lvis makes, types
 included).
 """
 import copy
-import json
 import pickle
 
 import lvis
@@ -24,24 +23,9 @@ from hypothesis import strategies as st
 from boundary_api import LVIS, LVISEval, LVISResults
 from boundary_api.instance.cache import cache_for
 
-from synth import assert_same_eval_imgs, make_lvis_dataset
+from synth import assert_same_eval_imgs, make_lvis_dataset, with_boxes as _with_boxes, write_json as _write
 
 
-def _with_boxes(dets, int_boxes=False):
-    out = []
-    for d in dets:
-        box = [float(v) for v in mask_utils.toBbox(d["segmentation"])]
-        if int_boxes:
-            box = [int(v) for v in box]
-        out.append({"image_id": d["image_id"], "category_id": d["category_id"], "bbox": box,
-                    "score": d["score"], "segmentation": dict(d["segmentation"])})
-    return out
-
-
-def _write(tmp_path, name, obj, **dump):
-    path = tmp_path / name
-    path.write_text(json.dumps(obj, **dump))
-    return str(path)
 
 
 def _evaluate(gt, dt, iou_type, params=None, **kwargs):
