@@ -84,8 +84,16 @@ class GroundTruthColumns:
         self.log: List[tuple] = []
         self._masks = None        # (buffers, which, start, length) once made; False: cannot be
         self._boundaries: Dict[float, list] = {}
+        self._ids_unique: Optional[bool] = None
         #: the owner's cache counter (:attr:`AnnotationCache.computed`)
         self.computed = None
+
+    def ids_unique(self) -> bool:
+        """Whether no annotation id repeats (found once, then remembered)."""
+        if self._ids_unique is None:
+            ids = np.sort(self.ann_id)
+            self._ids_unique = not bool((ids[1:] == ids[:-1]).any())
+        return self._ids_unique
 
     def describe(self, r: int) -> str:
         return f"annotation id {int(self.ann_id[r])!r} (image {int(self.image_id[r])!r})"

@@ -630,18 +630,14 @@ class LVISEval(_lvis_eval.LVISEval):
         gtc = gt.__dict__.get("_gt_columns") if isinstance(gt, LVIS) else None
         if gtc is None:
             return None
-        if gtc.__dict__.get("ids_unique") is None:
+        if not gtc.ids_unique():
             # (lvis' load_anns gives, for a repeated annotation id, the last such annotation each time)
-            ids = np.sort(gtc.ann_id)
-            gtc.ids_unique = not (ids[1:] == ids[:-1]).any()
-        if not gtc.ids_unique:
             return None
         p = self.params
         try:
             if not (all(i in gt.imgs for i in p.img_ids) and all(c in gt.cats for c in p.cat_ids)):
                 return None
-            set(p.cat_ids)
-        except TypeError:
+        except TypeError:  # unhashable ids: lvis fails on them, and so do the dicts
             return None
         if p.iou_type == "bbox":
             return gtc if gtc.has_bbox.all() else None

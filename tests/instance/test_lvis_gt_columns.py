@@ -290,7 +290,7 @@ def _rle_ground_truths(gt_dict, every=3):
 @settings(max_examples=20, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(seed=st.integers(0, 10_000), iou_type=st.sampled_from(["bbox", "segm", "boundary"]),
        indent=st.sampled_from([None, 1]), extra=st.booleans(), uncompressed=st.booleans(),
-       subset=st.sampled_from(["none", "img_ids", "cat_ids", "area_rng", "iou_thrs"]))
+       subset=st.sampled_from(["none", "img_ids", "cat_ids", "repeated cat_ids", "area_rng", "iou_thrs"]))
 def test_generated_ground_truths(tmp_path, seed, iou_type, indent, extra, uncompressed, subset):
     gt_dict, dets = make_lvis_dataset(seed=seed, num_images=8)
     if not gt_dict["annotations"] or not dets:
@@ -314,6 +314,7 @@ def test_generated_ground_truths(tmp_path, seed, iou_type, indent, extra, uncomp
         "none": {},
         "img_ids": {"img_ids": sorted(rng.choice([i["id"] for i in gt_dict["images"]], 4, replace=False).tolist())},
         "cat_ids": {"cat_ids": [4, 2]},
+        "repeated cat_ids": {"cat_ids": [3, 1, 3]},
         "area_rng": {"area_rng": [[0, 1e5], [10, 200], [200, 1e5]], "area_rng_lbl": ["all", "a", "b"]},
         "iou_thrs": {"iou_thrs": np.array([0.2, 0.5, 0.8])},
     }[subset]
@@ -476,6 +477,20 @@ def test_other_inputs_keep_the_dict_path(tmp_path):
     from pathlib import Path
 
     assert LVIS(Path(LVIS_GT))._gt_columns is not None
+
+
+def test_pickle_and_copy_of_an_unread_ground_truth():
+    import pickle
+
+    gt = LVIS(LVIS_GT)
+    _evaluate(gt, LVISResults(gt, LVIS_DT), "segm")
+    clone = pickle.loads(pickle.dumps(gt))
+    twin = copy.deepcopy(gt)
+    assert clone._gt_columns is not None and twin._gt_columns is not None
+    ref = _dict_gt(LVIS_GT)
+    _evaluate(ref, LVISResults(ref, LVIS_DT), "segm")
+    for other in (clone, twin, gt):
+        _assert_same_ground_truth(other, ref)
 
 
 def test_missing_file_error_as_before(tmp_path):
