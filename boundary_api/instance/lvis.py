@@ -461,6 +461,10 @@ class LVISEval(_lvis_eval.LVISEval):
     Notes
     -----
     With the fast implementation ``eval['dt_pointers']`` is not filled.
+    Results read as columns (``LVISResults(gt, path)``) are evaluated from
+    their arrays, and so is a ground truth read as columns (``LVIS(path)``)
+    alongside them; lvis' ``_gts``/``_dts`` lists and the annotation dicts
+    are then made only if something reads them.
     """
 
     _state: Optional[Evaluation] = None
