@@ -15,6 +15,7 @@ imported from here too.  Every name is loaded when first used, so that
 ``boundary_api.panoptic`` does not pay for pycocotools, nor the instance
 evaluators for the ``lvis`` package (and its matplotlib import).
 """
+from . import masks  # the compiled kernels: a missing or broken build is reported on import
 
 from ._version import __version__
 

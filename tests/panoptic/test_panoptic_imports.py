@@ -1,21 +1,11 @@
 """What a panoptic evaluation imports: the package's own PNG decoder needs
 neither OpenCV nor Pillow, nor anything of the instance evaluators, and no
 progress bar is imported when there is no terminal to show it on."""
-import subprocess
-import sys
-import textwrap
-
-from conftest import DATA
-
-
-def _modules_after(code: str) -> set:
-    out = subprocess.run([sys.executable, "-c", textwrap.dedent(code) + "\nimport sys\nprint(' '.join(sys.modules))"],
-                         capture_output=True, text=True, check=True)
-    return set(out.stdout.strip().splitlines()[-1].split())
+from conftest import DATA, modules_after
 
 
 def test_pq_compute_imports_no_opencv_pillow_or_instance_evaluators():
-    mods = _modules_after(f"""
+    mods = modules_after(f"""
         import contextlib, io, os
         from boundary_api import pq_compute
         root = os.path.join({DATA!r}, "panoptic")
@@ -30,7 +20,7 @@ def test_pq_compute_imports_no_opencv_pillow_or_instance_evaluators():
 
 
 def test_names_of_the_package_still_load_on_first_use():
-    mods = _modules_after("""
+    mods = modules_after("""
         import boundary_api
         assert "COCOeval" in dir(boundary_api)
         from boundary_api import COCO, COCOeval, boundary_iou, LVISEval, pq_compute
