@@ -117,36 +117,64 @@ def _check_results_file(dt_data, args, gt_data) -> None:
 
 
 def _load_as_columns(args):
-    """Ground truth and results read as columns (``COCO(path)``,
-    ``loadRes(path)``), when both files are in the schemas and pass every
-    check this command makes; else None (the files are then read as dicts and
-    checked one by one, which words the problem)."""
+    """Ground truth and results read as columns (``COCO(path)`` and
+    ``loadRes(path)``, or ``LVIS(path)`` and ``LVISResults(gt, path)``), when
+    both files are in the schemas and pass every check this command makes:
+    ``(lvis, gt, dt)``; else None (the files are then read as dicts and checked
+    one by one, which words the problem)."""
     from ..instance import coco as coco_module
 
-    if args.lvis:
-        return None
     printed = io.StringIO()  # shown only if this path is taken (else the dict path prints its own)
     try:
         with contextlib.redirect_stdout(printed):
             tic = time.time()
-            gtc = coco_module.load_ground_truth_columns(args.gt, args.gt)
-            if gtc is None or _looks_like_lvis({"images": gtc.images, "categories": gtc.categories}):
-                return None
-            gt = coco_module.COCO._from_columns(gtc, tic)
-            if args.iou_type in ("segm", "boundary") and not gtc.masks_ready(args.threads):
-                return None
-            dt = gt.loadRes(args.dt)
+            gtc = None if args.lvis else coco_module.load_ground_truth_columns(args.gt, args.gt)
+            if gtc is not None and not _looks_like_lvis({"images": gtc.images, "categories": gtc.categories}):
+                loaded = _coco_columns(args, coco_module.COCO._from_columns(gtc, tic), gtc)
+            else:
+                loaded = _lvis_columns(args)
     except (ValueError, TypeError):
         return None
+    if loaded is not None and not args.quiet:
+        sys.stdout.write(printed.getvalue())
+    return loaded
+
+
+def _coco_columns(args, gt, gtc):
+    if args.iou_type in ("segm", "boundary") and not gtc.masks_ready(args.threads):
+        return None
+    dt = gt.loadRes(args.dt)
     cols = dt._columns
     if cols is None or (args.iou_type in ("segm", "boundary") and not cols.has_segmentation):
         return None
-    used, _ = np.unique(cols.category_id, return_counts=True)
-    if not set(used.tolist()) <= gt.cats.keys():
-        return None  # unknown categories: an error here, worded by the dict path
-    if not args.quiet:
-        sys.stdout.write(printed.getvalue())
-    return gt, dt
+    if not _known_categories(cols, gt):
+        return None
+    return False, gt, dt
+
+
+def _lvis_columns(args):
+    from ..instance._gt_columns import load_ground_truth_columns
+    from ..instance.lvis import LVIS
+
+    gtc = load_ground_truth_columns(args.gt, args.gt, lvis=True)
+    if gtc is None or not (args.lvis or _looks_like_lvis({"images": gtc.images, "categories": gtc.categories})):
+        return None
+    if args.iou_type in ("segm", "boundary") and not gtc.masks_ready(args.threads):
+        return None
+    with quiet(args.quiet):
+        gt = LVIS._from_columns(gtc)
+    dt = _lvis_results_as_columns(args, gt, _lvis_max_dets(args))
+    return None if dt is None else (True, gt, dt)
+
+
+def _known_categories(cols, gt) -> bool:
+    """Whether every result's category is in the ground truth (else the dict
+    path words the error)."""
+    return set(np.unique(cols.category_id).tolist()) <= gt.cats.keys()
+
+
+def _lvis_max_dets(args) -> int:
+    return args.max_dets if args.max_dets is not None else 300
 
 
 def _lvis_results_as_columns(args, gt, max_dets: int):
@@ -163,9 +191,7 @@ def _lvis_results_as_columns(args, gt, max_dets: int):
     cols = dt._columns
     if cols is None or (args.iou_type in ("segm", "boundary") and not cols.has_segmentation):
         return None
-    if not set(np.unique(cols.category_id).tolist()) <= gt.cats.keys():
-        return None  # unknown categories: an error here, worded by the dict path
-    return dt
+    return dt if _known_categories(cols, gt) else None
 
 
 def run(args) -> int:
@@ -177,36 +203,30 @@ def run(args) -> int:
     tic = time.time()
     loaded = _load_as_columns(args)
     if loaded is not None:
-        gt, dt = loaded
-        _evaluate_coco(args, gt, dt, COCOeval, inputs, tic)
+        lvis, gt, dt = loaded
+        if lvis:
+            _evaluate_lvis(args, gt, dt, inputs, tic)
+        else:
+            _evaluate_coco(args, gt, dt, COCOeval, inputs, tic)
         return 0
     gt_data = read_json(args.gt, "ground truth")
     lvis = args.lvis or _looks_like_lvis(gt_data)
     check_instances_dataset(gt_data, args.gt, lvis=lvis, warn_empty=False)  # warned when loaded below
     if args.iou_type in ("segm", "boundary"):
         _check_ground_truth_masks(gt_data, args)
-    iou = args.iou_type
-    label = LABELS[iou] + (f" (dilation ratio {args.dilation_ratio:g})" if iou == "boundary" else "")
     if lvis:
-        from ..instance.lvis import LVIS, LVISEval, LVISResults
+        from ..instance.lvis import LVIS, LVISResults
 
-        max_dets = args.max_dets if args.max_dets is not None else 300
+        max_dets = _lvis_max_dets(args)
         with quiet(args.quiet):
             gt = LVIS(args.gt, _loaded=gt_data)
             dt = _lvis_results_as_columns(args, gt, max_dets)
         if dt is None:
             dt_data = read_json(args.dt, "results")
             _check_results_file(dt_data, args, gt_data)
-        with quiet(args.quiet):
-            if dt is None:
+            with quiet(args.quiet):
                 dt = LVISResults(gt, args.dt, max_dets=max_dets, _loaded=dt_data)
-            ev = LVISEval(gt, dt, iou_type=iou, max_dets=max_dets, dilation_ratio=args.dilation_ratio,
-                          use_fast_impl=not args.slow, num_threads=args.threads)
-            ev.params.rec_thrs = np.linspace(0.0, 1.0, args.rec_thrs)
-            ev.run()
-        print(f"LVIS {label}, up to {max_dets} detections per image:")
-        ev.print_results()
-        metrics = dict(ev.get_results())
+        _evaluate_lvis(args, gt, dt, inputs, tic)
     else:
         dt_data = read_json(args.dt, "results")
         _check_results_file(dt_data, args, gt_data)
@@ -214,9 +234,23 @@ def run(args) -> int:
             gt = COCO.from_dataset(gt_data, args.gt)
             dt = gt.loadRes(dt_data, _source=args.dt)
         _evaluate_coco(args, gt, dt, COCOeval, inputs, tic)
-        return 0
-    _report(args, ev, gt, metrics, lvis, max_dets, inputs, tic)
     return 0
+
+
+def _evaluate_lvis(args, gt, dt, inputs, tic) -> None:
+    from ..instance.lvis import LVISEval
+
+    iou = args.iou_type
+    label = LABELS[iou] + (f" (dilation ratio {args.dilation_ratio:g})" if iou == "boundary" else "")
+    max_dets = _lvis_max_dets(args)
+    with quiet(args.quiet):
+        ev = LVISEval(gt, dt, iou_type=iou, max_dets=max_dets, dilation_ratio=args.dilation_ratio,
+                      use_fast_impl=not args.slow, num_threads=args.threads)
+        ev.params.rec_thrs = np.linspace(0.0, 1.0, args.rec_thrs)
+        ev.run()
+    print(f"LVIS {label}, up to {max_dets} detections per image:")
+    ev.print_results()
+    _report(args, ev, gt, dict(ev.get_results()), True, max_dets, inputs, tic)
 
 
 def _evaluate_coco(args, gt, dt, COCOeval, inputs, tic) -> None:

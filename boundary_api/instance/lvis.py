@@ -143,6 +143,14 @@ class LVIS(_CheckedJson, _lvis.LVIS):
         self._preloaded = {path: dataset}
         super().__init__(path)
 
+    @classmethod
+    def _from_columns(cls, columns) -> "LVIS":
+        """A ground truth already read as columns (the command line reads the
+        file once to choose between COCO and LVIS)."""
+        self = cls.__new__(cls)
+        self._set_columns(columns)
+        return self
+
     def _set_columns(self, columns) -> None:
         """lvis' ``__init__`` for a ground truth read as columns: ``imgs``
         and ``cats`` indexed now (with lvis' log messages), the annotation

@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+import boundary_api.instance._gt_columns as gt_columns_module
 import boundary_api.instance.coco as coco_module
 from boundary_api.cli import main
 from boundary_api.instance.cocoeval import COCOeval
@@ -55,7 +56,7 @@ LVIS_DT = LVIS_DATA / "lvis_val_100_results_jitter.json"
 
 
 @pytest.mark.parametrize("iou_type", ["boundary", "segm", "bbox"])
-def test_lvis_results_as_columns_give_the_same_document(tmp_path, monkeypatch, iou_type):
+def test_lvis_files_as_columns_give_the_same_document(tmp_path, monkeypatch, iou_type):
     import boundary_api.instance.lvis as lvis_module
 
     gt, dt = LVIS_GT, str(LVIS_DT)
@@ -63,17 +64,24 @@ def test_lvis_results_as_columns_give_the_same_document(tmp_path, monkeypatch, i
     evaluate = lvis_module.LVISEval.evaluate
 
     def spy(self):
-        seen.append(self.lvis_dt._columns is not None)
+        seen.append((self.lvis_gt.__dict__.get("_gt_columns") is not None, self.lvis_dt._columns is not None))
         return evaluate(self)
 
     monkeypatch.setattr(lvis_module.LVISEval, "evaluate", spy)
     fast_json, slow_json = tmp_path / "fast.json", tmp_path / "slow.json"
     fast = _run(["--gt", gt, "--dt", dt, "--iou-type", iou_type, "--json-out", str(fast_json)])
-    assert seen[-1] is True
+    assert seen[-1] == (True, True)
     with monkeypatch.context() as m:
+        m.setattr(gt_columns_module, "load_ground_truth_columns", lambda *a, **k: None)
         m.setattr(lvis_module, "load_result_columns", lambda *a, **k: None)
         slow = _run(["--gt", gt, "--dt", dt, "--iou-type", iou_type, "--json-out", str(slow_json)])
-    assert seen[-1] is False
+    assert seen[-1] == (False, False)
+    # results outside the schema: both files are read as dicts, as for COCO
+    with monkeypatch.context() as m:
+        m.setattr(lvis_module, "load_result_columns", lambda *a, **k: None)
+        mixed = _run(["--gt", gt, "--dt", dt, "--iou-type", iou_type])
+    assert seen[-1] == (False, False)
+    assert mixed == slow
     a, b = json.loads(fast_json.read_text()), json.loads(slow_json.read_text())
     a.pop("created", None), b.pop("created", None)
     assert a == b
