@@ -13,6 +13,8 @@ It only accepts a narrow, common schema (see :func:`scan_results`); for
 anything else it returns ``None`` and leaves the buffer untouched, so that the
 caller can hand the same bytes to a general JSON parser, which also words any
 error.  It never raises for bad input and never reads outside the buffer.
+A large file may be scanned in chunks on several threads, with the very same
+outcome as on one (see :func:`scan_results`).
 """
 
 from libc.stdint cimport int64_t, int32_t, uint8_t, uint32_t, uint64_t
@@ -708,8 +710,7 @@ cdef void _cols_copy(Cols* dst, Py_ssize_t at, Cols* src, Py_ssize_t n) noexcept
 cdef class _SplitScan:
     """The state of one split scan: chunk starts, per-chunk columns and statuses.
 
-    Its methods take a range of chunk indices (the signature of
-    :func:`boundary_api._parallel.run_ranges`) and run without the GIL; the C
+    Its methods take a range of chunk indices and run without the GIL; the C
     blocks still owned when it dies are freed then.
     """
     cdef unsigned char* base
@@ -774,36 +775,38 @@ cdef int _split_scan(_SplitScan job, unsigned char* base, Py_ssize_t size, int n
     would refuse it; the buffer untouched), 4 when the split proved nothing
     (the buffer untouched; the caller scans the whole file).
     """
-    from boundary_api._parallel import run_ranges
+    from concurrent.futures import ThreadPoolExecutor
 
     cdef Py_ssize_t i, k = job.k, total = 0
     cdef int s
     job.base = base
     job.size = size
     ranges = [(i, i + 1) for i in range(k)]
-    run_ranges(job.scan, ranges, num_threads)
-    for i in range(k):
-        s = job.status[i]
-        if s == 0:
-            continue
-        # chunks 0..i-1 passed and led exactly to chunk i's start, so the
-        # whole-file scan reaches chunk i's start too and refuses what chunk i refused
-        if s == 1:
+    # one pool for both passes (threads start once)
+    with ThreadPoolExecutor(max_workers=min(num_threads, k)) as pool:
+        list(pool.map(job.scan, *zip(*ranges)))
+        for i in range(k):
+            s = job.status[i]
+            if s == 0:
+                continue
+            # chunks 0..i-1 passed and led exactly to chunk i's start, so the
+            # whole-file scan reaches chunk i's start too and refuses what chunk i refused
+            if s == 1:
+                if trace is not None:
+                    trace.append(("refused", k, i))
+                return 1
             if trace is not None:
-                trace.append(("refused", k, i))
-            return 1
-        if trace is not None:
-            trace.append(("fallback", k, i))
-        return 4
-    for i in range(k):
-        job.offs[i] = total
-        total += job.ns[i]
-    if not _cols_resize_outputs(&job.cols[0], total):
-        if trace is not None:
-            trace.append(("fallback", k, -1))
-        return 4
-    # from here on the buffer changes: every chunk passed and every start is proven
-    run_ranges(job.finish, ranges, num_threads)
+                trace.append(("fallback", k, i))
+            return 4
+        for i in range(k):
+            job.offs[i] = total
+            total += job.ns[i]
+        if not _cols_resize_outputs(&job.cols[0], total):
+            if trace is not None:
+                trace.append(("fallback", k, -1))
+            return 4
+        # from here on the buffer changes: every chunk passed and every start is proven
+        list(pool.map(job.finish, *zip(*ranges)))
     n_out[0] = total
     if trace is not None:
         trace.append(("split", k, -1))
