@@ -250,8 +250,12 @@ def test_load_result_columns_same_for_every_thread_count(monkeypatch):
     gt = COCO(COCO_GT)
     one = load_result_columns(gt, COCO_DT, COCO_DT, num_threads=1)
     monkeypatch.setattr(_scan, "MIN_PARALLEL_BYTES", 1)
+    # the real scanner, recording which way it went
+    traces, scan = [], _scan.scan_results
+    monkeypatch.setattr(_scan, "scan_results", lambda buf, k: scan(buf, k, _trace=traces))
     for k in (2, 3):
         got = load_result_columns(gt, COCO_DT, COCO_DT, num_threads=k)
+        assert traces.pop() == ("split", k, -1)
         assert got.n == one.n and got.kind == one.kind
         for key in ("image_id", "category_id", "score", "bbox", "area", "seg_h", "seg_w",
                     "counts_start", "counts_len", "int_kind", "key_order", "mask_area"):
