@@ -781,10 +781,9 @@ cdef int _split_scan(_SplitScan job, unsigned char* base, Py_ssize_t size, int n
     cdef int s
     job.base = base
     job.size = size
-    ranges = [(i, i + 1) for i in range(k)]
-    # one pool for both passes (threads start once)
+    # chunk i is the range [i, i + 1); one pool for both passes (threads start once)
     with ThreadPoolExecutor(max_workers=min(num_threads, k)) as pool:
-        list(pool.map(job.scan, *zip(*ranges)))
+        list(pool.map(job.scan, range(k), range(1, k + 1)))
         for i in range(k):
             s = job.status[i]
             if s == 0:
@@ -806,7 +805,7 @@ cdef int _split_scan(_SplitScan job, unsigned char* base, Py_ssize_t size, int n
                 trace.append(("fallback", k, -1))
             return 4
         # from here on the buffer changes: every chunk passed and every start is proven
-        list(pool.map(job.finish, *zip(*ranges)))
+        list(pool.map(job.finish, range(k), range(1, k + 1)))
     n_out[0] = total
     if trace is not None:
         trace.append(("split", k, -1))
