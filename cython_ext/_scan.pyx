@@ -649,6 +649,8 @@ cdef void _unescape(unsigned char* base, Cols* cols, Py_ssize_t n) noexcept nogi
 
 #: files below this size are scanned on one thread (a split costs thread starts)
 MIN_PARALLEL_BYTES = 8 << 20
+#: at most this many chunks (and threads) whatever ``num_threads`` says
+MAX_CHUNKS = 256
 
 
 cdef inline bint _is_ws(unsigned char c) noexcept nogil:
@@ -837,9 +839,9 @@ def scan_results(unsigned char[::1] buf not None, num_threads=1, *, _min_paralle
         the buffer is left exactly as it was.
     num_threads : int, default 1
         Threads to scan with.  A file of at least :data:`MIN_PARALLEL_BYTES`
-        is cut into ``num_threads`` chunks at likely object starts, scanned
-        side by side; the result (columns, offsets, buffer) is the same as on
-        one thread for every input.  A cut that the scan does not confirm as
+        is cut into ``num_threads`` chunks (at most :data:`MAX_CHUNKS`) at
+        likely object starts, scanned side by side; the result (columns,
+        offsets, buffer) is the same as on one thread for every input.  A cut that the scan does not confirm as
         an object start (one inside a string, say) makes it scan the whole
         file on one thread instead.
     _min_parallel_bytes : int, optional
@@ -913,7 +915,7 @@ def scan_results(unsigned char[::1] buf not None, num_threads=1, *, _min_paralle
     if num_threads > 1 and size >= min_bytes and _head(base, size, &first) == 0:
         # chunk starts: the first object, then one candidate in each further
         # k-th of the file (none when that part has no candidate)
-        k = num_threads
+        k = min(num_threads, MAX_CHUNKS)
         starts = [first]
         cand = first
         for i in range(1, k):

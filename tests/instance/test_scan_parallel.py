@@ -264,3 +264,12 @@ def test_load_result_columns_same_for_every_thread_count(monkeypatch):
             if a is not None:
                 assert a.dtype == b.dtype and a.tobytes() == b.tobytes(), key
         assert bytes(got.buf) == bytes(one.buf)
+
+
+def test_absurd_thread_count_is_capped():
+    data = _many_small(300)
+    trace = []
+    cols = _scan.scan_results(bytearray(data), 10 ** 9, _min_parallel_bytes=1, _trace=trace)
+    assert trace == [("split", _scan.MAX_CHUNKS, -1)]
+    ref, ref_buf, _ = scan_same(data, threads=())
+    assert all(cols[key].tobytes() == ref[key].tobytes() for key in ref)
