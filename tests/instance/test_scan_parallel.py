@@ -9,7 +9,9 @@ small, so the split is forced with ``_min_parallel_bytes=1``; ``_trace`` tells
 which way each scan went, so that the tests also prove that the split itself
 (not only its fallback) runs.
 """
+import ctypes
 import json
+import mmap
 import random
 
 import numpy as np
@@ -20,13 +22,14 @@ from hypothesis import strategies as st
 from boundary_api.instance import _scan
 from boundary_api.instance._columns import load_result_columns
 from conftest import COCO_DT, COCO_GT, LVIS_DT
-from test_scan import REFUSED, RLE_ALPHABET, SMALL, assert_columns, dump_raw, result_list
+from test_scan import PAGE, REFUSED, RLE_ALPHABET, SMALL, _libc, assert_columns, dump_raw, result_list
 
 THREADS = (2, 3, 5)
 # counts alphabets: pycocotools' characters; escape-heavy; characters that
 # build false object starts ("},{" and friends) inside strings
 TRICKY = '},{ "\\/'
 ALPHABETS = [RLE_ALPHABET, "\\\"/0aO", TRICKY + "ab", '},{"image_id":1,"score":2']
+FALSE_STARTS = ["},{", "} , {", "a", "\\", "/", '},{"image_id":1,"category_id":2,"score":3}']
 
 
 def scan_same(data, threads=THREADS, min_bytes=1):
@@ -76,7 +79,10 @@ def results_file(draw):
         for obj in part:
             seg = obj.get("segmentation")
             if seg is not None:
-                seg["counts"] = draw(st.text(alphabet=draw(st.sampled_from(ALPHABETS)), max_size=60))
+                seg["counts"] = draw(st.one_of(
+                    st.text(alphabet=draw(st.sampled_from(ALPHABETS)), max_size=60),
+                    # false object starts, often: the candidate search lands in strings
+                    st.lists(st.sampled_from(FALSE_STARTS), max_size=30).map("".join)))
         results.extend(part)
     rnd = draw(st.randoms(use_true_random=False))
     return dump_raw(results, rnd).encode()
@@ -273,3 +279,35 @@ def test_absurd_thread_count_is_capped():
     assert trace == [("split", _scan.MAX_CHUNKS, -1)]
     ref, ref_buf, _ = scan_same(data, threads=())
     assert all(cols[key].tobytes() == ref[key].tobytes() for key in ref)
+
+
+def test_split_scan_stays_inside_the_buffer():
+    # every truncation, placed right before / right after a PROT_NONE page: a
+    # read outside the buffer (candidate search, chunk scan) would fault
+    full = _many_small(1)
+    for cut in range(1, len(full) + 1):
+        data = full[:cut]
+        want, want_buf, _ = scan_same(data, threads=())
+        npages = (len(data) + PAGE - 1) // PAGE + 1
+        for at_end in (True, False):
+            m = mmap.mmap(-1, (npages + 1) * PAGE)
+            anchor = ctypes.c_char.from_buffer(m)
+            addr = ctypes.addressof(anchor)
+            del anchor
+            guard = addr + npages * PAGE if at_end else addr
+            assert _libc.mprotect(guard, PAGE, 0) == 0
+            lo = npages * PAGE - len(data) if at_end else PAGE
+            view = memoryview(m)[lo:lo + len(data)]
+            view[:] = data
+            try:
+                for k in (2, 3):
+                    view[:] = data
+                    got = _scan.scan_results(view, k, _min_parallel_bytes=1)
+                    assert (got is None) == (want is None)
+                    assert bytes(view) == bytes(want_buf)
+                    if got is not None:
+                        assert all(got[key].tobytes() == want[key].tobytes() for key in want)
+            finally:
+                view.release()
+                assert _libc.mprotect(guard, PAGE, 3) == 0
+                m.close()
