@@ -11,11 +11,11 @@ extraction and the IoU step in Cython.
 >>> ev.evaluate(); ev.accumulate(); ev.summarize()       # doctest: +SKIP
 
 ``LVIS``, ``LVISResults``, ``LVISEval`` and ``pq_compute`` (panoptic) are
-imported from here too; they load the ``lvis`` package (and its matplotlib
-import) or the panoptic module only when first used.
+imported from here too.  Every name is loaded when first used, so that
+``boundary_api.panoptic`` does not pay for pycocotools, nor the instance
+evaluators for the ``lvis`` package (and its matplotlib import).
 """
-from .instance import COCO, AnnotationCache, COCOeval, cache_for
-from .masks import boundary_iou, dilation_pixels, mask_to_boundary, rle_to_boundary
+from . import masks  # the compiled kernels: a missing or broken build is reported on import
 
 from ._version import __version__
 
@@ -34,7 +34,12 @@ __all__ = [
     "cache_for",
 ]
 
-_LAZY = {"LVIS": "instance.lvis", "LVISResults": "instance.lvis", "LVISEval": "instance.lvis", "pq_compute": "panoptic"}
+_LAZY = {
+    "COCO": "instance", "COCOeval": "instance", "AnnotationCache": "instance", "cache_for": "instance",
+    "LVIS": "instance.lvis", "LVISResults": "instance.lvis", "LVISEval": "instance.lvis",
+    "pq_compute": "panoptic",
+    "boundary_iou": "masks", "dilation_pixels": "masks", "mask_to_boundary": "masks", "rle_to_boundary": "masks",
+}
 
 
 def __getattr__(name):
@@ -45,3 +50,7 @@ def __getattr__(name):
         globals()[name] = value
         return value
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def __dir__():
+    return sorted(set(globals()) | set(__all__))

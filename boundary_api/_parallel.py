@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import os
+import sys
 from concurrent.futures import ThreadPoolExecutor
 from typing import Callable, List, Optional, Sequence, Tuple
 
@@ -43,6 +44,20 @@ def split_by_cost(costs: np.ndarray, parts: int) -> List[Range]:
     return [(int(a), int(b)) for a, b in zip(bounds[:-1], bounds[1:]) if b > a]
 
 
+def progress_bar(total: Optional[int], desc: str, unit: str = "it"):
+    """A tqdm bar on standard error when it is a terminal, else None (tqdm is
+    then not even imported: it costs tens of milliseconds, more than a small
+    evaluation)."""
+    try:
+        if sys.stderr is None or not sys.stderr.isatty():
+            return None
+    except (AttributeError, ValueError):  # replaced or closed stream
+        return None
+    from tqdm.auto import tqdm
+
+    return tqdm(total=total, desc=desc, unit=unit, leave=False)
+
+
 def run_ranges(fn: Callable[[int, int], object], ranges: Sequence[Range], num_threads: int,
                progress: Optional[str] = None, total: Optional[int] = None) -> list:
     """Call ``fn(lo, hi)`` for every range, on up to ``num_threads`` threads.
@@ -50,11 +65,7 @@ def run_ranges(fn: Callable[[int, int], object], ranges: Sequence[Range], num_th
     Results come back in range order.  ``progress`` names a tqdm bar, shown
     when stderr is a terminal (``total`` counts the items of all ranges).
     """
-    bar = None
-    if progress is not None:
-        from tqdm.auto import tqdm
-
-        bar = tqdm(total=total, desc=progress, unit="it", leave=False, disable=None)
+    bar = None if progress is None else progress_bar(total, progress)
 
     def call(r: Range):
         out = fn(*r)

@@ -17,7 +17,7 @@ from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_GET_SIZE, PyBytes_FromStri
 from cpython.unicode cimport PyUnicode_Check, PyUnicode_AsUTF8AndSize
 from cpython.bytes cimport PyBytes_Check
 from libc.stdint cimport int64_t, uint64_t, int32_t, uint8_t
-from libc.stdlib cimport malloc, realloc, free
+from libc.stdlib cimport malloc, calloc, realloc, free
 from libc.string cimport memset, memcpy
 
 import numpy as np
@@ -42,6 +42,7 @@ cdef extern from *:
 include "_rle.pxi"        # buffers, RLE string codec, interval geometry, string tables
 include "_boundary.pxi"   # boundary extraction (erosion by a square on run lengths)
 include "_iou.pxi"        # the IoU step of the instance evaluators
+include "_png.pxi"        # PNG decoding: inflater, chunks, row filters (panoptic and Cityscapes readers)
 include "_panoptic.pxi"   # panoptic id maps: segment runs, pair counts, boundaries
 include "_cityscapes.pxi" # Cityscapes instance masks: pixel and boundary counts per ground-truth index
 include "_semantic.pxi"   # semantic label maps: confusion counts and per-class boundaries

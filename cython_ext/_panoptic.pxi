@@ -434,3 +434,66 @@ def pan_segment_boundaries(const uint32_t[:, ::1] ids, const uint32_t[::1] sel, 
     if err:
         raise MemoryError()
     return bmap, area
+
+
+def pan_png_ids(const uint8_t[::1] png, uint8_t[::1] scratch=None, uint32_t[::1] out=None):
+    """Segment ids of a panoptic PNG file, decoded natively, or None.
+
+    Parameters
+    ----------
+    png : bytes-like
+        The whole file.
+    scratch : uint8 ndarray, optional
+        Working memory reused from call to call (used when large enough,
+        else memory is allocated for the call).
+    out : uint32 ndarray, optional
+        Where to write the ids when it has room for them; the result is then
+        a view of it (valid until it is reused).
+
+    Returns
+    -------
+    (H, W) uint32 ndarray or None
+        ``R + 256 G + 65536 B`` of an 8-bit RGB or RGBA image (alpha
+        ignored); the sample of an 8- or 16-bit greyscale image.  None for
+        any other file: interlaced, palette, grey with alpha, 16-bit colour,
+        with a transparency chunk, a wrong CRC or malformed (the caller
+        decodes those, or reports them, another way).
+
+    Raises
+    ------
+    MemoryError
+        If the image does not fit in memory.
+    """
+    cdef _PngInfo info
+    cdef int kind, status
+    cdef Py_ssize_t n = png.shape[0], need
+    cdef uint32_t[::1] o
+    cdef uint8_t[::1] w
+    if n == 0:
+        return None
+    with nogil:
+        kind = _png_parse(&png[0], n, &info)
+    if kind == 0:
+        return None
+    if kind < 0:
+        raise MemoryError()
+    try:
+        need = _png_scratch_size(&info, kind)
+        if scratch is not None and scratch.shape[0] >= need:
+            w = scratch
+        else:
+            w = np.empty(need, np.uint8)
+        if out is not None and out.shape[0] >= info.height * info.width:
+            ids = np.asarray(out)[:info.height * info.width].reshape(info.height, info.width)
+        else:
+            ids = np.empty((info.height, info.width), np.uint32)
+    except MemoryError:
+        free(info.zbuf)
+        raise
+    o = ids.reshape(-1)
+    with nogil:
+        status = _png_decode_words(&info, kind, &o[0], &w[0])
+        free(info.zbuf)
+    if status:
+        return None
+    return ids

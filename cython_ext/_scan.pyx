@@ -1068,8 +1068,8 @@ cdef enum:
     M_CAT = 1 << KC_ID
     M_ANN = ((1 << KC_ID) | (1 << KC_IMAGE_ID) | (1 << KC_CATEGORY_ID) | (1 << KC_AREA)
              | (1 << KC_ISCROWD) | (1 << KC_BBOX) | (1 << KC_IGNORE) | (1 << KC_SEGMENTATION))
-    M_ANN_REQUIRED = ((1 << KC_ID) | (1 << KC_IMAGE_ID) | (1 << KC_CATEGORY_ID) | (1 << KC_AREA)
-                      | (1 << KC_ISCROWD))
+    # (``iscrowd`` is optional: LVIS annotations have none; ``ann_has_iscrowd`` says which do)
+    M_ANN_REQUIRED = (1 << KC_ID) | (1 << KC_IMAGE_ID) | (1 << KC_CATEGORY_ID) | (1 << KC_AREA)
     M_RLE = (1 << KC_SIZE) | (1 << KC_COUNTS)
 
 # nesting limit of the whole document (the top-level object is level 1)
@@ -1104,6 +1104,7 @@ cdef enum:
     C_ANN_POLY_OFF
     C_RLE_COUNTS
     C_ANN_RLE_OFF
+    C_ANN_HAS_CROWD   # uint8
     NCOL
 
 
@@ -1126,7 +1127,7 @@ cdef struct GT:
     Vec col[NCOL]
     KeySet top
     KeySet obj
-    int64_t span[4]   # images [start, end), categories [start, end)
+    int64_t span[6]   # images, categories, annotations: [start, end) each
     bint nomem
 
 
@@ -1835,7 +1836,8 @@ cdef cptr _annotation(cptr p, cptr end, cptr base, GT* g) noexcept nogil:
             and _pi(g, C_ANN_CLEN, cse[1] if kind == 2 else 0)
             and _pu(g, C_ANN_CESC, escaped)
             and _pi(g, C_ANN_POLY_OFF, g.col[C_POLY_OFF].n - 1)
-            and _pi(g, C_ANN_RLE_OFF, g.col[C_RLE_COUNTS].n)):
+            and _pi(g, C_ANN_RLE_OFF, g.col[C_RLE_COUNTS].n)
+            and _pu(g, C_ANN_HAS_CROWD, 1 if seen & (1u << KC_ISCROWD) else 0)):
         return NULL
     return p
 
@@ -1890,8 +1892,8 @@ cdef int _gt(cptr base, Py_ssize_t size, GT* g) noexcept nogil:
                 seen |= 1u << code
                 start = p
                 p = _array_of(p, end, base, g, code)
-                if p != NULL and code != KC_ANNOTATIONS:
-                    k = 0 if code == KC_IMAGES else 2
+                if p != NULL:
+                    k = 0 if code == KC_IMAGES else (2 if code == KC_CATEGORIES else 4)
                     g.span[k] = start - base
                     g.span[k + 1] = p - base
         if p != NULL:
@@ -1929,7 +1931,7 @@ _GT_COLUMNS = (
     ("ann_counts_len", np.int64, 2, 1), ("ann_counts_escaped", np.uint8, 2, 1),
     ("poly_coords", np.float64, 3, 1), ("poly_off", np.int64, 3, 1),
     ("ann_poly_off", np.int64, 3, 1), ("rle_counts", np.int64, 3, 1),
-    ("ann_rle_off", np.int64, 3, 1),
+    ("ann_rle_off", np.int64, 3, 1), ("ann_has_iscrowd", np.uint8, 2, 1),
 )
 
 
@@ -1958,8 +1960,8 @@ def scan_ground_truth(const unsigned char[::1] buf not None):
         outside the schema per such object.  Images need ``id``, ``height``,
         ``width`` (integer tokens of at most 18 digits, sizes >= 1),
         categories ``id``; annotations ``id``, ``image_id``, ``category_id``
-        (integer tokens), ``area`` (a number), ``iscrowd`` (the integer token
-        0 or 1), optionally ``bbox`` (exactly 4 numbers), ``ignore`` (a
+        (integer tokens), ``area`` (a number), optionally ``iscrowd`` (the
+        integer token 0 or 1; LVIS has none), ``bbox`` (exactly 4 numbers), ``ignore`` (a
         number, ``true`` or ``false``) and ``segmentation``: polygons (an
         array of arrays of numbers) or an RLE object with exactly ``size``
         (2 integer tokens) and ``counts`` (a string of bytes 0x20..0x7f,
@@ -1972,11 +1974,12 @@ def scan_ground_truth(const unsigned char[::1] buf not None):
         Otherwise a dict with, for I images, C categories, A annotations,
         P polygons:
 
-        ``images_span``, ``categories_span`` : int64 (2,), ``[start, end)`` of
-            the array values in ``buf``
+        ``images_span``, ``categories_span``, ``annotations_span`` : int64 (2,),
+            ``[start, end)`` of the array values in ``buf``
         ``img_id``, ``img_height``, ``img_width`` : int64 (I,)
         ``cat_id`` : int64 (C,)
         ``ann_id``, ``ann_image_id``, ``ann_category_id``, ``ann_iscrowd`` : int64 (A,)
+            (``ann_iscrowd`` 0 where absent; ``ann_has_iscrowd`` uint8 says where present)
         ``ann_area`` : float64 (A,), ``float`` of the value
         ``ann_bbox`` : float64 (A, 4), zeros where absent; ``ann_has_bbox`` uint8
         ``ann_ignore`` : uint8, 0 absent, 1 falsy, 2 truthy
@@ -2025,7 +2028,8 @@ def scan_ground_truth(const unsigned char[::1] buf not None):
     counts[2] = g.col[C_ANN_ID].n
     try:
         out = {"images_span": np.array([g.span[0], g.span[1]], np.int64),
-               "categories_span": np.array([g.span[2], g.span[3]], np.int64)}
+               "categories_span": np.array([g.span[2], g.span[3]], np.int64),
+               "annotations_span": np.array([g.span[4], g.span[5]], np.int64)}
         for c in range(NCOL):
             name, dtype, which, width = _GT_COLUMNS[c]
             n = g.col[c].n if which == 3 else counts[which]

@@ -2,6 +2,9 @@
 reference implementation's expected metrics for it."""
 import json
 import os
+import subprocess
+import sys
+import textwrap
 
 import pytest
 
@@ -41,3 +44,10 @@ def identical(a: dict, b: dict) -> bool:
 def quiet(capsys):
     """Swallow pycocotools' prints; yields capsys for tests that read them."""
     yield capsys
+
+
+def modules_after(code: str) -> set:
+    """Names in ``sys.modules`` after running ``code`` in a fresh interpreter."""
+    out = subprocess.run([sys.executable, "-c", textwrap.dedent(code) + "\nimport sys\nprint(' '.join(sys.modules))"],
+                         capture_output=True, text=True, check=True)
+    return set(out.stdout.strip().splitlines()[-1].split())

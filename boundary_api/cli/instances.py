@@ -149,6 +149,25 @@ def _load_as_columns(args):
     return gt, dt
 
 
+def _lvis_results_as_columns(args, gt, max_dets: int):
+    """LVIS results read as columns (``LVISResults(gt, path)``) when the file
+    is in the schema and passes every check this command makes; else None
+    (the file is then read as dicts and checked one by one, which words the
+    problem)."""
+    from ..instance.lvis import LVISResults
+
+    try:
+        dt = LVISResults(gt, args.dt, max_dets=max_dets)
+    except (ValueError, TypeError):
+        return None
+    cols = dt._columns
+    if cols is None or (args.iou_type in ("segm", "boundary") and not cols.has_segmentation):
+        return None
+    if not set(np.unique(cols.category_id).tolist()) <= gt.cats.keys():
+        return None  # unknown categories: an error here, worded by the dict path
+    return dt
+
+
 def run(args) -> int:
     from ..instance.coco import COCO
     from ..instance.cocoeval import COCOeval
@@ -166,8 +185,6 @@ def run(args) -> int:
     check_instances_dataset(gt_data, args.gt, lvis=lvis, warn_empty=False)  # warned when loaded below
     if args.iou_type in ("segm", "boundary"):
         _check_ground_truth_masks(gt_data, args)
-    dt_data = read_json(args.dt, "results")
-    _check_results_file(dt_data, args, gt_data)
     iou = args.iou_type
     label = LABELS[iou] + (f" (dilation ratio {args.dilation_ratio:g})" if iou == "boundary" else "")
     if lvis:
@@ -176,7 +193,13 @@ def run(args) -> int:
         max_dets = args.max_dets if args.max_dets is not None else 300
         with quiet(args.quiet):
             gt = LVIS(args.gt, _loaded=gt_data)
-            dt = LVISResults(gt, args.dt, max_dets=max_dets, _loaded=dt_data)
+            dt = _lvis_results_as_columns(args, gt, max_dets)
+        if dt is None:
+            dt_data = read_json(args.dt, "results")
+            _check_results_file(dt_data, args, gt_data)
+        with quiet(args.quiet):
+            if dt is None:
+                dt = LVISResults(gt, args.dt, max_dets=max_dets, _loaded=dt_data)
             ev = LVISEval(gt, dt, iou_type=iou, max_dets=max_dets, dilation_ratio=args.dilation_ratio,
                           use_fast_impl=not args.slow, num_threads=args.threads)
             ev.params.rec_thrs = np.linspace(0.0, 1.0, args.rec_thrs)
@@ -185,6 +208,8 @@ def run(args) -> int:
         ev.print_results()
         metrics = dict(ev.get_results())
     else:
+        dt_data = read_json(args.dt, "results")
+        _check_results_file(dt_data, args, gt_data)
         with quiet(args.quiet):
             gt = COCO.from_dataset(gt_data, args.gt)
             dt = gt.loadRes(dt_data, _source=args.dt)

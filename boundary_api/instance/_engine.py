@@ -348,6 +348,7 @@ class Evaluation:
             annotations of these categories, in this order.
         max_det : int or None
         crowd_key : str or None
+            None: no ground truth is a crowd (lvis), columns included.
         dt_keep : ndarray of bool, optional
             Per row of ``columns``: whether the row is a candidate at all
             (lvis' area and federated selection); default every row.
@@ -446,7 +447,10 @@ class Evaluation:
             self.gt_id = gt_columns.ann_id[r].astype(np.float64)
             self.gt_area = np.ascontiguousarray(gt_columns.area[r])
             self.gt_ignore = np.asarray(gt_ignore, bool)[r].astype(np.uint8)
-            self.gt_crowd = (gt_columns.iscrowd[r] != 0).astype(np.uint8)
+            if crowd_key is None:
+                self.gt_crowd = np.zeros(len(r), np.uint8)
+            else:
+                self.gt_crowd = (gt_columns.iscrowd[r] != 0).astype(np.uint8)
         else:
             gts = self.gt_anns
             self.gt_id = _id_values(gts, "ground truth")

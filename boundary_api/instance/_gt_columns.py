@@ -44,6 +44,9 @@ class GroundTruthColumns:
     ----------
     n : int
     ann_id, image_id, category_id, iscrowd : ndarray of int64
+        (``iscrowd`` is 0 where the annotation has none)
+    has_iscrowd : ndarray of bool
+        The annotation has an ``iscrowd`` (LVIS annotations have none).
     area : ndarray of float64
     bbox : ndarray of float64, shape (n, 4); ``has_bbox`` says where present
     own_ignore : ndarray of bool
@@ -69,6 +72,7 @@ class GroundTruthColumns:
         self.image_id = cols["ann_image_id"]
         self.category_id = cols["ann_category_id"]
         self.iscrowd = cols["ann_iscrowd"]
+        self.has_iscrowd = cols["ann_has_iscrowd"].astype(bool)
         self.area = np.ascontiguousarray(cols["ann_area"], np.float64)
         self.bbox = np.ascontiguousarray(cols["ann_bbox"], np.float64).reshape(-1, 4)
         self.has_bbox = cols["ann_has_bbox"].astype(bool)
@@ -80,8 +84,16 @@ class GroundTruthColumns:
         self.log: List[tuple] = []
         self._masks = None        # (buffers, which, start, length) once made; False: cannot be
         self._boundaries: Dict[float, list] = {}
+        self._ids_unique: Optional[bool] = None
         #: the owner's cache counter (:attr:`AnnotationCache.computed`)
         self.computed = None
+
+    def ids_unique(self) -> bool:
+        """Whether no annotation id repeats (found once, then remembered)."""
+        if self._ids_unique is None:
+            ids = np.sort(self.ann_id)
+            self._ids_unique = not bool((ids[1:] == ids[:-1]).any())
+        return self._ids_unique
 
     def describe(self, r: int) -> str:
         return f"annotation id {int(self.ann_id[r])!r} (image {int(self.image_id[r])!r})"
@@ -205,6 +217,25 @@ class GroundTruthColumns:
         value = loads_json(self.buf)
         return value.get("info", {}) if type(value) is dict else {}
 
+    def header(self, loads) -> dict:
+        """Every top-level entry of the file, in file order, without parsing
+        the annotations: ``annotations`` is an empty list, ``images`` and
+        ``categories`` are the lists already handed out, the other values
+        fresh objects as the JSON parser gives them."""
+        c = self._cols
+        spans = sorted((int(c[k][0]), int(c[k][1])) for k in ("images_span", "categories_span",
+                                                               "annotations_span"))
+        pieces, at = [], 0
+        for s, e in spans:
+            pieces.append(bytes(self.buf[at:s]))
+            pieces.append(b"[]")
+            at = e
+        pieces.append(bytes(self.buf[at:]))
+        header = loads(b"".join(pieces))
+        header["images"] = self.images
+        header["categories"] = self.categories
+        return header
+
     def dataset(self, loads) -> dict:
         """The whole ground truth as the JSON parser gives it, ``images`` and
         ``categories`` being the lists already handed out."""
@@ -231,10 +262,28 @@ def _place(chunks, rows: np.ndarray, buffers: list, which, start, length) -> Non
         buffers.append(data)
 
 
-def load_ground_truth_columns(path, source: str) -> Optional[GroundTruthColumns]:
-    """Scan and check a ground-truth file into :class:`GroundTruthColumns`;
-    None when it is outside the fast schema or fails a check (the general
-    path then reads it and words the problem)."""
+def load_ground_truth_columns(path, source: str, lvis: bool = False) -> Optional[GroundTruthColumns]:
+    """Scan and check a ground-truth file into :class:`GroundTruthColumns`.
+
+    Parameters
+    ----------
+    path : str or path-like
+        The ground-truth JSON file.
+    source : str
+        How the file is named in messages.
+    lvis : bool, optional
+        Check it as an LVIS ground truth (annotations without ``iscrowd``;
+        images with ``neg_category_ids`` and ``not_exhaustive_category_ids``
+        lists, categories with a ``frequency`` of 'r', 'c' or 'f'), as
+        ``check_instances_dataset(..., lvis=True)`` does; otherwise every
+        annotation needs an ``iscrowd``.
+
+    Returns
+    -------
+    GroundTruthColumns or None
+        None when the file is outside the fast schema or fails a check (the
+        general path then reads it and words the problem).
+    """
     from . import _scan
     from .._io import loads_json
 
@@ -254,6 +303,11 @@ def load_ground_truth_columns(path, source: str) -> Optional[GroundTruthColumns]
     except ValueError:
         return None
     if type(images) is not list or type(categories) is not list:
+        return None
+    if lvis:
+        if not _lvis_images_and_categories(images, categories):
+            return None
+    elif not cols["ann_has_iscrowd"].all():
         return None
     # what check_instances_dataset demands, on whole columns
     img_ids = cols["img_id"]
@@ -284,3 +338,13 @@ def load_ground_truth_columns(path, source: str) -> Optional[GroundTruthColumns]
         if not ok.all():
             return None
     return GroundTruthColumns(buf, cols, images, categories, height, width, source)
+
+
+def _lvis_images_and_categories(images: list, categories: list) -> bool:
+    """Whether the images and categories (decoded objects of a file the
+    scanner accepted) are what ``check_instances_dataset(..., lvis=True)``
+    demands beyond the scanner's schema."""
+    for img in images:
+        if type(img.get("neg_category_ids")) is not list or type(img.get("not_exhaustive_category_ids")) is not list:
+            return False
+    return all(cat.get("frequency") in ("r", "c", "f") for cat in categories)

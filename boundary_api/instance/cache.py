@@ -28,6 +28,7 @@ from typing import Dict, Iterable, List, Optional, Sequence, Tuple
 
 import numpy as np
 
+from .._parallel import progress_bar
 from ._checks import check_polygons, flatten_polygons, polygons_valid
 from ..masks.polygons import polygons_to_rle, rle_chunks_of_flat_polygons
 from ..masks.boundary import boundary_counts, check_dilation_ratio, check_rle_strings, dilation_pixels_array
@@ -353,9 +354,7 @@ def _progress_bar(n: int):
     """A tqdm bar over the masks being converted, for large inputs on a terminal."""
     if n < PROGRESS_FROM:
         return None
-    from tqdm.auto import tqdm
-
-    return tqdm(total=n, desc="masks", unit="it", leave=False, disable=None)
+    return progress_bar(n, "masks")
 
 
 def _is_results(ds) -> bool:

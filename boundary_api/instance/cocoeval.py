@@ -124,7 +124,8 @@ class COCOeval(pycocotools.cocoeval.COCOeval):
         """The ground truth's columns when this evaluation can read them
         (unread dicts, every mask or box it needs usable), else None."""
         gtc = self.cocoGt.__dict__.get("_gt_columns") if isinstance(self.cocoGt, COCO) else None
-        if gtc is None:
+        if gtc is None or not gtc.ids_unique():
+            # (pycocotools' loadAnns gives, for a repeated annotation id, the last such annotation each time)
             return None
         if self.params.iouType == "bbox":
             return gtc if gtc.has_bbox.all() else None

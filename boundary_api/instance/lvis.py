@@ -68,10 +68,11 @@ with urllib_request_deferred():
     import lvis.eval as _lvis_eval  # noqa: E402
 
 from ._engine import Evaluation, FromState, sorted_unique
-from .._io import read_json, warn_large_dilation_ratio
+from .._io import loads_json, read_json, warn_large_dilation_ratio
 from ._checks import check_instances_dataset, check_results, rle_strings_checked
 from ._columns import load_result_columns, select_rows
-from .cache import cache_for
+from ._gt_columns import load_ground_truth_columns
+from .cache import cache_for, polygon_rles_of
 from .coco import _Materialized
 from .._parallel import resolve_threads
 from ..masks.boundary import check_dilation_ratio
@@ -107,14 +108,91 @@ class LVIS(_CheckedJson, _lvis.LVIS):
     ------
     ValueError
         If the file is missing, not JSON, or not an LVIS dataset.
+
+    Notes
+    -----
+    A file in the LVIS ground-truth schema (integer ids, numeric areas,
+    boxes, polygons or RLEs) is read natively into column arrays:
+    ``imgs`` and ``cats`` are made at once, while the annotation dicts and
+    lvis' index (``dataset``, ``anns``, ``img_ann_map``, ``cat_img_map``)
+    are made, identical to lvis' own, the first time one of them is read,
+    carrying what the evaluations run so far would have written into them
+    (``ignore``, RLEs for 'segm').  :class:`LVISEval` evaluates such a
+    ground truth from the arrays.  Other files (``.json.gz`` among them),
+    and :meth:`from_dataset`, take lvis' path.
     """
+
+    #: a ground truth parsed into columns (:class:`._gt_columns.GroundTruthColumns`)
+    #: whose annotation dicts nobody has read yet; None once they exist
+    _gt_columns = None
+
+    dataset = _Materialized()
+    anns = _Materialized()
+    img_ann_map = _Materialized()
+    cat_img_map = _Materialized()
 
     def __init__(self, annotation_path, _loaded=None):
         path = os.fspath(annotation_path) if _is_path(annotation_path) else annotation_path
+        if _loaded is None and isinstance(path, str):
+            columns = load_ground_truth_columns(path, path, lvis=True)
+            if columns is not None:
+                self._set_columns(columns)
+                return
         dataset = read_json(path, "ground truth") if _loaded is None else _loaded
         check_instances_dataset(dataset, str(path), lvis=True)
         self._preloaded = {path: dataset}
         super().__init__(path)
+
+    def _set_columns(self, columns) -> None:
+        """lvis' ``__init__`` for a ground truth read as columns: ``imgs``
+        and ``cats`` indexed now (with lvis' log messages), the annotation
+        dicts and their index made when first read (:meth:`_materialize`)."""
+        self.logger = logging.getLogger(_lvis.LVIS.__module__)
+        self.logger.info("Loading annotations.")
+        self._preloaded = {}
+        self.logger.info("Creating index.")
+        self.imgs = {img["id"]: img for img in columns.images}
+        self.cats = {cat["id"]: cat for cat in columns.categories}
+        self.logger.info("Index created.")
+        self._gt_columns = columns
+        # image ids an evaluation looked up in img_ann_map (lvis' defaultdict
+        # gains an empty entry for each): replayed when the index is made
+        self._looked_up = []
+        columns.computed = cache_for(self).computed
+
+    def _dataset_header(self) -> dict:
+        """``dataset`` without reading the annotations of a ground truth read
+        as columns: every top-level entry in file order (``annotations`` an
+        empty stand-in); otherwise ``dataset`` itself."""
+        columns = self.__dict__.get("_gt_columns")
+        if columns is None:
+            return self.dataset
+        return columns.header(loads_json)
+
+    def _materialize(self) -> None:
+        """The annotation dicts and lvis' index, parsed from the same bytes,
+        then changed as the evaluations run on the columns would have
+        changed them (in order)."""
+        columns = self._gt_columns
+        dataset = columns.dataset(loads_json)
+        anns = dataset["annotations"]
+        index = {}
+        img_ann_map, cat_img_map = defaultdict(list), defaultdict(list)
+        for ann in anns:
+            img_ann_map[ann["image_id"]].append(ann)
+            index[ann["id"]] = ann
+        for ann in anns:
+            cat_img_map[ann["category_id"]].append(ann["image_id"])
+        for img_ids in self._looked_up:
+            for img_id in img_ids:
+                img_ann_map[img_id]
+        d = self.__dict__
+        d["dataset"], d["anns"], d["img_ann_map"], d["cat_img_map"] = dataset, index, img_ann_map, cat_img_map
+        self._gt_columns = None
+        del self._looked_up
+        cache_for(self).adopt_ground_truth(anns, columns)
+        for iou_type, rows in columns.log:
+            _prepare_ground_truths(self, [anns[r] for r in rows.tolist()], iou_type)
 
     @classmethod
     def from_dataset(cls, dataset: dict, source: str = "ground truth") -> "LVIS":
@@ -193,7 +271,8 @@ class LVISResults(_CheckedJson, _lvis.LVISResults):
         ``cat_img_map`` are made when first read (:meth:`_materialize`)."""
         self.logger = logging.getLogger(_lvis.results.__name__)
         self.logger.info("Loading and preparing results.")
-        source = lvis_gt.dataset
+        # (a ground truth read as columns: its entries but the annotations, unread)
+        source = lvis_gt._dataset_header() if isinstance(lvis_gt, LVIS) else lvis_gt.dataset
         # one deepcopy (shared memo) of everything lvis would keep
         self._header = _copy_json({k: v for k, v in source.items() if k != "annotations"}, {})
         self._keys = list(source) if "annotations" in source else list(source) + ["annotations"]
@@ -233,6 +312,20 @@ class LVISResults(_CheckedJson, _lvis.LVISResults):
         self._rles_checked = columns.rles_checked
         del self._header, self._keys, self._looked_up
         self._columns = None
+
+
+def _prepare_ground_truths(lvis_gt, gts: list, iou_type: str) -> None:
+    """What lvis' ``_prepare`` does to the selected ground-truth dicts: their
+    segmentation made an RLE (``ann_to_rle``) for 'segm', ``ignore`` set to
+    0 where absent."""
+    if iou_type == "segm":
+        polygons = polygon_rles_of(lvis_gt, [g for g in gts if type(g.get("segmentation")) is list])
+        for gt in gts:
+            rle = polygons.get(id(gt))
+            gt["segmentation"] = rle if rle is not None else lvis_gt.ann_to_rle(gt)
+    for gt in gts:
+        if "ignore" not in gt:
+            gt["ignore"] = 0
 
 
 def _pair_flags(columns, rows, *tests) -> list:
@@ -368,6 +461,10 @@ class LVISEval(_lvis_eval.LVISEval):
     Notes
     -----
     With the fast implementation ``eval['dt_pointers']`` is not filled.
+    Results read as columns (``LVISResults(gt, path)``) are evaluated from
+    their arrays, and so is a ground truth read as columns (``LVIS(path)``)
+    alongside them; lvis' ``_gts``/``_dts`` lists and the annotation dicts
+    are then made only if something reads them.
     """
 
     _state: Optional[Evaluation] = None
@@ -377,6 +474,9 @@ class LVISEval(_lvis_eval.LVISEval):
     #: with results loaded as columns, lvis' per (image, category) detection
     #: lists are made only if read
     _dts = FromState(lambda state: state.build_dts() if getattr(state, "build_dts", None) else None)
+    #: with a ground truth read as columns, lvis' per (image, category)
+    #: ground-truth lists are made (with the dicts) only if read
+    _gts = FromState(lambda state: state.build_gts() if getattr(state, "build_gts", None) else None)
 
     def __init__(self, lvis_gt, lvis_dt, iou_type="segm", max_dets=300, dilation_ratio=0.02,
                  use_fast_impl=True, num_threads=None):
@@ -402,9 +502,9 @@ class LVISEval(_lvis_eval.LVISEval):
         self.logger.info("Evaluate annotation type *{}*".format(p.iou_type))
         p.img_ids = sorted_unique(p.img_ids)
         cat_ids = p.cat_ids if p.use_cats else [-1]
-        dts = self._dts  # (built now if it comes from the previous evaluation)
+        gts, dts = self._gts, self._dts  # (built now if they come from the previous evaluation)
         self._state = None
-        self._dts = dts
+        self._gts, self._dts = gts, dts
         if self._evaluate_columns():
             return
         self._prepare()
@@ -441,9 +541,14 @@ class LVISEval(_lvis_eval.LVISEval):
                 columns.check_rles()
             except ValueError:
                 return False  # the general path names the result as it does
-        gts, img_nl, img_pl = self._prepare_gts()
         img_ids = list(p.img_ids)
         cat_ids = list(p.cat_ids)
+        gtc = self._ground_truth_columns()
+        if gtc is not None:
+            gts = None
+            gt_rows, gt_order, img_nl, img_pl = self._select_ground_truth_columns(gtc)
+        else:
+            gts, img_nl, img_pl = self._prepare_gts()
         # lvis' get_ann_ids(img_ids, cat_ids): area in (0, inf), then the federated rule
         keep = (columns.area > 0) & (columns.area < np.inf)
         keep &= select_rows(columns.category_id, cat_ids) >= 0
@@ -453,8 +558,15 @@ class LVISEval(_lvis_eval.LVISEval):
                                        lambda i, c: c in nel[i])
         keep &= federated
         dt._looked_up.append(img_ids)
-        state = Evaluation.from_columns(gts, columns, img_ids, cat_ids, True, cat_ids, max_det=None,
-                                        crowd_key=None, dt_keep=keep, dt_extra_ignore=extra)
+        if gtc is not None:
+            state = Evaluation.from_columns(None, columns, img_ids, cat_ids, True, cat_ids, max_det=None,
+                                            crowd_key=None, dt_keep=keep, dt_extra_ignore=extra,
+                                            gt_columns=gtc, gt_selected=gt_rows, gt_ignore=gtc.own_ignore)
+            self._gts = None
+            state.build_gts = lambda: self._ground_truths_by_pair(gt_order)
+        else:
+            state = Evaluation.from_columns(gts, columns, img_ids, cat_ids, True, cat_ids, max_det=None,
+                                            crowd_key=None, dt_keep=keep, dt_extra_ignore=extra)
         iou_type = p.iou_type
         cat_sel = cat_ids if cat_ids else None
 
@@ -495,14 +607,78 @@ class LVISEval(_lvis_eval.LVISEval):
                 gt["ignore"] = 0
         for gt in gts:
             self._gts[gt["image_id"], gt["category_id"]].append(gt)
+        img_nl, img_pl = self._image_lookups((ann["image_id"], ann["category_id"]) for ann in gts)
+        return gts, img_nl, img_pl
+
+    def _image_lookups(self, gt_pairs):
+        """The rest of lvis' ``_prepare`` once the ground truths are selected
+        (``gt_pairs``: their (image id, category id)): ``img_nel`` and
+        ``freq_groups`` set, the per-image negative (``img_nl``) and present
+        (``img_pl``) category lookups returned."""
+        p = self.params
         img_data = self.lvis_gt.load_imgs(ids=p.img_ids)
         img_nl = {d["id"]: d["neg_category_ids"] for d in img_data}
         img_pl = defaultdict(set)
-        for ann in gts:
-            img_pl[ann["image_id"]].add(ann["category_id"])
+        for img_id, cat_id in gt_pairs:
+            img_pl[img_id].add(cat_id)
         self.img_nel = {d["id"]: d["not_exhaustive_category_ids"] for d in img_data}
         self.freq_groups = self._prepare_freq_group()
-        return gts, img_nl, img_pl
+        return img_nl, img_pl
+
+    def _ground_truth_columns(self):
+        """The ground truth's columns when this evaluation can read them
+        (unread dicts, every box or mask it needs usable, every evaluated
+        image and category known, so that lvis' look-ups cannot fail), else
+        None (the dicts are then made and read)."""
+        gt = self.lvis_gt
+        gtc = gt.__dict__.get("_gt_columns") if isinstance(gt, LVIS) else None
+        if gtc is None:
+            return None
+        if not gtc.ids_unique():
+            # (lvis' load_anns gives, for a repeated annotation id, the last such annotation each time)
+            return None
+        p = self.params
+        try:
+            if not (all(i in gt.imgs for i in p.img_ids) and all(c in gt.cats for c in p.cat_ids)):
+                return None
+        except TypeError:  # unhashable ids: lvis fails on them, and so do the dicts
+            return None
+        if p.iou_type == "bbox":
+            return gtc if gtc.has_bbox.all() else None
+        return gtc if gtc.masks_ready(self.num_threads) else None
+
+    def _select_ground_truth_columns(self, gtc):
+        """lvis' ground-truth selection (``get_ann_ids(img_ids, cat_ids)``:
+        evaluated images and categories, area in (0, inf)) on columns.
+
+        Returns the selected rows in file order and in lvis' order (by
+        evaluated image, then file order), and lvis' per-image negative and
+        present category lookups.  The selection and the images looked up
+        are logged, so that dicts made later carry what lvis' ``_prepare``
+        would have written into them.
+        """
+        p = self.params
+        img_ids = list(p.img_ids)
+        g_img = select_rows(gtc.image_id, img_ids)
+        keep = (g_img >= 0) & (select_rows(gtc.category_id, list(p.cat_ids)) >= 0)
+        keep &= (gtc.area > 0) & (gtc.area < np.inf)
+        rows = np.flatnonzero(keep)
+        order = rows[np.lexsort((rows, g_img[rows]))]
+        gtc.log.append((p.iou_type, order))
+        self.lvis_gt._looked_up.append(img_ids)
+        pairs = set(zip(gtc.image_id[rows].tolist(), gtc.category_id[rows].tolist()))
+        img_nl, img_pl = self._image_lookups(pairs)
+        return rows, order, img_nl, img_pl
+
+    def _ground_truths_by_pair(self, rows) -> defaultdict:
+        """lvis' ``_gts`` of an evaluation run on ground-truth columns (the
+        dicts are made now): ``rows`` in lvis' selection order."""
+        anns = self.lvis_gt.dataset["annotations"]
+        out = defaultdict(list)
+        for r in rows.tolist():
+            gt = anns[r]
+            out[gt["image_id"], gt["category_id"]].append(gt)
+        return out
 
     def compute_iou(self, img_id, cat_id):
         """IoU matrix of one image and category, (detections x ground truths)."""

@@ -4,9 +4,7 @@ from __future__ import annotations
 import os
 from typing import Dict, Optional, Tuple
 
-import cv2
 import numpy as np
-from PIL import Image
 
 from ..masks import _mask
 from ..masks.boundary import check_dilation_ratio, dilation_pixels
@@ -76,12 +74,12 @@ def id2rgb(ids) -> np.ndarray:
     return np.stack([a & 255, (a >> 8) & 255, a >> 16], axis=-1).astype(np.uint8)
 
 
-def _image_size(path: str) -> Tuple[int, int]:
+def _image_size(path: str, head: bytes) -> Tuple[int, int]:
     """(width, height) from the file's header, without decoding the pixels."""
-    with open(path, "rb") as f:
-        head = f.read(24)
     if head[:8] == _PNG_SIGNATURE and head[12:16] == b"IHDR":
         return int.from_bytes(head[16:20], "big"), int.from_bytes(head[20:24], "big")
+    from PIL import Image
+
     try:
         with Image.open(path) as im:  # reads the header only
             return im.size
@@ -98,6 +96,25 @@ def check_max_pixels(max_pixels) -> Optional[int]:
     if isinstance(max_pixels, bool) or not isinstance(max_pixels, (int, np.integer)) or max_pixels < 1:
         raise ValueError(f"max_pixels must be a positive integer or None, got {max_pixels!r}")
     return int(max_pixels)
+
+
+class _Buffers:
+    """Decoding memory one worker reuses from image to image: the decoder's
+    scratch and one id map per slot (allocating them afresh for every image
+    costs more in page faults than the decoding itself)."""
+
+    __slots__ = ("scratch", "ids")
+
+    def __init__(self, slots: int = 2):
+        self.scratch = np.empty(0, np.uint8)
+        self.ids = [np.empty(0, np.uint32) for _ in range(slots)]
+
+    def reserve(self, width: int, height: int, slot: int) -> None:
+        scratch = height * (4 * width + 1) + 12 * width + 32   # enough for 4 bytes per pixel
+        if self.scratch.size < scratch:
+            self.scratch = np.empty(scratch, np.uint8)
+        if self.ids[slot].size < width * height:
+            self.ids[slot] = np.empty(width * height, np.uint32)
 
 
 def read_panoptic_png(path, max_pixels: Optional[int] = DEFAULT_MAX_PIXELS) -> np.ndarray:
@@ -124,16 +141,41 @@ def read_panoptic_png(path, max_pixels: Optional[int] = DEFAULT_MAX_PIXELS) -> n
         If the file does not exist, cannot be read as such an image, or has
         more than ``max_pixels`` pixels.
     """
-    path = os.fspath(path)
-    limit = check_max_pixels(max_pixels)
+    return _read_ids(os.fspath(path), check_max_pixels(max_pixels))
+
+
+def _read_ids(path: str, limit: Optional[int], buffers: Optional[_Buffers] = None, slot: int = 0) -> np.ndarray:
+    """:func:`read_panoptic_png`; with ``buffers``, the ids of a natively
+    decoded file are a view of ``buffers.ids[slot]``, valid until its reuse."""
     if not os.path.isfile(path):
         raise ValueError(f"PNG file not found: {path}")
-    width, height = _image_size(path)
-    if limit is not None and width * height > limit:
-        raise ValueError(f"panoptic PNG {path} is {width}x{height} = {width * height} pixels, more than the "
-                         f"limit of {limit} (a guard against decompression bombs); raise it with "
-                         "max_pixels=... (command line: --max-pixels) if the image is genuine")
-    # OpenCV decodes without holding the GIL, so images decode in parallel.
+    try:
+        with open(path, "rb") as f:
+            blob = f.read(24)
+            width, height = _image_size(path, blob)
+            if limit is not None and width * height > limit:
+                raise ValueError(f"panoptic PNG {path} is {width}x{height} = {width * height} pixels, more than "
+                                 f"the limit of {limit} (a guard against decompression bombs); raise it with "
+                                 "max_pixels=... (command line: --max-pixels) if the image is genuine")
+            blob += f.read()
+    except OSError as exc:
+        raise ValueError(f"cannot read panoptic PNG {path}: {exc.strerror or exc}") from None
+    # the common kinds (8-bit RGB/RGBA, 8/16-bit grey, not interlaced) are
+    # decoded by the package's own kernel, without holding the GIL
+    if buffers is None:
+        ids = _mask.pan_png_ids(blob)
+    else:
+        buffers.reserve(width, height, slot)
+        ids = _mask.pan_png_ids(blob, buffers.scratch, buffers.ids[slot])
+    if ids is not None:
+        return ids
+    return _read_other(path)
+
+
+def _read_other(path: str) -> np.ndarray:
+    """Any other image: OpenCV (which decodes without holding the GIL), then Pillow."""
+    import cv2
+
     try:
         arr = cv2.imread(path, cv2.IMREAD_UNCHANGED)
     except cv2.error:  # e.g. beyond OpenCV's own size limit
@@ -149,6 +191,8 @@ def read_panoptic_png(path, max_pixels: Optional[int] = DEFAULT_MAX_PIXELS) -> n
 
 
 def _read_with_pillow(path: str) -> np.ndarray:
+    from PIL import Image
+
     try:
         with Image.open(path) as im:
             if im.mode in ("P", "PA"):

@@ -71,7 +71,7 @@ from .._parallel import resolve_threads, run_ranges
 from ..masks.boundary import check_dilation_ratio, dilation_pixels
 from ._checks import _check_categories, _folder, _gt_segments, _pred_segments
 from .._io import warn_large_dilation_ratio
-from .idmaps import _MAX_ID, DEFAULT_MAX_PIXELS, check_max_pixels, read_panoptic_png
+from .idmaps import _MAX_ID, DEFAULT_MAX_PIXELS, _Buffers, _read_ids, check_max_pixels
 
 __all__ = ["pq_compute"]
 
@@ -95,18 +95,21 @@ class _Job:
         self.pred_segs = pred_segs
 
 
-def _read(path: str, what: str, image_id, max_pixels: Optional[int]) -> np.ndarray:
+def _read(path: str, what: str, image_id, max_pixels: Optional[int], buffers: Optional[_Buffers],
+          slot: int) -> np.ndarray:
     if not os.path.isfile(path):
         raise ValueError(f"image {image_id!r}: {what} PNG not found: {path}")
-    return read_panoptic_png(path, max_pixels)
+    return _read_ids(path, max_pixels, buffers, slot)
 
 
 def _evaluate_image(job: _Job, boundary: bool, ratio: float, marker: Optional[int],
-                    max_pixels: Optional[int] = DEFAULT_MAX_PIXELS) -> Dict[int, list]:
-    """Per-category [iou_sum, tp, fp, fn] of one image."""
+                    max_pixels: Optional[int] = DEFAULT_MAX_PIXELS,
+                    buffers: Optional[_Buffers] = None) -> Dict[int, list]:
+    """Per-category [iou_sum, tp, fp, fn] of one image (``buffers``: decoding
+    memory reused from image to image)."""
     image_id = job.image_id
-    gt = _read(job.gt_path, "ground truth", image_id, max_pixels)
-    pred = _read(job.pred_path, "prediction", image_id, max_pixels)
+    gt = _read(job.gt_path, "ground truth", image_id, max_pixels, buffers, 0)
+    pred = _read(job.pred_path, "prediction", image_id, max_pixels, buffers, 1)
     if gt.shape != pred.shape:
         raise ValueError(f"image {image_id!r}: the prediction PNG is {pred.shape[0]}x{pred.shape[1]} "
                          f"but the ground truth PNG is {gt.shape[0]}x{gt.shape[1]}")
@@ -203,8 +206,8 @@ def _apply_boundary_iou(matches: List[list], gt: np.ndarray, pred: np.ndarray, g
         stats = _literal_boundary_stats(matches, gt, pred, gt_segs, pred_segs, d, marker)
     else:
         # (distinct: a segment matches at most once, unless a JSON 'area' is wrong)
-        g_sel = np.unique(np.array([m[0] for m in matches], np.uint32))
-        p_sel = np.unique(np.array([m[1] for m in matches], np.uint32))
+        g_sel = _distinct(np.array([m[0] for m in matches], np.uint32))
+        p_sel = _distinct(np.array([m[1] for m in matches], np.uint32))
         pair_g = np.searchsorted(g_sel, [m[0] for m in matches]).astype(np.int64)
         pair_p = np.searchsorted(p_sel, [m[1] for m in matches]).astype(np.int64)
         out = _mask.pan_boundary_pairs(gt, pred, g_sel, p_sel, pair_g, pair_p, d)
@@ -213,6 +216,12 @@ def _apply_boundary_iou(matches: List[list], gt: np.ndarray, pred: np.ndarray, g
         union = p_area + g_area - inter - p_void
         biou = inter / union if union > 0 else 0.0
         m[2] = min(m[2], biou)
+
+
+def _distinct(ids: np.ndarray) -> np.ndarray:
+    """Sorted distinct values (``np.unique`` without its import of numpy.ma)."""
+    ids = np.sort(ids)
+    return ids[np.concatenate(([True], ids[1:] != ids[:-1]))] if ids.size else ids
 
 
 def _literal_boundary_stats(matches, gt, pred, gt_segs, pred_segs, d, marker):
@@ -398,11 +407,12 @@ def pq_compute(gt_json_file, pred_json_file, gt_folder=None, pred_folder=None,
 
     def run(lo: int, hi: int):
         out = []
+        buffers = _Buffers()
         for job in jobs[lo:hi]:
             if failed.is_set():
                 break
             try:
-                out.append(_evaluate_image(job, boundary, ratio, marker, max_pixels))
+                out.append(_evaluate_image(job, boundary, ratio, marker, max_pixels, buffers))
             except BaseException:
                 failed.set()
                 raise

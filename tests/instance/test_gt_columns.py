@@ -216,3 +216,18 @@ def test_ground_truth_without_boxes_evaluates_bbox_on_dicts(tmp_path):
     with pytest.raises(KeyError):
         _evaluate(fast_gt, fast_dt, "bbox")
     _assert_same(_evaluate(fast_gt, fast_dt, "segm"), _evaluate(slow_gt, slow_dt, "segm"))
+
+
+def test_repeated_annotation_ids_are_evaluated_on_dicts(tmp_path):
+    """pycocotools' loadAnns gives the last annotation of a repeated id each
+    time: the columns leave such a ground truth to the dicts."""
+    gt_dict, dets = make_dataset(seed=8, num_images=6, max_size=40)
+    gt_dict["annotations"][2]["id"] = gt_dict["annotations"][5]["id"]
+    gt_path = _write(tmp_path, "gt.json", gt_dict)
+    dt_path = _write(tmp_path, "dt.json", dets)
+    (fast_gt, fast_dt), (slow_gt, slow_dt) = _pair(gt_path, dt_path)
+    for iou_type in ("segm", "bbox"):
+        a = _evaluate(fast_gt, fast_dt, iou_type)
+        assert a._state.gt_columns is None
+        _assert_same(a, _evaluate(slow_gt, slow_dt, iou_type))
+    _assert_same_dicts(fast_gt, slow_gt)

@@ -3,9 +3,6 @@
 Small evaluations are dominated by imports; these tests pin the modules the
 evaluation path leaves out (they are loaded as usual if anything asks).
 """
-import subprocess
-import sys
-import textwrap
 from pathlib import Path
 
 import numpy as np
@@ -13,18 +10,13 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from boundary_api.instance._engine import sorted_unique
+from conftest import modules_after
 
 DATA = Path(__file__).resolve().parents[1] / "data"
 
 
-def _modules_after(code: str) -> set:
-    out = subprocess.run([sys.executable, "-c", textwrap.dedent(code) + "\nimport sys\nprint(' '.join(sys.modules))"],
-                         capture_output=True, text=True, check=True)
-    return set(out.stdout.strip().splitlines()[-1].split())
-
-
 def test_coco_evaluation_imports_no_http_no_numpy_ma_no_matplotlib():
-    mods = _modules_after(f"""
+    mods = modules_after(f"""
         import contextlib, io
         from boundary_api import COCO, COCOeval
         with contextlib.redirect_stdout(io.StringIO()):
@@ -37,7 +29,7 @@ def test_coco_evaluation_imports_no_http_no_numpy_ma_no_matplotlib():
 
 
 def test_urlretrieve_still_works_when_asked():
-    mods = _modules_after("""
+    mods = modules_after("""
         import boundary_api.instance.coco
         import pycocotools.coco as pc
         import urllib.request

@@ -21,10 +21,10 @@ from conftest import COCO_GT, LVIS_GT
 
 INT64 = ["img_id", "img_height", "img_width", "cat_id", "ann_id", "ann_image_id",
          "ann_category_id", "ann_iscrowd", "ann_rle_h", "ann_rle_w", "poly_off", "ann_poly_off",
-         "rle_counts", "ann_rle_off", "images_span", "categories_span", "ann_counts_start",
-         "ann_counts_len"]
+         "rle_counts", "ann_rle_off", "images_span", "categories_span", "annotations_span",
+         "ann_counts_start", "ann_counts_len"]
 FLOAT64 = ["ann_area", "ann_bbox", "poly_coords"]
-UINT8 = ["ann_has_bbox", "ann_ignore", "ann_seg_kind", "ann_counts_escaped"]
+UINT8 = ["ann_has_bbox", "ann_ignore", "ann_seg_kind", "ann_counts_escaped", "ann_has_iscrowd"]
 COLUMNS = set(INT64) | set(FLOAT64) | set(UINT8)
 IMAGE_KEYS = {"id", "height", "width"}
 ANN_KEYS = {"id", "image_id", "category_id", "area", "iscrowd", "bbox", "ignore", "segmentation"}
@@ -80,13 +80,15 @@ def gt_view(data):
     out["ann_rle_off"].append(0)
     for a in anns:
         assert type(a) is Obj and not a.dup
-        for k in ("id", "image_id", "category_id", "iscrowd"):
+        for k in ("id", "image_id", "category_id"):
             assert is_int(a[k])
-        assert a["iscrowd"] in (0, 1) and is_num(a["area"])
+        # iscrowd is optional (LVIS has none)
+        assert ("iscrowd" not in a or (is_int(a["iscrowd"]) and a["iscrowd"] in (0, 1))) and is_num(a["area"])
         out["ann_id"].append(a["id"])
         out["ann_image_id"].append(a["image_id"])
         out["ann_category_id"].append(a["category_id"])
-        out["ann_iscrowd"].append(a["iscrowd"])
+        out["ann_iscrowd"].append(a.get("iscrowd", 0))
+        out["ann_has_iscrowd"].append(int("iscrowd" in a))
         out["ann_area"].append(float(a["area"]))
         if "bbox" in a:
             assert type(a["bbox"]) is list and len(a["bbox"]) == 4 and all(map(is_num, a["bbox"]))
@@ -138,8 +140,8 @@ def assert_columns(cols, data):
     d, view, counts_text = gt_view(data)
     assert set(cols) == COLUMNS
     for key, want in view.items():
-        if key in ("images_span", "categories_span", "ann_counts_start", "ann_counts_len",
-                   "ann_counts_escaped"):
+        if key in ("images_span", "categories_span", "annotations_span", "ann_counts_start",
+                   "ann_counts_len", "ann_counts_escaped"):
             continue
         got = cols[key]
         assert got.dtype == want.dtype and got.shape == want.shape, key
@@ -148,7 +150,8 @@ def assert_columns(cols, data):
             assert np.array_equal(got.view(np.int64), want.view(np.int64)), key
         else:
             assert np.array_equal(got, want), key
-    for key, name in (("images_span", "images"), ("categories_span", "categories")):
+    for key, name in (("images_span", "images"), ("categories_span", "categories"),
+                      ("annotations_span", "annotations")):
         span = cols[key]
         assert span.dtype == np.int64 and span.shape == (2,)
         s, e = int(span[0]), int(span[1])
@@ -289,8 +292,9 @@ def ground_truth(draw, toks):
         cats.append(shuffled(cat))
     anns = []
     for _ in range(draw(st.integers(0, 4))):
-        a = {"id": draw(ids), "image_id": draw(ids), "category_id": draw(ids),
-             "area": draw(num), "iscrowd": draw(st.sampled_from([0, 1]))}
+        a = {"id": draw(ids), "image_id": draw(ids), "category_id": draw(ids), "area": draw(num)}
+        if draw(st.integers(0, 3)):  # (LVIS annotations have none)
+            a["iscrowd"] = draw(st.sampled_from([0, 1]))
         if draw(st.booleans()):
             a["bbox"] = [draw(num) for _ in range(4)]
         if draw(st.booleans()):
@@ -370,12 +374,14 @@ def test_real_ground_truth_equals_json_loads():
         assert np.array_equal(cols[k], again[k])
 
 
-def test_lvis_ground_truth_without_iscrowd_is_refused():
-    # LVIS annotations carry no "iscrowd": outside the schema, the caller falls back
+def test_lvis_ground_truth_without_iscrowd():
+    # LVIS annotations carry no "iscrowd": read, and recorded as absent
     with open(LVIS_GT, "rb") as f:
         data = f.read()
     assert "iscrowd" not in json.loads(data)["annotations"][0]
-    assert scan_checked(data) is None
+    cols = scan_checked(data)
+    assert cols is not None and not cols["ann_has_iscrowd"].any() and not cols["ann_iscrowd"].any()
+    assert (cols["ann_seg_kind"] == 1).all()
 
 
 def test_compressed_counts_located_raw():
@@ -607,7 +613,6 @@ REFUSED = {
     "annotation missing image_id": ann_with(image_id=None),
     "annotation missing category_id": ann_with(category_id=None),
     "annotation missing area": ann_with(area=None),
-    "annotation missing iscrowd": ann_with(iscrowd=None),
     "iscrowd 2": ann_with(iscrowd=2),
     "iscrowd true": ann_with(iscrowd=True),
     "iscrowd float": ann_with(iscrowd=0.0),
@@ -671,6 +676,9 @@ def test_refused_cases_are_valid_neighbours():
     assert scan_checked(ann_with(segmentation=RLE).encode()) is not None
     assert scan_checked(ann_with(ignore=0.0).encode())["ann_ignore"].tolist() == [1]
     assert scan_checked(ann_with(ignore=-1e-3).encode())["ann_ignore"].tolist() == [2]
+    no_crowd = scan_checked(ann_with(iscrowd=None).encode())
+    assert no_crowd["ann_has_iscrowd"].tolist() == [0] and no_crowd["ann_iscrowd"].tolist() == [0]
+    assert scan_checked(ann_with(iscrowd=1).encode())["ann_has_iscrowd"].tolist() == [1]
 
 
 def test_threads_scan_side_by_side():

@@ -1,0 +1,685 @@
+# Included by _mask.pyx. PNG decoding for the panoptic and Cityscapes readers: a
+# Deflate inflater (RFC 1950/1951), the PNG container (chunks, CRCs) and the row
+# filters, the last ones also straight into the segment ids of colour images.
+#
+# Segmentation PNGs are made of large flat regions: once filtered, rows are
+# almost all zero bytes, and the zlib stream is mostly long copies.  The work is
+# therefore in the row filters, done here a pixel at a time on packed words
+# (a pixel's bytes, first byte lowest), with shortcuts where the filtered pixel
+# is zero or the neighbours agree.
+
+from libc.stdint cimport uint32_t, uint16_t, int16_t, int8_t
+
+# --------------------------------------------------------------------------
+# Inflater
+#
+# A mask PNG of 1024 x 2048 inflates to 2 MB that are almost all zeros, which
+# zlib writes one byte at a time (a run of zeros is a string of length-258
+# copies at distance 1).  This inflater (RFC 1951, canonical Huffman codes
+# decoded bit by bit: masks compress to a few thousand symbols) fills such runs
+# with memset, and not at all into the zeroed output when the byte is 0.
+# --------------------------------------------------------------------------
+
+cdef struct _Bits:
+    const uint8_t* src
+    Py_ssize_t n
+    Py_ssize_t pos
+    uint64_t buf
+    int cnt
+
+DEF _FAST = 9  # codes up to this length are decoded with one table lookup
+
+cdef struct _Huff:
+    int16_t count[16]
+    int16_t symbol[320]
+    uint16_t fast[1 << _FAST]  # (symbol << 4) | length by the next _FAST bits, 0: longer code
+
+cdef int16_t _LEN_BASE[29]
+cdef int8_t _LEN_EXTRA[29]
+cdef int32_t _DIST_BASE[30]
+cdef int8_t _DIST_EXTRA[30]
+cdef int8_t _CL_ORDER[19]
+
+
+def _init_inflate_tables():
+    cdef int i, base = 3, extra
+    for i in range(28):
+        extra = 0 if i < 8 else (i - 4) // 4
+        _LEN_BASE[i] = base
+        _LEN_EXTRA[i] = extra
+        base += 1 << extra
+    _LEN_BASE[28] = 258
+    _LEN_EXTRA[28] = 0
+    base = 1
+    for i in range(30):
+        extra = 0 if i < 4 else (i - 2) // 2
+        _DIST_BASE[i] = base
+        _DIST_EXTRA[i] = extra
+        base += 1 << extra
+    for i, v in enumerate((16, 17, 18, 0, 8, 7, 9, 6, 10, 5, 11, 4, 12, 3, 13, 2, 14, 1, 15)):
+        _CL_ORDER[i] = v
+
+
+_init_inflate_tables()
+
+
+cdef inline int _bits(_Bits* b, int k, int* out) noexcept nogil:
+    """The next ``k`` (<= 16) bits, least significant first; -1 past the end."""
+    while b.cnt < k:
+        if b.pos >= b.n:
+            return -1
+        b.buf |= (<uint64_t> b.src[b.pos]) << b.cnt
+        b.pos += 1
+        b.cnt += 8
+    out[0] = <int> (b.buf & ((1ULL << k) - 1))
+    b.buf >>= k
+    b.cnt -= k
+    return 0
+
+
+cdef int _huff_build(_Huff* h, const uint8_t* lengths, int n) noexcept nogil:
+    """Canonical code from code lengths; -1 if over-subscribed."""
+    cdef int i, j, left = 1, length, code, rev, idx
+    cdef int16_t offs[16]
+    for i in range(16):
+        h.count[i] = 0
+    for i in range(n):
+        h.count[lengths[i]] += 1
+    for i in range(1, 16):
+        left = (left << 1) - h.count[i]
+        if left < 0:
+            return -1
+    offs[1] = 0
+    for i in range(1, 15):
+        offs[i + 1] = offs[i] + h.count[i]
+    for i in range(n):
+        if lengths[i] != 0:
+            h.symbol[offs[lengths[i]]] = i
+            offs[lengths[i]] += 1
+    # lookup table of the short codes; Deflate sends codes most significant bit
+    # first into a least-significant-first bit stream, hence the reversal
+    memset(h.fast, 0, sizeof(h.fast))
+    code = 0
+    idx = 0
+    for length in range(1, _FAST + 1):
+        for i in range(h.count[length]):
+            rev = 0
+            for j in range(length):
+                rev |= ((code >> j) & 1) << (length - 1 - j)
+            j = rev
+            while j < (1 << _FAST):
+                h.fast[j] = <uint16_t> ((h.symbol[idx] << 4) | length)
+                j += 1 << length
+            code += 1
+            idx += 1
+        code <<= 1
+    return 0
+
+
+cdef inline int _huff_decode(_Bits* b, const _Huff* h) noexcept nogil:
+    """One symbol; -1 on a bad code or the end of the data."""
+    cdef int code = 0, first = 0, index = 0, length, count
+    cdef uint16_t e
+    while b.cnt < _FAST and b.pos < b.n:
+        b.buf |= (<uint64_t> b.src[b.pos]) << b.cnt
+        b.pos += 1
+        b.cnt += 8
+    if b.cnt >= _FAST:
+        e = h.fast[b.buf & ((1 << _FAST) - 1)]
+        if e != 0:
+            b.buf >>= e & 15
+            b.cnt -= e & 15
+            return e >> 4
+    for length in range(1, 16):
+        if b.cnt == 0:
+            if b.pos >= b.n:
+                return -1
+            b.buf = b.src[b.pos]
+            b.pos += 1
+            b.cnt = 8
+        code |= <int> (b.buf & 1)
+        b.buf >>= 1
+        b.cnt -= 1
+        count = h.count[length]
+        if code - first < count:
+            return h.symbol[index + code - first]
+        index += count
+        first = (first + count) << 1
+        code <<= 1
+    return -1
+
+
+cdef int _inflate_block(_Bits* b, const _Huff* lit, const _Huff* dist, uint8_t* out, Py_ssize_t cap,
+                        Py_ssize_t* o) noexcept nogil:
+    cdef int sym, e, ds
+    cdef Py_ssize_t length, d, p = o[0], i, e2
+    cdef uint8_t v
+    while True:
+        sym = _huff_decode(b, lit)
+        if sym < 0:
+            return -1
+        if sym < 256:
+            if p >= cap:
+                return -1
+            out[p] = <uint8_t> sym
+            p += 1
+        elif sym == 256:
+            o[0] = p
+            return 0
+        else:
+            sym -= 257
+            if sym >= 29 or _bits(b, _LEN_EXTRA[sym], &e) != 0:
+                return -1
+            length = _LEN_BASE[sym] + e
+            ds = _huff_decode(b, dist)
+            if ds < 0 or ds >= 30 or _bits(b, _DIST_EXTRA[ds], &e) != 0:
+                return -1
+            d = _DIST_BASE[ds] + e
+            if d > p or p + length > cap:
+                return -1
+            if d == 1:
+                v = out[p - 1]
+                if v != 0:  # the output starts zeroed
+                    memset(out + p, v, length)
+            elif d >= length:
+                memcpy(out + p, out + p - d, length)
+            else:  # a period-d pattern: copy it in doubling non-overlapping pieces
+                i = 0
+                while i < length:
+                    e2 = i + d
+                    if e2 > length - i:
+                        e2 = length - i
+                    memcpy(out + p + i, out + p - d, e2)
+                    i += e2
+            p += length
+
+
+cdef inline uint32_t _be32(const uint8_t* p) noexcept nogil:
+    return ((<uint32_t> p[0]) << 24) | ((<uint32_t> p[1]) << 16) | ((<uint32_t> p[2]) << 8) | p[3]
+
+
+cdef inline bint _zero(const uint8_t* p, Py_ssize_t n) noexcept nogil:
+    """Whether the ``n`` (a multiple of 8, at most 32) bytes at ``p`` are all zero."""
+    cdef uint64_t w[4]
+    memcpy(w, p, n)
+    if n == 8:
+        return w[0] == 0
+    if n == 16:
+        return (w[0] | w[1]) == 0
+    if n == 24:
+        return (w[0] | w[1] | w[2]) == 0
+    return (w[0] | w[1] | w[2] | w[3]) == 0
+
+
+cdef uint32_t _adler32(const uint8_t* p, Py_ssize_t n) noexcept nogil:
+    """Adler-32 of ``p[:n]``, a word at a time where the bytes are zero (a
+    zero byte leaves the first sum as it is and adds it to the second)."""
+    cdef uint64_t a = 1, b = 0, a_next
+    cdef uint32_t s1, s2
+    cdef Py_ssize_t i = 0, block
+    cdef int k
+    while i < n:
+        # sums stay far below 2**64 over a block of 4096 words
+        block = i + 8 * 4096
+        if block > n:
+            block = n
+        while i + 32 <= block:
+            if not _zero(p + i, 32):
+                # 32 steps of (a += x; b += a) at once: b gains 32 a plus each
+                # byte weighted by the steps left, a the plain sum
+                s1 = s2 = 0
+                for k in range(32):
+                    s1 += p[i + k]
+                    s2 += (32 - k) * p[i + k]
+                b += s2
+                a_next = a + s1
+            else:
+                a_next = a
+            b += 32 * a
+            a = a_next
+            i += 32
+        while i < block:
+            a += p[i]
+            b += a
+            i += 1
+        a %= 65521
+        b %= 65521
+    return <uint32_t> ((b << 16) | a)
+
+
+cdef int _inflate(const uint8_t* src, Py_ssize_t n, uint8_t* out, Py_ssize_t cap) noexcept nogil:
+    """zlib stream -> ``out`` (zeroed, exactly ``cap`` bytes expected, checked
+    against the stream's Adler-32); 0 or -1."""
+    cdef _Bits b
+    cdef _Huff lit, dist, cl
+    cdef uint8_t lengths[320]
+    cdef int final = 0, kind, i, hlit, hdist, hclen, sym, rep, val
+    cdef Py_ssize_t o = 0, ln
+    if n < 2 or (src[0] & 15) != 8 or (src[1] & 32) or ((<int> src[0]) * 256 + src[1]) % 31:
+        return -1
+    b.src = src + 2
+    b.n = n - 2
+    b.pos = 0
+    b.buf = 0
+    b.cnt = 0
+    while not final:
+        if _bits(&b, 1, &final) != 0 or _bits(&b, 2, &kind) != 0:
+            return -1
+        if kind == 0:
+            b.pos -= b.cnt >> 3  # whole bytes read ahead go back; the partial one is dropped
+            b.buf = 0
+            b.cnt = 0
+            if b.pos + 4 > b.n:
+                return -1
+            ln = b.src[b.pos] | (b.src[b.pos + 1] << 8)
+            if (ln ^ (b.src[b.pos + 2] | (b.src[b.pos + 3] << 8))) != 0xFFFF:
+                return -1
+            b.pos += 4
+            if b.pos + ln > b.n or o + ln > cap:
+                return -1
+            memcpy(out + o, b.src + b.pos, ln)
+            b.pos += ln
+            o += ln
+        elif kind == 1:
+            for i in range(288):
+                lengths[i] = 8 if i < 144 else (9 if i < 256 else (7 if i < 280 else 8))
+            _huff_build(&lit, lengths, 288)
+            for i in range(30):
+                lengths[i] = 5
+            _huff_build(&dist, lengths, 30)
+            if _inflate_block(&b, &lit, &dist, out, cap, &o) != 0:
+                return -1
+        elif kind == 2:
+            if _bits(&b, 5, &hlit) != 0 or _bits(&b, 5, &hdist) != 0 or _bits(&b, 4, &hclen) != 0:
+                return -1
+            hlit += 257
+            hdist += 1
+            hclen += 4
+            if hlit > 286 or hdist > 30:
+                return -1
+            for i in range(19):
+                lengths[i] = 0
+            for i in range(hclen):
+                if _bits(&b, 3, &val) != 0:
+                    return -1
+                lengths[_CL_ORDER[i]] = <uint8_t> val
+            if _huff_build(&cl, lengths, 19) != 0:
+                return -1
+            i = 0
+            while i < hlit + hdist:
+                sym = _huff_decode(&b, &cl)
+                if sym < 0:
+                    return -1
+                if sym < 16:
+                    lengths[i] = <uint8_t> sym
+                    i += 1
+                    continue
+                if sym == 16:
+                    if i == 0 or _bits(&b, 2, &rep) != 0:
+                        return -1
+                    val = lengths[i - 1]
+                    rep += 3
+                elif sym == 17:
+                    if _bits(&b, 3, &rep) != 0:
+                        return -1
+                    val = 0
+                    rep += 3
+                else:
+                    if _bits(&b, 7, &rep) != 0:
+                        return -1
+                    val = 0
+                    rep += 11
+                if i + rep > hlit + hdist:
+                    return -1
+                while rep > 0:
+                    lengths[i] = <uint8_t> val
+                    i += 1
+                    rep -= 1
+            if lengths[256] == 0:
+                return -1
+            if _huff_build(&lit, lengths, hlit) != 0 or _huff_build(&dist, lengths + hlit, hdist) != 0:
+                return -1
+            if _inflate_block(&b, &lit, &dist, out, cap, &o) != 0:
+                return -1
+        else:
+            return -1
+    if o != cap:
+        return -1
+    # the checksum: the 4 bytes after the last block, from its next whole byte
+    ln = b.pos - (b.cnt >> 3)
+    if ln + 4 > b.n:
+        return -1
+    if _be32(b.src + ln) != _adler32(out, cap):
+        return -1
+    return 0
+
+
+cdef inline void _unfilter_row(int f, const uint8_t* line, const uint8_t* prev, uint8_t* cur,
+                               Py_ssize_t rb, int bpp) noexcept nogil:
+    """PNG row reconstruction (filters 1-4; ``prev`` NULL on the first row)."""
+    cdef Py_ssize_t x
+    cdef int a, bb, c, p, pa, pb, pc
+    if f == 2 and prev == NULL:
+        memcpy(cur, line, rb)
+    elif f == 1:
+        for x in range(rb):
+            cur[x] = <uint8_t> (line[x] + (cur[x - bpp] if x >= bpp else 0))
+    elif f == 2:
+        for x in range(rb):
+            cur[x] = <uint8_t> (line[x] + prev[x])
+    elif f == 3:
+        for x in range(rb):
+            a = cur[x - bpp] if x >= bpp else 0
+            bb = prev[x] if prev != NULL else 0
+            cur[x] = <uint8_t> (line[x] + ((a + bb) >> 1))
+    else:
+        for x in range(rb):
+            a = cur[x - bpp] if x >= bpp else 0
+            bb = prev[x] if prev != NULL else 0
+            c = prev[x - bpp] if (prev != NULL and x >= bpp) else 0
+            p = a + bb - c
+            pa = p - a if p >= a else a - p
+            pb = p - bb if p >= bb else bb - p
+            pc = p - c if p >= c else c - p
+            if pa <= pb and pa <= pc:
+                cur[x] = <uint8_t> (line[x] + a)
+            elif pb <= pc:
+                cur[x] = <uint8_t> (line[x] + bb)
+            else:
+                cur[x] = <uint8_t> (line[x] + c)
+
+
+
+# --------------------------------------------------------------------------
+# Container: chunks and their CRCs
+# --------------------------------------------------------------------------
+
+cdef uint32_t _CRC_TABLE[256]
+
+
+def _init_crc_table():
+    cdef uint32_t c
+    cdef int n, k
+    for n in range(256):
+        c = <uint32_t> n
+        for k in range(8):
+            c = (0xEDB88320U ^ (c >> 1)) if (c & 1) else (c >> 1)
+        _CRC_TABLE[n] = c
+
+
+_init_crc_table()
+
+
+cdef inline uint32_t _crc32(const uint8_t* p, Py_ssize_t n) noexcept nogil:
+    cdef uint32_t c = 0xFFFFFFFFU
+    cdef Py_ssize_t i
+    for i in range(n):
+        c = _CRC_TABLE[(c ^ p[i]) & 255] ^ (c >> 8)
+    return c ^ 0xFFFFFFFFU
+
+
+cdef struct _PngInfo:
+    Py_ssize_t width
+    Py_ssize_t height
+    int depth
+    int color
+    const uint8_t* zdata   # the IDAT data: into the file when one chunk holds it, else ``zbuf``
+    Py_ssize_t zlen
+    uint8_t* zbuf          # malloc'ed concatenation of several IDAT chunks (or NULL)
+
+
+# the kinds of image decoded natively, by (colour type, depth)
+DEF _PNG_GRAY8 = 1
+DEF _PNG_GRAY16 = 2
+DEF _PNG_RGB8 = 3
+DEF _PNG_RGBA8 = 4
+
+
+cdef int _png_parse(const uint8_t* s, Py_ssize_t n, _PngInfo* info) noexcept nogil:
+    """Walk the chunks of a PNG file.
+
+    Returns the image kind (``_PNG_*``) with ``info`` filled, 0 when the file
+    is not one this decoder takes (interlaced, palette, grey with alpha,
+    16-bit colour, a transparency chunk, an unknown critical chunk, a bad CRC
+    or any malformation: the caller reads such files another way), or -1 when
+    out of memory.  On success with several IDAT chunks ``info.zbuf`` must be
+    freed by the caller.
+    """
+    cdef Py_ssize_t pos = 8, length, total = 0, chunks = 0, k
+    cdef const uint8_t* t
+    cdef int kind = 0, seen_end = 0, run = 0   # run: 0 before the IDAT chunks, 1 in them, 2 after
+    info.zbuf = NULL
+    info.zdata = NULL
+    info.zlen = 0
+    if n < 8 + 25 or s[0] != 0x89 or s[1] != 0x50 or s[2] != 0x4E or s[3] != 0x47 \
+            or s[4] != 0x0D or s[5] != 0x0A or s[6] != 0x1A or s[7] != 0x0A:
+        return 0
+    # IHDR, first and 13 bytes long
+    if _be32(s + 8) != 13 or s[12] != 0x49 or s[13] != 0x48 or s[14] != 0x44 or s[15] != 0x52:
+        return 0
+    if _crc32(s + 12, 17) != _be32(s + 29):
+        return 0
+    info.width = _be32(s + 16)
+    info.height = _be32(s + 20)
+    info.depth = s[24]
+    info.color = s[25]
+    if info.width < 1 or info.height < 1 or info.width > 0x7FFFFFFF or info.height > 0x7FFFFFFF:
+        return 0
+    if s[26] != 0 or s[27] != 0 or s[28] != 0:   # compression, filter method, interlace
+        return 0
+    if info.color == 0 and info.depth == 8:
+        kind = _PNG_GRAY8
+    elif info.color == 0 and info.depth == 16:
+        kind = _PNG_GRAY16
+    elif info.color == 2 and info.depth == 8:
+        kind = _PNG_RGB8
+    elif info.color == 6 and info.depth == 8:
+        kind = _PNG_RGBA8
+    else:
+        return 0
+    if info.width * info.height > (<Py_ssize_t> 1 << 40):
+        return 0
+    pos = 33
+    while pos + 12 <= n:
+        length = _be32(s + pos)
+        if length > 0x7FFFFFFF or length > n - pos - 12:
+            return 0
+        t = s + pos + 4
+        if _crc32(t, length + 4) != _be32(t + 4 + length):
+            return 0
+        if t[0] == 0x49 and t[1] == 0x44 and t[2] == 0x41 and t[3] == 0x54:       # IDAT
+            if run == 2:           # IDAT chunks must be consecutive
+                return 0
+            run = 1
+            chunks += 1
+            total += length
+        else:
+            if run == 1:
+                run = 2
+            if t[0] == 0x49 and t[1] == 0x45 and t[2] == 0x4E and t[3] == 0x44:   # IEND
+                seen_end = 1
+                break
+            if t[0] == 0x74 and t[1] == 0x52 and t[2] == 0x4E and t[3] == 0x53:   # tRNS
+                return 0
+            if t[0] == 0x50 and t[1] == 0x4C and t[2] == 0x54 and t[3] == 0x45:   # PLTE
+                if chunks:
+                    return 0
+            elif not (t[0] & 32):  # another critical chunk (or IHDR again)
+                return 0
+        pos += 12 + length
+    if not seen_end or total == 0:
+        return 0
+    # Deflate expands at most 1032 times (a 258-byte copy in two 1-bit codes):
+    # a header promising more than the data can hold is refused before any
+    # memory is set aside for it
+    if info.height * (info.width * (4 if kind == _PNG_RGBA8 else (3 if kind == _PNG_RGB8 else
+                                    (2 if kind == _PNG_GRAY16 else 1))) + 1) > 1032 * total:
+        return 0
+    # second walk: point at (or gather) the IDAT data
+    pos = 33
+    k = 0
+    if chunks > 1:
+        info.zbuf = <uint8_t*> malloc(total)
+        if info.zbuf == NULL:
+            return -1
+    while k < chunks:
+        length = _be32(s + pos)
+        t = s + pos + 4
+        if t[0] == 0x49 and t[1] == 0x44 and t[2] == 0x41 and t[3] == 0x54:
+            if chunks == 1:
+                info.zdata = t + 4
+            else:
+                memcpy(info.zbuf + info.zlen, t + 4, length)
+            info.zlen += length
+            k += 1
+        pos += 12 + length
+    if chunks > 1:
+        info.zdata = info.zbuf
+    return kind
+
+
+# --------------------------------------------------------------------------
+# Row filters on packed pixels
+#
+# A pixel of ``bpp`` (1 to 4) bytes is held as a uint32 whose byte k is its
+# k-th byte.  PNG's filters add bytes modulo 256, channel by channel, which
+# on words is a carry-free add; the Average filter's floor((a + b) / 2) per
+# byte is carry-free too.  Paeth goes byte by byte, except where the three
+# neighbours are equal (inside a flat region), where it predicts the left one.
+# --------------------------------------------------------------------------
+
+cdef inline uint32_t _add_bytes(uint32_t a, uint32_t b) noexcept nogil:
+    return ((a & 0x7F7F7F7F) + (b & 0x7F7F7F7F)) ^ ((a ^ b) & 0x80808080U)
+
+
+cdef inline uint32_t _avg_bytes(uint32_t a, uint32_t b) noexcept nogil:
+    return (a & b) + (((a ^ b) & 0xFEFEFEFEU) >> 1)
+
+
+cdef inline uint32_t _paeth_bytes(uint32_t a, uint32_t b, uint32_t c, int bpp) noexcept nogil:
+    cdef uint32_t out = 0
+    cdef int k, x, y, z, p, pa, pb, pc, pred
+    for k in range(bpp):
+        x = (a >> (8 * k)) & 255
+        y = (b >> (8 * k)) & 255
+        z = (c >> (8 * k)) & 255
+        p = x + y - z
+        pa = p - x if p >= x else x - p
+        pb = p - y if p >= y else y - p
+        pc = p - z if p >= z else z - p
+        if pa <= pb and pa <= pc:
+            pred = x
+        elif pb <= pc:
+            pred = y
+        else:
+            pred = z
+        out |= (<uint32_t> pred) << (8 * k)
+    return out
+
+
+cdef inline uint32_t _pixel(const uint8_t* p, uint32_t mask) noexcept nogil:
+    """The pixel at ``p`` (reads 4 bytes: the buffer has slack), masked to ``bpp`` bytes."""
+    return (p[0] | ((<uint32_t> p[1]) << 8) | ((<uint32_t> p[2]) << 16) | ((<uint32_t> p[3]) << 24)) & mask
+
+
+cdef int _unfilter_words(int f, const uint8_t* line, const uint32_t* prev, uint32_t* cur,
+                         Py_ssize_t W, int bpp) noexcept nogil:
+    """One row of packed pixels from its filtered bytes; ``prev``: the row above
+    (zeros above the first row).  0, or -1 for an unknown filter type."""
+    cdef uint32_t mask = 0xFFFFFFFFU if bpp == 4 else (((<uint32_t> 1) << (8 * bpp)) - 1)
+    cdef uint32_t v, left = 0, up, upleft = 0
+    cdef Py_ssize_t x
+    if f == 0:
+        for x in range(W):
+            cur[x] = _pixel(line + bpp * x, mask)
+    elif f == 1:
+        x = 0
+        while x < W:
+            # four pixels at once inside flat stretches (zero filtered bytes);
+            # the test may read into the next row or the slack, which only
+            # makes it stricter
+            if x + 4 <= W and _zero(line + bpp * x, 16):
+                cur[x] = cur[x + 1] = cur[x + 2] = cur[x + 3] = left
+                x += 4
+                continue
+            v = _pixel(line + bpp * x, mask)
+            if v != 0:
+                left = _add_bytes(v, left)
+            cur[x] = left
+            x += 1
+    elif f == 2:
+        x = 0
+        while x < W:
+            if x + 4 <= W and _zero(line + bpp * x, 16):
+                memcpy(cur + x, prev + x, 16)
+                x += 4
+                continue
+            v = _pixel(line + bpp * x, mask)
+            cur[x] = _add_bytes(v, prev[x]) if v != 0 else prev[x]
+            x += 1
+    elif f == 3:
+        for x in range(W):
+            v = _pixel(line + bpp * x, mask)
+            left = _add_bytes(v, _avg_bytes(left, prev[x]))
+            cur[x] = left
+    elif f == 4:
+        for x in range(W):
+            v = _pixel(line + bpp * x, mask)
+            up = prev[x]
+            if left == up and up == upleft:
+                left = _add_bytes(v, left)
+            else:
+                left = _add_bytes(v, _paeth_bytes(left, up, upleft, bpp))
+            upleft = up
+            cur[x] = left
+    else:
+        return -1
+    return 0
+
+
+cdef inline Py_ssize_t _png_scratch_size(const _PngInfo* info, int kind) noexcept nogil:
+    """Bytes of scratch :func:`_png_decode_words` needs."""
+    cdef int bpp = 1 if kind == _PNG_GRAY8 else (2 if kind == _PNG_GRAY16 else (3 if kind == _PNG_RGB8 else 4))
+    # the inflated rows (+ 16: the row filters read up to 16 bytes from a pixel),
+    # then a zero row and two rows of words, aligned
+    return ((info.height * (info.width * bpp + 1) + 16 + 15) // 16) * 16 + 3 * 4 * info.width
+
+
+cdef int _png_decode_words(const _PngInfo* info, int kind, uint32_t* out, uint8_t* scratch) noexcept nogil:
+    """Inflate and unfilter the image into ``out`` (H x W), one value per pixel:
+    the pixel word for grey 8 and RGB, RGB without alpha for RGBA, the 16-bit
+    sample for grey 16.  ``scratch``: :func:`_png_scratch_size` bytes, any
+    content.  0 ok, 1 not decodable (bad data)."""
+    cdef Py_ssize_t H = info.height, W = info.width, y, x
+    cdef int bpp = 1 if kind == _PNG_GRAY8 else (2 if kind == _PNG_GRAY16 else (3 if kind == _PNG_RGB8 else 4))
+    cdef Py_ssize_t stride = W * bpp + 1
+    cdef uint8_t* raw = scratch
+    cdef uint32_t* rows = <uint32_t*> (scratch + ((H * stride + 16 + 15) // 16) * 16)
+    cdef uint32_t* cur
+    cdef const uint32_t* prev
+    cdef const uint8_t* line
+    cdef uint32_t v
+    cdef int status = 0
+    # the inflater leaves runs of zero bytes unwritten
+    memset(raw, 0, H * stride + 16)
+    memset(rows, 0, W * sizeof(uint32_t))
+    if _inflate(info.zdata, info.zlen, raw, H * stride) != 0:
+        status = 1
+    prev = rows
+    y = 0
+    while status == 0 and y < H:
+        line = raw + y * stride
+        cur = out + y * W if bpp == 1 or bpp == 3 else rows + W * (1 + (y & 1))
+        if _unfilter_words(line[0], line + 1, prev, cur, W, bpp) != 0:
+            status = 1
+            break
+        if kind == _PNG_GRAY16:
+            for x in range(W):
+                v = cur[x]
+                out[y * W + x] = ((v & 255) << 8) | (v >> 8)
+        elif kind == _PNG_RGBA8:
+            for x in range(W):
+                out[y * W + x] = cur[x] & 0xFFFFFF
+        prev = cur
+        y += 1
+    return status

@@ -1,0 +1,323 @@
+"""The package's own PNG decoder for panoptic id maps (``_mask.pan_png_ids``, used by
+``read_panoptic_png`` and ``pq_compute``): every filter type, pixel kind and Deflate
+block type against ids computed from the pixels, and OpenCV; and every file it does
+not take (or that is damaged) left to OpenCV/Pillow as before."""
+import os
+import struct
+import zlib
+
+import cv2
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from PIL import Image
+
+from boundary_api.masks import _mask
+from boundary_api.panoptic import read_panoptic_png
+from boundary_api.panoptic.idmaps import _Buffers, _read_ids, _read_other
+
+# colour type, bit depth and channels of the kinds decoded natively
+KINDS = {"rgb": (2, 8, 3), "rgba": (6, 8, 4), "gray8": (0, 8, 1), "gray16": (0, 16, 1)}
+STRATEGIES = [zlib.Z_DEFAULT_STRATEGY, zlib.Z_FILTERED, zlib.Z_HUFFMAN_ONLY, zlib.Z_RLE, zlib.Z_FIXED]
+
+
+def chunk(kind: bytes, data: bytes) -> bytes:
+    return struct.pack(">I", len(data)) + kind + data + struct.pack(">I", zlib.crc32(kind + data) & 0xFFFFFFFF)
+
+
+def _paeth(a, b, c):
+    p = a + b - c
+    pa, pb, pc = abs(p - a), abs(p - b), abs(p - c)
+    if pa <= pb and pa <= pc:
+        return a
+    return b if pb <= pc else c
+
+
+def filter_rows(raw: np.ndarray, bpp: int, filters) -> bytes:
+    """PNG-filter the (H, row bytes) unfiltered image, row y with filter type filters[y]."""
+    out = bytearray()
+    prev = np.zeros(raw.shape[1], np.int64)
+    for y, f in enumerate(filters):
+        cur = raw[y].astype(np.int64)
+        left = np.concatenate([np.zeros(bpp, np.int64), cur[:-bpp]])[:len(cur)]
+        upleft = np.concatenate([np.zeros(bpp, np.int64), prev[:-bpp]])[:len(cur)]
+        if f == 0:
+            line = cur
+        elif f == 1:
+            line = cur - left
+        elif f == 2:
+            line = cur - prev
+        elif f == 3:
+            line = cur - (left + prev) // 2
+        else:
+            line = cur - np.array([_paeth(a, b, c) for a, b, c in zip(left, prev, upleft)], np.int64)
+        out.append(f)
+        out += (line % 256).astype(np.uint8).tobytes()
+        prev = cur
+    return bytes(out)
+
+
+def encode(pixels: np.ndarray, kind: str, filters=None, level=6, strategy=zlib.Z_DEFAULT_STRATEGY,
+           pieces=1, text_before=False, text_after=False, interlace=0) -> bytes:
+    """A PNG file written by the test's own encoder: pixels (H, W, C) uint8, or (H, W)
+    uint16 for gray16, with the given filter type per row and Deflate settings."""
+    color, depth, _ = KINDS[kind]
+    h, w = pixels.shape[:2]
+    if kind == "gray16":
+        raw = pixels.astype(">u2").view(np.uint8).reshape(h, 2 * w)
+    else:
+        raw = pixels.reshape(h, -1)
+    bpp = raw.shape[1] // w
+    if filters is None:
+        filters = [y % 5 for y in range(h)]
+    comp = zlib.compressobj(level, zlib.DEFLATED, 15, 9, strategy)
+    z = comp.compress(filter_rows(raw, bpp, filters)) + comp.flush()
+    cuts = np.linspace(0, len(z), pieces + 1).astype(int)
+    body = chunk(b"IHDR", struct.pack(">IIBBBBB", w, h, depth, color, 0, 0, interlace))
+    if text_before:
+        body += chunk(b"tEXt", b"Comment\0before")
+    for a, b in zip(cuts[:-1], cuts[1:]):
+        body += chunk(b"IDAT", z[a:b])
+    if text_after:
+        body += chunk(b"tEXt", b"Comment\0after")
+    return b"\x89PNG\r\n\x1a\n" + body + chunk(b"IEND", b"")
+
+
+def oracle_ids(pixels: np.ndarray, kind: str) -> np.ndarray:
+    if kind in ("gray8", "gray16"):
+        return pixels.astype(np.uint32)
+    p = pixels.astype(np.uint32)
+    return p[..., 0] | (p[..., 1] << 8) | (p[..., 2] << 16)
+
+
+@st.composite
+def images(draw, max_h=12, max_w=24):
+    kind = draw(st.sampled_from(sorted(KINDS)))
+    h = draw(st.integers(1, max_h))
+    w = draw(st.integers(1, max_w))
+    channels = KINDS[kind][2]
+    rng = np.random.default_rng(draw(st.integers(0, 2 ** 32 - 1)))
+    high = 1 << 16 if kind == "gray16" else 256
+    dtype = np.uint16 if kind == "gray16" else np.uint8
+    shape = (h, w) if channels == 1 else (h, w, channels)
+    if draw(st.booleans()):  # flat regions, as in segmentation maps
+        palette = rng.integers(0, high, size=(int(rng.integers(1, 5)),) + shape[2:])
+        pixels = np.empty(shape, dtype)
+        pixels[...] = palette[0]
+        for _ in range(int(rng.integers(0, 6))):
+            y0, x0 = rng.integers(0, h), rng.integers(0, w)
+            pixels[y0:y0 + int(rng.integers(1, h + 1)), x0:x0 + int(rng.integers(1, w + 1))] = \
+                palette[int(rng.integers(0, len(palette)))]
+    else:
+        pixels = rng.integers(0, high, size=shape).astype(dtype)
+    filters = draw(st.lists(st.integers(0, 4), min_size=h, max_size=h))
+    return kind, pixels, filters
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(images(), st.integers(0, 9), st.sampled_from(STRATEGIES), st.integers(1, 3), st.booleans(), st.booleans())
+def test_every_filter_kind_and_block_type_gives_the_pixels(tmp_path_factory, image, level, strategy, pieces,
+                                                            before, after):
+    kind, pixels, filters = image
+    blob = encode(pixels, kind, filters, level, strategy, pieces, before, after)
+    want = oracle_ids(pixels, kind)
+    got = _mask.pan_png_ids(blob)
+    assert got is not None and got.dtype == np.uint32 and got.flags.c_contiguous
+    np.testing.assert_array_equal(got, want)
+    # the file is a valid PNG: OpenCV reads the same ids from it
+    path = str(tmp_path_factory.mktemp("png") / "x.png")
+    with open(path, "wb") as f:
+        f.write(blob)
+    np.testing.assert_array_equal(_read_other(path), want)
+    np.testing.assert_array_equal(read_panoptic_png(path), want)
+
+
+@pytest.mark.parametrize("kind", sorted(KINDS))
+def test_large_flat_images_with_long_matches(kind):
+    """Images bigger than the Deflate window and the checksum's blocks, flat regions
+    (the decoder's four-pixel shortcuts), every filter type row by row."""
+    rng = np.random.default_rng(7)
+    h, w = 301, 517
+    channels = KINDS[kind][2]
+    high = 1 << 16 if kind == "gray16" else 256
+    shape = (h, w) if channels == 1 else (h, w, channels)
+    pixels = np.zeros(shape, np.uint16 if kind == "gray16" else np.uint8)
+    for _ in range(40):
+        y0, x0 = rng.integers(0, h), rng.integers(0, w)
+        pixels[y0:y0 + int(rng.integers(1, 120)), x0:x0 + int(rng.integers(1, 200))] = \
+            rng.integers(0, high, size=shape[2:])
+    for filters in ([int(f) for f in rng.integers(0, 5, h)], [1] * h, [2] * h, [4] * h):
+        for level in (1, 9):
+            got = _mask.pan_png_ids(encode(pixels, kind, filters, level))
+            np.testing.assert_array_equal(got, oracle_ids(pixels, kind))
+
+
+def test_files_written_by_opencv_and_pillow(tmp_path):
+    rng = np.random.default_rng(3)
+    ids = rng.integers(0, 1 << 24, size=(37, 53)).astype(np.uint32)
+    ids[5:30, 10:40] = 123456
+    rgb = np.stack([ids & 255, (ids >> 8) & 255, ids >> 16], axis=-1).astype(np.uint8)
+    cv2.imwrite(str(tmp_path / "cv.png"), rgb[..., ::-1])
+    Image.fromarray(rgb).save(tmp_path / "pil.png")
+    Image.fromarray(np.dstack([rgb, np.full(ids.shape, 200, np.uint8)])).save(tmp_path / "rgba.png")
+    gray = (ids & 65535).astype(np.uint16)
+    cv2.imwrite(str(tmp_path / "g16.png"), gray)
+    for name, want in (("cv.png", ids), ("pil.png", ids), ("rgba.png", ids), ("g16.png", gray)):
+        blob = (tmp_path / name).read_bytes()
+        np.testing.assert_array_equal(_mask.pan_png_ids(blob), want)
+        np.testing.assert_array_equal(read_panoptic_png(tmp_path / name), want)
+
+
+def test_shipped_coco_panoptic_pngs_equal_opencv():
+    from conftest import DATA
+
+    root = os.path.join(DATA, "panoptic")
+    paths = [os.path.join(d, f) for d, _, fs in os.walk(root) for f in fs if f.endswith(".png")]
+    assert paths
+    for path in paths:
+        with open(path, "rb") as f:
+            got = _mask.pan_png_ids(f.read())
+        assert got is not None
+        np.testing.assert_array_equal(got, _read_other(path))
+
+
+def _tamper(blob: bytes, index: int, value: int, fix_crc: bool) -> bytes:
+    """Byte ``index`` of the file set to ``value``; with ``fix_crc`` the CRC of the
+    chunk holding it is recomputed (so only the content is wrong)."""
+    b = bytearray(blob)
+    b[index] = value
+    if fix_crc:
+        pos = 8
+        while pos < len(b):
+            length = struct.unpack(">I", bytes(b[pos:pos + 4]))[0]
+            if pos + 8 <= index < pos + 8 + length:
+                crc = zlib.crc32(bytes(b[pos + 4:pos + 8 + length])) & 0xFFFFFFFF
+                b[pos + 8 + length:pos + 12 + length] = struct.pack(">I", crc)
+            pos += 12 + length
+    return bytes(b)
+
+
+def _idat_span(blob: bytes):
+    pos = 8
+    while pos < len(blob):
+        length = struct.unpack(">I", blob[pos:pos + 4])[0]
+        if blob[pos + 4:pos + 8] == b"IDAT":
+            return pos + 8, pos + 8 + length
+        pos += 12 + length
+    raise AssertionError("no IDAT")
+
+
+def _flat_rgb():
+    px = np.zeros((6, 9, 3), np.uint8)
+    px[2:5, 3:8] = (10, 20, 30)
+    return px
+
+
+def test_kinds_it_does_not_take_are_left_to_the_other_readers(tmp_path):
+    px = _flat_rgb()
+    # interlaced, palette, grey + alpha, 16-bit colour, transparency chunk
+    assert _mask.pan_png_ids(encode(px, "rgb", interlace=1)) is None
+    pal = Image.fromarray(px).convert("P")
+    pal.save(tmp_path / "pal.png")
+    assert _mask.pan_png_ids((tmp_path / "pal.png").read_bytes()) is None
+    np.testing.assert_array_equal(read_panoptic_png(tmp_path / "pal.png"), oracle_ids(np.asarray(pal.convert("RGB")),
+                                                                                     "rgb"))
+    Image.fromarray(px[..., 0]).convert("LA").save(tmp_path / "la.png")
+    assert _mask.pan_png_ids((tmp_path / "la.png").read_bytes()) is None
+    cv2.imwrite(str(tmp_path / "rgb16.png"), px.astype(np.uint16) * 257)
+    assert _mask.pan_png_ids((tmp_path / "rgb16.png").read_bytes()) is None
+    blob = encode(px, "rgb")
+    trns = blob[:33] + chunk(b"tRNS", b"\0\0\0\0\0\0") + blob[33:]
+    assert _mask.pan_png_ids(trns) is None
+    # not a PNG at all, or empty
+    assert _mask.pan_png_ids(b"") is None
+    assert _mask.pan_png_ids(b"GIF89a" + bytes(40)) is None
+
+
+def test_damaged_files_are_refused():
+    px = _flat_rgb()
+    blob = encode(px, "rgb", level=9)
+    assert _mask.pan_png_ids(blob) is not None
+    a, b = _idat_span(blob)
+    # a wrong CRC anywhere
+    for i in (20, a, b - 1, len(blob) - 1):
+        assert _mask.pan_png_ids(_tamper(blob, i, blob[i] ^ 1, False)) is None
+    # right CRCs but a wrong checksum of the data (last 4 bytes of the zlib stream)
+    for i in range(b - 4, b):
+        assert _mask.pan_png_ids(_tamper(blob, i, blob[i] ^ 0x10, True)) is None
+    # an unknown filter type (5) in row 0, with a valid stream checksum and chunk CRC
+    stored = encode(px, "rgb", filters=[0] * 6, level=0)
+    a, b = _idat_span(stored)
+    data = bytearray(zlib.decompress(stored[a:b]))
+    data[0] = 5
+    wrong = stored[:a - 8] + chunk(b"IDAT", zlib.compress(bytes(data), 0)) + stored[b + 4:]
+    assert _mask.pan_png_ids(wrong) is None
+    # every truncation
+    for n in range(len(blob)):
+        assert _mask.pan_png_ids(blob[:n]) is None
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.integers(0, 10 ** 6), st.integers(0, 255), st.booleans())
+def test_mutations_never_crash_and_never_give_a_wrong_image(pos, value, fix_crc):
+    """Any byte of a file changed (with or without the chunk's CRC fixed): the
+    decoder refuses it, or it gives exactly what zlib and the filters give."""
+    px = _flat_rgb()
+    blob = encode(px, "rgb", level=9)
+    i = pos % len(blob)
+    bad = _tamper(blob, i, value, fix_crc)
+    got = _mask.pan_png_ids(bad)
+    if got is None:
+        return
+    # accepted: then it is the same image as OpenCV reads (when OpenCV reads it)
+    arr = cv2.imdecode(np.frombuffer(bad, np.uint8), cv2.IMREAD_UNCHANGED)
+    assert arr is not None and arr.ndim == 3
+    np.testing.assert_array_equal(got, _mask.pan_color_to_id(np.ascontiguousarray(arr), True))
+
+
+def test_damaged_file_is_a_clear_error(tmp_path):
+    blob = encode(_flat_rgb(), "rgb")
+    a, b = _idat_span(blob)
+    path = tmp_path / "bad.png"
+    path.write_bytes(_tamper(blob, (a + b) // 2, blob[(a + b) // 2] ^ 0xFF, False))
+    with pytest.raises(ValueError, match="bad.png"):
+        read_panoptic_png(path)
+
+
+def test_reused_buffers_give_fresh_results(tmp_path):
+    """pq_compute's workers reuse decoding memory from image to image: images of
+    growing and shrinking sizes and kinds read through one set of buffers equal
+    fresh reads."""
+    rng = np.random.default_rng(11)
+    buffers = _Buffers()
+    for i, (h, w, kind) in enumerate([(5, 7, "rgb"), (40, 33, "rgba"), (3, 2, "gray8"), (64, 80, "gray16"),
+                                      (10, 10, "rgb")]):
+        channels = KINDS[kind][2]
+        shape = (h, w) if channels == 1 else (h, w, channels)
+        dtype = np.uint16 if kind == "gray16" else np.uint8
+        pixels = rng.integers(0, 1 << (16 if kind == "gray16" else 8), size=shape).astype(dtype)
+        path = tmp_path / f"{i}.png"
+        path.write_bytes(encode(pixels, kind))
+        got = _read_ids(str(path), None, buffers, i % 2)
+        assert got.shape == (h, w)
+        np.testing.assert_array_equal(got, oracle_ids(pixels, kind))
+        np.testing.assert_array_equal(got, read_panoptic_png(path))
+
+
+def test_header_promising_more_than_the_data_holds_is_refused_before_allocating():
+    """Deflate expands at most 1032 times: a few hundred bytes cannot hold a
+    40000 x 40000 image, so no memory is set aside for one (numpy's allocations
+    are seen by tracemalloc)."""
+    import tracemalloc
+
+    blob = bytearray(encode(_flat_rgb(), "rgb"))
+    blob[16:24] = struct.pack(">II", 40000, 40000)
+    blob[29:33] = struct.pack(">I", zlib.crc32(bytes(blob[12:29])) & 0xFFFFFFFF)
+    tracemalloc.start()
+    try:
+        assert _mask.pan_png_ids(bytes(blob)) is None
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert peak < 1 << 20
