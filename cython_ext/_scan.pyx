@@ -13,11 +13,13 @@ It only accepts a narrow, common schema (see :func:`scan_results`); for
 anything else it returns ``None`` and leaves the buffer untouched, so that the
 caller can hand the same bytes to a general JSON parser, which also words any
 error.  It never raises for bad input and never reads outside the buffer.
+A large file may be scanned in chunks on several threads, with the very same
+outcome as on one (see :func:`scan_results`).
 """
 
 from libc.stdint cimport int64_t, int32_t, uint8_t, uint32_t, uint64_t
-from libc.stdlib cimport malloc, realloc, free, strtod
-from libc.string cimport memcpy, memmove, memset, memcmp
+from libc.stdlib cimport malloc, calloc, realloc, free, strtod
+from libc.string cimport memcpy, memmove, memset, memcmp, memchr
 from cython.view cimport array as cvarray
 
 import numpy as np
@@ -454,24 +456,32 @@ cdef bint _cols_resize(Cols* c, Py_ssize_t cap) noexcept nogil:
             and _grow(<void**> &c.key_order, n * 4) and _grow(<void**> &c.cesc, n * 8))
 
 
-cdef int _scan(cptr base, Py_ssize_t size, Cols* cols, Py_ssize_t* n_out) noexcept nogil:
-    """Pass one: validate everything and fill the columns.  0 ok, 1 refused, 2 no memory."""
-    cdef cptr p = base
+cdef int _scan_objects(cptr base, Py_ssize_t size, Py_ssize_t start, Py_ssize_t stop,
+                       Cols* cols, Py_ssize_t* n_out) noexcept nogil:
+    """Pass one from the object that starts at ``start``: validate and fill the columns.
+
+    With ``stop < 0`` the objects run to the closing ``]`` of the array, which
+    only whitespace may follow (the whole rest of the file).  With
+    ``stop >= 0`` (a chunk of a split scan) the scan ends as soon as the next
+    object would start at or after ``stop``.
+
+    Returns 0 when every object passed (and, with ``stop >= 0``, the next
+    object starts exactly at ``stop``), 1 when an object or the array's end is
+    refused by the grammar, 2 when memory ran out, 3 (only with
+    ``stop >= 0``) when the objects did not lead exactly to ``stop``: the
+    array ended first, or an object straddles it.
+    """
+    cdef cptr p = base + start
     cdef cptr end = base + size
     cdef Rec rec
     cdef Rec* r = &rec
     cdef Py_ssize_t n = 0, cap
     cdef int code, nk, k
     cdef bint is_int
-    cap = size // 1024 + 16   # grown by doubling; a result takes under 100 bytes
+    # grown by doubling; a result takes under 100 bytes
+    cap = ((stop if stop >= 0 else size) - start) // 1024 + 16
     if not _cols_resize(cols, cap):
         return 2
-    p = _ws(p, end)
-    if p >= end or p[0] != 91:
-        return 1
-    p = _ws(p + 1, end)
-    if p >= end or p[0] == 93:
-        return 1          # truncated, or empty: left to the general parser
     while True:
         if n == cap:
             cap = cap * 2
@@ -542,17 +552,47 @@ cdef int _scan(cptr base, Py_ssize_t size, Cols* cols, Py_ssize_t* n_out) noexce
             return 1
         if p[0] == 44:
             p = _ws(p + 1, end)
+            if stop >= 0 and p - base >= stop:
+                n_out[0] = n
+                # the next object must begin exactly where the next chunk began
+                return 0 if p - base == stop else 3
             continue
         if p[0] == 93:
+            if stop >= 0:
+                return 3   # the array ended before the next chunk's start
             break
         return 1
     p = _ws(p + 1, end)
     if p != end:
         return 1
     n_out[0] = n
-    # hand back the unused tail; if shrinking failed the larger blocks still serve
-    _cols_resize(cols, n)
     return 0
+
+
+cdef int _head(cptr base, Py_ssize_t size, Py_ssize_t* first) noexcept nogil:
+    """Offset of the first object of the array (its ``{`` unchecked): 0 ok, 1 refused."""
+    cdef cptr p = _ws(base, base + size)
+    cdef cptr end = base + size
+    if p >= end or p[0] != 91:
+        return 1
+    p = _ws(p + 1, end)
+    if p >= end or p[0] == 93:
+        return 1          # truncated, or empty: left to the general parser
+    first[0] = p - base
+    return 0
+
+
+cdef int _scan(cptr base, Py_ssize_t size, Cols* cols, Py_ssize_t* n_out) noexcept nogil:
+    """Pass one over the whole file.  0 ok, 1 refused, 2 no memory."""
+    cdef Py_ssize_t first = 0
+    cdef int status
+    if _head(base, size, &first):
+        return 1
+    status = _scan_objects(base, size, first, -1, cols, n_out)
+    if status == 0:
+        # hand back the unused tail; if shrinking failed the larger blocks still serve
+        _cols_resize(cols, n_out[0])
+    return status
 
 
 cdef void _unescape(unsigned char* base, Cols* cols, Py_ssize_t n) noexcept nogil:
@@ -597,6 +637,183 @@ cdef void _unescape(unsigned char* base, Cols* cols, Py_ssize_t n) noexcept nogi
         cols.clen[i] = w - (base + cols.cstart[i])
 
 
+# --------------------------------------------------------------------------- split scan
+#
+# A large file is cut at k-1 candidate object starts (a '{' after '}' ',' with
+# only whitespace between) and the chunks are scanned on k threads.  A
+# candidate may lie inside a string; chunk i-1, which starts at a verified
+# object start, proves chunk i's candidate only by arriving at it exactly as
+# the start of its next object.  Chunk 0 starts where the whole-file scan
+# starts, so by induction every chunk then scans exactly the objects the
+# whole-file scan would, and the columns concatenate to its output.
+
+#: files below this size are scanned on one thread (a split costs thread starts)
+MIN_PARALLEL_BYTES = 8 << 20
+#: at most this many chunks (and threads) whatever ``num_threads`` says
+MAX_CHUNKS = 256
+
+
+cdef inline bint _is_ws(unsigned char c) noexcept nogil:
+    return c == 32 or c == 10 or c == 13 or c == 9
+
+
+cdef Py_ssize_t _candidate(cptr base, Py_ssize_t lo, Py_ssize_t hi) noexcept nogil:
+    """First ``{`` in ``[lo, hi)`` preceded, whitespace aside, by ``,`` and then
+    ``}``; -1 when there is none."""
+    cdef const void* q
+    cdef Py_ssize_t j, b
+    while lo < hi:
+        q = memchr(base + lo, 123, <size_t> (hi - lo))
+        if q == NULL:
+            return -1
+        j = <cptr> q - base
+        b = j - 1
+        while b >= 0 and _is_ws(base[b]):
+            b -= 1
+        if b >= 0 and base[b] == 44:
+            b -= 1
+            while b >= 0 and _is_ws(base[b]):
+                b -= 1
+            if b >= 0 and base[b] == 125:
+                return j
+        lo = j + 1
+    return -1
+
+
+cdef bint _cols_resize_outputs(Cols* c, Py_ssize_t cap) noexcept nogil:
+    """Like :func:`_cols_resize` for the returned columns only (not ``cesc``)."""
+    cdef size_t n = <size_t> cap
+    return (_grow(<void**> &c.image_id, n * 8) and _grow(<void**> &c.category_id, n * 8)
+            and _grow(<void**> &c.score, n * 8) and _grow(<void**> &c.bbox, n * 32)
+            and _grow(<void**> &c.seg_h, n * 8) and _grow(<void**> &c.seg_w, n * 8)
+            and _grow(<void**> &c.cstart, n * 8) and _grow(<void**> &c.clen, n * 8)
+            and _grow(<void**> &c.present, n) and _grow(<void**> &c.int_kind, n)
+            and _grow(<void**> &c.key_order, n * 4))
+
+
+cdef void _cols_copy(Cols* dst, Py_ssize_t at, Cols* src, Py_ssize_t n) noexcept nogil:
+    """Rows ``[0, n)`` of ``src`` into rows ``[at, at + n)`` of ``dst`` (not ``cesc``)."""
+    cdef size_t m = <size_t> n
+    if n == 0:
+        return
+    memcpy(dst.image_id + at, src.image_id, m * 8)
+    memcpy(dst.category_id + at, src.category_id, m * 8)
+    memcpy(dst.score + at, src.score, m * 8)
+    memcpy(dst.bbox + 4 * at, src.bbox, m * 32)
+    memcpy(dst.seg_h + at, src.seg_h, m * 8)
+    memcpy(dst.seg_w + at, src.seg_w, m * 8)
+    memcpy(dst.cstart + at, src.cstart, m * 8)
+    memcpy(dst.clen + at, src.clen, m * 8)
+    memcpy(dst.present + at, src.present, m)
+    memcpy(dst.int_kind + at, src.int_kind, m)
+    memcpy(dst.key_order + at, src.key_order, m * 4)
+
+
+cdef class _SplitScan:
+    """The state of one split scan: chunk starts, per-chunk columns and statuses.
+
+    Its methods take a range of chunk indices and run without the GIL; the C
+    blocks still owned when it dies are freed then.
+    """
+    cdef unsigned char* base
+    cdef Py_ssize_t size
+    cdef Py_ssize_t k
+    cdef Py_ssize_t* starts   # k + 1 entries, the last -1 (to the end of the array)
+    cdef Py_ssize_t* ns       # results per chunk
+    cdef Py_ssize_t* offs     # first output row per chunk
+    cdef int* status
+    cdef Cols* cols           # cols[0] becomes the output once all chunks passed
+
+    def __cinit__(self, Py_ssize_t k):
+        self.k = k
+        self.starts = <Py_ssize_t*> calloc(k + 1, sizeof(Py_ssize_t))
+        self.ns = <Py_ssize_t*> calloc(k, sizeof(Py_ssize_t))
+        self.offs = <Py_ssize_t*> calloc(k, sizeof(Py_ssize_t))
+        self.status = <int*> calloc(k, sizeof(int))
+        self.cols = <Cols*> calloc(k, sizeof(Cols))
+        if (self.starts == NULL or self.ns == NULL or self.offs == NULL or self.status == NULL
+                or self.cols == NULL):
+            raise MemoryError("boundary_api: no memory to split the results scan")
+
+    def __dealloc__(self):
+        cdef Py_ssize_t i
+        if self.cols != NULL:
+            for i in range(self.k):
+                _cols_free(&self.cols[i])
+        free(self.cols)
+        free(self.starts)
+        free(self.ns)
+        free(self.offs)
+        free(self.status)
+
+    def scan(self, Py_ssize_t lo, Py_ssize_t hi):
+        """Pass one over chunks ``[lo, hi)``."""
+        cdef Py_ssize_t i
+        with nogil:
+            for i in range(lo, hi):
+                self.status[i] = _scan_objects(self.base, self.size, self.starts[i],
+                                               self.starts[i + 1], &self.cols[i], &self.ns[i])
+
+    def finish(self, Py_ssize_t lo, Py_ssize_t hi):
+        """Pass two over chunks ``[lo, hi)``: unescape their counts in place and
+        move their rows into the output (``cols[0]``, already grown to all rows)."""
+        cdef Py_ssize_t i
+        with nogil:
+            for i in range(lo, hi):
+                _unescape(self.base, &self.cols[i], self.ns[i])
+                free(self.cols[i].cesc)
+                self.cols[i].cesc = NULL
+                if i > 0:
+                    _cols_copy(&self.cols[0], self.offs[i], &self.cols[i], self.ns[i])
+                    _cols_free(&self.cols[i])
+
+
+cdef int _split_scan(_SplitScan job, unsigned char* base, Py_ssize_t size, int num_threads,
+                     Py_ssize_t* n_out, list trace) except -1:
+    """Scan ``base[:size]`` as ``job.k`` chunks on ``num_threads`` threads.
+
+    Returns 0 when the columns are in ``job.cols[0]`` (``n_out[0]`` rows, counts
+    unescaped), 1 when the file is certainly refused (the whole-file scan
+    would refuse it; the buffer untouched), 4 when the split proved nothing
+    (the buffer untouched; the caller scans the whole file).
+    """
+    from concurrent.futures import ThreadPoolExecutor
+
+    cdef Py_ssize_t i, k = job.k, total = 0
+    cdef int s
+    job.base = base
+    job.size = size
+    # chunk i is the range [i, i + 1); one pool for both passes (threads start once)
+    with ThreadPoolExecutor(max_workers=min(num_threads, k)) as pool:
+        list(pool.map(job.scan, range(k), range(1, k + 1)))
+        for i in range(k):
+            s = job.status[i]
+            if s == 0:
+                continue
+            # chunks 0..i-1 passed and led exactly to chunk i's start, so the
+            # whole-file scan reaches chunk i's start too and refuses what chunk i refused
+            if s == 1:
+                if trace is not None:
+                    trace.append(("refused", k, i))
+                return 1
+            if trace is not None:
+                trace.append(("fallback", k, i))
+            return 4
+        for i in range(k):
+            job.offs[i] = total
+            total += job.ns[i]
+        if not _cols_resize_outputs(&job.cols[0], total):
+            if trace is not None:
+                trace.append(("fallback", k, -1))
+            return 4
+        # from here on the buffer changes: every chunk passed and every start is proven
+        list(pool.map(job.finish, range(k), range(1, k + 1)))
+    n_out[0] = total
+    if trace is not None:
+        trace.append(("split", k, -1))
+    return 0
+
+
 cdef object _take(void** ptr, object dtype, tuple shape):
     """A numpy array that owns the C block ``ptr[0]`` (freed with the array)."""
     dt = np.dtype(dtype)
@@ -610,7 +827,8 @@ cdef object _take(void** ptr, object dtype, tuple shape):
     return out
 
 
-def scan_results(unsigned char[::1] buf not None):
+def scan_results(unsigned char[::1] buf not None, num_threads=1, *, _min_parallel_bytes=None,
+                 _trace=None):
     """Parse a COCO results JSON file into column arrays, or return ``None``.
 
     Parameters
@@ -619,6 +837,23 @@ def scan_results(unsigned char[::1] buf not None):
         The whole file, writable (any writable contiguous byte buffer).  On
         success the RLE ``counts`` strings are unescaped in place; on ``None``
         the buffer is left exactly as it was.
+    num_threads : int, default 1
+        Threads to scan with.  A file of at least :data:`MIN_PARALLEL_BYTES`
+        is cut into ``num_threads`` chunks (at most :data:`MAX_CHUNKS`) at
+        likely object starts, scanned side by side; the result (columns,
+        offsets, buffer) is the same as on one thread for every input.  A cut that the scan does not confirm as
+        an object start (one inside a string, say) makes it scan the whole
+        file on one thread instead.
+    _min_parallel_bytes : int, optional
+        Private (tests): the file size from which to split, instead of
+        :data:`MIN_PARALLEL_BYTES`.
+    _trace : list, optional
+        Private (tests): receives one tuple saying how the scan went:
+        ``("single", 1, -1)``, ``("split", k, -1)`` (``k`` chunks, all
+        confirmed), ``("refused", k, i)`` (chunk ``i`` refused after every
+        earlier one was confirmed: ``None`` without a second scan) or
+        ``("fallback", k, i)`` (chunk ``i``'s start unconfirmed or no memory;
+        then the whole-file scan's tuple follows).
 
     Returns
     -------
@@ -663,14 +898,52 @@ def scan_results(unsigned char[::1] buf not None):
     >>> scan_results(bytearray(b'[{"image_id": 1.0, "category_id": 2, "score": 0.5}]')) is None
     True
     """
-    cdef Py_ssize_t size = buf.shape[0], n = 0
+    cdef Py_ssize_t size = buf.shape[0], n = 0, first = 0, lo, hi, cand, i, k
     cdef Cols c
     cdef int status
     cdef unsigned char* base
+    cdef _SplitScan job
+    if isinstance(num_threads, bool) or not isinstance(num_threads, (int, np.integer)):
+        raise TypeError(f"num_threads must be a positive integer, got {num_threads!r}")
+    if num_threads < 1:
+        raise ValueError(f"num_threads must be >= 1, got {num_threads}")
+    min_bytes = MIN_PARALLEL_BYTES if _min_parallel_bytes is None else int(_min_parallel_bytes)
     if size == 0:
         return None
     memset(&c, 0, sizeof(Cols))
     base = &buf[0]
+    if num_threads > 1 and size >= min_bytes and _head(base, size, &first) == 0:
+        # chunk starts: the first object, then one candidate in each further
+        # k-th of the file (none when that part has no candidate)
+        k = min(num_threads, MAX_CHUNKS)
+        starts = [first]
+        cand = first
+        for i in range(1, k):
+            # (no negative indexing here: the module is compiled without wraparound)
+            lo = max(size // k * i, cand + 1)
+            hi = size if i == k - 1 else size // k * (i + 1)
+            if lo >= hi:
+                continue
+            with nogil:
+                lo = _candidate(base, lo, hi)
+            if lo >= 0:
+                cand = lo
+                starts.append(cand)
+        if len(starts) > 1:
+            job = _SplitScan(len(starts))
+            for i in range(len(starts)):
+                job.starts[i] = starts[i]
+            job.starts[len(starts)] = -1
+            status = _split_scan(job, base, size, int(num_threads), &n, _trace)
+            if status == 1:
+                return None
+            if status == 0:
+                c = job.cols[0]
+                memset(&job.cols[0], 0, sizeof(Cols))   # the output now belongs to c
+                return _columns(&c, n)
+            job = None   # its blocks are freed before the whole-file scan
+    if _trace is not None:
+        _trace.append(("single", 1, -1))
     with nogil:
         status = _scan(base, size, &c, &n)
         if status == 0:
@@ -682,6 +955,15 @@ def scan_results(unsigned char[::1] buf not None):
         if status == 2:
             raise MemoryError("boundary_api: no memory to scan the results file")
         return None
+    return _columns(&c, n)
+
+
+cdef dict _columns(Cols* cp, Py_ssize_t n):
+    """The output dict of :func:`scan_results`; takes the blocks of ``cp[0]``."""
+    cdef Cols c = cp[0]
+    memset(cp, 0, sizeof(Cols))
+    free(c.cesc)
+    c.cesc = NULL
     try:
         return {
             "image_id": _take(<void**> &c.image_id, np.int64, (n,)),

@@ -24,6 +24,7 @@ import numpy as np
 
 from ..masks import _mask
 from ..masks.boundary import MAX_PIXELS, MAX_SIDE, check_rle_strings
+from .._parallel import resolve_threads
 from . import _checks
 
 __all__ = ["ResultColumns", "load_result_columns"]
@@ -267,11 +268,14 @@ def _image_table(coco_gt):
     return arr[order], h[order], w[order]
 
 
-def load_result_columns(coco_gt, path, source: str) -> Optional[ResultColumns]:
+def load_result_columns(coco_gt, path, source: str,
+                        num_threads: Optional[int] = None) -> Optional[ResultColumns]:
     """Parse and check a results file into :class:`ResultColumns`.
 
     Returns None when the file is not in the fast schema or does not pass
-    every check (the general path then reports the problem).
+    every check (the general path then reports the problem).  A large file
+    is scanned on ``num_threads`` threads (None: all cores); the columns do
+    not depend on it.
     """
     from . import _scan
 
@@ -284,7 +288,7 @@ def load_result_columns(coco_gt, path, source: str) -> Optional[ResultColumns]:
         return None
     if buf is None:
         return None
-    cols = _scan.scan_results(buf)
+    cols = _scan.scan_results(buf, resolve_threads(num_threads))
     if cols is None:
         return None
     present = cols["present"]
