@@ -446,14 +446,20 @@ cdef bint _grow(void** ptr, size_t nbytes) noexcept nogil:
     return 1
 
 
-cdef bint _cols_resize(Cols* c, Py_ssize_t cap) noexcept nogil:
+cdef bint _cols_resize_outputs(Cols* c, Py_ssize_t cap) noexcept nogil:
+    """Resize the returned columns (every one but ``cesc``) to ``cap`` rows."""
     cdef size_t n = <size_t> cap
     return (_grow(<void**> &c.image_id, n * 8) and _grow(<void**> &c.category_id, n * 8)
             and _grow(<void**> &c.score, n * 8) and _grow(<void**> &c.bbox, n * 32)
             and _grow(<void**> &c.seg_h, n * 8) and _grow(<void**> &c.seg_w, n * 8)
             and _grow(<void**> &c.cstart, n * 8) and _grow(<void**> &c.clen, n * 8)
             and _grow(<void**> &c.present, n) and _grow(<void**> &c.int_kind, n)
-            and _grow(<void**> &c.key_order, n * 4) and _grow(<void**> &c.cesc, n * 8))
+            and _grow(<void**> &c.key_order, n * 4))
+
+
+cdef bint _cols_resize(Cols* c, Py_ssize_t cap) noexcept nogil:
+    """Resize every column, ``cesc`` included, to ``cap`` rows."""
+    return _cols_resize_outputs(c, cap) and _grow(<void**> &c.cesc, <size_t> cap * 8)
 
 
 cdef int _scan_objects(cptr base, Py_ssize_t size, Py_ssize_t start, Py_ssize_t stop,
@@ -678,17 +684,6 @@ cdef Py_ssize_t _candidate(cptr base, Py_ssize_t lo, Py_ssize_t hi) noexcept nog
                 return j
         lo = j + 1
     return -1
-
-
-cdef bint _cols_resize_outputs(Cols* c, Py_ssize_t cap) noexcept nogil:
-    """Like :func:`_cols_resize` for the returned columns only (not ``cesc``)."""
-    cdef size_t n = <size_t> cap
-    return (_grow(<void**> &c.image_id, n * 8) and _grow(<void**> &c.category_id, n * 8)
-            and _grow(<void**> &c.score, n * 8) and _grow(<void**> &c.bbox, n * 32)
-            and _grow(<void**> &c.seg_h, n * 8) and _grow(<void**> &c.seg_w, n * 8)
-            and _grow(<void**> &c.cstart, n * 8) and _grow(<void**> &c.clen, n * 8)
-            and _grow(<void**> &c.present, n) and _grow(<void**> &c.int_kind, n)
-            and _grow(<void**> &c.key_order, n * 4))
 
 
 cdef void _cols_copy(Cols* dst, Py_ssize_t at, Cols* src, Py_ssize_t n) noexcept nogil:

@@ -1,6 +1,8 @@
 """Shared fixtures: the real COCO/LVIS/panoptic data under tests/data and the
 reference implementation's expected metrics for it."""
+import ctypes
 import json
+import mmap
 import os
 import subprocess
 import sys
@@ -51,3 +53,32 @@ def modules_after(code: str) -> set:
     out = subprocess.run([sys.executable, "-c", textwrap.dedent(code) + "\nimport sys\nprint(' '.join(sys.modules))"],
                          capture_output=True, text=True, check=True)
     return set(out.stdout.strip().splitlines()[-1].split())
+
+
+_libc = ctypes.CDLL(None, use_errno=True)
+_libc.mprotect.argtypes = [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int]
+PAGE = mmap.PAGESIZE
+
+
+def guarded_views(data):
+    """``data`` in a writable view placed right before, then right after, a
+    page that may not be touched (PROT_NONE): a read outside the view faults
+    (the test process dies), so a scanner that passes stays inside."""
+    data = bytes(data)
+    npages = (len(data) + PAGE - 1) // PAGE + 1
+    for at_end in (True, False):
+        m = mmap.mmap(-1, (npages + 1) * PAGE)
+        anchor = ctypes.c_char.from_buffer(m)
+        addr = ctypes.addressof(anchor)
+        del anchor   # the mmap cannot be closed while ctypes holds it
+        guard = addr + npages * PAGE if at_end else addr
+        assert _libc.mprotect(guard, PAGE, 0) == 0
+        lo = npages * PAGE - len(data) if at_end else PAGE
+        view = memoryview(m)[lo:lo + len(data)]
+        view[:] = data
+        try:
+            yield view
+        finally:
+            view.release()
+            assert _libc.mprotect(guard, PAGE, 3) == 0   # PROT_READ | PROT_WRITE
+            m.close()

@@ -186,3 +186,46 @@ def assert_same_eval_imgs(ea, eb):
                 np.testing.assert_array_equal(x[k], y[k], err_msg=k)
             else:
                 assert x[k] == y[k], k
+
+
+def same_value(x, y):
+    """Equal, with the same types (arrays: same dtype and shape), dict keys of
+    the same types in the same order."""
+    assert type(x) is type(y), (x, y)
+    if isinstance(x, np.ndarray):
+        assert x.dtype == y.dtype and x.shape == y.shape
+        np.testing.assert_array_equal(x, y)
+    elif isinstance(x, dict):
+        assert list(x) == list(y)
+        assert [type(k) for k in x] == [type(k) for k in y]
+        for k in x:
+            same_value(x[k], y[k])
+    elif isinstance(x, list):
+        assert len(x) == len(y)
+        for u, v in zip(x, y):
+            same_value(u, v)
+    else:
+        assert x == y or (x != x and y != y)
+
+
+def assert_same_lvis_index(fast, ref):
+    """The dataset, dicts and indices of two lvis objects (ground truth or
+    results), types included."""
+    same_value(fast.dataset, ref.dataset)
+    same_value(fast.anns, ref.anns)
+    assert type(fast.img_ann_map) is type(ref.img_ann_map)
+    same_value(dict(fast.img_ann_map), dict(ref.img_ann_map))
+    same_value(dict(fast.cat_img_map), dict(ref.cat_img_map))
+    same_value(fast.imgs, ref.imgs)
+    same_value(fast.cats, ref.cats)
+
+
+def evaluate_lvis(gt, dt, iou_type, params=None, **kwargs):
+    """``LVISEval(gt, dt, iou_type, **kwargs)`` with ``params`` set, run."""
+    from boundary_api import LVISEval
+
+    ev = LVISEval(gt, dt, iou_type, **kwargs)
+    for key, value in (params or {}).items():
+        setattr(ev.params, key, value)
+    ev.run()
+    return ev

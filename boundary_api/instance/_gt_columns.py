@@ -18,7 +18,8 @@ from __future__ import annotations
 
 import json
 import logging
-from typing import Dict, List, Optional
+from collections import defaultdict
+from typing import Dict, List, Optional, Tuple
 
 import numpy as np
 
@@ -260,6 +261,31 @@ def _place(chunks, rows: np.ndarray, buffers: list, which, start, length) -> Non
         start[sel] = offs[:-1]
         length[sel] = np.diff(offs)
         buffers.append(data)
+
+
+def index_annotations(anns: list) -> Tuple[dict, defaultdict, defaultdict]:
+    """The index pycocotools' ``createIndex`` and lvis' ``_create_index`` make
+    of annotation dicts: ``{id: ann}``, ``{image_id: [ann]}`` and
+    ``{category_id: [image_id]}`` (the last two ``defaultdict(list)``)."""
+    index = {}
+    by_image, by_category = defaultdict(list), defaultdict(list)
+    for ann in anns:
+        by_image[ann["image_id"]].append(ann)
+        index[ann["id"]] = ann
+    for ann in anns:
+        by_category[ann["category_id"]].append(ann["image_id"])
+    return index, by_image, by_category
+
+
+def ground_truths_by_pair(anns: list, rows: np.ndarray) -> defaultdict:
+    """The evaluators' ``_gts`` of an evaluation run on ground-truth columns:
+    ``{(image_id, category_id): [ann]}`` of the annotation dicts at ``rows``
+    (selection order)."""
+    out = defaultdict(list)
+    for r in rows.tolist():
+        gt = anns[r]
+        out[gt["image_id"], gt["category_id"]].append(gt)
+    return out
 
 
 def load_ground_truth_columns(path, source: str, lvis: bool = False) -> Optional[GroundTruthColumns]:

@@ -7,7 +7,6 @@ import os
 import sys
 import time
 import types
-from collections import defaultdict
 
 import numpy as np
 
@@ -53,7 +52,7 @@ from ..masks import _mask
 from .._io import loads_json, read_json
 from ._checks import check_instances_dataset, check_results
 from ._columns import load_result_columns
-from ._gt_columns import load_ground_truth_columns
+from ._gt_columns import index_annotations, load_ground_truth_columns
 from .cache import cache_for, polygon_rles_of
 
 __all__ = ["COCO"]
@@ -309,14 +308,7 @@ class COCO(pycocotools.coco.COCO):
         """``dataset`` and pycocotools' annotation index (``createIndex``'s
         ``anns``, ``imgToAnns``, ``catToImgs``; ``imgs`` and ``cats`` are
         already those of ``dataset``), without its prints."""
-        anns = dataset["annotations"]
-        index = {}
-        img_to_anns, cat_to_imgs = defaultdict(list), defaultdict(list)
-        for ann in anns:
-            img_to_anns[ann["image_id"]].append(ann)
-            index[ann["id"]] = ann
-        for ann in anns:
-            cat_to_imgs[ann["category_id"]].append(ann["image_id"])
+        index, img_to_anns, cat_to_imgs = index_annotations(dataset["annotations"])
         d = self.__dict__
         d["dataset"], d["anns"], d["imgToAnns"], d["catToImgs"] = dataset, index, img_to_anns, cat_to_imgs
 

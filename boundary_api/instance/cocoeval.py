@@ -13,6 +13,7 @@ import numpy as np
 import pycocotools.cocoeval
 
 from ._columns import select_rows
+from ._gt_columns import ground_truths_by_pair
 from ._engine import Evaluation, FromState, sorted_unique
 from .cache import cache_for
 from .coco import COCO, prepare_ground_truths
@@ -151,12 +152,7 @@ class COCOeval(pycocotools.cocoeval.COCOeval):
 
     def _ground_truths_by_pair(self, rows) -> defaultdict:
         """pycocotools' ``_gts`` of an evaluation run on columns."""
-        anns = self.cocoGt.dataset["annotations"]
-        out = defaultdict(list)
-        for r in rows.tolist():
-            gt = anns[r]
-            out[gt["image_id"], gt["category_id"]].append(gt)
-        return out
+        return ground_truths_by_pair(self.cocoGt.dataset["annotations"], rows)
 
     def _detections_by_pair(self, p) -> defaultdict:
         """pycocotools' ``_dts``: the selected results by (image, category)."""

@@ -71,7 +71,7 @@ from ._engine import Evaluation, FromState, sorted_unique
 from .._io import loads_json, read_json, warn_large_dilation_ratio
 from ._checks import check_instances_dataset, check_results, rle_strings_checked
 from ._columns import load_result_columns, select_rows
-from ._gt_columns import load_ground_truth_columns
+from ._gt_columns import ground_truths_by_pair, index_annotations, load_ground_truth_columns
 from .cache import cache_for, polygon_rles_of
 from .coco import _Materialized
 from .._parallel import resolve_threads
@@ -94,6 +94,19 @@ class _CheckedJson:
         if pre is not None and path in pre:
             return pre.pop(path)
         return read_json(path, "LVIS")
+
+
+def _install_index(obj, dataset: dict, anns: list) -> None:
+    """``dataset`` and lvis' index of ``anns`` (``anns``, ``img_ann_map``,
+    ``cat_img_map``, built as lvis builds them) set on ``obj``, with the empty
+    ``img_ann_map`` entries its look-ups so far would have left
+    (``obj._looked_up``)."""
+    index, img_ann_map, cat_img_map = index_annotations(anns)
+    for img_ids in obj._looked_up:
+        for img_id in img_ids:
+            img_ann_map[img_id]
+    d = obj.__dict__
+    d["dataset"], d["anns"], d["img_ann_map"], d["cat_img_map"] = dataset, index, img_ann_map, cat_img_map
 
 
 class LVIS(_CheckedJson, _lvis.LVIS):
@@ -184,18 +197,7 @@ class LVIS(_CheckedJson, _lvis.LVIS):
         columns = self._gt_columns
         dataset = columns.dataset(loads_json)
         anns = dataset["annotations"]
-        index = {}
-        img_ann_map, cat_img_map = defaultdict(list), defaultdict(list)
-        for ann in anns:
-            img_ann_map[ann["image_id"]].append(ann)
-            index[ann["id"]] = ann
-        for ann in anns:
-            cat_img_map[ann["category_id"]].append(ann["image_id"])
-        for img_ids in self._looked_up:
-            for img_id in img_ids:
-                img_ann_map[img_id]
-        d = self.__dict__
-        d["dataset"], d["anns"], d["img_ann_map"], d["cat_img_map"] = dataset, index, img_ann_map, cat_img_map
+        _install_index(self, dataset, anns)
         self._gt_columns = None
         del self._looked_up
         cache_for(self).adopt_ground_truth(anns, columns)
@@ -301,18 +303,7 @@ class LVISResults(_CheckedJson, _lvis.LVISResults):
         anns = columns.annotations(style="lvis")
         header = self._header
         dataset = {k: anns if k == "annotations" else header[k] for k in self._keys}
-        index = {}
-        img_ann_map, cat_img_map = defaultdict(list), defaultdict(list)
-        for ann in anns:
-            img_ann_map[ann["image_id"]].append(ann)
-            index[ann["id"]] = ann
-        for ann in anns:
-            cat_img_map[ann["category_id"]].append(ann["image_id"])
-        for img_ids in self._looked_up:
-            for img_id in img_ids:
-                img_ann_map[img_id]
-        d = self.__dict__
-        d["dataset"], d["anns"], d["img_ann_map"], d["cat_img_map"] = dataset, index, img_ann_map, cat_img_map
+        _install_index(self, dataset, anns)
         if columns.has_segmentation and columns.rles_checked:
             # the cache keeps the boundaries computed from the columns
             cache_for(self).adopt(anns, columns.seg_h, columns.seg_w)
@@ -681,12 +672,7 @@ class LVISEval(_lvis_eval.LVISEval):
     def _ground_truths_by_pair(self, rows) -> defaultdict:
         """lvis' ``_gts`` of an evaluation run on ground-truth columns (the
         dicts are made now): ``rows`` in lvis' selection order."""
-        anns = self.lvis_gt.dataset["annotations"]
-        out = defaultdict(list)
-        for r in rows.tolist():
-            gt = anns[r]
-            out[gt["image_id"], gt["category_id"]].append(gt)
-        return out
+        return ground_truths_by_pair(self.lvis_gt.dataset["annotations"], rows)
 
     def compute_iou(self, img_id, cat_id):
         """IoU matrix of one image and category, (detections x ground truths)."""

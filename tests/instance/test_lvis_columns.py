@@ -23,17 +23,11 @@ from hypothesis import strategies as st
 from boundary_api import LVIS, LVISEval, LVISResults
 from boundary_api.instance.cache import cache_for
 
-from synth import assert_same_eval_imgs, make_lvis_dataset, with_boxes as _with_boxes, write_json as _write
+from synth import assert_same_eval_imgs, assert_same_lvis_index, evaluate_lvis as _evaluate, make_lvis_dataset
+from synth import same_value as _same_value
+from synth import with_boxes as _with_boxes, write_json as _write
 
 
-
-
-def _evaluate(gt, dt, iou_type, params=None, **kwargs):
-    ev = LVISEval(gt, dt, iou_type, **kwargs)
-    for key, value in (params or {}).items():
-        setattr(ev.params, key, value)
-    ev.run()
-    return ev
 
 
 def _assert_same(a, b):
@@ -52,35 +46,6 @@ def _assert_same(a, b):
         np.testing.assert_array_equal(np.asarray(a.ious[key]), np.asarray(b.ious[key]))
     assert a.freq_groups == b.freq_groups
     assert a.img_nel == b.img_nel
-
-
-def _same_value(x, y):
-    """Equal, with the same types (arrays: same dtype and shape)."""
-    assert type(x) is type(y), (x, y)
-    if isinstance(x, np.ndarray):
-        assert x.dtype == y.dtype and x.shape == y.shape
-        np.testing.assert_array_equal(x, y)
-    elif isinstance(x, dict):
-        assert list(x) == list(y)
-        for k in x:
-            _same_value(x[k], y[k])
-    elif isinstance(x, list):
-        assert len(x) == len(y)
-        for u, v in zip(x, y):
-            _same_value(u, v)
-    else:
-        assert x == y or (x != x and y != y)
-
-
-def _assert_same_results_object(fast, ref):
-    """The dataset, dicts and indices of two results objects, types included."""
-    _same_value(fast.dataset, ref.dataset)
-    _same_value(fast.anns, ref.anns)
-    assert type(fast.img_ann_map) is type(ref.img_ann_map)
-    _same_value(dict(fast.img_ann_map), dict(ref.img_ann_map))
-    _same_value(dict(fast.cat_img_map), dict(ref.cat_img_map))
-    _same_value(fast.imgs, ref.imgs)
-    _same_value(fast.cats, ref.cats)
 
 
 @pytest.fixture(scope="module")
@@ -115,7 +80,7 @@ def test_columns_equal_dict_path(tmp_path, scene, iou_type, params):
     assert a._state.dt_columns is not None
     _assert_same(a, b)
     # after the evaluation, the results read as lvis' (image look-ups included)
-    _assert_same_results_object(fast, slow)
+    assert_same_lvis_index(fast, slow)
 
 
 @pytest.mark.parametrize("iou_type", ["segm", "boundary", "bbox"])
@@ -157,7 +122,7 @@ def test_materialised_results_are_lvis_results(tmp_path, scene):
         fast = LVISResults(gt, path, max_dets=cap)
         ref = lvis.LVISResults(plain_gt, path, max_dets=cap)
         assert fast._columns is not None
-        _assert_same_results_object(fast, ref)
+        assert_same_lvis_index(fast, ref)
         assert fast._columns is None  # materialised once read
         assert isinstance(fast.anns[1]["area"], np.uint32)
         assert isinstance(fast.anns[1]["bbox"], np.ndarray)
@@ -169,7 +134,7 @@ def test_materialised_results_are_lvis_results(tmp_path, scene):
     fast = LVISResults(gt, path, max_dets=3)
     ref = lvis.LVISResults(plain_gt, path, max_dets=3)
     assert fast._columns is not None
-    _assert_same_results_object(fast, ref)
+    assert_same_lvis_index(fast, ref)
 
 
 def test_tied_scores_cut_by_the_cap(tmp_path):
@@ -198,7 +163,7 @@ def test_tied_scores_cut_by_the_cap(tmp_path):
         slow = LVISResults(gt, copy.deepcopy(results), max_dets=cap)
         for iou_type in ("segm", "bbox"):
             _assert_same(_evaluate(gt, fast, iou_type), _evaluate(gt, slow, iou_type))
-        _assert_same_results_object(fast, slow)
+        assert_same_lvis_index(fast, slow)
 
 
 @settings(max_examples=20, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
@@ -224,7 +189,7 @@ def test_generated_scenes(tmp_path, seed, max_dets, int_scores, int_boxes, with_
     fast = LVISResults(gt, path, max_dets=max_dets)
     assert fast._columns is not None
     _assert_same(_evaluate(gt, fast, iou_type), _evaluate(gt, slow, iou_type))
-    _assert_same_results_object(fast, slow)
+    assert_same_lvis_index(fast, slow)
 
 
 def test_lazy_dts_and_compute_iou(tmp_path, scene):
@@ -329,7 +294,7 @@ def test_outside_the_schema_takes_the_dict_path(tmp_path, scene, name):
         return
     fast = LVISResults(gt, path)
     assert fast._columns is None
-    _assert_same_results_object(fast, slow)
+    assert_same_lvis_index(fast, slow)
 
 
 @pytest.mark.parametrize("params", [{"cat_ids": [2, 99]}, {"img_ids": [1, 4242]}], ids=["cat", "img"])
@@ -431,7 +396,7 @@ def test_ground_truth_copied_as_lvis_copies_it(tmp_path, scene):
         assert images[0] is not gt.dataset["images"][0] and res.imgs[images[0]["id"]] is images[0]
         assert res.dataset["info"]["nested"][0] is not gt_dict["info"]["nested"][0]
         assert res.cats[1] is res.dataset["categories"][0] is not gt.cats[1]
-    _assert_same_results_object(fast, slow)
+    assert_same_lvis_index(fast, slow)
 
 
 @pytest.mark.parametrize("iou_type", ["bbox", "boundary"])

@@ -22,11 +22,13 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from boundary_api import LVIS, LVISEval, LVISResults
+from boundary_api import LVIS, LVISResults
 from boundary_api.instance.cache import cache_for
 
 from conftest import LVIS_DT, LVIS_GT
-from synth import assert_same_eval_imgs, make_lvis_dataset, with_boxes, write_json as _write
+from synth import assert_same_eval_imgs, assert_same_lvis_index, evaluate_lvis as _evaluate, make_lvis_dataset
+from synth import same_value as _same_value
+from synth import with_boxes, write_json as _write
 
 
 def _dict_gt(path):
@@ -34,42 +36,9 @@ def _dict_gt(path):
         return LVIS.from_dataset(json.load(f))
 
 
-def _evaluate(gt, dt, iou_type, params=None, **kwargs):
-    ev = LVISEval(gt, dt, iou_type, **kwargs)
-    for key, value in (params or {}).items():
-        setattr(ev.params, key, value)
-    ev.run()
-    return ev
-
-
-def _same_value(x, y):
-    """Equal, with the same types (arrays: same dtype and shape), dict keys in the same order."""
-    assert type(x) is type(y), (x, y)
-    if isinstance(x, np.ndarray):
-        assert x.dtype == y.dtype and x.shape == y.shape
-        np.testing.assert_array_equal(x, y)
-    elif isinstance(x, dict):
-        assert list(x) == list(y)
-        assert [type(k) for k in x] == [type(k) for k in y]
-        for k in x:
-            _same_value(x[k], y[k])
-    elif isinstance(x, list):
-        assert len(x) == len(y)
-        for u, v in zip(x, y):
-            _same_value(u, v)
-    else:
-        assert x == y or (x != x and y != y)
-
-
 def _assert_same_ground_truth(fast, ref):
     """The dataset, dicts and indices of two ground truths, types included."""
-    _same_value(fast.dataset, ref.dataset)
-    _same_value(fast.anns, ref.anns)
-    assert type(fast.img_ann_map) is type(ref.img_ann_map)
-    _same_value(dict(fast.img_ann_map), dict(ref.img_ann_map))
-    _same_value(dict(fast.cat_img_map), dict(ref.cat_img_map))
-    _same_value(fast.imgs, ref.imgs)
-    _same_value(fast.cats, ref.cats)
+    assert_same_lvis_index(fast, ref)
     # the objects indexed are the ones in the dataset
     for img in fast.dataset["images"]:
         assert fast.imgs[img["id"]] is img

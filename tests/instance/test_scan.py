@@ -5,9 +5,7 @@ int-vs-float kinds, presence, key order, unescaped counts strings); every other
 input gives None with the buffer untouched.  Buffers are also placed against an
 inaccessible page, so that a read past either end would crash the test.
 """
-import ctypes
 import json
-import mmap
 import random
 
 import numpy as np
@@ -16,7 +14,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from boundary_api.instance import _scan
-from conftest import COCO_DT, LVIS_DT
+from conftest import COCO_DT, LVIS_DT, guarded_views
 
 KEY_CODE = {"image_id": 1, "category_id": 2, "score": 3, "bbox": 4, "segmentation": 5}
 PRESENT = {"image_id": 1, "category_id": 2, "score": 4, "bbox": 8, "segmentation": 16}
@@ -104,11 +102,6 @@ def scan_checked(data):
     return cols
 
 
-_libc = ctypes.CDLL(None, use_errno=True)
-_libc.mprotect.argtypes = [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int]
-PAGE = mmap.PAGESIZE
-
-
 def scan_guarded(data):
     """Scan ``data`` placed right after / right before a PROT_NONE page, twice.
 
@@ -116,29 +109,14 @@ def scan_guarded(data):
     proves the scanner stays inside.  Both runs must agree with :func:`scan_checked`.
     """
     data = bytes(data)
-    npages = (len(data) + PAGE - 1) // PAGE + 1
     results = []
-    for at_end in (True, False):
-        m = mmap.mmap(-1, (npages + 1) * PAGE)
-        anchor = ctypes.c_char.from_buffer(m)
-        addr = ctypes.addressof(anchor)
-        del anchor   # the mmap cannot be closed while ctypes holds it
-        guard = addr + npages * PAGE if at_end else addr
-        assert _libc.mprotect(guard, PAGE, 0) == 0
-        lo = npages * PAGE - len(data) if at_end else PAGE
-        view = memoryview(m)[lo:lo + len(data)]
-        view[:] = data
-        try:
-            cols = _scan.scan_results(view)
-            if cols is None:
-                assert bytes(view) == data
-            else:
-                assert_columns(cols, data, view)
-            results.append(cols is None)
-        finally:
-            view.release()
-            assert _libc.mprotect(guard, PAGE, 3) == 0   # PROT_READ | PROT_WRITE
-            m.close()
+    for view in guarded_views(data):
+        cols = _scan.scan_results(view)
+        if cols is None:
+            assert bytes(view) == data
+        else:
+            assert_columns(cols, data, view)
+        results.append(cols is None)
     assert results[0] == results[1]
     return results[0]
 

@@ -6,10 +6,7 @@ that decode to the same lists, counts strings that decode to the same text);
 everything outside the schema gives None.  Buffers are also placed against an
 inaccessible page, so that a read past either end would crash the test.
 """
-import ctypes
 import json
-import mmap
-import random
 
 import numpy as np
 import pytest
@@ -17,7 +14,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from boundary_api.instance import _scan
-from conftest import COCO_GT, LVIS_GT
+from conftest import COCO_GT, LVIS_GT, guarded_views
 
 INT64 = ["img_id", "img_height", "img_width", "cat_id", "ann_id", "ann_image_id",
          "ann_category_id", "ann_iscrowd", "ann_rle_h", "ann_rle_w", "poly_off", "ann_poly_off",
@@ -171,11 +168,6 @@ def assert_columns(cols, data):
         assert int(cols["ann_counts_escaped"][i]) == (b"\\" in raw)
 
 
-_libc = ctypes.CDLL(None, use_errno=True)
-_libc.mprotect.argtypes = [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int]
-PAGE = mmap.PAGESIZE
-
-
 def scan_guarded(data):
     """Scan ``data`` placed right after / right before a PROT_NONE page, read-only.
 
@@ -184,28 +176,13 @@ def scan_guarded(data):
     that both placements agree and an accepted result equals json.loads' view.
     """
     data = bytes(data)
-    npages = (len(data) + PAGE - 1) // PAGE + 1
     results = []
-    for at_end in (True, False):
-        m = mmap.mmap(-1, (npages + 1) * PAGE)
-        anchor = ctypes.c_char.from_buffer(m)
-        addr = ctypes.addressof(anchor)
-        del anchor
-        guard = addr + npages * PAGE if at_end else addr
-        assert _libc.mprotect(guard, PAGE, 0) == 0
-        lo = npages * PAGE - len(data) if at_end else PAGE
-        view = memoryview(m)[lo:lo + len(data)]
-        view[:] = data
-        try:
-            cols = _scan.scan_ground_truth(view.toreadonly())
-            assert bytes(view) == data
-            if cols is not None:
-                assert_columns(cols, data)
-            results.append(cols is None)
-        finally:
-            view.release()
-            assert _libc.mprotect(guard, PAGE, 3) == 0
-            m.close()
+    for view in guarded_views(data):
+        cols = _scan.scan_ground_truth(view.toreadonly())
+        assert bytes(view) == data
+        if cols is not None:
+            assert_columns(cols, data)
+        results.append(cols is None)
     assert results[0] == results[1]
     return results[0]
 

@@ -9,9 +9,7 @@ small, so the split is forced with ``_min_parallel_bytes=1``; ``_trace`` tells
 which way each scan went, so that the tests also prove that the split itself
 (not only its fallback) runs.
 """
-import ctypes
 import json
-import mmap
 import random
 
 import numpy as np
@@ -21,8 +19,8 @@ from hypothesis import strategies as st
 
 from boundary_api.instance import _scan
 from boundary_api.instance._columns import load_result_columns
-from conftest import COCO_DT, COCO_GT, LVIS_DT
-from test_scan import PAGE, REFUSED, RLE_ALPHABET, SMALL, _libc, assert_columns, dump_raw, result_list
+from conftest import COCO_DT, COCO_GT, LVIS_DT, guarded_views
+from test_scan import REFUSED, RLE_ALPHABET, SMALL, assert_columns, dump_raw, result_list
 
 THREADS = (2, 3, 5)
 # counts alphabets: pycocotools' characters; escape-heavy; characters that
@@ -288,26 +286,11 @@ def test_split_scan_stays_inside_the_buffer():
     for cut in range(1, len(full) + 1):
         data = full[:cut]
         want, want_buf, _ = scan_same(data, threads=())
-        npages = (len(data) + PAGE - 1) // PAGE + 1
-        for at_end in (True, False):
-            m = mmap.mmap(-1, (npages + 1) * PAGE)
-            anchor = ctypes.c_char.from_buffer(m)
-            addr = ctypes.addressof(anchor)
-            del anchor
-            guard = addr + npages * PAGE if at_end else addr
-            assert _libc.mprotect(guard, PAGE, 0) == 0
-            lo = npages * PAGE - len(data) if at_end else PAGE
-            view = memoryview(m)[lo:lo + len(data)]
-            view[:] = data
-            try:
-                for k in (2, 3):
-                    view[:] = data
-                    got = _scan.scan_results(view, k, _min_parallel_bytes=1)
-                    assert (got is None) == (want is None)
-                    assert bytes(view) == bytes(want_buf)
-                    if got is not None:
-                        assert all(got[key].tobytes() == want[key].tobytes() for key in want)
-            finally:
-                view.release()
-                assert _libc.mprotect(guard, PAGE, 3) == 0
-                m.close()
+        for view in guarded_views(data):
+            for k in (2, 3):
+                view[:] = data
+                got = _scan.scan_results(view, k, _min_parallel_bytes=1)
+                assert (got is None) == (want is None)
+                assert bytes(view) == bytes(want_buf)
+                if got is not None:
+                    assert all(got[key].tobytes() == want[key].tobytes() for key in want)
