@@ -162,7 +162,9 @@ def _read_ids(path: str, limit: Optional[int], buffers: Optional[_Buffers] = Non
         raise ValueError(f"cannot read panoptic PNG {path}: {exc.strerror or exc}") from None
     # the common kinds (8-bit RGB/RGBA, 8/16-bit grey, not interlaced) are
     # decoded by the package's own kernel, without holding the GIL
-    if buffers is None:
+    if buffers is None or width * height > 1032 * len(blob):
+        # (Deflate expands at most 1032 times: a file this small cannot hold
+        # so many pixels, and no memory is set aside for them)
         ids = _mask.pan_png_ids(blob)
     else:
         buffers.reserve(width, height, slot)

@@ -321,3 +321,17 @@ def test_header_promising_more_than_the_data_holds_is_refused_before_allocating(
     finally:
         tracemalloc.stop()
     assert peak < 1 << 20
+
+
+def test_bomb_read_with_reused_buffers_sets_no_memory_aside(tmp_path):
+    """pq_compute's workers size their buffers from the header only when the
+    file could hold that many pixels."""
+    blob = bytearray(encode(_flat_rgb(), "rgb"))
+    blob[16:24] = struct.pack(">II", 20000, 20000)
+    blob[29:33] = struct.pack(">I", zlib.crc32(bytes(blob[12:29])) & 0xFFFFFFFF)
+    path = tmp_path / "bomb.png"
+    path.write_bytes(bytes(blob))
+    buffers = _Buffers()
+    with pytest.raises(ValueError, match="bomb.png"):
+        _read_ids(str(path), None, buffers, 0)
+    assert buffers.scratch.size == 0 and buffers.ids[0].size == 0
