@@ -11,9 +11,10 @@ extraction and the IoU step in Cython.
 >>> ev.evaluate(); ev.accumulate(); ev.summarize()       # doctest: +SKIP
 
 ``LVIS``, ``LVISResults``, ``LVISEval`` and ``pq_compute`` (panoptic) are
-imported from here too.  Every name is loaded when first used, so that
-``boundary_api.panoptic`` does not pay for pycocotools, nor the instance
-evaluators for the ``lvis`` package (and its matplotlib import).
+imported from here too.  Only the mask layer is loaded on import; every
+other name when first used, so that ``boundary_api.panoptic`` does not pay
+for the instance evaluators, nor those for the ``lvis`` package (and its
+matplotlib import).
 """
 from . import masks  # the compiled kernels: a missing or broken build is reported on import
 
