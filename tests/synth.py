@@ -229,3 +229,39 @@ def evaluate_lvis(gt, dt, iou_type, params=None, **kwargs):
         setattr(ev.params, key, value)
     ev.run()
     return ev
+
+
+def assert_same_evaluation(a, b, full=True):
+    """Two evaluations (pycocotools-style ``COCOeval`` or lvis-style
+    ``LVISEval``) give the same numbers: summary, eval arrays (dtype included),
+    and with ``full`` every evalImgs entry (with the types of its id and score
+    lists) and every IoU matrix (type, dtype, shape, values)."""
+    lvis_style = hasattr(a, "eval_imgs")
+    if lvis_style:
+        assert a.get_results() == b.get_results()
+        assert list(a.results) == list(b.results)
+        assert a.freq_groups == b.freq_groups
+        assert a.img_nel == b.img_nel
+        keys, imgs_a, imgs_b = ("precision", "recall"), a.eval_imgs, b.eval_imgs
+        typed = ("gt_ids", "dt_ids", "dt_scores")
+    else:
+        np.testing.assert_array_equal(a.stats, b.stats)
+        keys, imgs_a, imgs_b = ("precision", "recall", "scores"), a.evalImgs, b.evalImgs
+        typed = ("gtIds", "dtIds", "dtScores")
+    for key in keys:
+        assert a.eval[key].dtype == b.eval[key].dtype, key
+        np.testing.assert_array_equal(a.eval[key], b.eval[key], err_msg=key)
+    if not full:
+        return
+    assert_same_eval_imgs(imgs_a, imgs_b)
+    for x, y in zip(imgs_a, imgs_b):
+        if x is not None:
+            for key in typed:
+                assert [type(v) for v in x[key]] == [type(v) for v in y[key]], key
+    assert list(a.ious) == list(b.ious)
+    for key in a.ious:
+        x, y = a.ious[key], b.ious[key]
+        assert type(x) is type(y), key
+        if isinstance(x, np.ndarray):
+            assert x.dtype == y.dtype and x.shape == y.shape, key
+        np.testing.assert_array_equal(np.asarray(x), np.asarray(y), err_msg=str(key))

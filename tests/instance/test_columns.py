@@ -21,7 +21,7 @@ from hypothesis import strategies as st
 from boundary_api import COCO, COCOeval
 from boundary_api.instance.cache import cache_for
 
-from synth import assert_same_eval_imgs, make_dataset, with_boxes as _with_boxes, write_json as _write
+from synth import assert_same_evaluation as _assert_same, make_dataset, with_boxes as _with_boxes, write_json as _write
 
 
 def _quiet(fn, *args, **kwargs):
@@ -39,21 +39,6 @@ def _evaluate(gt, dt, iou_type, params=None, **kwargs):
     _quiet(ev.accumulate)
     _quiet(ev.summarize)
     return ev
-
-
-def _assert_same(a, b):
-    np.testing.assert_array_equal(a.stats, b.stats)
-    for key in ("precision", "recall", "scores"):
-        assert a.eval[key].dtype == b.eval[key].dtype
-        np.testing.assert_array_equal(a.eval[key], b.eval[key], err_msg=key)
-    assert_same_eval_imgs(a.evalImgs, b.evalImgs)
-    for x, y in zip(a.evalImgs, b.evalImgs):
-        if x is not None:
-            assert [type(v) for v in x["dtScores"]] == [type(v) for v in y["dtScores"]]
-            assert [type(v) for v in x["dtIds"]] == [type(v) for v in y["dtIds"]]
-    assert list(a.ious) == list(b.ious)
-    for key in a.ious:
-        np.testing.assert_array_equal(np.asarray(a.ious[key]), np.asarray(b.ious[key]))
 
 
 PARAMS = [

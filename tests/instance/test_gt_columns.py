@@ -14,7 +14,6 @@ import io
 import json
 from pathlib import Path
 
-import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -22,7 +21,7 @@ from hypothesis import strategies as st
 from boundary_api import COCO, COCOeval
 from boundary_api.instance.cache import cache_for
 
-from synth import assert_same_eval_imgs, make_dataset, write_json as _write
+from synth import assert_same_evaluation as _assert_same, make_dataset, write_json as _write
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "coco"
 COCO_GT = str(DATA / "instances_val2014_100.json")
@@ -56,19 +55,6 @@ def _evaluate(gt, dt, iou_type, params=None):
     _quiet(ev.accumulate)
     _quiet(ev.summarize)
     return ev
-
-
-def _assert_same(a, b):
-    np.testing.assert_array_equal(a.stats, b.stats)
-    for key in ("precision", "recall", "scores"):
-        np.testing.assert_array_equal(a.eval[key], b.eval[key], err_msg=key)
-    assert_same_eval_imgs(a.evalImgs, b.evalImgs)
-    for x, y in zip(a.evalImgs, b.evalImgs):
-        if x is not None:
-            assert [type(v) for v in x["gtIds"]] == [type(v) for v in y["gtIds"]]
-    assert list(a.ious) == list(b.ious)
-    for key in a.ious:
-        np.testing.assert_array_equal(np.asarray(a.ious[key]), np.asarray(b.ious[key]))
 
 
 def _assert_same_dicts(fast_gt, slow_gt):

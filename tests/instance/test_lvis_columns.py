@@ -23,29 +23,11 @@ from hypothesis import strategies as st
 from boundary_api import LVIS, LVISEval, LVISResults
 from boundary_api.instance.cache import cache_for
 
-from synth import assert_same_eval_imgs, assert_same_lvis_index, evaluate_lvis as _evaluate, make_lvis_dataset
+from synth import assert_same_evaluation as _assert_same, assert_same_eval_imgs, assert_same_lvis_index, evaluate_lvis as _evaluate, make_lvis_dataset
 from synth import same_value as _same_value
 from synth import with_boxes as _with_boxes, write_json as _write
 
 
-
-
-def _assert_same(a, b):
-    assert a.get_results() == b.get_results()
-    assert list(a.results) == list(b.results)
-    for key in ("precision", "recall"):
-        assert a.eval[key].dtype == b.eval[key].dtype
-        np.testing.assert_array_equal(a.eval[key], b.eval[key], err_msg=key)
-    assert_same_eval_imgs(a.eval_imgs, b.eval_imgs)
-    for x, y in zip(a.eval_imgs, b.eval_imgs):
-        if x is not None:
-            assert [type(v) for v in x["dt_scores"]] == [type(v) for v in y["dt_scores"]]
-            assert [type(v) for v in x["dt_ids"]] == [type(v) for v in y["dt_ids"]]
-    assert list(a.ious) == list(b.ious)
-    for key in a.ious:
-        np.testing.assert_array_equal(np.asarray(a.ious[key]), np.asarray(b.ious[key]))
-    assert a.freq_groups == b.freq_groups
-    assert a.img_nel == b.img_nel
 
 
 @pytest.fixture(scope="module")

@@ -26,7 +26,7 @@ from boundary_api import LVIS, LVISResults
 from boundary_api.instance.cache import cache_for
 
 from conftest import LVIS_DT, LVIS_GT
-from synth import assert_same_eval_imgs, assert_same_lvis_index, evaluate_lvis as _evaluate, make_lvis_dataset
+from synth import assert_same_evaluation as _assert_same, assert_same_eval_imgs, assert_same_lvis_index, evaluate_lvis as _evaluate, make_lvis_dataset
 from synth import same_value as _same_value
 from synth import with_boxes, write_json as _write
 
@@ -44,32 +44,6 @@ def _assert_same_ground_truth(fast, ref):
         assert fast.imgs[img["id"]] is img
     index = {ann["id"]: ann for ann in fast.dataset["annotations"]}  # (a repeated id: the last)
     assert all(fast.anns[k] is v for k, v in index.items())
-
-
-def _assert_same(a, b, full=True):
-    """Results and eval arrays; with ``full`` every eval_imgs entry and IoU matrix too."""
-    assert a.get_results() == b.get_results()
-    assert list(a.results) == list(b.results)
-    for key in ("precision", "recall"):
-        assert a.eval[key].dtype == b.eval[key].dtype
-        np.testing.assert_array_equal(a.eval[key], b.eval[key], err_msg=key)
-    assert a.freq_groups == b.freq_groups
-    assert a.img_nel == b.img_nel
-    if not full:
-        return
-    assert_same_eval_imgs(a.eval_imgs, b.eval_imgs)
-    for x, y in zip(a.eval_imgs, b.eval_imgs):
-        if x is not None:
-            assert [type(v) for v in x["gt_ids"]] == [type(v) for v in y["gt_ids"]]
-            assert [type(v) for v in x["dt_ids"]] == [type(v) for v in y["dt_ids"]]
-    assert list(a.ious) == list(b.ious)
-    for key in a.ious:
-        x, y = a.ious[key], b.ious[key]
-        assert type(x) is type(y)
-        if type(x) is list:
-            assert x == y == []
-        else:
-            assert x.dtype == y.dtype and x.shape == y.shape and np.array_equal(x, y), key
 
 
 def _assert_same_gts(a, b):
