@@ -1140,10 +1140,19 @@ cdef bint _vgrow(Vec* v, Py_ssize_t need, Py_ssize_t item) noexcept nogil:
     return 1
 
 
-cdef inline bint _pi(GT* g, int c, int64_t x) noexcept nogil:
+cdef inline Vec* _room(GT* g, int c, Py_ssize_t item) noexcept nogil:
+    """Column ``c`` with room for one more element of ``item`` bytes; NULL
+    (and ``g.nomem`` set) when out of memory."""
     cdef Vec* v = &g.col[c]
-    if v.n == v.cap and not _vgrow(v, v.n + 1, 8):
+    if v.n == v.cap and not _vgrow(v, v.n + 1, item):
         g.nomem = 1
+        return NULL
+    return v
+
+
+cdef inline bint _pi(GT* g, int c, int64_t x) noexcept nogil:
+    cdef Vec* v = _room(g, c, 8)
+    if v == NULL:
         return 0
     (<int64_t*> v.data)[v.n] = x
     v.n += 1
@@ -1151,9 +1160,8 @@ cdef inline bint _pi(GT* g, int c, int64_t x) noexcept nogil:
 
 
 cdef inline bint _pf(GT* g, int c, double x) noexcept nogil:
-    cdef Vec* v = &g.col[c]
-    if v.n == v.cap and not _vgrow(v, v.n + 1, 8):
-        g.nomem = 1
+    cdef Vec* v = _room(g, c, 8)
+    if v == NULL:
         return 0
     (<double*> v.data)[v.n] = x
     v.n += 1
@@ -1161,9 +1169,8 @@ cdef inline bint _pf(GT* g, int c, double x) noexcept nogil:
 
 
 cdef inline bint _pu(GT* g, int c, uint8_t x) noexcept nogil:
-    cdef Vec* v = &g.col[c]
-    if v.n == v.cap and not _vgrow(v, v.n + 1, 1):
-        g.nomem = 1
+    cdef Vec* v = _room(g, c, 1)
+    if v == NULL:
         return 0
     (<uint8_t*> v.data)[v.n] = x
     v.n += 1
