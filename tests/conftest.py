@@ -82,3 +82,21 @@ def guarded_views(data):
             view.release()
             assert _libc.mprotect(guard, PAGE, 3) == 0   # PROT_READ | PROT_WRITE
             m.close()
+
+
+def draw_mutation(data, raw: bytes) -> bytes:
+    """``raw`` with 1 to 4 bytes set, inserted or deleted, drawn from
+    hypothesis' ``st.data()`` object ``data``."""
+    from hypothesis import strategies as st
+
+    out = bytearray(raw)
+    for _ in range(data.draw(st.integers(1, 4))):
+        op = data.draw(st.sampled_from(["set", "insert", "delete"]))
+        i = data.draw(st.integers(0, len(out) - 1))
+        if op == "set":
+            out[i] = data.draw(st.integers(0, 255))
+        elif op == "insert":
+            out.insert(i, data.draw(st.integers(0, 255)))
+        elif len(out) > 1:
+            del out[i]
+    return bytes(out)

@@ -14,7 +14,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from boundary_api.instance import _scan
-from conftest import COCO_DT, LVIS_DT, guarded_views
+from conftest import COCO_DT, LVIS_DT, draw_mutation, guarded_views
 
 KEY_CODE = {"image_id": 1, "category_id": 2, "score": 3, "bbox": 4, "segmentation": 5}
 PRESENT = {"image_id": 1, "category_id": 2, "score": 4, "bbox": 8, "segmentation": 16}
@@ -311,17 +311,7 @@ def test_every_single_byte_mutation_stays_safe():
 @settings(max_examples=200, deadline=None)
 @given(st.data())
 def test_random_mutations_stay_safe(data):
-    raw = bytearray(SMALL)
-    for _ in range(data.draw(st.integers(1, 4))):
-        op = data.draw(st.sampled_from(["set", "insert", "delete"]))
-        i = data.draw(st.integers(0, len(raw) - 1))
-        if op == "set":
-            raw[i] = data.draw(st.integers(0, 255))
-        elif op == "insert":
-            raw.insert(i, data.draw(st.integers(0, 255)))
-        elif len(raw) > 1:
-            del raw[i]
-    scan_guarded(bytes(raw))
+    scan_guarded(draw_mutation(data, SMALL))
 
 
 @settings(max_examples=300, deadline=None)

@@ -14,7 +14,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from boundary_api.instance import _scan
-from conftest import COCO_GT, LVIS_GT, guarded_views
+from conftest import COCO_GT, LVIS_GT, draw_mutation, guarded_views
 
 INT64 = ["img_id", "img_height", "img_width", "cat_id", "ann_id", "ann_image_id",
          "ann_category_id", "ann_iscrowd", "ann_rle_h", "ann_rle_w", "poly_off", "ann_poly_off",
@@ -471,17 +471,7 @@ def test_every_single_byte_mutation_stays_safe():
 @settings(max_examples=200, deadline=None)
 @given(st.data())
 def test_random_mutations_stay_safe(data):
-    raw = bytearray(SMALL)
-    for _ in range(data.draw(st.integers(1, 4))):
-        op = data.draw(st.sampled_from(["set", "insert", "delete"]))
-        i = data.draw(st.integers(0, len(raw) - 1))
-        if op == "set":
-            raw[i] = data.draw(st.integers(0, 255))
-        elif op == "insert":
-            raw.insert(i, data.draw(st.integers(0, 255)))
-        elif len(raw) > 1:
-            del raw[i]
-    scan_guarded(bytes(raw))
+    scan_guarded(draw_mutation(data, SMALL))
 
 
 @settings(max_examples=300, deadline=None)
