@@ -175,8 +175,11 @@ class _Fixable:
 
 
 def _tide(images: Dict[object, ImageIoUs], pos, bg, iou_kind, keep_det=None, keep_gt=None):
-    """Run TIDE over the images; returns (points, errors, gt_count)."""
+    """Run TIDE over the images; returns (points, errors, gt_count,
+    boundary_rows), the last a row per boundary error (see
+    :func:`analyze_errors`)."""
     points = []  # (cat, score, order, is_tp, det_key)
+    boundary_rows = []
     errors = []  # (type, cat, det_key or None, target gt_key or None, fixed_cat)
     gt_count: Dict[object, int] = {}
     usable = set()
@@ -217,6 +220,9 @@ def _tide(images: Dict[object, ImageIoUs], pos, bg, iou_kind, keep_det=None, kee
                 if not used[j]:
                     fix_bnd.offer(gkey, score, key)
                 errors.append(("boundary", cat, key, None if used[j] else gkey, cat))
+                boundary_rows.append({"image_id": img_id, "dt": d, "gt": gts[j],
+                                      "mask_iou": float(mask[i, j]),
+                                      "boundary_iou": float(im.boundary[di[i], gi[j]])})
             if not gts:
                 errors.append(("bkg", cat, key, None, None))
                 continue
@@ -256,7 +262,8 @@ def _tide(images: Dict[object, ImageIoUs], pos, bg, iou_kind, keep_det=None, kee
         else:
             ok = False
         resolved.append((t, cat, key, fcat if ok else None))
-    return points, resolved, gt_count
+    boundary_rows.sort(key=lambda r: (r["boundary_iou"] - r["mask_iou"], -r["dt"]["score"]))
+    return points, resolved, gt_count, boundary_rows
 
 
 def _ap(scores, orders, tps, n_gt):
@@ -377,34 +384,19 @@ def analyze_errors(coco_gt, coco_dt, *, iou: str = "boundary", dilation_ratio: f
                          f"pos_threshold ({pos_threshold}) <= 1")
     if images is None:
         images = image_ious(coco_gt, coco_dt, dilation_ratio, max_dets)
-    pts, errs, n_gt = _tide(images, pos_threshold, background_threshold, iou)
+    pts, errs, n_gt, boundary_rows = _tide(images, pos_threshold, background_threshold, iou)
     out = _breakdown(pts, errs, n_gt)
     out["per_size"] = {}
     for name, (lo, hi) in SIZES.items():
-        p, e, n = _tide(images, pos_threshold, background_threshold, iou,
+        p, e, n, _ = _tide(images, pos_threshold, background_threshold, iou,
                         keep_det=lambda im, lo=lo, hi=hi: (im.det_area >= lo) & (im.det_area <= hi),
                         keep_gt=lambda im, lo=lo, hi=hi: (im.gt_area >= lo) & (im.gt_area <= hi))
         b = _breakdown(p, e, n)
         out["per_size"][name] = {"ap": b["ap"], "errors": b["errors"], "counts": b["counts"]}
-    out["boundary_errors"] = _boundary_error_list(images, pos_threshold) if iou == "boundary" else []
+    # (the rows are those of the errors counted above: detections a crowd
+    # region ignores are no error)
+    out["boundary_errors"] = boundary_rows
     return out
-
-
-def _boundary_error_list(images, pos):
-    rows = []
-    for img_id, im in images.items():
-        if not im.dets or not im.gts:
-            continue
-        same = (np.array([d["category_id"] for d in im.dets])[:, None]
-                == np.array([g["category_id"] for g in im.gts])[None, :])
-        match = _match(np.minimum(im.mask, im.boundary), same, pos)[0]
-        mmatch = _match(im.mask, same, pos)[0]
-        for i in np.flatnonzero((match < 0) & (mmatch >= 0)):
-            j = int(mmatch[i])
-            rows.append({"image_id": img_id, "dt": im.dets[i], "gt": im.gts[j],
-                         "mask_iou": float(im.mask[i, j]), "boundary_iou": float(im.boundary[i, j])})
-    rows.sort(key=lambda r: (r["boundary_iou"] - r["mask_iou"], -r["dt"]["score"]))
-    return rows
 
 
 # ----------------------------------------------------------------------------
