@@ -85,7 +85,9 @@ def run_child(spec: dict, verbose: bool = False, timeout: Optional[float] = None
     start to exit (interpreter start, imports, load, evaluate, accumulate,
     summarize)."""
     cmd = [sys.executable, str(HERE / "_harness.py"), json.dumps(spec)]
-    env = dict(os.environ, PYTHONPATH=str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", ""))
+    # the installed boundary_api is measured; the checkout is not put on the path
+    # (its uncompiled sources would shadow a plain `pip install .`)
+    env = dict(os.environ)
     t0 = time.perf_counter()
     proc = subprocess.run(cmd, cwd=str(ROOT), env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                           text=True, timeout=timeout)
@@ -129,6 +131,17 @@ def run_cases(cases: Sequence[tuple], base: dict, repeat: int, slow_repeat: int 
             continue
         res[key] = best_of(dict(base, **spec), slow_repeat if slow else repeat, label, verbose)
     return res
+
+
+def exit_status(res: dict) -> int:
+    """1 (and the failures on stderr) when any case failed, else 0: a script
+    whose runs failed must not exit as if it had measured something."""
+    failed = {k: r["error"] for k, r in res.items() if "error" in r}
+    for k, err in failed.items():
+        print(f"FAILED {k}: {str(err)[-500:]}", file=sys.stderr)
+    if failed:
+        print(f"{len(failed)} of {len(res)} case(s) failed", file=sys.stderr)
+    return 1 if failed else 0
 
 
 TIMING_HEADERS = ["case", "wall s", "load s", "evaluate s", "accumulate+summarize s", "peak RSS MB"]

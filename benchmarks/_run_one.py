@@ -4,7 +4,7 @@
 
 The spec names the workload kind (``coco``, ``lvis``, ``panoptic``), the
 files, the metric (``boundary``, ``segm``, ``bbox``, ``pq``, ``bpq``), the
-tool (``boundary_api``, ``vernier``, ``hotcoco``, ``faster``, ``reference``
+tool (``boundary_api``, ``vernier``, ``hotcoco``, ``faster``, ``ultrafast``, ``reference``
 = pycocotools for COCO, lvis for LVIS) and ``threads`` (an int; the parent
 also sets the thread environment variables).  Only the tool measured is
 imported, inside its function, so imports and memory are that tool's.
@@ -114,6 +114,23 @@ def coco_faster(s, t):
     ev.summarize()
     t.lap("accumulate+summarize")
     return list(ev.stats)[:12]
+
+
+def coco_ultrafast(s, t):
+    from ultrafast_pycocotools.coco import COCO
+    from ultrafast_pycocotools.cocoeval import COCOeval
+
+    t.lap("import")
+    gt = COCO(s["gt"])
+    dt = gt.loadRes(s["dt"])
+    t.lap("load")
+    ev = COCOeval(gt, dt, s["metric"])
+    ev.evaluate()
+    t.lap("evaluate")
+    ev.accumulate()
+    ev.summarize()
+    t.lap("accumulate+summarize")
+    return list(ev.stats)
 
 
 def coco_reference(s, t):
@@ -313,6 +330,7 @@ RUNNERS = {
     ("coco", "vernier"): coco_vernier,
     ("coco", "hotcoco"): coco_hotcoco,
     ("coco", "faster"): coco_faster,
+    ("coco", "ultrafast"): coco_ultrafast,
     ("coco", "reference"): coco_reference,
     ("lvis", "boundary_api"): lvis_boundary_api,
     ("lvis", "vernier"): lvis_vernier,
@@ -332,6 +350,7 @@ SUPPORTS = {
                 "panoptic": {"pq", "bpq"}},
     "hotcoco": {"coco": {"segm", "bbox"}, "lvis": {"segm", "bbox"}, "panoptic": {"pq"}},
     "faster": {"coco": {"boundary", "segm", "bbox"}, "lvis": {"boundary", "segm", "bbox"}},
+    "ultrafast": {"coco": {"segm", "bbox"}},
     "reference": {"coco": {"segm", "bbox"}, "lvis": {"segm", "bbox"}},
 }
 

@@ -127,7 +127,7 @@ def main(argv=None) -> int:
     ]
     print(H.md_table(["target", "measured", "verdict"], trows))
     print(f"\nload average at end: {H.load_average()}")
-    return 0
+    return H.exit_status(res)
 
 
 if __name__ == "__main__":

@@ -108,7 +108,7 @@ def main(argv=None) -> int:
          None if not (b and lv) else f"{b['rss_mb']:.0f} vs {lv['rss_mb']:.0f} MB", "(info)"],
     ]))
     print(f"\nload average at end: {H.load_average()}")
-    return 0
+    return H.exit_status(res)
 
 
 if __name__ == "__main__":

@@ -26,7 +26,6 @@ import cv2
 import numpy as np
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, os.path.dirname(HERE))
 
 from boundary_api.panoptic import id2rgb, pq_compute
 

@@ -88,7 +88,7 @@ def main(argv=None) -> int:
     ] + ([["Boundary AP vs pycocotools Mask AP wall", H.ratio(b, ok.get("pc_segm")), "(info)"]]
          if "pc_segm" in ok else [])))
     print(f"\nload average at end: {H.load_average()}")
-    return 0
+    return H.exit_status(res)
 
 
 if __name__ == "__main__":

@@ -38,6 +38,7 @@ def main(argv=None) -> int:
     threads = n_all if args.threads == "all" else int(args.threads)
     print(f"cores: os.cpu_count()={os.cpu_count()}, sched_getaffinity={n_all}; threads {threads}")
     rows = []
+    failures = 0
     for n in [int(v) for v in args.dets_per_image.split(",")]:
         ds = make_data.val_set(50, dets_per_image=n, target_gt=make_data.COCO_VAL_GT)
         dets = ds.meta["dets"]
@@ -49,6 +50,7 @@ def main(argv=None) -> int:
                 r = run_all.run_process(spec, threads, n_all, pin=threads == 1, timeout=args.timeout)
                 if "error" in r:
                     print(f"{tool} {metric} {dets}: {r['error']}")
+                    failures += 1
                     continue
                 stats[tool] = r["stats"]
                 m = dets / 1e6
@@ -64,7 +66,9 @@ def main(argv=None) -> int:
     print("|---:|---|---|---:|---:|---:|---:|---:|")
     for dets, metric, tool, wall, cpu, rss, wpm, mpm in rows:
         print(f"| {dets:,} | {metric} | {tool} | {wall:.1f} | {cpu:.1f} | {rss:,.0f} | {wpm:.1f} | {mpm:,.0f} |")
-    return 0
+    if failures:
+        print(f"{failures} run(s) failed", file=sys.stderr)
+    return 1 if failures else 0
 
 
 if __name__ == "__main__":

@@ -3,6 +3,7 @@
 counts x tools, whole processes, interleaved, medians, peak RSS, and a check
 that every pair of tools computing the same metric agrees.
 
+    python -m benchmarks --quick                              # the same as run_all.py
     python benchmarks/run_all.py --quick                      # a couple of minutes
     python benchmarks/run_all.py --out results.json --markdown table.md
     python benchmarks/run_all.py --workloads coco500,lvis --tools boundary_api,vernier \\
@@ -50,10 +51,17 @@ statistics (COCO: the 12 ``stats``; LVIS: the 13 ``get_results()``
 numbers; panoptic: PQ/SQ/RQ of All/Things/Stuff) and on the two thread
 counts of the same tool; differences above ``--tolerance`` (1e-9) are
 reported with the statistic and the pair, never hidden and never fatal.
+
+Before the first run it prints the core count and the version of every
+tool; the ``--out`` file records them, and the size and SHA-256 of every
+input file, so a result can be traced to its data.  The exit status is 1
+when any run failed (a tool missing, crashing or timing out), 0 otherwise;
+``pip install ".[bench]"`` installs every tool.
 """
 from __future__ import annotations
 
 import argparse
+import hashlib
 import itertools
 import json
 import os
@@ -73,9 +81,9 @@ sys.path.insert(0, str(HERE))
 
 import _run_one  # noqa: E402
 
-TOOLS = ["boundary_api", "vernier", "hotcoco", "faster", "reference"]
+TOOLS = ["boundary_api", "vernier", "hotcoco", "faster", "ultrafast", "reference"]
 TOOL_LABEL = {"boundary_api": "boundary_api", "vernier": "vernier", "hotcoco": "hotcoco",
-              "faster": "faster-coco-eval", "reference": "pycocotools/lvis"}
+              "faster": "faster-coco-eval", "ultrafast": "ultrafast-pycocotools", "reference": "pycocotools/lvis"}
 WORKLOADS = ["coco500", "val2017", "lvis", "val500k", "panoptic"]
 WORKLOAD_LABEL = {
     "coco500": "500 img, ~33k dets", "val2017": "5,000 img, 1 det/GT (val2017 size)",
@@ -90,7 +98,8 @@ METRIC_LABEL = {"boundary": "boundary", "segm": "segm", "bbox": "bbox", "pq": "P
 THREAD_ENV = ["OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS", "NUMEXPR_NUM_THREADS",
               "RAYON_NUM_THREADS", "VERNIER_NUM_THREADS"]
 DISTS = {"boundary_api": "boundary-api", "vernier": "vernier", "hotcoco": "hotcoco",
-         "faster": "faster-coco-eval", "pycocotools": "pycocotools", "lvis": "lvis", "numpy": "numpy"}
+         "faster": "faster-coco-eval", "ultrafast": "ultrafast-pycocotools", "pycocotools": "pycocotools",
+         "lvis": "lvis", "numpy": "numpy"}
 
 
 # --------------------------------------------------------------------------
@@ -136,8 +145,9 @@ def _build_workload(name: str, quick: bool) -> dict:
 # running one process
 # --------------------------------------------------------------------------
 def child_env(threads: int, n_all: int) -> dict:
+    # The installed boundary_api is measured: the checkout is not put on the
+    # path (its uncompiled sources would shadow a plain `pip install .`).
     env = dict(os.environ)
-    env["PYTHONPATH"] = str(ROOT) + os.pathsep + env.get("PYTHONPATH", "")
     for k in THREAD_ENV:
         if threads == 1:
             env[k] = "1"
@@ -255,6 +265,11 @@ def markdown(report: dict) -> str:
               "1 thread = tool options + env vars + taskset pinning"
               + ("" if report["pin"] else " (pinning off)"),
               f"- started {report['started']}, took {report['seconds'] / 60:.1f} min", ""]
+    if report.get("inputs"):
+        lines += ["## Inputs (every tool reads these files)", ""]
+        rows = [[w, role, r["path"].replace(str(ROOT) + os.sep, ""), f"{r['bytes']:,}", r["sha256"][:16]]
+                for w, roles in report["inputs"].items() for role, r in roles.items()]
+        lines += [md_table(["workload", "file", "path", "bytes", "sha256 (first 16)"], rows), ""]
     lines += ["## Wall time (s) and ratios (boundary_api / peer; below 1 = boundary_api faster)", ""]
     headers = ["workload", "metric", "threads", "runs"] + [TOOL_LABEL[t] + " s" for t in tools] + \
               [f"ours/{TOOL_LABEL[t]}" for t in peers]
@@ -338,13 +353,51 @@ def _versions() -> dict:
     return out
 
 
+def file_record(path) -> dict:
+    """Size in bytes and SHA-256 of a file, or of every file under a folder
+    (in name order: the hash covers the relative names and contents)."""
+    path = Path(path)
+    files = [path] if path.is_file() else sorted(p for p in path.rglob("*") if p.is_file())
+    h = hashlib.sha256()
+    size = 0
+    for f in files:
+        if path.is_dir():
+            h.update(str(f.relative_to(path)).encode() + b"\0")
+        with open(f, "rb") as fh:
+            for block in iter(lambda: fh.read(1 << 22), b""):
+                h.update(block)
+                size += len(block)
+    out = {"path": str(path), "bytes": size, "sha256": h.hexdigest()}
+    if path.is_dir():
+        out["files"] = len(files)
+    return out
+
+
+def input_records(infos: dict) -> dict:
+    """{workload: {role: file_record}} for the files every tool reads."""
+    return {w: {k: file_record(info[k]) for k in ("gt", "dt", "gt_folder", "pred_folder") if k in info}
+            for w, info in infos.items()}
+
+
+def failed_runs(report: dict) -> list:
+    """(workload, metric, threads, tool, error) of every run that failed."""
+    return [(c["workload"], c["metric"], c["threads"], t, r["error"])
+            for c in report["cells"] for t, runs in c["runs"].items() for r in runs if "error" in r]
+
+
+def header_lines(versions: dict, n_all: int) -> list:
+    return [f"cores: os.cpu_count()={os.cpu_count()}, sched_getaffinity={n_all}",
+            "versions: " + ", ".join(f"{k} {v}" for k, v in versions.items())]
+
+
 def _load() -> str:
     return " ".join(f"{x:.2f}" for x in os.getloadavg())
 
 
-def build_report(args, cells, tools, repeats, started, load_before, t_start, n_all, complete) -> dict:
+def build_report(args, cells, tools, repeats, started, load_before, t_start, n_all, complete,
+                 inputs=None) -> dict:
     """The summary (medians, agreement) of the runs made so far."""
-    report = {"quick": args.quick, "repeats": repeats, "pin": args.pin, "tolerance": args.tolerance,
+    report = {"inputs": inputs or {}, "quick": args.quick, "repeats": repeats, "pin": args.pin, "tolerance": args.tolerance,
               "started": started, "tools": tools, "versions": _versions(),
               "machine": {"platform": f"{platform.machine()} {platform.system()} {platform.release()}",
                           "cores": f"os.cpu_count()={os.cpu_count()}, sched_getaffinity={n_all}",
@@ -442,9 +495,19 @@ def main(argv=None) -> int:
     load_before = _load()
     t_start = time.perf_counter()
 
+    versions = _versions()
+    for line in header_lines(versions, n_all):
+        print(line, file=sys.stderr, flush=True)
+    missing = [t for t in tools if t != "reference" and versions.get(t) == "not installed"]
+    if missing:
+        print(f"not installed: {', '.join(TOOL_LABEL[t] for t in missing)} (pip install \".[bench]\"); "
+              "their runs will fail", file=sys.stderr, flush=True)
+
     cells = []
+    infos = {}
     for w in workloads:
         info = build_workload(w, args.quick)
+        infos[w] = info
         for metric in METRICS[info["kind"]]:
             if metric not in metrics:
                 continue
@@ -456,11 +519,9 @@ def main(argv=None) -> int:
                 cells.append({"workload": w, "workload_label": (QUICK_LABEL if args.quick else WORKLOAD_LABEL)[w],
                               "size": info["size"], "kind": info["kind"], "metric": metric,
                               "threads": th, "tools": cell_tools, "info": info, "runs": {t: [] for t in cell_tools}})
-    # warm the page cache so the first tool does not pay the disk read
-    for p in {c["info"][k] for c in cells for k in ("gt", "dt")}:
-        with open(p, "rb") as f:
-            while f.read(1 << 24):
-                pass
+    # sizes and hashes of the inputs (this also warms the page cache, so the
+    # first tool does not pay the disk read)
+    inputs = input_records(infos)
 
     total = sum(len(c["tools"]) for c in cells) * repeats
     done = 0
@@ -484,10 +545,19 @@ def main(argv=None) -> int:
                     dropped.add((ci, tool))
                 if args.out or args.markdown:  # partial results survive an interrupted run
                     write_outputs(args, build_report(args, cells, tools, repeats, started, load_before,
-                                                     t_start, n_all, False))
+                                                     t_start, n_all, False, inputs))
 
-    report = build_report(args, cells, tools, repeats, started, load_before, t_start, n_all, True)
+    report = build_report(args, cells, tools, repeats, started, load_before, t_start, n_all, True, inputs)
     print(write_outputs(args, report))
+    failed = failed_runs(report)
+    if failed:
+        print(f"{len(failed)} run(s) failed:", file=sys.stderr)
+        for w, metric, th, tool, err in failed:
+            print(f"  {w} {metric} threads={th} {TOOL_LABEL[tool]}: {err}", file=sys.stderr)
+        return 1
+    if not cells:
+        print("nothing to run (no tool computes the chosen metrics on the chosen workloads)", file=sys.stderr)
+        return 1
     return 0
 
 
