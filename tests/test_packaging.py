@@ -46,6 +46,7 @@ PLANTED = [
     "build/lib/planted.py",
     "dist/planted-0.0.tar.gz",
     "benchmarks/_data/planted.json",
+    "docs/_build/html/planted.html",
     ".hypothesis/examples/planted",
     ".pytest_cache/planted",
     ".ci/planted",
@@ -66,7 +67,8 @@ def _source_files(pattern_dir, suffixes):
     """Files under ROOT/pattern_dir with one of these suffixes, relative to ROOT."""
     base = ROOT / pattern_dir
     return sorted(str(p.relative_to(ROOT)).replace(os.sep, "/") for p in base.rglob("*")
-                  if p.is_file() and p.suffix in suffixes and "__pycache__" not in p.parts)
+                  if p.is_file() and p.suffix in suffixes and "__pycache__" not in p.parts
+                  and "_build" not in p.parts)
 
 
 def _run(cmd, log, **kwargs):
@@ -206,6 +208,7 @@ def test_sdist_contents(built):
     required |= set(_source_files("cython_ext", {".pyx", ".pxi", ".pxd", ".h"}))
     required |= set(_source_files("boundary_api", {".py", ".json"}))
     required |= set(_source_files("tests", {".py", ".json", ".png", ".md"}))
+    required |= set(_source_files("docs", {".py", ".md", ".txt"}))
     assert not required - names, f"missing from the sdist: {sorted(required - names)}"
     assert any(n.endswith(".pyx") for n in names)
     assert "tests/data/coco/instances_val2014_100.json" in names
