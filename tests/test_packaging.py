@@ -196,6 +196,7 @@ def _assert_demo_equal(doc, expected):
     np.testing.assert_array_equal([doc["segm"][n] for n in STAT_NAMES], expected["segm"])
 
 
+@pytest.mark.slow
 def test_sdist_contents(built):
     sdist = built["sdist"]
     version = _version_in_source()
@@ -222,6 +223,7 @@ def test_sdist_contents(built):
     assert sdist.stat().st_size < 5 * 2**20
 
 
+@pytest.mark.slow
 def test_sdist_installs_and_runs(built, demo_expected, tmp_path):
     env = built["sdist_env"]
     log = built["sdist_install_log"]
@@ -231,6 +233,7 @@ def test_sdist_installs_and_runs(built, demo_expected, tmp_path):
     _assert_demo_equal(env.run_demo(tmp_path), demo_expected)
 
 
+@pytest.mark.slow
 def test_wheel_contents(built):
     wheel = built["wheel"]
     version = _version_in_source()
@@ -256,6 +259,7 @@ def test_wheel_contents(built):
     assert "boundary-eval = boundary_api.cli:main" in entry_points
 
 
+@pytest.mark.slow
 def test_wheel_installs_without_compiler_or_cython_and_runs(built, demo_expected, tmp_path):
     env = FreshEnv(tmp_path / "venv-wheel")
     # binaries only: pip may not build anything, and the compiler variables name `false`

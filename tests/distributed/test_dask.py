@@ -126,6 +126,7 @@ def test_worker_that_keeps_dying_fails_loudly(process_client, coco_manifest):
 
 
 # ----------------------------------------------------------------------- Ray
+@pytest.mark.slow
 def test_ray_gives_the_same_numbers(coco_manifest, coco_ref):
     ray = pytest.importorskip("ray", reason="ray is not installed (it is not a dependency; "
                                             "evaluate_ray runs when it is)")

@@ -77,6 +77,7 @@ PARAMS = [
 ]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("iou_type", ["bbox", "segm", "boundary"])
 @pytest.mark.parametrize("params", PARAMS, ids=["default", "useCats0", "imgIds", "catIds", "noImgIds"])
 def test_shipped_coco_data(iou_type, params):
@@ -90,6 +91,7 @@ def test_shipped_coco_data(iou_type, params):
     _assert_same_dicts(fast_gt, slow_gt)
 
 
+@pytest.mark.slow
 def test_several_evaluations_then_the_dicts():
     """segm, then boundary, then bbox on one ground truth: the dicts made
     afterwards have each evaluation's changes, in order; and a later

@@ -28,6 +28,7 @@ def test_golden_reference_numbers(case):
                                rtol=0, atol=1e-12)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("iou", ["boundary", "segm", "bbox"])
 def test_fast_path_equals_lvis_loops(iou):
     fast = LVISEval(LVIS_GT, LVIS_DT, iou_type=iou)
@@ -68,6 +69,7 @@ def test_objects_and_paths_give_the_same_numbers():
     assert listed.get_results() == by_path.get_results()
 
 
+@pytest.mark.slow
 def test_numpy2_without_global_patching():
     slow = LVISEval(LVIS_GT, LVIS_DT, iou_type="segm", use_fast_impl=False)
     slow.run()
@@ -77,6 +79,7 @@ def test_numpy2_without_global_patching():
         assert "float" not in np.__dict__
 
 
+@pytest.mark.slow
 def test_max_dets_caps_detections_per_image():
     dt = load(LVIS_DT)
     counts = np.bincount([d["image_id"] for d in dt])
@@ -191,6 +194,7 @@ def test_fast_path_equals_lvis_loops_on_generated_data(iou, seed):
     assert evs[0].get_results()["AP"] > 0
 
 
+@pytest.mark.slow
 def test_segmentation_results_are_checked_once_box_results_where_masks_are_used():
     gt = LVIS(LVIS_GT)
     # segmentation results: checked on loading, trusted by the cache after
@@ -215,6 +219,7 @@ def test_segmentation_results_are_checked_once_box_results_where_masks_are_used(
             LVISEval(gt, LVISResults(gt, copy.deepcopy(res)), iou_type=iou).run()
 
 
+@pytest.mark.slow
 def test_evaluation_imports_neither_matplotlib_nor_opencv_and_lvis_stays_whole():
     # lvis/__init__ imports lvis.vis (matplotlib.pyplot, cv2: ~0.7 s) which no
     # evaluation uses; boundary_api defers it, and the package stays complete

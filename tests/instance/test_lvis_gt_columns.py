@@ -64,6 +64,7 @@ PARAMS = [
 ]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("iou_type", ["segm", "bbox", "boundary"])
 @pytest.mark.parametrize("params", PARAMS, ids=["default", "cat_ids", "img_ids", "area_rng", "iou_thrs"])
 def test_shipped_lvis_data(iou_type, params):

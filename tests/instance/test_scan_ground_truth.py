@@ -304,6 +304,7 @@ STYLES = [dict(), dict(indent=2), dict(separators=(",", ":")), dict(ensure_ascii
           dict(indent="\t", ensure_ascii=True, separators=(",", ": "))]
 
 
+@pytest.mark.slow
 @settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(st.data(), st.sampled_from(STYLES))
 def test_generated_ground_truths_equal_json_loads(data, style):
@@ -461,6 +462,7 @@ def test_every_truncation_is_refused():
 MUTATION_BYTES = b'\x00\x1f "\\/,:[]{}0123456789.-+eEaz\x7f\x80\xc3\xef\xff'
 
 
+@pytest.mark.slow
 def test_every_single_byte_mutation_stays_safe():
     for i in range(len(SMALL)):
         for b in MUTATION_BYTES:

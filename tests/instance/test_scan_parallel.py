@@ -88,6 +88,7 @@ def results_file(draw):
 
 # --------------------------------------------------------------------------- valid files
 
+@pytest.mark.slow
 @settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(results_file())
 def test_generated_files_split_equal_one_thread(data):
@@ -192,6 +193,7 @@ def test_every_single_byte_mutation_splits_like_one_thread():
                 scan_same(data[:i] + bytes([b]) + data[i + 1:], threads=(2,))
 
 
+@pytest.mark.slow
 @settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(results_file(), st.data())
 def test_random_mutations_split_like_one_thread(data, draw):

@@ -115,6 +115,7 @@ def test_ious_equal_pycocotools_on_coco_data():
     assert_same_ious(ours.ious, theirs.ious)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("iou", ["segm", "bbox"])
 def test_lvis_ious_are_lvis_ious(iou):
     ours = LVISEval(LVIS_GT, LVIS_DT, iou_type=iou)
@@ -377,6 +378,7 @@ def test_nan_scores_sort_as_pycocotools_with_a_known_answer():
     assert results[0].eval["precision"][0, -1, 0, 0, -1] == pytest.approx(2 / 3)
 
 
+@pytest.mark.slow
 def test_lvis_nan_scores_and_rec_thrs_equal_lvis(monkeypatch):
     import json
     with open(LVIS_DT) as f:

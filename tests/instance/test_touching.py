@@ -277,6 +277,7 @@ def test_shipped_coco_data_ious_equal_pycocotools():
     np.testing.assert_array_equal(got[164, 46], want[164, 46])
 
 
+@pytest.mark.slow
 @settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(seed=st.integers(0, 2**32 - 1), kinds=st.lists(st.sampled_from(SCENES), min_size=1, max_size=3),
        sizes=st.lists(size_any, min_size=3, max_size=3), ratio=st.sampled_from([0.02, 0.1, 0.3]),

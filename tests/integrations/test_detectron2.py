@@ -646,6 +646,7 @@ def test_lvis_evaluator_gives_bbox_segm_and_boundary_on_any_numpy(d2, caplog):
     assert cache_for(ev._lvis_api).computed["boundaries"] == computed
 
 
+@pytest.mark.slow
 def test_lvis_evaluator_equals_detectron2_with_lvis_own_evaluation(d2, caplog, monkeypatch):
     """Where lvis' LVISEval runs (np.float restored for this test only), the
     plain Detectron2 evaluator's bbox/segm results and logged lines are the

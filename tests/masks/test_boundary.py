@@ -66,6 +66,7 @@ def encode(m):
     return mask_utils.encode(np.asfortranarray(m.astype(np.uint8)))
 
 
+@pytest.mark.slow
 @settings(max_examples=2500, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(mask=masks, ratio=ratios)
 def test_kernels_equal_oracle(mask, ratio):

@@ -98,6 +98,7 @@ def pairs(draw):
 MF_SHORT = (0.01, 0.05, 0.1, 0.3)
 
 
+@pytest.mark.slow
 @settings(max_examples=1200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(pairs())
 def test_every_measure_equals_the_oracle(pair):

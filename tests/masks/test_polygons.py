@@ -90,6 +90,7 @@ def annotation(draw):
     return [draw(polygon(h, w)) for _ in range(n)], h, w
 
 
+@pytest.mark.slow
 @settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
 @given(st.lists(annotation(), min_size=1, max_size=3))
 def test_matches_pycocotools_generated(batch):
