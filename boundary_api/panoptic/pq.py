@@ -44,12 +44,18 @@ ids) as ``category_id`` and ``image_id`` equal to the ground truth's
 (``<city>_<seq>_<frame>``).  The paper's Cityscapes setting is a boundary
 width of 0.5% of the image diagonal, ``dilation_ratio=0.005`` (COCO: 0.02).
 
-The results equal the reference's (the published Boundary IoU code, itself
-the COCO panoptic API with the boundary term added), including its handling
-of a segment id equal to its internal interior marker (largest category id +
-1, which happens e.g. with Cityscapes train ids).  Differences, all on input
-it would mishandle: segment ids must be unique within an image, each image
-may have one prediction and every category_id must be a known category
+Boundaries never depend on segment ids (``boundary_mode="per_segment"``, the
+default).  The published reference builds the boundaries on one label map,
+overwriting each segment's interior with a marker (largest category id + 1),
+so a segment whose id equals that marker (e.g. with Cityscapes train ids) or
+the id 0 listed as a segment gets another boundary, and renaming segment ids
+can change its Boundary PQ.  ``boundary_mode="reference"`` reproduces that,
+for published numbers; both modes give the same result on every image where
+no segment id equals the marker and no segment has the id 0.
+
+Otherwise the results equal the reference's.  Differences, all on input it
+would mishandle: segment ids must be unique within an image, each image may
+have one prediction and every category_id must be a known category
 (otherwise a ValueError); a missing ``iscrowd`` counts as 0; single-channel
 PNGs are read as ids; a group with no category to average (e.g. no Stuff
 categories) reports zeros and ``n = 0`` instead of failing with
@@ -79,6 +85,9 @@ log = logging.getLogger(__name__)
 
 VOID = 0
 _GROUPS = (("All", None), ("Things", True), ("Stuff", False))
+
+#: how segment boundaries are built for Boundary PQ (see the module notes)
+BOUNDARY_MODES = ("per_segment", "reference")
 
 # ---------------------------------------------------------------------------
 # per image
@@ -202,6 +211,7 @@ def _apply_boundary_iou(matches: List[list], gt: np.ndarray, pred: np.ndarray, g
     """Replace each pair's mask IoU by min(mask IoU, boundary IoU), in place."""
     h, w = gt.shape
     d = dilation_pixels(h, w, ratio)
+    # marker: the reference's interior marker, None unless boundary_mode="reference"
     if marker is not None and (marker == VOID or marker in gt_segs or marker in pred_segs or VOID in gt_segs):
         stats = _literal_boundary_stats(matches, gt, pred, gt_segs, pred_segs, d, marker)
     else:
@@ -227,8 +237,8 @@ def _distinct(ids: np.ndarray) -> np.ndarray:
 def _literal_boundary_stats(matches, gt, pred, gt_segs, pred_segs, d, marker):
     """Boundary statistics exactly as the reference builds them.
 
-    Used for the rare images where a segment id equals the reference's
-    interior marker (largest category id + 1), the marker is 0, or the ground
+    Used only with ``boundary_mode="reference"``, for the rare images where a
+    segment id equals the reference's interior marker (largest category id + 1), the marker is 0, or the ground
     truth lists a segment with id 0: segments are processed in JSON order on
     one label map, each segment's interior being overwritten by the marker
     before the next segment's mask is taken.
@@ -300,7 +310,8 @@ def _print_table(results: dict) -> None:
 def pq_compute(gt_json_file, pred_json_file, gt_folder=None, pred_folder=None,
                iou_type: str = "segm", dilation_ratio: float = 0.02,
                num_threads: Optional[int] = None,
-               max_pixels: Optional[int] = DEFAULT_MAX_PIXELS) -> Dict[str, Any]:
+               max_pixels: Optional[int] = DEFAULT_MAX_PIXELS,
+               boundary_mode: str = "per_segment") -> Dict[str, Any]:
     """Panoptic Quality, or Boundary PQ, of COCO-format panoptic predictions.
 
     Drop-in for the COCO panoptic API's ``pq_compute`` (same rules, return
@@ -330,6 +341,13 @@ def pq_compute(gt_json_file, pred_json_file, gt_folder=None, pred_folder=None,
         Largest PNG (width x height) read, checked from each file's header
         before decoding: a decompression-bomb guard (default
         ``2**27``; ``None``: no limit).
+    boundary_mode : {"per_segment", "reference"}, optional
+        ``"per_segment"`` (default): each segment's boundary is computed on
+        its own mask, so the result does not depend on segment ids.
+        ``"reference"``: the published reference's label-map construction,
+        which differs where a segment id equals the largest category id + 1
+        or the id 0 is listed as a segment; only to reproduce published
+        numbers (see ``docs/known_differences.md``).
 
     Returns
     -------
@@ -357,6 +375,8 @@ def pq_compute(gt_json_file, pred_json_file, gt_folder=None, pred_folder=None,
     start = time.perf_counter()
     if iou_type not in ("segm", "boundary"):
         raise ValueError(f"iou_type must be 'segm' or 'boundary', got {iou_type!r}")
+    if boundary_mode not in BOUNDARY_MODES:
+        raise ValueError(f"boundary_mode must be 'per_segment' or 'reference', got {boundary_mode!r}")
     ratio = check_dilation_ratio(dilation_ratio)
     threads = resolve_threads(num_threads)
     max_pixels = check_max_pixels(max_pixels)
@@ -398,8 +418,9 @@ def pq_compute(gt_json_file, pred_json_file, gt_folder=None, pred_folder=None,
     if extra > 0:
         log.warning("%d predicted image(s) have no ground truth and are ignored", extra)
 
-    # the reference's interior marker; only matters if a segment id equals it
-    marker = max(categories) + 1 if boundary else None
+    # the reference's interior marker (boundary_mode="reference" only); it
+    # only matters if a segment id equals it or the id 0 is a segment
+    marker = max(categories) + 1 if boundary and boundary_mode == "reference" else None
     if marker is not None and not 0 <= marker <= _MAX_ID:
         marker = None
 
