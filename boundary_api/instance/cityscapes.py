@@ -54,6 +54,7 @@ import numpy as np
 from .._parallel import resolve_threads, run_ranges, split_by_cost
 from ..masks import _mask
 from ..masks.boundary import check_dilation_ratio, dilation_pixels
+from ..masks.imagefiles import DEFAULT_MAX_PIXELS, ImageTooLargeError, check_image_file, check_max_pixels
 
 __all__ = [
     "evaluate_cityscapes",
@@ -272,7 +273,7 @@ class _PngMask:
         self.path, self.what, self.zdata, self.shape = path, what, zdata, (h, w)
 
 
-def _mask_source(path: str, what: str):
+def _mask_source(path: str, what: str, max_pixels: Optional[int] = DEFAULT_MAX_PIXELS):
     """A mask file as a :class:`_PngMask` when it is a plain 8-bit greyscale
     PNG, else as the array Pillow's mode "L" gives."""
     try:
@@ -280,23 +281,28 @@ def _mask_source(path: str, what: str):
             blob = f.read()
     except OSError:
         blob = b""
+    if blob:
+        check_image_file(path, what, max_pixels, blob[:24])
     if _png_gray_depth(blob[:29]) == 8:
         found = _idat(blob)
         if found is not None:
             return _PngMask(path, what, *found)
-    return _read_png(path, what, True)
+    return _read_png(path, what, True, max_pixels)
 
 
-def _read_png(path: str, what: str, mask: bool) -> np.ndarray:
+def _read_png(path: str, what: str, mask: bool, max_pixels: Optional[int] = DEFAULT_MAX_PIXELS) -> np.ndarray:
     """Pixels of an image file: a mask as Pillow's mode "L" gives them
     (uint8), ground truth as stored.  Plain greyscale PNGs (8-bit masks,
     8/16-bit ground truth) are decoded here (the same pixels, much faster),
-    anything else (or anything this rejects) by Pillow."""
+    anything else (or anything this rejects) by Pillow.  An image of more
+    than ``max_pixels`` pixels is refused from its header, before decoding."""
     try:
         with open(path, "rb") as f:
             blob = f.read()
     except OSError:
         blob = b""
+    if blob:
+        check_image_file(path, what, max_pixels, blob[:24])
     depth = _png_gray_depth(blob[:29])
     if depth == 8 or (depth == 16 and not mask):
         arr = _fast_gray(blob, depth)
@@ -311,6 +317,10 @@ def _read_png(path: str, what: str, mask: bool) -> np.ndarray:
             return np.asarray(img)
     except FileNotFoundError:
         raise ValueError(f"{what} not found: {path}") from None
+    except Image.DecompressionBombError as exc:  # Pillow's own limit, with max_pixels=None
+        raise ImageTooLargeError(f"{what} {path} is too large to read: {exc}") from None
+    except MemoryError:
+        raise ImageTooLargeError(f"{what} {path} is too large to read into memory") from None
     except (UnidentifiedImageError, OSError, SyntaxError, ValueError) as exc:
         raise ValueError(f"cannot read {what} {path}: {exc}") from None
 
@@ -574,7 +584,8 @@ def _run(n_images: int, costs, work, iou_type: str, ratio: float, threads: int) 
 
 
 def evaluate_img_lists(prediction_files: Sequence, gt_files: Sequence, *, iou_type: str = "boundary",
-                       dilation_ratio: float = 0.005, num_threads: Optional[int] = None) -> dict:
+                       dilation_ratio: float = 0.005, num_threads: Optional[int] = None,
+                       max_pixels: Optional[int] = DEFAULT_MAX_PIXELS) -> dict:
     """Evaluate explicit lists of files (cityscapesScripts' ``evaluateImgLists``).
 
     Parameters
@@ -583,7 +594,7 @@ def evaluate_img_lists(prediction_files: Sequence, gt_files: Sequence, *, iou_ty
         One prediction text file per ground-truth file, in the same order.
     gt_files : sequence of path
         ``*_gtFine_instanceIds.png`` files.
-    iou_type, dilation_ratio, num_threads
+    iou_type, dilation_ratio, num_threads, max_pixels
         As for :func:`evaluate_cityscapes`.
 
     Returns
@@ -592,6 +603,7 @@ def evaluate_img_lists(prediction_files: Sequence, gt_files: Sequence, *, iou_ty
         As for :func:`evaluate_cityscapes`.
     """
     ratio, threads = _check_options(iou_type, dilation_ratio, num_threads)
+    max_pixels = check_max_pixels(max_pixels)
     gt_files = [os.fspath(p) for p in gt_files]
     prediction_files = [os.fspath(p) for p in prediction_files]
     if len(gt_files) != len(prediction_files):
@@ -607,8 +619,9 @@ def evaluate_img_lists(prediction_files: Sequence, gt_files: Sequence, *, iou_ty
     pred_lists = [read_prediction_file(p) for p in prediction_files]
 
     def work(i):
-        gt = _GroundTruth(_read_png(gt_files[i], "ground truth image", False), gt_files[i], iou_type, ratio)
-        preds = [(m, lab, s, (lambda m=m: _mask_source(m, f"mask of {prediction_files[i]}")))
+        gt = _GroundTruth(_read_png(gt_files[i], "ground truth image", False, max_pixels), gt_files[i],
+                          iou_type, ratio)
+        preds = [(m, lab, s, (lambda m=m: _mask_source(m, f"mask of {prediction_files[i]}", max_pixels)))
                  for m, lab, s in pred_lists[i]]
         return _image_records(gt, preds, gt_files[i])
 
@@ -616,7 +629,7 @@ def evaluate_img_lists(prediction_files: Sequence, gt_files: Sequence, *, iou_ty
 
 
 def evaluate_cityscapes(gt_dir, result_dir, *, iou_type: str = "boundary", dilation_ratio: float = 0.005,
-                        num_threads: Optional[int] = None) -> dict:
+                        num_threads: Optional[int] = None, max_pixels: Optional[int] = DEFAULT_MAX_PIXELS) -> dict:
     """Cityscapes instance segmentation AP / Boundary AP of a results folder.
 
     Parameters
@@ -634,6 +647,10 @@ def evaluate_cityscapes(gt_dir, result_dir, *, iou_type: str = "boundary", dilat
         paper's value for Cityscapes).  Unused for ``"segm"``.
     num_threads : int, optional
         Threads over images (default: all cores).
+    max_pixels : int or None, optional
+        Largest PNG (width x height) read, checked from each file's header
+        before decoding: a decompression-bomb guard (default ``2**27``;
+        ``None``: no limit).
 
     Returns
     -------
@@ -653,7 +670,7 @@ def evaluate_cityscapes(gt_dir, result_dir, *, iou_type: str = "boundary", dilat
     """
     gt_files = find_ground_truth(gt_dir)
     return evaluate_img_lists(find_predictions(gt_files, result_dir), gt_files, iou_type=iou_type,
-                              dilation_ratio=dilation_ratio, num_threads=num_threads)
+                              dilation_ratio=dilation_ratio, num_threads=num_threads, max_pixels=max_pixels)
 
 
 def evaluate_arrays(gt_id_maps: Sequence, predictions: Sequence, *, iou_type: str = "boundary",
@@ -667,7 +684,7 @@ def evaluate_arrays(gt_id_maps: Sequence, predictions: Sequence, *, iou_type: st
     predictions : sequence of sequences of dict
         For each image, its predictions: ``{"mask": (H, W) array (nonzero =
         foreground), "label_id": Cityscapes label id, "score": float}``.
-    iou_type, dilation_ratio, num_threads
+    iou_type, dilation_ratio, num_threads, max_pixels
         As for :func:`evaluate_cityscapes`.
 
     Returns
