@@ -156,6 +156,19 @@ class SemanticEvaluator:
         self._lock = threading.Lock()
         self.reset()
 
+    # pickling (multiprocessing, checkpoints): the lock is not state
+    def __getstate__(self) -> dict:
+        with self._lock:
+            state = self.__dict__.copy()
+            state["confusion_matrix"] = self.confusion_matrix.copy()
+            state["boundary_counts"] = self.boundary_counts.copy()
+        del state["_lock"]
+        return state
+
+    def __setstate__(self, state: dict) -> None:
+        self.__dict__.update(state)
+        self._lock = threading.Lock()
+
     # ------------------------------------------------------------------
     def reset(self) -> None:
         """Forget every image processed so far."""
