@@ -87,7 +87,8 @@ def run(args) -> int:
                          pred_folder=args.pred_folder, iou_type=args.iou_type,
                          dilation_ratio=args.dilation_ratio, num_threads=args.threads,
                          max_pixels=args.max_pixels,
-                         boundary_mode=args.boundary_mode.replace("-", "_"))
+                         boundary_mode=args.boundary_mode.replace("-", "_"), strict=True,
+                         print_progress=False)
     if not args.quiet:
         print(f"evaluated in {time.perf_counter() - tic:.2f}s (per-category results: --json-out)")
     if args.json_out:

@@ -75,7 +75,8 @@ from ..masks import _mask
 from .._io import read_json
 from .._parallel import resolve_threads, run_ranges
 from ..masks.boundary import check_dilation_ratio, dilation_pixels
-from ._checks import _check_categories, _folder, _gt_segments, _pred_segments
+from ._checks import (PanopticKeyError, _check_categories, _folder, _gt_segments, _pred_segments,
+                      default_folder, suspect)
 from .._io import warn_large_dilation_ratio
 from .idmaps import _MAX_ID, DEFAULT_MAX_PIXELS, _Buffers, _read_ids, check_max_pixels
 
@@ -137,12 +138,12 @@ def _evaluate_image(job: _Job, boundary: bool, ratio: float, marker: Optional[in
             on_void[p] = c
     for p in sorted(pred_area):
         if p not in pred_segs and p != VOID:
-            raise ValueError(f"image {image_id!r}: segment {p} is in the prediction PNG but not in the "
-                             "prediction JSON")
+            raise PanopticKeyError(f"image {image_id!r}: segment {p} is in the prediction PNG but not in "
+                                   "the prediction JSON")
     missing = [p for p in pred_segs if p not in pred_area]
     if missing:
-        raise ValueError(f"image {image_id!r}: segment(s) {missing} of the prediction JSON are not in "
-                         "the prediction PNG")
+        raise PanopticKeyError(f"image {image_id!r}: segment(s) {missing} of the prediction JSON are not in "
+                               "the prediction PNG")
 
     # candidate pairs, in (gt id, pred id) order as in the reference
     matches: List[list] = []   # [gt id, pred id, iou]
@@ -270,7 +271,10 @@ def _literal_boundary_stats(matches, gt, pred, gt_segs, pred_segs, d, marker):
 # ---------------------------------------------------------------------------
 
 def _pq_average(stat: Dict[int, list], categories: Dict[int, dict], isthing: Optional[bool]):
-    pq = sq = rq = 0.0
+    """Per-category and averaged PQ, SQ, RQ, with the COCO panoptic API's
+    types: numpy float64 where it sums numpy IoUs (categories with a true
+    positive, and averages over them), a Python float or int 0 elsewhere."""
+    pq = sq = rq = 0
     n = 0
     per_class: Dict[int, dict] = {}
     for label, info in categories.items():
@@ -280,10 +284,12 @@ def _pq_average(stat: Dict[int, list], categories: Dict[int, dict], isthing: Opt
         if tp + fp + fn == 0:
             per_class[label] = {"pq": 0.0, "sq": 0.0, "rq": 0.0, "tp": 0, "fp": 0, "fn": 0}
             continue
+        if tp:
+            iou = np.float64(iou)   # a sum of numpy IoUs in the COCO panoptic API
         n += 1
         denom = tp + 0.5 * fp + 0.5 * fn
         pq_class = iou / denom
-        sq_class = iou / tp if tp != 0 else 0.0
+        sq_class = iou / tp if tp != 0 else 0
         rq_class = tp / denom
         per_class[label] = {"pq": pq_class, "sq": sq_class, "rq": rq_class, "tp": tp, "fp": fp, "fn": fn}
         pq += pq_class
@@ -292,6 +298,17 @@ def _pq_average(stat: Dict[int, list], categories: Dict[int, dict], isthing: Opt
     if n == 0:
         return {"pq": 0.0, "sq": 0.0, "rq": 0.0, "n": 0}, per_class
     return {"pq": pq / n, "sq": sq / n, "rq": rq / n, "n": n}, per_class
+
+
+def _print_core_lines(n: int, cores: int) -> None:
+    """The COCO panoptic API's progress lines, for its split of ``n`` images
+    over ``cores`` workers (``numpy.array_split``), worker after worker."""
+    sizes = [n // cores + (1 if p < n % cores else 0) for p in range(cores)]
+    print("Number of cores: {}, images per core: {}".format(cores, sizes[0]))
+    for p, k in enumerate(sizes):
+        for idx in range(0, k, 100):
+            print("Core: {}, {} from {} images processed".format(p, idx, k))
+        print("Core: {}, all {} images processed".format(p, k))
 
 
 def _print_table(results: dict) -> None:
@@ -311,7 +328,8 @@ def pq_compute(gt_json_file, pred_json_file, gt_folder=None, pred_folder=None,
                iou_type: str = "segm", dilation_ratio: float = 0.02,
                num_threads: Optional[int] = None,
                max_pixels: Optional[int] = DEFAULT_MAX_PIXELS,
-               boundary_mode: str = "per_segment") -> Dict[str, Any]:
+               boundary_mode: str = "per_segment", strict: bool = False,
+               print_progress: bool = True) -> Dict[str, Any]:
     """Panoptic Quality, or Boundary PQ, of COCO-format panoptic predictions.
 
     Drop-in for the COCO panoptic API's ``pq_compute`` (same rules, return
@@ -348,13 +366,25 @@ def pq_compute(gt_json_file, pred_json_file, gt_folder=None, pred_folder=None,
         which differs where a segment id equals the largest category id + 1
         or the id 0 is listed as a segment; only to reproduce published
         numbers (see ``docs/known_differences.md``).
+    strict : bool, optional
+        Refuse (ValueError) input the COCO panoptic API accepts and this
+        function only warns about: a segment id listed twice in an image (the
+        last entry counts), a ground truth segment of an unknown category (it
+        counts for no category), an image with two predictions (the last
+        counts) or two ground truth annotations (evaluated twice).
+    print_progress : bool, optional
+        Print the COCO panoptic API's lines around the table (the files,
+        ``Number of cores: ...``, ``Core: i, ... images processed``,
+        ``Time elapsed: ...``); the table is always printed.
 
     Returns
     -------
     dict
         ``{"All": {"pq", "sq", "rq", "n"}, "per_class": {category_id: {"pq",
         "sq", "rq", "tp", "fp", "fn"}}, "Things": {...}, "Stuff": {...}}``,
-        values as fractions.  A category without true positives, false
+        values as fractions, of the COCO panoptic API's types (numpy float64
+        where it sums numpy IoUs, else float; ``sq`` int 0 for a category
+        with false positives or negatives but no true positive).  A category without true positives, false
         positives or false negatives has PQ, SQ and RQ 0 (as in the COCO
         panoptic API) and ``tp + fp + fn == 0``: its PQ is undefined.
 
@@ -362,8 +392,10 @@ def pq_compute(gt_json_file, pred_json_file, gt_folder=None, pred_folder=None,
     ------
     ValueError
         On missing files or folders, malformed JSON, an image without a
-        prediction, a segment in a prediction PNG but not in its JSON (or the
-        reverse), an unknown category, or PNGs of different sizes.
+        prediction, or PNGs of different sizes.  A segment in a prediction
+        PNG but not in its JSON (or the reverse) or a predicted segment of an
+        unknown category raises a ``PanopticKeyError``, a subclass of both
+        ValueError and KeyError (the COCO panoptic API's class).
     TypeError
         On arguments of the wrong type.
 
@@ -391,30 +423,42 @@ def pq_compute(gt_json_file, pred_json_file, gt_folder=None, pred_folder=None,
     categories = _check_categories(gt_json, gt_src)
     if not isinstance(pred_json, dict) or not isinstance(pred_json.get("annotations"), list):
         raise ValueError(f"{pred_src}: not a COCO panoptic prediction file (no list of 'annotations')")
+    if print_progress:
+        gt_shown = gt_folder if gt_folder is not None else default_folder(gt_src)
+        pred_shown = pred_folder if pred_folder is not None else default_folder(pred_src)
+        print("Evaluation panoptic segmentation metrics:")
+        print("Ground truth:")
+        print(f"\tSegmentation folder: {os.fspath(gt_shown)}")
+        print(f"\tJSON file: {gt_src}")
+        print("Prediction:")
+        print(f"\tSegmentation folder: {os.fspath(pred_shown)}")
+        print(f"\tJSON file: {pred_src}")
     gt_dir = _folder(gt_folder, gt_src, "ground truth")
     pred_dir = _folder(pred_folder, pred_src, "predicted")
     log.info("ground truth: %s (PNGs in %s); predictions: %s (PNGs in %s)", gt_src, gt_dir, pred_src, pred_dir)
 
     preds: Dict[Any, Tuple[str, Dict[int, int]]] = {}
     for i, ann in enumerate(pred_json["annotations"]):
-        segs = _pred_segments(ann, i, pred_src, categories)
+        segs = _pred_segments(ann, i, pred_src, categories, strict)
         if ann["image_id"] in preds:
-            raise ValueError(f"{pred_src}: image {ann['image_id']!r} has more than one prediction")
+            suspect(f"{pred_src}: image {ann['image_id']!r} has more than one prediction; the last counts",
+                    strict, stacklevel=3)
         preds[ann["image_id"]] = (ann["file_name"], segs)
     jobs: List[_Job] = []
     seen = set()
     for i, ann in enumerate(gt_json["annotations"]):
-        segs = _gt_segments(ann, i, gt_src, categories)
+        segs = _gt_segments(ann, i, gt_src, categories, strict)
         image_id = ann["image_id"]
         if image_id in seen:
-            raise ValueError(f"{gt_src}: image {image_id!r} has more than one ground truth annotation")
+            suspect(f"{gt_src}: image {image_id!r} has more than one ground truth annotation; each is "
+                    "evaluated", strict, stacklevel=3)
         seen.add(image_id)
         if image_id not in preds:
             raise ValueError(f"no prediction for the image with id {image_id!r} in {pred_src}")
         pred_file, pred_segs = preds[image_id]
         jobs.append(_Job(image_id, os.path.join(gt_dir, ann["file_name"]),
                          os.path.join(pred_dir, pred_file), segs, pred_segs))
-    extra = len(preds) - len(jobs)
+    extra = len(set(preds) - seen)
     if extra > 0:
         log.warning("%d predicted image(s) have no ground truth and are ignored", extra)
 
@@ -443,6 +487,8 @@ def pq_compute(gt_json_file, pred_json_file, gt_folder=None, pred_folder=None,
     chunk = max(1, min(16, n // (4 * threads) if threads > 1 else 16))
     ranges = [(lo, min(n, lo + chunk)) for lo in range(0, n, chunk)]
     per_image = run_ranges(run, ranges, threads, progress="Boundary PQ" if boundary else "PQ", total=n)
+    if print_progress:
+        _print_core_lines(n, threads)
 
     # accumulate image by image, in the ground truth's order
     stat: Dict[int, list] = {}
@@ -466,6 +512,8 @@ def pq_compute(gt_json_file, pred_json_file, gt_folder=None, pred_folder=None,
         if name == "All":
             results["per_class"] = per_class
     _print_table(results)
+    if print_progress:
+        print("Time elapsed: {:0.2f} seconds".format(time.perf_counter() - start))
     log.info("%s of %d images in %.2f s", "Boundary PQ" if boundary else "PQ", n, time.perf_counter() - start)
     return results
 
