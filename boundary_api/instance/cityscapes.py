@@ -35,10 +35,21 @@ for a class with ground truth but no (counted) predictions.  ``AP`` and
 band of width ``d = max(1, round(dilation_ratio * image diagonal))`` (pixels at
 the image edge count as boundary), computed per segment on run lengths.
 
+The result dict holds cityscapesScripts' result dictionary key for key and
+type for type (numpy float64 averages, its distance settings), beside this
+package's ``AP``, ``AP50`` and ``per_class`` summary.  Bad input raises an
+exception naming the file and line, of cityscapesScripts' class and a
+ValueError: :class:`CityscapesInputError` (also a ``SystemExit``) where it
+prints an error and exits, :class:`CityscapesKeyError` (also a ``KeyError``)
+for an unknown label id, :class:`CityscapesFileNotFoundError` (also a
+``FileNotFoundError``) for a missing image or mask.  What it accepts silently
+(lists of different lengths, empty lists, a repeated ground-truth file) is
+accepted with a warning, refused with ``strict=True``.
+
 Differences from cityscapesScripts: no ``gtInstances.json`` cache and no
-``matches.json`` are written (nothing is written at all); bad input raises a
-``ValueError`` naming the file and line instead of exiting or crashing; blank
-lines and extra spaces in prediction files are accepted.
+``matches.json`` are written (nothing is written at all); blank lines and
+extra spaces in prediction files are accepted; a confidence that is not
+finite is refused.
 """
 from __future__ import annotations
 
@@ -47,6 +58,7 @@ import logging
 import math
 import numbers
 import os
+import warnings
 from typing import Dict, List, Optional, Sequence, Tuple
 
 import numpy as np
@@ -59,6 +71,9 @@ from ..masks.imagefiles import DEFAULT_MAX_PIXELS, ImageTooLargeError, check_ima
 __all__ = [
     "evaluate_cityscapes",
     "evaluate_img_lists",
+    "CityscapesInputError",
+    "CityscapesKeyError",
+    "CityscapesFileNotFoundError",
     "evaluate_arrays",
     "find_ground_truth",
     "find_predictions",
@@ -69,6 +84,44 @@ __all__ = [
 ]
 
 logger = logging.getLogger(__name__)
+
+
+class CityscapesInputError(ValueError, SystemExit):
+    """Input that cityscapesScripts refuses by printing an error and exiting
+    (``SystemExit``): a missing or malformed prediction file, an image without
+    (or with several) prediction files.  Also a ValueError, as every input
+    error of this package; uncaught, it ends the program with its message, as
+    cityscapesScripts does."""
+
+    def __init__(self, message: str):
+        ValueError.__init__(self, message)
+        self.code = message
+
+    __str__ = BaseException.__str__
+
+
+class CityscapesKeyError(ValueError, KeyError):
+    """An unknown Cityscapes label id (cityscapesScripts: KeyError)."""
+
+    __str__ = BaseException.__str__   # the message as is (KeyError would quote it)
+
+
+class CityscapesFileNotFoundError(ValueError, FileNotFoundError):
+    """A missing ground-truth image or mask (cityscapesScripts: Pillow's
+    FileNotFoundError)."""
+
+    def __init__(self, message: str):
+        ValueError.__init__(self, message)
+
+    __str__ = BaseException.__str__
+
+
+def _suspect(message: str, strict: bool) -> None:
+    """Input cityscapesScripts accepts silently: a warning, or with
+    ``strict=True`` a ValueError."""
+    if strict:
+        raise ValueError(message)
+    warnings.warn(message, stacklevel=3)
 
 # Cityscapes labels: id -> (name, has instances, ignored in evaluation).
 # (cityscapesscripts.helpers.labels; the test suite checks this table against it.)
@@ -95,6 +148,12 @@ _VOID_LABELS = np.array(sorted(i for i, (_, _, ign) in LABELS.items() if ign and
 #: Overlap thresholds (cityscapesScripts' ``np.arange(0.5, 1., 0.05)``).
 OVERLAPS = np.arange(0.5, 1.0, 0.05)
 MIN_REGION_SIZE = 100
+# cityscapesScripts' settings for its three distance ranges (stereo data,
+# not used: only the first range, [MIN_REGION_SIZE, inf m, any density], is
+# evaluated, by cityscapesScripts as well); reported in the result dict
+MIN_REGION_SIZES = (MIN_REGION_SIZE, 1000, 1000)
+DISTANCE_THRESHOLDS = (float("inf"), 100.0, 50.0)
+MIN_STEREO_DENSITIES = (-float("inf"), 0.5, 0.5)
 GT_SUFFIX = "_gtFine_instanceIds.png"
 IOU_TYPES = ("segm", "boundary")
 
@@ -112,14 +171,14 @@ def find_ground_truth(gt_dir) -> List[str]:
     """
     gt_dir = os.fspath(gt_dir)
     if not os.path.isdir(gt_dir):
-        raise ValueError(f"ground truth folder not found: {gt_dir}")
+        raise CityscapesInputError(f"ground truth folder not found: {gt_dir}")
     found = []
     for city in sorted(os.listdir(gt_dir)):
         sub = os.path.join(gt_dir, city)
         if os.path.isdir(sub):
             found.extend(os.path.join(sub, f) for f in sorted(os.listdir(sub)) if f.endswith(GT_SUFFIX))
     if not found:
-        raise ValueError(f"no ground truth images in {gt_dir}: expected <city>/*{GT_SUFFIX}")
+        raise CityscapesInputError(f"no ground truth images in {gt_dir}: expected <city>/*{GT_SUFFIX}")
     return found
 
 
@@ -145,7 +204,7 @@ def find_predictions(gt_files: Sequence[str], result_dir) -> List[str]:
     """
     result_dir = os.fspath(result_dir)
     if not os.path.isdir(result_dir):
-        raise ValueError(f"results folder not found: {result_dir}")
+        raise CityscapesInputError(f"results folder not found: {result_dir}")
     txt = sorted((name, os.path.join(root, name)) for root, _, names in os.walk(result_dir)
                  for name in names if name.endswith(".txt"))
     names = [n for n, _ in txt]
@@ -158,9 +217,9 @@ def find_predictions(gt_files: Sequence[str], result_dir) -> List[str]:
             hits.append(txt[i][1])
             i += 1
         if not hits:
-            raise ValueError(f"no prediction file {core}*.txt under {result_dir} for ground truth {gt}")
+            raise CityscapesInputError(f"no prediction file {core}*.txt under {result_dir} for ground truth {gt}")
         if len(hits) > 1:
-            raise ValueError(f"several prediction files for ground truth {gt}: {', '.join(hits)}")
+            raise CityscapesInputError(f"several prediction files for ground truth {gt}: {', '.join(hits)}")
         out.append(hits[0])
     return out
 
@@ -177,17 +236,22 @@ def read_prediction_file(path) -> List[Tuple[str, int, float]]:
 
     Raises
     ------
+    CityscapesInputError
+        On a missing file, a line without exactly three fields or an absolute
+        path (where cityscapesScripts exits): a ValueError and a SystemExit.
+    CityscapesKeyError
+        On a label id that is not a Cityscapes label id (cityscapesScripts:
+        KeyError): a ValueError and a KeyError.
     ValueError
-        On a missing file, a line without exactly three fields, an absolute
-        path, a label id that is not a Cityscapes label, or a confidence that
-        is not a finite number.  Blank lines and extra spaces are fine.
+        On a label id or confidence that is not a number, or a confidence
+        that is not finite.  Blank lines and extra spaces are fine.
     """
     path = os.fspath(path)
     try:
         with open(path, "r") as f:
             lines = f.read().splitlines()
     except FileNotFoundError:
-        raise ValueError(f"prediction file not found: {path}") from None
+        raise CityscapesInputError(f"prediction file not found: {path}") from None
     except UnicodeDecodeError:
         raise ValueError(f"prediction file is not text: {path}") from None
     folder = os.path.dirname(os.path.abspath(path))
@@ -198,17 +262,19 @@ def read_prediction_file(path) -> List[Tuple[str, int, float]]:
             continue
         where = f"{path}, line {n}"
         if len(fields) != 3:
-            raise ValueError(f"{where}: expected 'relPath labelID confidence', got {line.strip()!r}")
+            raise CityscapesInputError(f"{where}: expected 'relPath labelID confidence', got {line.strip()!r}")
         rel, lab, conf = fields
         if os.path.isabs(rel):
-            raise ValueError(f"{where}: the mask path must be relative to the prediction file, got {rel!r}")
+            raise CityscapesInputError(f"{where}: the mask path must be relative to the prediction file, "
+                                       f"got {rel!r}")
         try:
             label = float(lab)
             label_id = int(label)
         except (ValueError, OverflowError):
             raise ValueError(f"{where}: label id is not a number: {lab!r}") from None
         if label_id not in LABELS:
-            raise ValueError(f"{where}: unknown Cityscapes label id {lab!r} (regular ids -1..33, not train ids)")
+            raise CityscapesKeyError(f"{where}: unknown Cityscapes label id {lab!r} (regular ids -1..33, "
+                                     "not train ids)")
         try:
             score = float(conf)
         except ValueError:
@@ -316,7 +382,7 @@ def _read_png(path: str, what: str, mask: bool, max_pixels: Optional[int] = DEFA
                 img = img.convert("L")
             return np.asarray(img)
     except FileNotFoundError:
-        raise ValueError(f"{what} not found: {path}") from None
+        raise CityscapesFileNotFoundError(f"{what} not found: {path}") from None
     except Image.DecompressionBombError as exc:  # Pillow's own limit, with max_pixels=None
         raise ImageTooLargeError(f"{what} {path} is too large to read: {exc}") from None
     except MemoryError:
@@ -526,28 +592,33 @@ def _accumulate(images, boundary: bool) -> np.ndarray:
 def _summarize(ap: np.ndarray, iou_type: str, ratio: Optional[float], n_images: int) -> dict:
     o50 = int(np.flatnonzero(np.isclose(OVERLAPS, 0.5))[0])
     with np.errstate(all="ignore"), _quiet_nan_warnings():
-        all_ap = float(np.nanmean(ap)) if not np.isnan(ap).all() else float("nan")
-        col = ap[:, o50]
-        all_ap50 = float(np.nanmean(col)) if not np.isnan(col).all() else float("nan")
+        # numpy float64, as cityscapesScripts' np.nanmean / np.average give them
+        all_ap = np.nanmean(ap) if ap.size else np.float64("nan")
+        all_ap50 = np.nanmean(ap[:, o50]) if ap.size else np.float64("nan")
     per_class, classes = {}, {}
     for c, name in enumerate(CLASSES):
-        a, a50 = float(np.average(ap[c])), float(ap[c, o50])
-        per_class[name] = {"AP": a, "AP50": a50, "AP_per_threshold": [float(v) for v in ap[c]]}
+        a, a50 = np.average(ap[c]), np.average(ap[c, o50:o50 + 1])
+        per_class[name] = {"AP": float(a), "AP50": float(a50), "AP_per_threshold": [float(v) for v in ap[c]]}
         classes[name] = {"ap": a, "ap50%": a50}
     return {
-        "AP": all_ap,
-        "AP50": all_ap50,
+        # cityscapesScripts' result dictionary, key for key and type for type
+        # (its distance-dependent entries are for stereo data it does not use
+        # either: resultApMatrix has the first distance range only)
+        "averages": {"allAp": all_ap, "allAp50%": all_ap50, "classes": classes},
+        "overlaps": OVERLAPS.tolist(),
+        "minRegionSizes": list(MIN_REGION_SIZES),
+        "distanceThresholds": list(DISTANCE_THRESHOLDS),
+        "minStereoDensities": list(MIN_STEREO_DENSITIES),
+        "instLabels": list(CLASSES),
+        "resultApMatrix": [ap.tolist()],
+        # this package's summary (Python floats)
+        "AP": float(all_ap),
+        "AP50": float(all_ap50),
         "per_class": per_class,
         "thresholds": [float(v) for v in OVERLAPS],
         "iou_type": iou_type,
         "dilation_ratio": ratio,
         "n_images": n_images,
-        # cityscapesScripts' result dictionary
-        "averages": {"allAp": all_ap, "allAp50%": all_ap50, "classes": classes},
-        "overlaps": OVERLAPS.tolist(),
-        "minRegionSizes": [MIN_REGION_SIZE],
-        "instLabels": list(CLASSES),
-        "resultApMatrix": [ap.tolist()],
     }
 
 
@@ -585,7 +656,7 @@ def _run(n_images: int, costs, work, iou_type: str, ratio: float, threads: int) 
 
 def evaluate_img_lists(prediction_files: Sequence, gt_files: Sequence, *, iou_type: str = "boundary",
                        dilation_ratio: float = 0.005, num_threads: Optional[int] = None,
-                       max_pixels: Optional[int] = DEFAULT_MAX_PIXELS) -> dict:
+                       max_pixels: Optional[int] = DEFAULT_MAX_PIXELS, strict: bool = False) -> dict:
     """Evaluate explicit lists of files (cityscapesScripts' ``evaluateImgLists``).
 
     Parameters
@@ -596,6 +667,11 @@ def evaluate_img_lists(prediction_files: Sequence, gt_files: Sequence, *, iou_ty
         ``*_gtFine_instanceIds.png`` files.
     iou_type, dilation_ratio, num_threads, max_pixels
         As for :func:`evaluate_cityscapes`.
+    strict : bool, optional
+        Refuse (ValueError) what cityscapesScripts accepts silently and this
+        function only warns about: lists of different lengths (the pairs up
+        to the shorter length are evaluated), empty lists (every AP NaN), a
+        ground-truth file listed twice (its last pairing counts).
 
     Returns
     -------
@@ -607,15 +683,26 @@ def evaluate_img_lists(prediction_files: Sequence, gt_files: Sequence, *, iou_ty
     gt_files = [os.fspath(p) for p in gt_files]
     prediction_files = [os.fspath(p) for p in prediction_files]
     if len(gt_files) != len(prediction_files):
-        raise ValueError(f"{len(prediction_files)} prediction files for {len(gt_files)} ground truth files")
+        _suspect(f"{len(prediction_files)} prediction files for {len(gt_files)} ground truth files; the "
+                 f"first {min(len(gt_files), len(prediction_files))} pairs are evaluated", strict)
+        n = min(len(gt_files), len(prediction_files))
+        gt_files, prediction_files = gt_files[:n], prediction_files[:n]
     if not gt_files:
-        raise ValueError("no ground truth files to evaluate")
-    seen = {}
-    for gt in gt_files:
+        _suspect("no ground truth files to evaluate: every AP is NaN", strict)
+        return _summarize(np.full((len(CLASSES), len(OVERLAPS)), np.nan), iou_type,
+                          ratio if iou_type == "boundary" else None, 0)
+    # a repeated ground truth: its first place, its last prediction file (as
+    # cityscapesScripts' dictionary of matches keyed by the file)
+    pairs: Dict[str, List[str]] = {}
+    for gt, pred in zip(gt_files, prediction_files):
         key = os.path.abspath(gt)
-        if key in seen:
-            raise ValueError(f"ground truth file listed twice: {gt}")
-        seen[key] = True
+        if key in pairs:
+            _suspect(f"ground truth file listed more than once: {gt}; its last pairing counts", strict)
+            pairs[key][1] = pred
+        else:
+            pairs[key] = [gt, pred]
+    gt_files = [g for g, _ in pairs.values()]
+    prediction_files = [p for _, p in pairs.values()]
     pred_lists = [read_prediction_file(p) for p in prediction_files]
 
     def work(i):
@@ -666,7 +753,12 @@ def evaluate_cityscapes(gt_dir, result_dir, *, iou_type: str = "boundary", dilat
     ValueError
         Missing folders, an image without (or with several) prediction files,
         malformed lines, unknown label ids, unreadable or wrongly sized masks,
-        ground-truth pixel values that are not Cityscapes ids.
+        ground-truth pixel values that are not Cityscapes ids.  Where
+        cityscapesScripts exits (missing folders or prediction files,
+        malformed lines) a :class:`CityscapesInputError`, also a SystemExit;
+        an unknown label id a :class:`CityscapesKeyError`, also a KeyError; a
+        missing image or mask a :class:`CityscapesFileNotFoundError`, also a
+        FileNotFoundError.
     """
     gt_files = find_ground_truth(gt_dir)
     return evaluate_img_lists(find_predictions(gt_files, result_dir), gt_files, iou_type=iou_type,
