@@ -101,8 +101,10 @@ def run(args) -> int:
             entry.update({key.upper(): None if undefined else r[key] for key in ("pq", "sq", "rq")})
             entry.update({key: r[key] for key in ("tp", "fp", "fn")})
             per_category[cat_id] = entry
+        # the reference's boundary construction is recorded; the default is not
+        reference = args.iou_type == "boundary" and args.boundary_mode == "reference"
         doc = build_document("panoptic", args.iou_type, args.dilation_ratio, inputs, _metrics(results),
-                             per_category)
+                             per_category, settings_extra={"boundary_mode": "reference"} if reference else None)
         write_json(args.json_out, doc)
     return 0
 

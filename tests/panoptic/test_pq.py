@@ -561,6 +561,7 @@ def test_cli_boundary_mode(tmp_path, capsys):
         assert main(args + flag + ["--json-out", str(out)]) == 0
         expected = _literal_pq(*files, "boundary", 0.06, mode)
         doc = _load(out)
+        assert doc["settings"].get("boundary_mode", "per_segment") == mode
         for group, suffix in (("All", ""), ("Things", "_th"), ("Stuff", "_st")):
             assert abs(doc["PQ" + suffix] - expected[group]["pq"]) <= 1e-12
     capsys.readouterr()
