@@ -11,7 +11,6 @@ against the original on the same inputs.
 import contextlib
 import io
 import json
-import multiprocessing
 import os
 import re
 import shutil
@@ -22,12 +21,15 @@ import numpy as np
 import pytest
 from PIL import Image
 
+from boundary_api._parallel import default_threads
 from boundary_api.panoptic import PanopticKeyError, pq_compute
 from conftest import DATA
 
 PAN = os.path.join(DATA, "panoptic")
 GROUPS = ("All", "Things", "Stuff")
-CORES = multiprocessing.cpu_count()
+# the workers panopticapi uses (multiprocessing.cpu_count(), patched below to
+# this where they differ) and boundary_api's default thread count
+CORES = default_threads()
 
 
 # ---------------------------------------------------------------------------
@@ -168,15 +170,17 @@ def _originals():
         """panopticapi's pq_compute with its worker processes as threads (the
         same split and the same per-worker code): a process pool's workers
         flush their printed lines whenever they exit, sometimes after the
-        call returns, so the lines could not be compared reliably."""
+        call returns, so the lines could not be compared reliably.  Its core
+        count is the number of cores this process may run on."""
         from multiprocessing.pool import ThreadPool
 
-        saved = evaluation.multiprocessing.Pool
+        saved = evaluation.multiprocessing.Pool, evaluation.multiprocessing.cpu_count
         evaluation.multiprocessing.Pool = ThreadPool
+        evaluation.multiprocessing.cpu_count = lambda: CORES   # the cores this process may use
         try:
             return evaluation.pq_compute(*args, **kw)
         finally:
-            evaluation.multiprocessing.Pool = saved
+            evaluation.multiprocessing.Pool, evaluation.multiprocessing.cpu_count = saved
 
     return out + [pytest.param(original, id="panopticapi")]
 
