@@ -33,22 +33,31 @@ def _is_int(v) -> bool:
     return isinstance(v, numbers.Integral) and not isinstance(v, bool)
 
 
-def _check_categories(gt_json: Any, source: str) -> Dict[int, dict]:
+def _check_categories(gt_json: Any, source: str, strict: bool = False) -> Dict[int, dict]:
     if not isinstance(gt_json, dict):
         raise ValueError(f"{source}: not a COCO panoptic ground truth (expected a JSON object, "
                          f"got a {type(gt_json).__name__})")
     for key in ("annotations", "categories"):
-        if not isinstance(gt_json.get(key), list):
+        if key not in gt_json:
+            raise PanopticKeyError(f"{source}: not a COCO panoptic ground truth (no '{key}')")
+        if not isinstance(gt_json[key], list):
             raise ValueError(f"{source}: not a COCO panoptic ground truth (no list of '{key}')")
     categories: Dict[int, dict] = {}
     for i, cat in enumerate(gt_json["categories"]):
+        if isinstance(cat, dict) and "id" not in cat:
+            raise PanopticKeyError(f"{source}: categories[{i}] has no 'id'")
         if not isinstance(cat, dict) or not _is_int(cat.get("id")):
             raise ValueError(f"{source}: categories[{i}] has no integer 'id'")
         if cat["id"] in categories:
-            raise ValueError(f"{source}: category id {cat['id']} appears twice")
-        if cat.get("isthing") not in (0, 1):
-            raise ValueError(f"{source}: category {cat['id']} has no 'isthing' of 0 or 1 "
-                             f"(got {cat.get('isthing')!r})")
+            # the COCO panoptic API keeps the last one
+            suspect(f"{source}: category id {cat['id']} appears more than once; the last entry counts",
+                    strict, stacklevel=4)
+        if "isthing" not in cat:
+            raise PanopticKeyError(f"{source}: category {cat['id']} has no 'isthing'")
+        if cat["isthing"] not in (0, 1):
+            # the COCO panoptic API takes anything but 1 as stuff
+            suspect(f"{source}: category {cat['id']} has an 'isthing' of neither 0 nor 1 "
+                    f"(got {cat['isthing']!r}); it counts as stuff", strict, stacklevel=4)
         categories[int(cat["id"])] = cat
     if not categories:
         raise ValueError(f"{source}: the list of categories is empty")
@@ -60,7 +69,7 @@ def _check_annotation(ann: Any, i: int, source: str) -> None:
         raise ValueError(f"{source}: annotations[{i}] is not an object")
     for key in ("image_id", "file_name", "segments_info"):
         if key not in ann:
-            raise ValueError(f"{source}: annotations[{i}] has no '{key}'")
+            raise PanopticKeyError(f"{source}: annotations[{i}] has no '{key}'")
     if not isinstance(ann["image_id"], (str, numbers.Integral)) or isinstance(ann["image_id"], bool):
         raise ValueError(f"{source}: annotations[{i}] has an image_id that is neither a string nor an integer")
     if not isinstance(ann["file_name"], str) or not ann["file_name"]:
@@ -73,6 +82,9 @@ def _check_segment(seg: Any, image_id, k: int, source: str, categories, what: st
                    strict: bool = False) -> int:
     if not isinstance(seg, dict):
         raise ValueError(f"{source}: image {image_id!r}: segments_info[{k}] is not an object")
+    for key in ("id", "category_id"):
+        if key not in seg:
+            raise PanopticKeyError(f"{source}: image {image_id!r}: segments_info[{k}] has no '{key}'")
     sid = seg.get("id")
     if not _is_int(sid):
         raise ValueError(f"{source}: image {image_id!r}: segments_info[{k}] has no integer 'id'")
@@ -105,6 +117,8 @@ def _gt_segments(ann: dict, i: int, source: str, categories, strict: bool = Fals
         sid = _check_segment(seg, image_id, k, source, categories, "ground truth", strict)
         if sid in segs:
             _duplicate(source, image_id, sid, strict)
+        if "area" not in seg:
+            raise PanopticKeyError(f"{source}: image {image_id!r}: segment {sid} has no 'area'")
         area = seg.get("area")
         if not finite_number(area):
             raise ValueError(f"{source}: image {image_id!r}: segment {sid} has no numeric 'area'")

@@ -371,7 +371,9 @@ def pq_compute(gt_json_file, pred_json_file, gt_folder=None, pred_folder=None,
         function only warns about: a segment id listed twice in an image (the
         last entry counts), a ground truth segment of an unknown category (it
         counts for no category), an image with two predictions (the last
-        counts) or two ground truth annotations (evaluated twice).
+        counts) or two ground truth annotations (evaluated twice), a category
+        listed twice (the last counts) or with an ``isthing`` other than 0
+        or 1 (stuff).
     print_progress : bool, optional
         Print the COCO panoptic API's lines around the table (the files,
         ``Number of cores: ...``, ``Core: i, ... images processed``,
@@ -394,8 +396,9 @@ def pq_compute(gt_json_file, pred_json_file, gt_folder=None, pred_folder=None,
         On missing files or folders, malformed JSON, an image without a
         prediction, or PNGs of different sizes.  A segment in a prediction
         PNG but not in its JSON (or the reverse) or a predicted segment of an
-        unknown category raises a ``PanopticKeyError``, a subclass of both
-        ValueError and KeyError (the COCO panoptic API's class).
+        unknown category, or a missing JSON field the COCO panoptic API needs,
+        raises a ``PanopticKeyError``, a subclass of both ValueError and
+        KeyError (the COCO panoptic API's class).
     TypeError
         On arguments of the wrong type.
 
@@ -420,19 +423,24 @@ def pq_compute(gt_json_file, pred_json_file, gt_folder=None, pred_folder=None,
     pred_src = os.fspath(pred_json_file) if isinstance(pred_json_file, (str, os.PathLike)) else pred_json_file
     gt_json = read_json(gt_src, "ground truth JSON")
     pred_json = read_json(pred_src, "prediction JSON")
-    categories = _check_categories(gt_json, gt_src)
-    if not isinstance(pred_json, dict) or not isinstance(pred_json.get("annotations"), list):
-        raise ValueError(f"{pred_src}: not a COCO panoptic prediction file (no list of 'annotations')")
-    if print_progress:
-        gt_shown = gt_folder if gt_folder is not None else default_folder(gt_src)
-        pred_shown = pred_folder if pred_folder is not None else default_folder(pred_src)
+    # the COCO panoptic API prints the files once it has the categories
+    # (before any other check)
+    cats = gt_json.get("categories") if isinstance(gt_json, dict) else None
+    if print_progress and isinstance(cats, list) and all(isinstance(c, dict) and "id" in c for c in cats):
+        def shown(folder, src):
+            folder = default_folder(src) if folder is None else folder
+            return os.fspath(folder) if isinstance(folder, (str, os.PathLike)) else folder
+
         print("Evaluation panoptic segmentation metrics:")
         print("Ground truth:")
-        print(f"\tSegmentation folder: {os.fspath(gt_shown)}")
+        print(f"\tSegmentation folder: {shown(gt_folder, gt_src)}")
         print(f"\tJSON file: {gt_src}")
         print("Prediction:")
-        print(f"\tSegmentation folder: {os.fspath(pred_shown)}")
+        print(f"\tSegmentation folder: {shown(pred_folder, pred_src)}")
         print(f"\tJSON file: {pred_src}")
+    categories = _check_categories(gt_json, gt_src, strict)
+    if not isinstance(pred_json, dict) or not isinstance(pred_json.get("annotations"), list):
+        raise ValueError(f"{pred_src}: not a COCO panoptic prediction file (no list of 'annotations')")
     gt_dir = _folder(gt_folder, gt_src, "ground truth")
     pred_dir = _folder(pred_folder, pred_src, "predicted")
     log.info("ground truth: %s (PNGs in %s); predictions: %s (PNGs in %s)", gt_src, gt_dir, pred_src, pred_dir)

@@ -166,17 +166,39 @@ def _originals():
     except ImportError:
         return out
 
-    def original(*args, **kw):
-        """panopticapi's pq_compute with its worker processes as threads (the
-        same split and the same per-worker code): a process pool's workers
-        flush their printed lines whenever they exit, sometimes after the
-        call returns, so the lines could not be compared reliably.  Its core
-        count is the number of cores this process may run on."""
-        from multiprocessing.pool import ThreadPool
+    class OneAtATime:
+        """Stands in for panopticapi's process pool: each worker's task runs
+        when it is handed over, one after the other, in this process (the
+        same split and the same per-worker code).  The workers' printed lines
+        then come in a fixed order and all before the call returns or fails
+        (a pool's workers flush or finish them at any time)."""
 
+        def __init__(self, processes=None):
+            self.processes = processes
+
+        def apply_async(self, fn, args=()):
+            try:
+                value, error = fn(*args), None
+            except Exception as exc:   # noqa: BLE001 - re-raised by get(), as a pool does
+                value, error = None, exc
+
+            class Result:
+                def get(self):
+                    if error is not None:
+                        raise error
+                    return value
+
+            return Result()
+
+        def close(self):
+            pass
+
+    def original(*args, **kw):
+        """panopticapi's pq_compute with its pool replaced by OneAtATime and
+        its core count the number of cores this process may run on."""
         saved = evaluation.multiprocessing.Pool, evaluation.multiprocessing.cpu_count
-        evaluation.multiprocessing.Pool = ThreadPool
-        evaluation.multiprocessing.cpu_count = lambda: CORES   # the cores this process may use
+        evaluation.multiprocessing.Pool = OneAtATime
+        evaluation.multiprocessing.cpu_count = lambda: CORES
         try:
             return evaluation.pq_compute(*args, **kw)
         finally:
@@ -330,12 +352,23 @@ def _duplicate_pred_image(doc):
     doc["annotations"][0]["segments_info"] = []      # overridden by the later entry
 
 
+def _duplicate_category(doc):
+    cats = doc["categories"]
+    cats.append(dict(cats[0]))
+
+
+def _isthing_two(doc):
+    next(c for c in doc["categories"] if c["id"] == 8)["isthing"] = 2     # counts as stuff
+
+
 ACCEPTED = [
     ("pred", _duplicate_pred_segment, "segment id 3937500 appears more than once"),
     ("pred", _duplicate_pred_segment_other_category, "appears more than once"),
     ("gt", _duplicate_gt_segment, "segment id 3937500 appears more than once"),
     ("gt", _unknown_gt_category, "unknown category_id 100000"),
     ("pred", _duplicate_pred_image, "image 439180 has more than one prediction"),
+    ("gt", _duplicate_category, "category id 1 appears more than once"),
+    ("gt", _isthing_two, "category 8 has an 'isthing' of neither 0 nor 1"),
 ]
 
 
@@ -370,22 +403,47 @@ def _no_prediction(doc):
     doc["annotations"].pop(0)
 
 
+def _gt_without(key):
+    def change(doc):
+        if key in ("annotations", "categories"):
+            del doc[key]
+        elif key == "isthing":
+            del doc["categories"][0]["isthing"]
+        elif key in ("file_name", "segments_info"):
+            del doc["annotations"][0][key]
+        else:                                   # a segment field; segment 0 has a match
+            del doc["annotations"][0]["segments_info"][0][key]
+    change.__name__ = f"_gt_without_{key}"
+    return change
+
+
+def _pred_segment_without(key):
+    def change(doc):
+        del doc["annotations"][0]["segments_info"][0][key]
+    change.__name__ = f"_pred_segment_without_{key}"
+    return change
+
+
 REFUSED = [
-    (_png_segment_not_in_json, KeyError, "3937500"),
-    (_json_segment_not_in_png, KeyError, "77"),
-    (_unknown_pred_category, KeyError, "100000"),
-    (_no_prediction, Exception, "no prediction for the image with id"),
-]
+    ("pred", _png_segment_not_in_json, KeyError, "3937500"),
+    ("pred", _json_segment_not_in_png, KeyError, "77"),
+    ("pred", _unknown_pred_category, KeyError, "100000"),
+    ("pred", _no_prediction, Exception, "no prediction for the image with id"),
+    ("pred", _pred_segment_without("category_id"), KeyError, "category_id"),
+    ("pred", _pred_segment_without("id"), KeyError, "id"),
+] + [("gt", _gt_without(k), KeyError, k)
+     for k in ("annotations", "categories", "isthing", "file_name", "segments_info", "id", "category_id",
+               "area")]
 
 
 @pytest.mark.parametrize("original", ORIGINALS)
-@pytest.mark.parametrize("change,error,text", REFUSED, ids=[c[0].__name__[1:] for c in REFUSED])
-def test_refused_with_the_original_exception_class(files, original, change, error, text, capfd):
-    edit(files["pred_json"], change)
+@pytest.mark.parametrize("which,change,error,text", REFUSED, ids=[c[1].__name__[1:] for c in REFUSED])
+def test_refused_with_the_original_exception_class(files, original, which, change, error, text, capfd):
+    edit(files[f"{which}_json"], change)
     theirs = user_code(capfd, original, files)
     ours = user_code(capfd, pq_compute, files)
-    assert isinstance(theirs.error, error), theirs.error
-    assert isinstance(ours.error, error) and isinstance(ours.error, ValueError), ours.error
+    assert isinstance(theirs.error, error), repr(theirs.error)
+    assert isinstance(ours.error, error) and isinstance(ours.error, ValueError), repr(ours.error)
     if error is KeyError:
         assert type(theirs.error) is KeyError and isinstance(ours.error, PanopticKeyError)
         assert text in str(theirs.error) and text in str(ours.error)
