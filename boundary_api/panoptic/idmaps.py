@@ -141,9 +141,10 @@ def _read_ids(path: str, limit: Optional[int], buffers: Optional[_Buffers] = Non
             blob = f.read(24)
             width, height = _image_size(path, blob)
             if limit is not None and width * height > limit:
-                raise ImageTooLargeError(f"panoptic PNG {path} is {width}x{height} = {width * height} pixels, more than "
-                                 f"the limit of {limit} (a guard against decompression bombs); raise it with "
-                                 "max_pixels=... (command line: --max-pixels) if the image is genuine")
+                raise ImageTooLargeError(
+                    f"panoptic PNG {path} is {width}x{height} = {width * height} pixels, more than the limit of "
+                    f"{limit} (a guard against decompression bombs); raise it with max_pixels=... "
+                    "(command line: --max-pixels) if the image is genuine")
             blob += f.read()
     except OSError as exc:
         raise ValueError(f"cannot read panoptic PNG {path}: {exc.strerror or exc}") from None

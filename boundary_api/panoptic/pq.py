@@ -238,11 +238,12 @@ def _distinct(ids: np.ndarray) -> np.ndarray:
 def _literal_boundary_stats(matches, gt, pred, gt_segs, pred_segs, d, marker):
     """Boundary statistics exactly as the reference builds them.
 
-    Used only with ``boundary_mode="reference"``, for the rare images where a
-    segment id equals the reference's interior marker (largest category id + 1), the marker is 0, or the ground
-    truth lists a segment with id 0: segments are processed in JSON order on
-    one label map, each segment's interior being overwritten by the marker
-    before the next segment's mask is taken.
+    Used only with ``boundary_mode="reference"``, for the rare images where
+    a segment id equals the reference's interior marker (largest category id
+    + 1), the marker is 0, or the ground truth lists a segment with id 0:
+    segments are processed in JSON order on one label map, each segment's
+    interior being overwritten by the marker before the next segment's mask
+    is taken.
     """
     def label_map(ids, segs):
         bmap = ids.copy()
