@@ -583,3 +583,14 @@ def test_cli_bad_input(sample, capsys):
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1
     assert err[0].startswith("boundary-eval: error: no prediction for the image with id 142238")
+
+
+def test_cli_refuses_what_the_api_only_warns_about(sample, capsys):
+    """A repeated segment id: pq_compute warns (panopticapi accepts it), the
+    command line refuses it with one line and exit 2."""
+    _edit_pred(sample, lambda d: d["annotations"][0]["segments_info"].append(d["annotations"][0]["segments_info"][0]))
+    rc = main(["panoptic", "--gt-json", sample["gt_json"], "--gt-folder", sample["gt_dir"],
+               "--pred-json", sample["pred_json"], "--pred-folder", sample["pred_dir"]])
+    assert rc == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "segment id 3937500 appears more than once" in err[0]
