@@ -123,6 +123,7 @@ def _suspect(message: str, strict: bool) -> None:
         raise ValueError(message)
     warnings.warn(message, stacklevel=3)
 
+
 # Cityscapes labels: id -> (name, has instances, ignored in evaluation).
 # (cityscapesscripts.helpers.labels; the test suite checks this table against it.)
 LABELS: Dict[int, Tuple[str, bool, bool]] = {
@@ -224,8 +225,11 @@ def find_predictions(gt_files: Sequence[str], result_dir) -> List[str]:
     return out
 
 
-def read_prediction_file(path) -> List[Tuple[str, int, float]]:
+def read_prediction_file(path, strict: bool = False) -> List[Tuple[str, int, float]]:
     """Lines ``relPath labelID confidence`` of a prediction file.
+
+    A mask listed twice counts once, with its last line, as in
+    cityscapesScripts, and a warning; ``strict=True`` refuses it.
 
     Returns
     -------
@@ -283,7 +287,7 @@ def read_prediction_file(path) -> List[Tuple[str, int, float]]:
             raise ValueError(f"{where}: confidence must be finite, got {conf!r}")
         mask = os.path.abspath(os.path.join(folder, rel))
         if mask in preds:
-            logger.warning("%s: mask %s is listed more than once; its last line counts", where, rel)
+            _suspect(f"{where}: mask {rel} is listed more than once; its last line counts", strict)
         preds[mask] = (label_id, score)
     return [(m, lab, s) for m, (lab, s) in preds.items()]
 
@@ -671,7 +675,8 @@ def evaluate_img_lists(prediction_files: Sequence, gt_files: Sequence, *, iou_ty
         Refuse (ValueError) what cityscapesScripts accepts silently and this
         function only warns about: lists of different lengths (the pairs up
         to the shorter length are evaluated), empty lists (every AP NaN), a
-        ground-truth file listed twice (its last pairing counts).
+        ground-truth file listed twice (its last pairing counts), a mask
+        listed twice in a prediction file (its last line counts).
 
     Returns
     -------
@@ -703,7 +708,7 @@ def evaluate_img_lists(prediction_files: Sequence, gt_files: Sequence, *, iou_ty
             pairs[key] = [gt, pred]
     gt_files = [g for g, _ in pairs.values()]
     prediction_files = [p for _, p in pairs.values()]
-    pred_lists = [read_prediction_file(p) for p in prediction_files]
+    pred_lists = [read_prediction_file(p, strict) for p in prediction_files]
 
     def work(i):
         gt = _GroundTruth(_read_png(gt_files[i], "ground truth image", False, max_pixels), gt_files[i],

@@ -132,7 +132,15 @@ def _repeated_ground_truth(gts, preds):
     return preds + [other], gts + [gts[0]]
 
 
-ACCEPTED = [(_shorter_predictions, "prediction files for"), (_shorter_ground_truth, "prediction files for"),
+def _mask_listed_twice(gts, preds):
+    # the same mask again with another label and score: its last line counts
+    lines = _lines(preds[0])
+    rel = lines[0].split()[0]
+    _write(preds[0], lines + [f"{rel} 26 0.123"])
+    return preds, gts
+
+
+ACCEPTED = [(_mask_listed_twice, "is listed more than once"), (_shorter_predictions, "prediction files for"), (_shorter_ground_truth, "prediction files for"),
             (_empty, "no ground truth files"), (_repeated_ground_truth, "listed more than once")]
 
 
