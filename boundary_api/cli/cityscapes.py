@@ -53,7 +53,7 @@ def run(args) -> int:
     try:
         res = evaluate_cityscapes(args.gt_dir, args.result_dir, iou_type=args.iou_type,
                                   dilation_ratio=args.dilation_ratio, num_threads=args.threads,
-                                  max_pixels=args.max_pixels)
+                                  max_pixels=args.max_pixels, strict=True)
     except CityscapesInputError as exc:  # also a SystemExit (cityscapesScripts exits): one line, exit 2
         raise InputError(str(exc)) from None
     log.info("evaluated %d images in %.2fs", res["n_images"], time.time() - tic)

@@ -721,7 +721,8 @@ def evaluate_img_lists(prediction_files: Sequence, gt_files: Sequence, *, iou_ty
 
 
 def evaluate_cityscapes(gt_dir, result_dir, *, iou_type: str = "boundary", dilation_ratio: float = 0.005,
-                        num_threads: Optional[int] = None, max_pixels: Optional[int] = DEFAULT_MAX_PIXELS) -> dict:
+                        num_threads: Optional[int] = None, max_pixels: Optional[int] = DEFAULT_MAX_PIXELS,
+                        strict: bool = False) -> dict:
     """Cityscapes instance segmentation AP / Boundary AP of a results folder.
 
     Parameters
@@ -743,6 +744,10 @@ def evaluate_cityscapes(gt_dir, result_dir, *, iou_type: str = "boundary", dilat
         Largest PNG (width x height) read, checked from each file's header
         before decoding: a decompression-bomb guard (default ``2**27``;
         ``None``: no limit).
+    strict : bool, optional
+        Refuse (ValueError) a mask listed twice in a prediction file, which
+        cityscapesScripts accepts (its last line counts) and this function
+        accepts with a warning.
 
     Returns
     -------
@@ -767,7 +772,8 @@ def evaluate_cityscapes(gt_dir, result_dir, *, iou_type: str = "boundary", dilat
     """
     gt_files = find_ground_truth(gt_dir)
     return evaluate_img_lists(find_predictions(gt_files, result_dir), gt_files, iou_type=iou_type,
-                              dilation_ratio=dilation_ratio, num_threads=num_threads, max_pixels=max_pixels)
+                              dilation_ratio=dilation_ratio, num_threads=num_threads, max_pixels=max_pixels,
+                              strict=strict)
 
 
 def evaluate_arrays(gt_id_maps: Sequence, predictions: Sequence, *, iou_type: str = "boundary",

@@ -265,3 +265,16 @@ def test_command_line_refuses_with_one_line(data, capsys):
     assert main(["cityscapes", "--gt-dir", gt_dir, "--result-dir", res_dir, "--threads", "1"]) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and err[0].startswith("boundary-eval: error: no prediction file")
+
+
+def test_command_line_refuses_what_the_api_warns_about(data, capsys):
+    from boundary_api.cli import main
+
+    gts, preds, res_dir = data
+    _mask_listed_twice(gts, preds)
+    gt_dir = os.path.dirname(os.path.dirname(gts[0]))
+    with pytest.warns(UserWarning, match="listed more than once"):
+        cs.evaluate_cityscapes(gt_dir, res_dir, iou_type="segm", num_threads=1)
+    assert main(["cityscapes", "--gt-dir", gt_dir, "--result-dir", res_dir, "--threads", "1"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "is listed more than once" in err[0]
