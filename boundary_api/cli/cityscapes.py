@@ -10,7 +10,8 @@ import argparse
 import logging
 import time
 
-from ._common import PROG, HelpFormatter, add_common_flags, check_out_path, positive_int, ratio
+from ..masks.imagefiles import DEFAULT_MAX_PIXELS
+from ._common import PROG, HelpFormatter, InputError, add_common_flags, check_out_path, positive_int, ratio
 from .output import build_document, metric_value, write_json
 
 log = logging.getLogger(__name__)
@@ -37,17 +38,24 @@ def parser() -> argparse.ArgumentParser:
                    help="write AP, AP50 and per-class AP/AP50/AP per threshold to this JSON file")
     p.add_argument("--threads", type=positive_int, default=None, metavar="N",
                    help="threads over images (default: all cores)")
+    p.add_argument("--max-pixels", type=positive_int, default=DEFAULT_MAX_PIXELS, metavar="N",
+                   help="refuse images of more than N pixels (width x height), checked from the file "
+                        "header before decoding: a guard against decompression bombs")
     add_common_flags(p)  # --version, -q (prints nothing, as cityscapesScripts' quiet)
     return p
 
 
 def run(args) -> int:
-    from ..instance.cityscapes import evaluate_cityscapes, print_results
+    from ..instance.cityscapes import CityscapesInputError, evaluate_cityscapes, print_results
 
     check_out_path(args.json_out, files={}, folders={"--gt-dir": args.gt_dir, "--result-dir": args.result_dir})
     tic = time.time()
-    res = evaluate_cityscapes(args.gt_dir, args.result_dir, iou_type=args.iou_type,
-                              dilation_ratio=args.dilation_ratio, num_threads=args.threads)
+    try:
+        res = evaluate_cityscapes(args.gt_dir, args.result_dir, iou_type=args.iou_type,
+                                  dilation_ratio=args.dilation_ratio, num_threads=args.threads,
+                                  max_pixels=args.max_pixels, strict=True)
+    except CityscapesInputError as exc:  # also a SystemExit (cityscapesScripts exits): one line, exit 2
+        raise InputError(str(exc)) from None
     log.info("evaluated %d images in %.2fs", res["n_images"], time.time() - tic)
     if not args.quiet:
         print_results(res)

@@ -7,6 +7,7 @@ import os
 import numpy as np
 
 from .._io import read_json
+from ..masks.imagefiles import DEFAULT_MAX_PIXELS, check_image_file
 from ..masks.measures import MEASURE_LABELS, MEASURES, MF_DILATION_RATIOS, measures
 from ._common import PROG, HelpFormatter, InputError, add_common_flags, check_out_path, positive_int, ratio
 from .output import build_document, write_json
@@ -31,12 +32,16 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--num-scales", type=positive_int, default=10, metavar="N",
                    help="Multiscale IoU grid sizes 1, 2, .., 2^(N-1) (at least 2)")
     p.add_argument("--json-out", metavar="PATH", help="write the measures to this JSON file")
+    p.add_argument("--max-pixels", type=positive_int, default=DEFAULT_MAX_PIXELS, metavar="N",
+                   help="refuse images of more than N pixels (width x height), checked from the file "
+                        "header before decoding: a guard against decompression bombs")
     add_common_flags(p)
     return p
 
 
-def load_mask(path: str, flag: str):
-    """An (H, W) uint8 array from an image file, or a COCO RLE dict from a JSON file."""
+def load_mask(path: str, flag: str, max_pixels=DEFAULT_MAX_PIXELS):
+    """An (H, W) uint8 array from an image file, or a COCO RLE dict from a JSON file
+    (an image of more than ``max_pixels`` pixels is refused from its header)."""
     if not os.path.isfile(path):
         raise InputError(f"{flag} {path}: no such file")
     if path.lower().endswith(".json"):
@@ -49,7 +54,11 @@ def load_mask(path: str, flag: str):
         return doc
     import cv2
 
-    img = cv2.imread(path, cv2.IMREAD_UNCHANGED)
+    check_image_file(path, f"{flag} image", max_pixels)
+    try:
+        img = cv2.imread(path, cv2.IMREAD_UNCHANGED)
+    except cv2.error as exc:  # e.g. beyond OpenCV's own size limit, with a raised --max-pixels
+        raise InputError(f"{flag} {path}: OpenCV cannot read it: {str(exc).strip().splitlines()[-1]}") from None
     if img is None:
         raise InputError(f"{flag} {path}: not an image OpenCV can read (nor a .json RLE)")
     if img.ndim == 3:
@@ -59,8 +68,8 @@ def load_mask(path: str, flag: str):
 
 def run(args) -> int:
     check_out_path(args.json_out, files={"GT_MASK": args.gt_mask, "PRED_MASK": args.pred_mask})
-    gt = load_mask(args.gt_mask, "GT_MASK")
-    pred = load_mask(args.pred_mask, "PRED_MASK")
+    gt = load_mask(args.gt_mask, "GT_MASK", args.max_pixels)
+    pred = load_mask(args.pred_mask, "PRED_MASK", args.max_pixels)
     if args.num_scales < 2:
         raise InputError(f"--num-scales must be at least 2, got {args.num_scales}")
     try:

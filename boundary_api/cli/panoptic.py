@@ -35,6 +35,10 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--dilation-ratio", type=ratio, default=0.02, metavar="R",
                    help="boundary width as a fraction of the image diagonal (default 0.02, i.e. 2%%; "
                         "Cityscapes: 0.005)")
+    p.add_argument("--boundary-mode", choices=("per-segment", "reference"), default="per-segment",
+                   help="per-segment: each segment's boundary on its own mask, independent of segment "
+                        "ids; reference: the published reference's construction, which changes where a "
+                        "segment id equals the largest category id + 1 (to reproduce published numbers)")
     p.add_argument("--json-out", metavar="PATH",
                    help="write the settings, PQ/SQ/RQ and per-category results to this JSON file "
                         "(schema in the README); not inside an input folder")
@@ -82,7 +86,9 @@ def run(args) -> int:
     results = pq_compute(args.gt_json, args.pred_json, gt_folder=args.gt_folder,
                          pred_folder=args.pred_folder, iou_type=args.iou_type,
                          dilation_ratio=args.dilation_ratio, num_threads=args.threads,
-                         max_pixels=args.max_pixels)
+                         max_pixels=args.max_pixels,
+                         boundary_mode=args.boundary_mode.replace("-", "_"), strict=True,
+                         print_progress=False)
     if not args.quiet:
         print(f"evaluated in {time.perf_counter() - tic:.2f}s (per-category results: --json-out)")
     if args.json_out:
@@ -95,8 +101,10 @@ def run(args) -> int:
             entry.update({key.upper(): None if undefined else r[key] for key in ("pq", "sq", "rq")})
             entry.update({key: r[key] for key in ("tp", "fp", "fn")})
             per_category[cat_id] = entry
+        # the reference's boundary construction is recorded; the default is not
+        reference = args.iou_type == "boundary" and args.boundary_mode == "reference"
         doc = build_document("panoptic", args.iou_type, args.dilation_ratio, inputs, _metrics(results),
-                             per_category)
+                             per_category, settings_extra={"boundary_mode": "reference"} if reference else None)
         write_json(args.json_out, doc)
     return 0
 

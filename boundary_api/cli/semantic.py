@@ -6,6 +6,7 @@ import math
 import os
 
 import boundary_api
+from ..masks.imagefiles import DEFAULT_MAX_PIXELS
 from ._common import PROG, InputError, add_common_flags, check_out_path, positive_int, ratio
 from .output import write_json
 
@@ -55,6 +56,9 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--json-out", metavar="PATH", help="write the metrics and per-class results to this JSON file")
     p.add_argument("--threads", type=positive_int, default=None, metavar="N",
                    help="threads (default: all cores)")
+    p.add_argument("--max-pixels", type=positive_int, default=DEFAULT_MAX_PIXELS, metavar="N",
+                   help="refuse images of more than N pixels (width x height), checked from the file "
+                        "header before decoding: a guard against decompression bombs")
     add_common_flags(p)
     return p
 
@@ -114,7 +118,7 @@ def run(args) -> int:
     res = evaluate_folders(args.gt_dir, args.pred_dir, args.num_classes, ignore_index=args.ignore_index,
                            dilation_ratio=args.dilation_ratio, num_threads=args.threads,
                            class_names=names, gt_suffix=args.gt_suffix, pred_suffix=args.pred_suffix,
-                           reduce_zero_label=args.reduce_zero_label)
+                           reduce_zero_label=args.reduce_zero_label, max_pixels=args.max_pixels)
     print_table(res)
     if args.json_out:
         inputs = {"--gt-dir": args.gt_dir, "--pred-dir": args.pred_dir}

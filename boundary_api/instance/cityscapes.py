@@ -35,10 +35,21 @@ for a class with ground truth but no (counted) predictions.  ``AP`` and
 band of width ``d = max(1, round(dilation_ratio * image diagonal))`` (pixels at
 the image edge count as boundary), computed per segment on run lengths.
 
+The result dict holds cityscapesScripts' result dictionary key for key and
+type for type (numpy float64 averages, its distance settings), beside this
+package's ``AP``, ``AP50`` and ``per_class`` summary.  Bad input raises an
+exception naming the file and line, of cityscapesScripts' class and a
+ValueError: :class:`CityscapesInputError` (also a ``SystemExit``) where it
+prints an error and exits, :class:`CityscapesKeyError` (also a ``KeyError``)
+for an unknown label id, :class:`CityscapesFileNotFoundError` (also a
+``FileNotFoundError``) for a missing image or mask.  What it accepts silently
+(lists of different lengths, empty lists, a repeated ground-truth file) is
+accepted with a warning, refused with ``strict=True``.
+
 Differences from cityscapesScripts: no ``gtInstances.json`` cache and no
-``matches.json`` are written (nothing is written at all); bad input raises a
-``ValueError`` naming the file and line instead of exiting or crashing; blank
-lines and extra spaces in prediction files are accepted.
+``matches.json`` are written (nothing is written at all); blank lines and
+extra spaces in prediction files are accepted; a confidence that is not
+finite is refused.
 """
 from __future__ import annotations
 
@@ -47,6 +58,7 @@ import logging
 import math
 import numbers
 import os
+import warnings
 from typing import Dict, List, Optional, Sequence, Tuple
 
 import numpy as np
@@ -54,10 +66,14 @@ import numpy as np
 from .._parallel import resolve_threads, run_ranges, split_by_cost
 from ..masks import _mask
 from ..masks.boundary import check_dilation_ratio, dilation_pixels
+from ..masks.imagefiles import DEFAULT_MAX_PIXELS, ImageTooLargeError, check_image_file, check_max_pixels
 
 __all__ = [
     "evaluate_cityscapes",
     "evaluate_img_lists",
+    "CityscapesInputError",
+    "CityscapesKeyError",
+    "CityscapesFileNotFoundError",
     "evaluate_arrays",
     "find_ground_truth",
     "find_predictions",
@@ -68,6 +84,45 @@ __all__ = [
 ]
 
 logger = logging.getLogger(__name__)
+
+
+class CityscapesInputError(ValueError, SystemExit):
+    """Input that cityscapesScripts refuses by printing an error and exiting
+    (``SystemExit``): a missing or malformed prediction file, an image without
+    (or with several) prediction files.  Also a ValueError, as every input
+    error of this package; uncaught, it ends the program with its message, as
+    cityscapesScripts does."""
+
+    def __init__(self, message: str):
+        ValueError.__init__(self, message)
+        self.code = message
+
+    __str__ = BaseException.__str__
+
+
+class CityscapesKeyError(ValueError, KeyError):
+    """An unknown Cityscapes label id (cityscapesScripts: KeyError)."""
+
+    __str__ = BaseException.__str__   # the message as is (KeyError would quote it)
+
+
+class CityscapesFileNotFoundError(ValueError, FileNotFoundError):
+    """A missing ground-truth image or mask (cityscapesScripts: Pillow's
+    FileNotFoundError)."""
+
+    def __init__(self, message: str):
+        ValueError.__init__(self, message)
+
+    __str__ = BaseException.__str__
+
+
+def _suspect(message: str, strict: bool) -> None:
+    """Input cityscapesScripts accepts silently: a warning, or with
+    ``strict=True`` a ValueError."""
+    if strict:
+        raise ValueError(message)
+    warnings.warn(message, stacklevel=3)
+
 
 # Cityscapes labels: id -> (name, has instances, ignored in evaluation).
 # (cityscapesscripts.helpers.labels; the test suite checks this table against it.)
@@ -94,6 +149,12 @@ _VOID_LABELS = np.array(sorted(i for i, (_, _, ign) in LABELS.items() if ign and
 #: Overlap thresholds (cityscapesScripts' ``np.arange(0.5, 1., 0.05)``).
 OVERLAPS = np.arange(0.5, 1.0, 0.05)
 MIN_REGION_SIZE = 100
+# cityscapesScripts' settings for its three distance ranges (stereo data,
+# not used: only the first range, [MIN_REGION_SIZE, inf m, any density], is
+# evaluated, by cityscapesScripts as well); reported in the result dict
+MIN_REGION_SIZES = (MIN_REGION_SIZE, 1000, 1000)
+DISTANCE_THRESHOLDS = (float("inf"), 100.0, 50.0)
+MIN_STEREO_DENSITIES = (-float("inf"), 0.5, 0.5)
 GT_SUFFIX = "_gtFine_instanceIds.png"
 IOU_TYPES = ("segm", "boundary")
 
@@ -111,14 +172,14 @@ def find_ground_truth(gt_dir) -> List[str]:
     """
     gt_dir = os.fspath(gt_dir)
     if not os.path.isdir(gt_dir):
-        raise ValueError(f"ground truth folder not found: {gt_dir}")
+        raise CityscapesInputError(f"ground truth folder not found: {gt_dir}")
     found = []
     for city in sorted(os.listdir(gt_dir)):
         sub = os.path.join(gt_dir, city)
         if os.path.isdir(sub):
             found.extend(os.path.join(sub, f) for f in sorted(os.listdir(sub)) if f.endswith(GT_SUFFIX))
     if not found:
-        raise ValueError(f"no ground truth images in {gt_dir}: expected <city>/*{GT_SUFFIX}")
+        raise CityscapesInputError(f"no ground truth images in {gt_dir}: expected <city>/*{GT_SUFFIX}")
     return found
 
 
@@ -144,7 +205,7 @@ def find_predictions(gt_files: Sequence[str], result_dir) -> List[str]:
     """
     result_dir = os.fspath(result_dir)
     if not os.path.isdir(result_dir):
-        raise ValueError(f"results folder not found: {result_dir}")
+        raise CityscapesInputError(f"results folder not found: {result_dir}")
     txt = sorted((name, os.path.join(root, name)) for root, _, names in os.walk(result_dir)
                  for name in names if name.endswith(".txt"))
     names = [n for n, _ in txt]
@@ -157,15 +218,18 @@ def find_predictions(gt_files: Sequence[str], result_dir) -> List[str]:
             hits.append(txt[i][1])
             i += 1
         if not hits:
-            raise ValueError(f"no prediction file {core}*.txt under {result_dir} for ground truth {gt}")
+            raise CityscapesInputError(f"no prediction file {core}*.txt under {result_dir} for ground truth {gt}")
         if len(hits) > 1:
-            raise ValueError(f"several prediction files for ground truth {gt}: {', '.join(hits)}")
+            raise CityscapesInputError(f"several prediction files for ground truth {gt}: {', '.join(hits)}")
         out.append(hits[0])
     return out
 
 
-def read_prediction_file(path) -> List[Tuple[str, int, float]]:
+def read_prediction_file(path, strict: bool = False) -> List[Tuple[str, int, float]]:
     """Lines ``relPath labelID confidence`` of a prediction file.
+
+    A mask listed twice counts once, with its last line, as in
+    cityscapesScripts, and a warning; ``strict=True`` refuses it.
 
     Returns
     -------
@@ -176,17 +240,22 @@ def read_prediction_file(path) -> List[Tuple[str, int, float]]:
 
     Raises
     ------
+    CityscapesInputError
+        On a missing file, a line without exactly three fields or an absolute
+        path (where cityscapesScripts exits): a ValueError and a SystemExit.
+    CityscapesKeyError
+        On a label id that is not a Cityscapes label id (cityscapesScripts:
+        KeyError): a ValueError and a KeyError.
     ValueError
-        On a missing file, a line without exactly three fields, an absolute
-        path, a label id that is not a Cityscapes label, or a confidence that
-        is not a finite number.  Blank lines and extra spaces are fine.
+        On a label id or confidence that is not a number, or a confidence
+        that is not finite.  Blank lines and extra spaces are fine.
     """
     path = os.fspath(path)
     try:
         with open(path, "r") as f:
             lines = f.read().splitlines()
     except FileNotFoundError:
-        raise ValueError(f"prediction file not found: {path}") from None
+        raise CityscapesInputError(f"prediction file not found: {path}") from None
     except UnicodeDecodeError:
         raise ValueError(f"prediction file is not text: {path}") from None
     folder = os.path.dirname(os.path.abspath(path))
@@ -197,17 +266,19 @@ def read_prediction_file(path) -> List[Tuple[str, int, float]]:
             continue
         where = f"{path}, line {n}"
         if len(fields) != 3:
-            raise ValueError(f"{where}: expected 'relPath labelID confidence', got {line.strip()!r}")
+            raise CityscapesInputError(f"{where}: expected 'relPath labelID confidence', got {line.strip()!r}")
         rel, lab, conf = fields
         if os.path.isabs(rel):
-            raise ValueError(f"{where}: the mask path must be relative to the prediction file, got {rel!r}")
+            raise CityscapesInputError(f"{where}: the mask path must be relative to the prediction file, "
+                                       f"got {rel!r}")
         try:
             label = float(lab)
             label_id = int(label)
         except (ValueError, OverflowError):
             raise ValueError(f"{where}: label id is not a number: {lab!r}") from None
         if label_id not in LABELS:
-            raise ValueError(f"{where}: unknown Cityscapes label id {lab!r} (regular ids -1..33, not train ids)")
+            raise CityscapesKeyError(f"{where}: unknown Cityscapes label id {lab!r} (regular ids -1..33, "
+                                     "not train ids)")
         try:
             score = float(conf)
         except ValueError:
@@ -216,7 +287,7 @@ def read_prediction_file(path) -> List[Tuple[str, int, float]]:
             raise ValueError(f"{where}: confidence must be finite, got {conf!r}")
         mask = os.path.abspath(os.path.join(folder, rel))
         if mask in preds:
-            logger.warning("%s: mask %s is listed more than once; its last line counts", where, rel)
+            _suspect(f"{where}: mask {rel} is listed more than once; its last line counts", strict)
         preds[mask] = (label_id, score)
     return [(m, lab, s) for m, (lab, s) in preds.items()]
 
@@ -272,7 +343,7 @@ class _PngMask:
         self.path, self.what, self.zdata, self.shape = path, what, zdata, (h, w)
 
 
-def _mask_source(path: str, what: str):
+def _mask_source(path: str, what: str, max_pixels: Optional[int] = DEFAULT_MAX_PIXELS):
     """A mask file as a :class:`_PngMask` when it is a plain 8-bit greyscale
     PNG, else as the array Pillow's mode "L" gives."""
     try:
@@ -280,23 +351,28 @@ def _mask_source(path: str, what: str):
             blob = f.read()
     except OSError:
         blob = b""
+    if blob:
+        check_image_file(path, what, max_pixels, blob[:24])
     if _png_gray_depth(blob[:29]) == 8:
         found = _idat(blob)
         if found is not None:
             return _PngMask(path, what, *found)
-    return _read_png(path, what, True)
+    return _read_png(path, what, True, max_pixels)
 
 
-def _read_png(path: str, what: str, mask: bool) -> np.ndarray:
+def _read_png(path: str, what: str, mask: bool, max_pixels: Optional[int] = DEFAULT_MAX_PIXELS) -> np.ndarray:
     """Pixels of an image file: a mask as Pillow's mode "L" gives them
     (uint8), ground truth as stored.  Plain greyscale PNGs (8-bit masks,
     8/16-bit ground truth) are decoded here (the same pixels, much faster),
-    anything else (or anything this rejects) by Pillow."""
+    anything else (or anything this rejects) by Pillow.  An image of more
+    than ``max_pixels`` pixels is refused from its header, before decoding."""
     try:
         with open(path, "rb") as f:
             blob = f.read()
     except OSError:
         blob = b""
+    if blob:
+        check_image_file(path, what, max_pixels, blob[:24])
     depth = _png_gray_depth(blob[:29])
     if depth == 8 or (depth == 16 and not mask):
         arr = _fast_gray(blob, depth)
@@ -310,7 +386,11 @@ def _read_png(path: str, what: str, mask: bool) -> np.ndarray:
                 img = img.convert("L")
             return np.asarray(img)
     except FileNotFoundError:
-        raise ValueError(f"{what} not found: {path}") from None
+        raise CityscapesFileNotFoundError(f"{what} not found: {path}") from None
+    except Image.DecompressionBombError as exc:  # Pillow's own limit, with max_pixels=None
+        raise ImageTooLargeError(f"{what} {path} is too large to read: {exc}") from None
+    except MemoryError:
+        raise ImageTooLargeError(f"{what} {path} is too large to read into memory") from None
     except (UnidentifiedImageError, OSError, SyntaxError, ValueError) as exc:
         raise ValueError(f"cannot read {what} {path}: {exc}") from None
 
@@ -516,28 +596,33 @@ def _accumulate(images, boundary: bool) -> np.ndarray:
 def _summarize(ap: np.ndarray, iou_type: str, ratio: Optional[float], n_images: int) -> dict:
     o50 = int(np.flatnonzero(np.isclose(OVERLAPS, 0.5))[0])
     with np.errstate(all="ignore"), _quiet_nan_warnings():
-        all_ap = float(np.nanmean(ap)) if not np.isnan(ap).all() else float("nan")
-        col = ap[:, o50]
-        all_ap50 = float(np.nanmean(col)) if not np.isnan(col).all() else float("nan")
+        # numpy float64, as cityscapesScripts' np.nanmean / np.average give them
+        all_ap = np.nanmean(ap) if ap.size else np.float64("nan")
+        all_ap50 = np.nanmean(ap[:, o50]) if ap.size else np.float64("nan")
     per_class, classes = {}, {}
     for c, name in enumerate(CLASSES):
-        a, a50 = float(np.average(ap[c])), float(ap[c, o50])
-        per_class[name] = {"AP": a, "AP50": a50, "AP_per_threshold": [float(v) for v in ap[c]]}
+        a, a50 = np.average(ap[c]), np.average(ap[c, o50:o50 + 1])
+        per_class[name] = {"AP": float(a), "AP50": float(a50), "AP_per_threshold": [float(v) for v in ap[c]]}
         classes[name] = {"ap": a, "ap50%": a50}
     return {
-        "AP": all_ap,
-        "AP50": all_ap50,
+        # cityscapesScripts' result dictionary, key for key and type for type
+        # (its distance-dependent entries are for stereo data it does not use
+        # either: resultApMatrix has the first distance range only)
+        "averages": {"allAp": all_ap, "allAp50%": all_ap50, "classes": classes},
+        "overlaps": OVERLAPS.tolist(),
+        "minRegionSizes": list(MIN_REGION_SIZES),
+        "distanceThresholds": list(DISTANCE_THRESHOLDS),
+        "minStereoDensities": list(MIN_STEREO_DENSITIES),
+        "instLabels": list(CLASSES),
+        "resultApMatrix": [ap.tolist()],
+        # this package's summary (Python floats)
+        "AP": float(all_ap),
+        "AP50": float(all_ap50),
         "per_class": per_class,
         "thresholds": [float(v) for v in OVERLAPS],
         "iou_type": iou_type,
         "dilation_ratio": ratio,
         "n_images": n_images,
-        # cityscapesScripts' result dictionary
-        "averages": {"allAp": all_ap, "allAp50%": all_ap50, "classes": classes},
-        "overlaps": OVERLAPS.tolist(),
-        "minRegionSizes": [MIN_REGION_SIZE],
-        "instLabels": list(CLASSES),
-        "resultApMatrix": [ap.tolist()],
     }
 
 
@@ -574,7 +659,8 @@ def _run(n_images: int, costs, work, iou_type: str, ratio: float, threads: int) 
 
 
 def evaluate_img_lists(prediction_files: Sequence, gt_files: Sequence, *, iou_type: str = "boundary",
-                       dilation_ratio: float = 0.005, num_threads: Optional[int] = None) -> dict:
+                       dilation_ratio: float = 0.005, num_threads: Optional[int] = None,
+                       max_pixels: Optional[int] = DEFAULT_MAX_PIXELS, strict: bool = False) -> dict:
     """Evaluate explicit lists of files (cityscapesScripts' ``evaluateImgLists``).
 
     Parameters
@@ -583,8 +669,14 @@ def evaluate_img_lists(prediction_files: Sequence, gt_files: Sequence, *, iou_ty
         One prediction text file per ground-truth file, in the same order.
     gt_files : sequence of path
         ``*_gtFine_instanceIds.png`` files.
-    iou_type, dilation_ratio, num_threads
+    iou_type, dilation_ratio, num_threads, max_pixels
         As for :func:`evaluate_cityscapes`.
+    strict : bool, optional
+        Refuse (ValueError) what cityscapesScripts accepts silently and this
+        function only warns about: lists of different lengths (the pairs up
+        to the shorter length are evaluated), empty lists (every AP NaN), a
+        ground-truth file listed twice (its last pairing counts), a mask
+        listed twice in a prediction file (its last line counts).
 
     Returns
     -------
@@ -592,23 +684,36 @@ def evaluate_img_lists(prediction_files: Sequence, gt_files: Sequence, *, iou_ty
         As for :func:`evaluate_cityscapes`.
     """
     ratio, threads = _check_options(iou_type, dilation_ratio, num_threads)
+    max_pixels = check_max_pixels(max_pixels)
     gt_files = [os.fspath(p) for p in gt_files]
     prediction_files = [os.fspath(p) for p in prediction_files]
     if len(gt_files) != len(prediction_files):
-        raise ValueError(f"{len(prediction_files)} prediction files for {len(gt_files)} ground truth files")
+        _suspect(f"{len(prediction_files)} prediction files for {len(gt_files)} ground truth files; the "
+                 f"first {min(len(gt_files), len(prediction_files))} pairs are evaluated", strict)
+        n = min(len(gt_files), len(prediction_files))
+        gt_files, prediction_files = gt_files[:n], prediction_files[:n]
     if not gt_files:
-        raise ValueError("no ground truth files to evaluate")
-    seen = {}
-    for gt in gt_files:
+        _suspect("no ground truth files to evaluate: every AP is NaN", strict)
+        return _summarize(np.full((len(CLASSES), len(OVERLAPS)), np.nan), iou_type,
+                          ratio if iou_type == "boundary" else None, 0)
+    # a repeated ground truth: its first place, its last prediction file (as
+    # cityscapesScripts' dictionary of matches keyed by the file)
+    pairs: Dict[str, List[str]] = {}
+    for gt, pred in zip(gt_files, prediction_files):
         key = os.path.abspath(gt)
-        if key in seen:
-            raise ValueError(f"ground truth file listed twice: {gt}")
-        seen[key] = True
-    pred_lists = [read_prediction_file(p) for p in prediction_files]
+        if key in pairs:
+            _suspect(f"ground truth file listed more than once: {gt}; its last pairing counts", strict)
+            pairs[key][1] = pred
+        else:
+            pairs[key] = [gt, pred]
+    gt_files = [g for g, _ in pairs.values()]
+    prediction_files = [p for _, p in pairs.values()]
+    pred_lists = [read_prediction_file(p, strict) for p in prediction_files]
 
     def work(i):
-        gt = _GroundTruth(_read_png(gt_files[i], "ground truth image", False), gt_files[i], iou_type, ratio)
-        preds = [(m, lab, s, (lambda m=m: _mask_source(m, f"mask of {prediction_files[i]}")))
+        gt = _GroundTruth(_read_png(gt_files[i], "ground truth image", False, max_pixels), gt_files[i],
+                          iou_type, ratio)
+        preds = [(m, lab, s, (lambda m=m: _mask_source(m, f"mask of {prediction_files[i]}", max_pixels)))
                  for m, lab, s in pred_lists[i]]
         return _image_records(gt, preds, gt_files[i])
 
@@ -616,7 +721,8 @@ def evaluate_img_lists(prediction_files: Sequence, gt_files: Sequence, *, iou_ty
 
 
 def evaluate_cityscapes(gt_dir, result_dir, *, iou_type: str = "boundary", dilation_ratio: float = 0.005,
-                        num_threads: Optional[int] = None) -> dict:
+                        num_threads: Optional[int] = None, max_pixels: Optional[int] = DEFAULT_MAX_PIXELS,
+                        strict: bool = False) -> dict:
     """Cityscapes instance segmentation AP / Boundary AP of a results folder.
 
     Parameters
@@ -634,6 +740,14 @@ def evaluate_cityscapes(gt_dir, result_dir, *, iou_type: str = "boundary", dilat
         paper's value for Cityscapes).  Unused for ``"segm"``.
     num_threads : int, optional
         Threads over images (default: all cores).
+    max_pixels : int or None, optional
+        Largest PNG (width x height) read, checked from each file's header
+        before decoding: a decompression-bomb guard (default ``2**27``;
+        ``None``: no limit).
+    strict : bool, optional
+        Refuse (ValueError) a mask listed twice in a prediction file, which
+        cityscapesScripts accepts (its last line counts) and this function
+        accepts with a warning.
 
     Returns
     -------
@@ -649,11 +763,17 @@ def evaluate_cityscapes(gt_dir, result_dir, *, iou_type: str = "boundary", dilat
     ValueError
         Missing folders, an image without (or with several) prediction files,
         malformed lines, unknown label ids, unreadable or wrongly sized masks,
-        ground-truth pixel values that are not Cityscapes ids.
+        ground-truth pixel values that are not Cityscapes ids.  Where
+        cityscapesScripts exits (missing folders or prediction files,
+        malformed lines) a :class:`CityscapesInputError`, also a SystemExit;
+        an unknown label id a :class:`CityscapesKeyError`, also a KeyError; a
+        missing image or mask a :class:`CityscapesFileNotFoundError`, also a
+        FileNotFoundError.
     """
     gt_files = find_ground_truth(gt_dir)
     return evaluate_img_lists(find_predictions(gt_files, result_dir), gt_files, iou_type=iou_type,
-                              dilation_ratio=dilation_ratio, num_threads=num_threads)
+                              dilation_ratio=dilation_ratio, num_threads=num_threads, max_pixels=max_pixels,
+                              strict=strict)
 
 
 def evaluate_arrays(gt_id_maps: Sequence, predictions: Sequence, *, iou_type: str = "boundary",
@@ -667,7 +787,7 @@ def evaluate_arrays(gt_id_maps: Sequence, predictions: Sequence, *, iou_type: st
     predictions : sequence of sequences of dict
         For each image, its predictions: ``{"mask": (H, W) array (nonzero =
         foreground), "label_id": Cityscapes label id, "score": float}``.
-    iou_type, dilation_ratio, num_threads
+    iou_type, dilation_ratio, num_threads, max_pixels
         As for :func:`evaluate_cityscapes`.
 
     Returns

@@ -1,6 +1,7 @@
 """Panoptic segmentation (Boundary PQ): COCO panoptic PNG/JSON reading and ``pq_compute``,
 with the COCO panoptic API's rules and the boundary term on the shared mask kernels."""
 from .idmaps import id2rgb, read_panoptic_png, rgb2id, segment_boundaries
+from ._checks import PanopticKeyError
 from .pq import pq_compute
 
-__all__ = ["pq_compute", "rgb2id", "id2rgb", "read_panoptic_png", "segment_boundaries"]
+__all__ = ["pq_compute", "PanopticKeyError", "rgb2id", "id2rgb", "read_panoptic_png", "segment_boundaries"]

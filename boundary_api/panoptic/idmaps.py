@@ -8,16 +8,12 @@ import numpy as np
 
 from ..masks import _mask
 from ..masks.boundary import check_dilation_ratio, dilation_pixels
+from ..masks.imagefiles import DEFAULT_MAX_PIXELS, ImageTooLargeError, check_max_pixels
 
 __all__ = ["rgb2id", "id2rgb", "read_panoptic_png", "segment_boundaries", "DEFAULT_MAX_PIXELS"]
 
 _MAX_ID = 2 ** 32 - 1
 
-#: largest panoptic PNG (width x height) read unless the caller raises the
-#: limit: a decompression-bomb guard (a few hundred bytes of PNG can declare
-#: gigapixels); 2**27 is e.g. 16384 x 8192, far above COCO, Cityscapes or
-#: Mapillary images
-DEFAULT_MAX_PIXELS = 2 ** 27
 
 _PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
 
@@ -84,18 +80,9 @@ def _image_size(path: str, head: bytes) -> Tuple[int, int]:
         with Image.open(path) as im:  # reads the header only
             return im.size
     except Image.DecompressionBombError as exc:
-        raise ValueError(f"panoptic PNG {path} is too large to read: {exc}") from None
+        raise ImageTooLargeError(f"panoptic PNG {path} is too large to read: {exc}") from None
     except (OSError, ValueError, SyntaxError) as exc:
         raise ValueError(f"cannot read panoptic PNG {path}: {exc}") from None
-
-
-def check_max_pixels(max_pixels) -> Optional[int]:
-    """Validate a ``max_pixels`` argument: a positive integer, or None for no limit."""
-    if max_pixels is None:
-        return None
-    if isinstance(max_pixels, bool) or not isinstance(max_pixels, (int, np.integer)) or max_pixels < 1:
-        raise ValueError(f"max_pixels must be a positive integer or None, got {max_pixels!r}")
-    return int(max_pixels)
 
 
 class _Buffers:
@@ -154,9 +141,10 @@ def _read_ids(path: str, limit: Optional[int], buffers: Optional[_Buffers] = Non
             blob = f.read(24)
             width, height = _image_size(path, blob)
             if limit is not None and width * height > limit:
-                raise ValueError(f"panoptic PNG {path} is {width}x{height} = {width * height} pixels, more than "
-                                 f"the limit of {limit} (a guard against decompression bombs); raise it with "
-                                 "max_pixels=... (command line: --max-pixels) if the image is genuine")
+                raise ImageTooLargeError(
+                    f"panoptic PNG {path} is {width}x{height} = {width * height} pixels, more than the limit of "
+                    f"{limit} (a guard against decompression bombs); raise it with max_pixels=... "
+                    "(command line: --max-pixels) if the image is genuine")
             blob += f.read()
     except OSError as exc:
         raise ValueError(f"cannot read panoptic PNG {path}: {exc.strerror or exc}") from None
@@ -202,9 +190,9 @@ def _read_with_pillow(path: str) -> np.ndarray:
             mode = im.mode
             arr = np.asarray(im)
     except Image.DecompressionBombError as exc:
-        raise ValueError(f"panoptic PNG {path} is too large to read: {exc}") from None
+        raise ImageTooLargeError(f"panoptic PNG {path} is too large to read: {exc}") from None
     except MemoryError:
-        raise ValueError(f"panoptic PNG {path} is too large to read into memory") from None
+        raise ImageTooLargeError(f"panoptic PNG {path} is too large to read into memory") from None
     except (OSError, ValueError, SyntaxError) as exc:
         raise ValueError(f"cannot read panoptic PNG {path}: {exc}") from None
     if mode in ("RGB", "RGBA", "RGBX"):

@@ -44,12 +44,18 @@ ids) as ``category_id`` and ``image_id`` equal to the ground truth's
 (``<city>_<seq>_<frame>``).  The paper's Cityscapes setting is a boundary
 width of 0.5% of the image diagonal, ``dilation_ratio=0.005`` (COCO: 0.02).
 
-The results equal the reference's (the published Boundary IoU code, itself
-the COCO panoptic API with the boundary term added), including its handling
-of a segment id equal to its internal interior marker (largest category id +
-1, which happens e.g. with Cityscapes train ids).  Differences, all on input
-it would mishandle: segment ids must be unique within an image, each image
-may have one prediction and every category_id must be a known category
+Boundaries never depend on segment ids (``boundary_mode="per_segment"``, the
+default).  The published reference builds the boundaries on one label map,
+overwriting each segment's interior with a marker (largest category id + 1),
+so a segment whose id equals that marker (e.g. with Cityscapes train ids) or
+the id 0 listed as a segment gets another boundary, and renaming segment ids
+can change its Boundary PQ.  ``boundary_mode="reference"`` reproduces that,
+for published numbers; both modes give the same result on every image where
+no segment id equals the marker and no segment has the id 0.
+
+Otherwise the results equal the reference's.  Differences, all on input it
+would mishandle: segment ids must be unique within an image, each image may
+have one prediction and every category_id must be a known category
 (otherwise a ValueError); a missing ``iscrowd`` counts as 0; single-channel
 PNGs are read as ids; a group with no category to average (e.g. no Stuff
 categories) reports zeros and ``n = 0`` instead of failing with
@@ -69,7 +75,8 @@ from ..masks import _mask
 from .._io import read_json
 from .._parallel import resolve_threads, run_ranges
 from ..masks.boundary import check_dilation_ratio, dilation_pixels
-from ._checks import _check_categories, _folder, _gt_segments, _pred_segments
+from ._checks import (PanopticKeyError, _check_categories, _folder, _gt_segments, _pred_segments,
+                      default_folder, suspect)
 from .._io import warn_large_dilation_ratio
 from .idmaps import _MAX_ID, DEFAULT_MAX_PIXELS, _Buffers, _read_ids, check_max_pixels
 
@@ -79,6 +86,9 @@ log = logging.getLogger(__name__)
 
 VOID = 0
 _GROUPS = (("All", None), ("Things", True), ("Stuff", False))
+
+#: how segment boundaries are built for Boundary PQ (see the module notes)
+BOUNDARY_MODES = ("per_segment", "reference")
 
 # ---------------------------------------------------------------------------
 # per image
@@ -128,12 +138,12 @@ def _evaluate_image(job: _Job, boundary: bool, ratio: float, marker: Optional[in
             on_void[p] = c
     for p in sorted(pred_area):
         if p not in pred_segs and p != VOID:
-            raise ValueError(f"image {image_id!r}: segment {p} is in the prediction PNG but not in the "
-                             "prediction JSON")
+            raise PanopticKeyError(f"image {image_id!r}: segment {p} is in the prediction PNG but not in "
+                                   "the prediction JSON")
     missing = [p for p in pred_segs if p not in pred_area]
     if missing:
-        raise ValueError(f"image {image_id!r}: segment(s) {missing} of the prediction JSON are not in "
-                         "the prediction PNG")
+        raise PanopticKeyError(f"image {image_id!r}: segment(s) {missing} of the prediction JSON are not in "
+                               "the prediction PNG")
 
     # candidate pairs, in (gt id, pred id) order as in the reference
     matches: List[list] = []   # [gt id, pred id, iou]
@@ -202,6 +212,7 @@ def _apply_boundary_iou(matches: List[list], gt: np.ndarray, pred: np.ndarray, g
     """Replace each pair's mask IoU by min(mask IoU, boundary IoU), in place."""
     h, w = gt.shape
     d = dilation_pixels(h, w, ratio)
+    # marker: the reference's interior marker, None unless boundary_mode="reference"
     if marker is not None and (marker == VOID or marker in gt_segs or marker in pred_segs or VOID in gt_segs):
         stats = _literal_boundary_stats(matches, gt, pred, gt_segs, pred_segs, d, marker)
     else:
@@ -227,11 +238,12 @@ def _distinct(ids: np.ndarray) -> np.ndarray:
 def _literal_boundary_stats(matches, gt, pred, gt_segs, pred_segs, d, marker):
     """Boundary statistics exactly as the reference builds them.
 
-    Used for the rare images where a segment id equals the reference's
-    interior marker (largest category id + 1), the marker is 0, or the ground
-    truth lists a segment with id 0: segments are processed in JSON order on
-    one label map, each segment's interior being overwritten by the marker
-    before the next segment's mask is taken.
+    Used only with ``boundary_mode="reference"``, for the rare images where
+    a segment id equals the reference's interior marker (largest category id
+    + 1), the marker is 0, or the ground truth lists a segment with id 0:
+    segments are processed in JSON order on one label map, each segment's
+    interior being overwritten by the marker before the next segment's mask
+    is taken.
     """
     def label_map(ids, segs):
         bmap = ids.copy()
@@ -260,7 +272,10 @@ def _literal_boundary_stats(matches, gt, pred, gt_segs, pred_segs, d, marker):
 # ---------------------------------------------------------------------------
 
 def _pq_average(stat: Dict[int, list], categories: Dict[int, dict], isthing: Optional[bool]):
-    pq = sq = rq = 0.0
+    """Per-category and averaged PQ, SQ, RQ, with the COCO panoptic API's
+    types: numpy float64 where it sums numpy IoUs (categories with a true
+    positive, and averages over them), a Python float or int 0 elsewhere."""
+    pq = sq = rq = 0
     n = 0
     per_class: Dict[int, dict] = {}
     for label, info in categories.items():
@@ -270,10 +285,12 @@ def _pq_average(stat: Dict[int, list], categories: Dict[int, dict], isthing: Opt
         if tp + fp + fn == 0:
             per_class[label] = {"pq": 0.0, "sq": 0.0, "rq": 0.0, "tp": 0, "fp": 0, "fn": 0}
             continue
+        if tp:
+            iou = np.float64(iou)   # a sum of numpy IoUs in the COCO panoptic API
         n += 1
         denom = tp + 0.5 * fp + 0.5 * fn
         pq_class = iou / denom
-        sq_class = iou / tp if tp != 0 else 0.0
+        sq_class = iou / tp if tp != 0 else 0
         rq_class = tp / denom
         per_class[label] = {"pq": pq_class, "sq": sq_class, "rq": rq_class, "tp": tp, "fp": fp, "fn": fn}
         pq += pq_class
@@ -282,6 +299,17 @@ def _pq_average(stat: Dict[int, list], categories: Dict[int, dict], isthing: Opt
     if n == 0:
         return {"pq": 0.0, "sq": 0.0, "rq": 0.0, "n": 0}, per_class
     return {"pq": pq / n, "sq": sq / n, "rq": rq / n, "n": n}, per_class
+
+
+def _print_core_lines(n: int, cores: int) -> None:
+    """The COCO panoptic API's progress lines, for its split of ``n`` images
+    over ``cores`` workers (``numpy.array_split``), worker after worker."""
+    sizes = [n // cores + (1 if p < n % cores else 0) for p in range(cores)]
+    print("Number of cores: {}, images per core: {}".format(cores, sizes[0]))
+    for p, k in enumerate(sizes):
+        for idx in range(0, k, 100):
+            print("Core: {}, {} from {} images processed".format(p, idx, k))
+        print("Core: {}, all {} images processed".format(p, k))
 
 
 def _print_table(results: dict) -> None:
@@ -300,7 +328,9 @@ def _print_table(results: dict) -> None:
 def pq_compute(gt_json_file, pred_json_file, gt_folder=None, pred_folder=None,
                iou_type: str = "segm", dilation_ratio: float = 0.02,
                num_threads: Optional[int] = None,
-               max_pixels: Optional[int] = DEFAULT_MAX_PIXELS) -> Dict[str, Any]:
+               max_pixels: Optional[int] = DEFAULT_MAX_PIXELS,
+               boundary_mode: str = "per_segment", strict: bool = False,
+               print_progress: bool = True) -> Dict[str, Any]:
     """Panoptic Quality, or Boundary PQ, of COCO-format panoptic predictions.
 
     Drop-in for the COCO panoptic API's ``pq_compute`` (same rules, return
@@ -330,13 +360,34 @@ def pq_compute(gt_json_file, pred_json_file, gt_folder=None, pred_folder=None,
         Largest PNG (width x height) read, checked from each file's header
         before decoding: a decompression-bomb guard (default
         ``2**27``; ``None``: no limit).
+    boundary_mode : {"per_segment", "reference"}, optional
+        ``"per_segment"`` (default): each segment's boundary is computed on
+        its own mask, so the result does not depend on segment ids.
+        ``"reference"``: the published reference's label-map construction,
+        which differs where a segment id equals the largest category id + 1
+        or the id 0 is listed as a segment; only to reproduce published
+        numbers (see ``docs/known_differences.md``).
+    strict : bool, optional
+        Refuse (ValueError) input the COCO panoptic API accepts and this
+        function only warns about: a segment id listed twice in an image (the
+        last entry counts), a ground truth segment of an unknown category (it
+        counts for no category), an image with two predictions (the last
+        counts) or two ground truth annotations (evaluated twice), a category
+        listed twice (the last counts) or with an ``isthing`` other than 0
+        or 1 (stuff).
+    print_progress : bool, optional
+        Print the COCO panoptic API's lines around the table (the files,
+        ``Number of cores: ...``, ``Core: i, ... images processed``,
+        ``Time elapsed: ...``); the table is always printed.
 
     Returns
     -------
     dict
         ``{"All": {"pq", "sq", "rq", "n"}, "per_class": {category_id: {"pq",
         "sq", "rq", "tp", "fp", "fn"}}, "Things": {...}, "Stuff": {...}}``,
-        values as fractions.  A category without true positives, false
+        values as fractions, of the COCO panoptic API's types (numpy float64
+        where it sums numpy IoUs, else float; ``sq`` int 0 for a category
+        with false positives or negatives but no true positive).  A category without true positives, false
         positives or false negatives has PQ, SQ and RQ 0 (as in the COCO
         panoptic API) and ``tp + fp + fn == 0``: its PQ is undefined.
 
@@ -344,8 +395,11 @@ def pq_compute(gt_json_file, pred_json_file, gt_folder=None, pred_folder=None,
     ------
     ValueError
         On missing files or folders, malformed JSON, an image without a
-        prediction, a segment in a prediction PNG but not in its JSON (or the
-        reverse), an unknown category, or PNGs of different sizes.
+        prediction, or PNGs of different sizes.  A segment in a prediction
+        PNG but not in its JSON (or the reverse) or a predicted segment of an
+        unknown category, or a missing JSON field the COCO panoptic API needs,
+        raises a ``PanopticKeyError``, a subclass of both ValueError and
+        KeyError (the COCO panoptic API's class).
     TypeError
         On arguments of the wrong type.
 
@@ -357,6 +411,8 @@ def pq_compute(gt_json_file, pred_json_file, gt_folder=None, pred_folder=None,
     start = time.perf_counter()
     if iou_type not in ("segm", "boundary"):
         raise ValueError(f"iou_type must be 'segm' or 'boundary', got {iou_type!r}")
+    if boundary_mode not in BOUNDARY_MODES:
+        raise ValueError(f"boundary_mode must be 'per_segment' or 'reference', got {boundary_mode!r}")
     ratio = check_dilation_ratio(dilation_ratio)
     threads = resolve_threads(num_threads)
     max_pixels = check_max_pixels(max_pixels)
@@ -368,7 +424,22 @@ def pq_compute(gt_json_file, pred_json_file, gt_folder=None, pred_folder=None,
     pred_src = os.fspath(pred_json_file) if isinstance(pred_json_file, (str, os.PathLike)) else pred_json_file
     gt_json = read_json(gt_src, "ground truth JSON")
     pred_json = read_json(pred_src, "prediction JSON")
-    categories = _check_categories(gt_json, gt_src)
+    # the COCO panoptic API prints the files once it has the categories
+    # (before any other check)
+    cats = gt_json.get("categories") if isinstance(gt_json, dict) else None
+    if print_progress and isinstance(cats, list) and all(isinstance(c, dict) and "id" in c for c in cats):
+        def shown(folder, src):
+            folder = default_folder(src) if folder is None else folder
+            return os.fspath(folder) if isinstance(folder, (str, os.PathLike)) else folder
+
+        print("Evaluation panoptic segmentation metrics:")
+        print("Ground truth:")
+        print(f"\tSegmentation folder: {shown(gt_folder, gt_src)}")
+        print(f"\tJSON file: {gt_src}")
+        print("Prediction:")
+        print(f"\tSegmentation folder: {shown(pred_folder, pred_src)}")
+        print(f"\tJSON file: {pred_src}")
+    categories = _check_categories(gt_json, gt_src, strict)
     if not isinstance(pred_json, dict) or not isinstance(pred_json.get("annotations"), list):
         raise ValueError(f"{pred_src}: not a COCO panoptic prediction file (no list of 'annotations')")
     gt_dir = _folder(gt_folder, gt_src, "ground truth")
@@ -377,29 +448,32 @@ def pq_compute(gt_json_file, pred_json_file, gt_folder=None, pred_folder=None,
 
     preds: Dict[Any, Tuple[str, Dict[int, int]]] = {}
     for i, ann in enumerate(pred_json["annotations"]):
-        segs = _pred_segments(ann, i, pred_src, categories)
+        segs = _pred_segments(ann, i, pred_src, categories, strict)
         if ann["image_id"] in preds:
-            raise ValueError(f"{pred_src}: image {ann['image_id']!r} has more than one prediction")
+            suspect(f"{pred_src}: image {ann['image_id']!r} has more than one prediction; the last counts",
+                    strict, stacklevel=3)
         preds[ann["image_id"]] = (ann["file_name"], segs)
     jobs: List[_Job] = []
     seen = set()
     for i, ann in enumerate(gt_json["annotations"]):
-        segs = _gt_segments(ann, i, gt_src, categories)
+        segs = _gt_segments(ann, i, gt_src, categories, strict)
         image_id = ann["image_id"]
         if image_id in seen:
-            raise ValueError(f"{gt_src}: image {image_id!r} has more than one ground truth annotation")
+            suspect(f"{gt_src}: image {image_id!r} has more than one ground truth annotation; each is "
+                    "evaluated", strict, stacklevel=3)
         seen.add(image_id)
         if image_id not in preds:
             raise ValueError(f"no prediction for the image with id {image_id!r} in {pred_src}")
         pred_file, pred_segs = preds[image_id]
         jobs.append(_Job(image_id, os.path.join(gt_dir, ann["file_name"]),
                          os.path.join(pred_dir, pred_file), segs, pred_segs))
-    extra = len(preds) - len(jobs)
+    extra = len(set(preds) - seen)
     if extra > 0:
         log.warning("%d predicted image(s) have no ground truth and are ignored", extra)
 
-    # the reference's interior marker; only matters if a segment id equals it
-    marker = max(categories) + 1 if boundary else None
+    # the reference's interior marker (boundary_mode="reference" only); it
+    # only matters if a segment id equals it or the id 0 is a segment
+    marker = max(categories) + 1 if boundary and boundary_mode == "reference" else None
     if marker is not None and not 0 <= marker <= _MAX_ID:
         marker = None
 
@@ -422,6 +496,8 @@ def pq_compute(gt_json_file, pred_json_file, gt_folder=None, pred_folder=None,
     chunk = max(1, min(16, n // (4 * threads) if threads > 1 else 16))
     ranges = [(lo, min(n, lo + chunk)) for lo in range(0, n, chunk)]
     per_image = run_ranges(run, ranges, threads, progress="Boundary PQ" if boundary else "PQ", total=n)
+    if print_progress:
+        _print_core_lines(n, threads)
 
     # accumulate image by image, in the ground truth's order
     stat: Dict[int, list] = {}
@@ -445,6 +521,8 @@ def pq_compute(gt_json_file, pred_json_file, gt_folder=None, pred_folder=None,
         if name == "All":
             results["per_class"] = per_class
     _print_table(results)
+    if print_progress:
+        print("Time elapsed: {:0.2f} seconds".format(time.perf_counter() - start))
     log.info("%s of %d images in %.2f s", "Boundary PQ" if boundary else "PQ", n, time.perf_counter() - start)
     return results
 

@@ -10,6 +10,7 @@ import numpy as np
 import pycocotools.mask as mask_utils
 
 from ..instance.analysis import ERROR_TYPES
+from ..masks.imagefiles import check_image_file
 
 __all__ = ["figures", "figure_errors", "figure_pr_curves", "figure_scatter", "figure_thumbnail", "to_png"]
 
@@ -121,6 +122,7 @@ def _load_image(images_dir, info):
     path = os.path.join(images_dir, info.get("file_name", ""))
     if not os.path.isfile(path):
         return None
+    check_image_file(path, "image")  # a decompression-bomb guard, from the header
     with Image.open(path) as im:
         arr = np.asarray(im.convert("RGB"), dtype=np.float64) / 255.0
     return arr if arr.shape[:2] == (info["height"], info["width"]) else None

@@ -56,6 +56,7 @@ import numpy as np
 from .._parallel import resolve_threads, run_ranges
 from ..masks import _mask
 from ..masks.boundary import check_dilation_ratio, dilation_pixels
+from ..masks.imagefiles import DEFAULT_MAX_PIXELS, check_max_pixels
 from .labelmaps import read_label_map
 
 __all__ = ["SemanticEvaluator", "evaluate_folders", "pair_label_maps"]
@@ -154,6 +155,19 @@ class SemanticEvaluator:
         self.reduce_zero_label = bool(reduce_zero_label)
         self._lock = threading.Lock()
         self.reset()
+
+    # pickling (multiprocessing, checkpoints): the lock is not state
+    def __getstate__(self) -> dict:
+        with self._lock:
+            state = self.__dict__.copy()
+            state["confusion_matrix"] = self.confusion_matrix.copy()
+            state["boundary_counts"] = self.boundary_counts.copy()
+        del state["_lock"]
+        return state
+
+    def __setstate__(self, state: dict) -> None:
+        self.__dict__.update(state)
+        self._lock = threading.Lock()
 
     # ------------------------------------------------------------------
     def reset(self) -> None:
@@ -267,18 +281,21 @@ class SemanticEvaluator:
 
         self._run_parallel(len(gt_maps), load)
 
-    def process_files(self, gt_paths: Sequence, pred_paths: Sequence) -> None:
+    def process_files(self, gt_paths: Sequence, pred_paths: Sequence,
+                      max_pixels: Optional[int] = DEFAULT_MAX_PIXELS) -> None:
         """Add pairs of PNG label maps, read and evaluated in parallel.
 
-        Errors name the file at fault.
+        Errors name the file at fault.  ``max_pixels``: largest image read
+        (width x height, checked from each file's header; ``None``: no limit).
         """
+        max_pixels = check_max_pixels(max_pixels)
         if len(gt_paths) != len(pred_paths):
             raise ValueError(f"{len(gt_paths)} ground truth files but {len(pred_paths)} predictions")
 
         def load(i):
             gp, pp = os.fspath(gt_paths[i]), os.fspath(pred_paths[i])
-            gt = read_label_map(gp)
-            pred = read_label_map(pp)
+            gt = read_label_map(gp, max_pixels)
+            pred = read_label_map(pp, max_pixels)
             if gt.shape != pred.shape:
                 raise ValueError(f"{pp}: the prediction is {pred.shape[0]}x{pred.shape[1]} but the ground "
                                  f"truth {gp} is {gt.shape[0]}x{gt.shape[1]}")
@@ -394,11 +411,13 @@ def pair_label_maps(gt_dir, pred_dir, gt_suffix: str = ".png",
 def evaluate_folders(gt_dir, pred_dir, num_classes: int, ignore_index: int = 255,
                      dilation_ratio: float = 0.02, num_threads: Optional[int] = None,
                      class_names: Optional[Sequence[str]] = None, gt_suffix: str = ".png",
-                     pred_suffix: str = ".png", reduce_zero_label: bool = False) -> Dict[str, object]:
+                     pred_suffix: str = ".png", reduce_zero_label: bool = False,
+                     max_pixels: Optional[int] = DEFAULT_MAX_PIXELS) -> Dict[str, object]:
     """mIoU and Boundary IoU of a folder of predicted PNG label maps.
 
     Ground truth and prediction files pair up by relative path
-    (:func:`pair_label_maps`); the parameters are :class:`SemanticEvaluator`'s.
+    (:func:`pair_label_maps`); the parameters are :class:`SemanticEvaluator`'s,
+    and ``max_pixels`` :meth:`SemanticEvaluator.process_files`'s.
 
     Returns
     -------
@@ -410,5 +429,5 @@ def evaluate_folders(gt_dir, pred_dir, num_classes: int, ignore_index: int = 255
                            reduce_zero_label=reduce_zero_label)
     pairs = pair_label_maps(gt_dir, pred_dir, gt_suffix, pred_suffix)
     log.info("evaluating %d label map pairs", len(pairs))
-    ev.process_files([g for g, _ in pairs], [p for _, p in pairs])
+    ev.process_files([g for g, _ in pairs], [p for _, p in pairs], max_pixels=max_pixels)
     return ev.evaluate()

@@ -2,9 +2,12 @@
 from __future__ import annotations
 
 import os
+from typing import Optional
 
 import numpy as np
 from PIL import Image
+
+from ..masks.imagefiles import DEFAULT_MAX_PIXELS, ImageTooLargeError, check_image_file, check_max_pixels
 
 __all__ = ["read_label_map"]
 
@@ -12,7 +15,7 @@ __all__ = ["read_label_map"]
 _LABEL_MODES = {"L", "P", "I", "I;16", "I;16B", "I;16L"}
 
 
-def read_label_map(path) -> np.ndarray:
+def read_label_map(path, max_pixels: Optional[int] = DEFAULT_MAX_PIXELS) -> np.ndarray:
     """Read a PNG label map as an (H, W) array of class ids.
 
     Parameters
@@ -20,6 +23,10 @@ def read_label_map(path) -> np.ndarray:
     path : str or os.PathLike
         A single-channel image: 8-bit grey (``L``), palette (``P``, the
         indices are the ids), or 16/32-bit grey.
+    max_pixels : int or None, optional
+        Largest ``width * height`` read (default 2**27), checked from the
+        file's header before decoding: a guard against decompression bombs.
+        ``None``: no limit.
 
     Returns
     -------
@@ -29,11 +36,15 @@ def read_label_map(path) -> np.ndarray:
     ------
     ValueError
         If the file is missing or unreadable, or is a colour image (a
-        colour-coded visualisation instead of a label map).
+        colour-coded visualisation instead of a label map); an
+        :class:`~boundary_api.masks.imagefiles.ImageTooLargeError` if it has
+        more than ``max_pixels`` pixels.
     """
     fspath = os.fspath(path)
+    max_pixels = check_max_pixels(max_pixels)
     if not os.path.isfile(fspath):
         raise ValueError(f"label map not found: {fspath}")
+    check_image_file(fspath, "label map", max_pixels)
     try:
         with Image.open(fspath) as img:
             mode = img.mode
@@ -43,6 +54,10 @@ def read_label_map(path) -> np.ndarray:
             arr = np.asarray(img)
     except ValueError:
         raise
+    except Image.DecompressionBombError as exc:  # Pillow's own limit, with max_pixels=None
+        raise ImageTooLargeError(f"label map {fspath} is too large to read: {exc}") from None
+    except MemoryError:
+        raise ImageTooLargeError(f"label map {fspath} is too large to read into memory") from None
     except (OSError, SyntaxError) as exc:
         raise ValueError(f"cannot read label map {fspath}: {exc}") from None
     if arr.ndim != 2:

@@ -1,7 +1,9 @@
 """Boundary PQ / PQ (boundary_api.panoptic): golden values of the published
 reference, a literal re-implementation of its rules on generated data, the
 per-segment boundary kernel against the OpenCV oracle, bad input, and the CLI."""
+import contextlib
 import hashlib
+import io
 import json
 import os
 import shutil
@@ -9,6 +11,7 @@ import shutil
 import cv2
 import numpy as np
 import pytest
+from hypothesis import HealthCheck, example, given, settings, strategies as st
 
 from boundary_api.masks import _mask
 from boundary_api.masks.boundary import dilation_pixels
@@ -48,14 +51,21 @@ def _close(res, expected, tol=1e-12):
 # golden values of the published reference
 # ---------------------------------------------------------------------------
 
+@pytest.mark.parametrize("mode", ["per_segment", "reference"])
 @pytest.mark.parametrize("case", CASES, ids=[c["name"] for c in CASES])
-def test_golden(case, capsys):
+def test_golden(case, mode, capsys):
+    # no segment id of these cases equals the reference's interior marker
+    # (201) and none is 0: the default gives the reference's numbers too
     res = pq_compute(case["gt_json"], case["pred_json"], gt_folder=case["gt_folder"],
                      pred_folder=case["pred_folder"], iou_type=case["iou_type"],
-                     dilation_ratio=case.get("dilation_ratio", 0.02))
+                     dilation_ratio=case.get("dilation_ratio", 0.02), boundary_mode=mode)
     _close(res, case["results"])
     assert set(res) == {"All", "Things", "Stuff", "per_class"}
     out = capsys.readouterr().out.splitlines()
+    # the COCO panoptic API's lines around the table (tests/compat/test_panopticapi.py)
+    assert out[0] == "Evaluation panoptic segmentation metrics:"
+    assert out[-1].startswith("Time elapsed: ") and out[-1].endswith(" seconds")
+    out = out[out.index("-" * 38) - 1:-1]
     assert out[0].split() == ["|", "PQ", "SQ", "RQ", "N"]
     assert out[1] == "-" * 38
     assert [line.split("|")[0].strip() for line in out[2:]] == list(GROUPS)
@@ -142,10 +152,12 @@ def test_rgb_round_trip_and_gray_png(tmp_path):
 # a literal re-implementation of the reference's rules, on generated data
 # ---------------------------------------------------------------------------
 
-def _literal_pq(gt_json, pred_json, gt_dir, pred_dir, iou_type, ratio):
-    """Straight from the rules: whole-image masks, OpenCV boundaries, a label
-    map of boundaries built segment after segment (interiors overwritten by
-    the largest category id + 1), np.unique confusion counts."""
+def _literal_pq(gt_json, pred_json, gt_dir, pred_dir, iou_type, ratio, mode="reference"):
+    """Straight from the rules: whole-image masks, OpenCV boundaries, np.unique
+    confusion counts.  ``mode="reference"``: a label map of boundaries built
+    segment after segment (interiors overwritten by the largest category id +
+    1), as the reference does; ``"per_segment"``: every segment's boundary on
+    its own mask, each pair counted on its own two boundaries."""
     gt_doc, pred_doc = _load(gt_json), _load(pred_json)
     cats = {c["id"]: c for c in gt_doc["categories"]}
     marker = max(cats) + 1
@@ -180,7 +192,18 @@ def _literal_pq(gt_json, pred_json, gt_dir, pred_dir, iou_type, ratio):
             if s in ps:
                 ps[s]["area"] = n
         conf = confusion(gt, pred)
-        if iou_type == "boundary":
+        if iou_type == "boundary" and mode == "per_segment":
+            gbs = {g: mask_to_boundary(gt == g, ratio).astype(bool) for g in gs}
+            pbs = {p: mask_to_boundary(pred == p, ratio).astype(bool) for p in ps}
+            gba = {g: int(b.sum()) for g, b in gbs.items()}
+            pba = {p: int(b.sum()) for p, b in pbs.items()}
+            bconf = {}
+            for (g, p) in conf:
+                if g in gs and p in ps:
+                    bconf[g, p] = int((gbs[g] & pbs[p]).sum())
+                if p in ps:
+                    bconf[0, p] = int((pbs[p] & (gt == 0)).sum())
+        elif iou_type == "boundary":
             gbm, gba = boundary_map(gt, gs)
             pbm, pba = boundary_map(pred, ps)
             bconf = confusion(gbm, pbm)
@@ -317,8 +340,77 @@ def _make_set(root, seed, n_images=5, h=40, w=56, collide=False, void_segments=F
 def test_matches_literal_rules(tmp_path, capsys, seed, collide, void_segments):
     files = _make_set(str(tmp_path), seed, collide=collide, void_segments=void_segments)
     for iou_type, ratio in (("segm", 0.02), ("boundary", 0.02), ("boundary", 0.06)):
-        res = pq_compute(*files, iou_type=iou_type, dilation_ratio=ratio, num_threads=2)
-        _close(res, _literal_pq(*files, iou_type, ratio))
+        for mode in ("per_segment", "reference"):
+            for threads in (1, 2):
+                res = pq_compute(*files, iou_type=iou_type, dilation_ratio=ratio, num_threads=threads,
+                                 boundary_mode=mode)
+                _close(res, _literal_pq(*files, iou_type, ratio, mode))
+
+
+def test_reference_mode_differs_only_on_a_marker_collision(tmp_path, capsys):
+    """With a segment id equal to the reference's marker, the default follows
+    the per-segment oracle and the reference mode the label-map literal; the
+    two differ on this data (so the option is not a no-op)."""
+    files = _make_set(str(tmp_path), 2, collide=True)
+    default = pq_compute(*files, iou_type="boundary", dilation_ratio=0.06)
+    ref = pq_compute(*files, iou_type="boundary", dilation_ratio=0.06, boundary_mode="reference")
+    _close(default, _literal_pq(*files, "boundary", 0.06, "per_segment"))
+    _close(ref, _literal_pq(*files, "boundary", 0.06, "reference"))
+    assert any(abs(default[g]["pq"] - ref[g]["pq"]) > 1e-6 for g in GROUPS)
+    with pytest.raises(ValueError, match="boundary_mode"):
+        pq_compute(*files, iou_type="boundary", boundary_mode="label_map")
+
+
+def _rename_ids(files, out_root, rng, which):
+    """A copy of a generated set with the segment ids of the ground truth or of
+    the prediction renamed by a random injective map (0, VOID, stays 0); the new
+    ids are drawn from 1..40, so they often hit the reference's marker (7)."""
+    gt_json, pred_json, gt_dir, pred_dir = files
+    src_json, src_dir = (gt_json, gt_dir) if which == "gt" else (pred_json, pred_dir)
+    doc = _load(src_json)
+    os.makedirs(os.path.join(out_root, which))
+    for ann in doc["annotations"]:
+        ids = read_panoptic_png(os.path.join(src_dir, ann["file_name"])).astype(np.int64)
+        old = sorted(set(np.unique(ids).tolist()) - {0})
+        new = rng.permutation(np.arange(1, 41))[:len(old)].tolist()
+        mapping = dict(zip(old, new))
+        out = ids.copy()
+        for o, n in mapping.items():
+            out[ids == o] = n
+        for seg in ann["segments_info"]:
+            seg["id"] = mapping.get(seg["id"], seg["id"])
+        cv2.imwrite(os.path.join(out_root, which, ann["file_name"]), id2rgb(out)[..., ::-1])
+    path = os.path.join(out_root, which + ".json")
+    _dump(doc, path)
+    if which == "gt":
+        return path, pred_json, os.path.join(out_root, which), pred_dir
+    return gt_json, path, gt_dir, os.path.join(out_root, which)
+
+
+def _same_result(a, b):
+    _close(a, b)
+    for cat, r in a["per_class"].items():
+        assert {k: r[k] for k in ("tp", "fp", "fn")} == {k: b["per_class"][cat][k] for k in ("tp", "fp", "fn")}
+        for k in ("pq", "sq", "rq"):
+            assert abs(r[k] - b["per_class"][cat][k]) <= 1e-12
+
+
+@settings(max_examples=12, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+# a renaming that moves boundary_mode="reference" (All 0.5077 -> 0.4792): a prediction gets the marker id
+@example(seed=2, rename_seed=2, which="pred", threads=2)
+@given(seed=st.integers(0, 2 ** 16), rename_seed=st.integers(0, 2 ** 16), which=st.sampled_from(["gt", "pred"]),
+       threads=st.sampled_from([1, 2]))
+def test_renaming_segment_ids_leaves_boundary_pq_unchanged(tmp_path_factory, seed, rename_seed, which, threads):
+    root = str(tmp_path_factory.mktemp("rename"))
+    files = _make_set(os.path.join(root, "orig"), seed, n_images=3)
+    renamed = _rename_ids(files, os.path.join(root, "renamed"), np.random.default_rng(rename_seed), which)
+    with contextlib.redirect_stdout(io.StringIO()):
+        for iou_type in ("segm", "boundary"):
+            a = pq_compute(*files, iou_type=iou_type, dilation_ratio=0.06, num_threads=threads)
+            b = pq_compute(*renamed, iou_type=iou_type, dilation_ratio=0.06, num_threads=threads)
+            _same_result(a, b)
+            # and against the per-segment oracle
+            _close(a, _literal_pq(*files, iou_type, 0.06, "per_segment"))
 
 
 # ---------------------------------------------------------------------------
@@ -411,7 +503,11 @@ def test_bad_json_and_arguments(sample, tmp_path):
     with pytest.raises(ValueError, match="ground truth JSON file not found"):
         pq_compute(str(tmp_path / "missing.json"), sample["pred_json"])
     _edit_pred(sample, lambda d: d["annotations"][0]["segments_info"].append(d["annotations"][0]["segments_info"][0]))
-    with pytest.raises(ValueError, match="segment id 3937500 appears twice"):
+    # a repeated segment id: the COCO panoptic API lets the last entry count;
+    # a warning here, refused with strict=True (tests/compat/test_panopticapi.py)
+    with pytest.raises(ValueError, match="segment id 3937500 appears more than once"):
+        _run(sample, strict=True)
+    with pytest.warns(UserWarning, match="segment id 3937500 appears more than once"):
         _run(sample)
     with pytest.raises(ValueError, match="iou_type must be 'segm' or 'boundary'"):
         pq_compute(sample["gt_json"], sample["pred_json"], iou_type="bbox")
@@ -457,6 +553,28 @@ def test_cli_json_out(tmp_path, capsys):
     assert printed.startswith("Boundary PQ (dilation ratio 0.02), SQ and RQ:\n") and "All" in printed
 
 
+def test_cli_boundary_mode(tmp_path, capsys):
+    """--boundary-mode reference reproduces the reference where a segment id
+    hits its marker; the default follows the per-segment oracle."""
+    files = _make_set(str(tmp_path), 2, collide=True)
+    args = ["panoptic", "--gt-json", files[0], "--pred-json", files[1], "--gt-folder", files[2],
+            "--pred-folder", files[3], "--dilation-ratio", "0.06", "--threads", "2"]
+    for flag, mode in (([], "per_segment"), (["--boundary-mode", "per-segment"], "per_segment"),
+                       (["--boundary-mode", "reference"], "reference")):
+        out = tmp_path / f"{mode}{len(flag)}.json"
+        assert main(args + flag + ["--json-out", str(out)]) == 0
+        expected = _literal_pq(*files, "boundary", 0.06, mode)
+        doc = _load(out)
+        assert doc["settings"].get("boundary_mode", "per_segment") == mode
+        for group, suffix in (("All", ""), ("Things", "_th"), ("Stuff", "_st")):
+            assert abs(doc["PQ" + suffix] - expected[group]["pq"]) <= 1e-12
+    capsys.readouterr()
+    with pytest.raises(SystemExit) as exc:
+        main(args + ["--boundary-mode", "label-map"])
+    assert exc.value.code == 2
+    assert "--boundary-mode" in capsys.readouterr().err
+
+
 def test_cli_bad_input(sample, capsys):
     _edit_pred(sample, lambda d: d["annotations"].pop(0))
     rc = main(["panoptic", "--gt-json", sample["gt_json"], "--gt-folder", sample["gt_dir"],
@@ -465,3 +583,14 @@ def test_cli_bad_input(sample, capsys):
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1
     assert err[0].startswith("boundary-eval: error: no prediction for the image with id 142238")
+
+
+def test_cli_refuses_what_the_api_only_warns_about(sample, capsys):
+    """A repeated segment id: pq_compute warns (panopticapi accepts it), the
+    command line refuses it with one line and exit 2."""
+    _edit_pred(sample, lambda d: d["annotations"][0]["segments_info"].append(d["annotations"][0]["segments_info"][0]))
+    rc = main(["panoptic", "--gt-json", sample["gt_json"], "--gt-folder", sample["gt_dir"],
+               "--pred-json", sample["pred_json"], "--pred-folder", sample["pred_dir"]])
+    assert rc == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "segment id 3937500 appears more than once" in err[0]

@@ -193,6 +193,32 @@ def test_batch_and_threads_give_identical_results():
         assert [res[k] for k in MEANS] == [one[k] for k in MEANS]
 
 
+def test_pickle_round_trip_gives_the_same_numbers():
+    """An evaluator pickles (its lock is rebuilt on loading), half-way through
+    and at the end, and the loaded copy goes on accumulating (issue 25, item 10)."""
+    import copy
+    import pickle
+
+    n = 19
+    pairs = dataset(16, 6, n)
+    ev = SemanticEvaluator(n, ignore_index=255, dilation_ratio=0.01, num_threads=2,
+                           class_names=[f"c{i}" for i in range(n)])
+    for g, p in pairs[:3]:
+        ev.process(g, p)
+    loaded = pickle.loads(pickle.dumps(ev))
+    assert loaded.confusion_matrix is not ev.confusion_matrix
+    for g, p in pairs[3:]:
+        ev.process(g, p)
+    loaded.process_batch([g for g, _ in pairs[3:]], [p for _, p in pairs[3:]])
+    want = ev.evaluate()
+    for res in (loaded.evaluate(), pickle.loads(pickle.dumps(ev)).evaluate(), copy.deepcopy(ev).evaluate()):
+        for k in SUMS + ("IoU", "BoundaryIoU", "Acc"):
+            np.testing.assert_array_equal(res[k], want[k], err_msg=k)
+        assert [res[k] for k in MEANS] == [want[k] for k in MEANS]
+        assert res["num_images"] == want["num_images"] == 6
+    assert (loaded.num_classes, loaded.dilation_ratio, loaded.class_names) == (n, 0.01, ev.class_names)
+
+
 def test_no_images_and_reset():
     ev = SemanticEvaluator(3)
     res = ev.evaluate()
