@@ -28,9 +28,10 @@ __all__ = ["rank_partial", "merge_rank_partials", "evaluate_in_ranks"]
 
 
 def _is_lvis(gt) -> bool:
-    import lvis
+    # the original lvis package, also while boundary_api.init_as_lvis() stands in for it
+    from ..instance.lvis import _lvis
 
-    return isinstance(gt, lvis.LVIS)
+    return isinstance(gt, _lvis.LVIS)
 
 
 def _all_img_ids(gt) -> List:
