@@ -65,7 +65,8 @@ def rank_partial(gt, predictions: Iterable[dict], iou_type: str = "boundary", *,
     """
     predictions = list(predictions)
     img_ids = sorted({p["image_id"] for p in predictions})
-    results = prepare_results(predictions, category_id_map)
+    # the model's boxes for "bbox" (masks not needed), its masks for "segm" and "boundary"
+    results = prepare_results(predictions, category_id_map, iou_type=iou_type)
     return evaluate_partial(gt, results, iou_type, img_ids, dilation_ratio=dilation_ratio,
                             num_threads=num_threads, **_options(gt, max_dets_per_image))
 

@@ -94,3 +94,71 @@ def test_images_outside_the_evaluation_are_refused():
     part = rank_partial(gt, [{"image_id": ids[0], "instances": []}], "segm")
     with pytest.raises(ValueError, match="outside the evaluation"):
         merge_rank_partials(gt, [part], "segm", img_ids=ids[1:])
+
+
+def _boxed_detections(dets):
+    """The detections with a model box of their own: the mask's box, shifted and scaled (a
+    model's ``pred_boxes`` are not its masks' boxes)."""
+    import pycocotools.mask as mask_utils
+
+    rng = np.random.default_rng(7)
+    boxes = mask_utils.toBbox([d["segmentation"] for d in dets])
+    out = []
+    for d, (x, y, w, h) in zip(dets, boxes):
+        dx, dy, sw, sh = rng.uniform(-4, 4), rng.uniform(-4, 4), rng.uniform(0.8, 1.2), rng.uniform(0.8, 1.2)
+        out.append(dict(d, bbox=[float(x + dx), float(y + dy), float(w * sw), float(h * sh)]))
+    return out
+
+
+def _per_image(dets, img_ids, keys):
+    by_img = {i: [] for i in img_ids}
+    for d in dets:
+        by_img[d["image_id"]].append({k: d[k] for k in keys})
+    return [{"image_id": i, "instances": v} for i, v in by_img.items()]
+
+
+@pytest.mark.parametrize("masks", (True, False), ids=("mask-model", "box-only-model"))
+def test_bbox_scores_the_models_boxes(masks):
+    """iou_type='bbox' evaluates pred_boxes (instances_to_coco_json's 'bbox'), as Detectron2's
+    box AP does, not boxes taken from the masks; a box-only model (no 'segmentation') works."""
+    gt = _silent(COCO, COCO_GT)
+    with open(COCO_DT) as f:
+        dets = _boxed_detections(json.load(f))
+    box_only = [{k: d[k] for k in ("image_id", "category_id", "bbox", "score")} for d in dets]
+    ev = COCOeval(gt, _silent(gt.loadRes, copy.deepcopy(box_only)), "bbox")
+    for step in (ev.evaluate, ev.accumulate, ev.summarize):
+        _silent(step)
+    from_masks = COCOeval(gt, _silent(gt.loadRes, [{k: d[k] for k in ("image_id", "category_id", "segmentation",
+                                                                       "score")} for d in dets]), "bbox")
+    for step in (from_masks.evaluate, from_masks.accumulate, from_masks.summarize):
+        _silent(step)
+    assert not np.array_equal(from_masks.stats, ev.stats)  # the two readings differ on this data
+    keys = ("image_id", "category_id", "bbox", "score") + (("segmentation",) if masks else ())
+    preds = _per_image(dets, sorted(gt.getImgIds()), keys)
+    parts = [rank_partial(gt, r, "bbox") for r in _ranks(preds, 2)]
+    got = merge_rank_partials(gt, parts, "bbox")
+    for key in ("precision", "recall", "scores"):
+        assert np.array_equal(got.eval[key], ev.eval[key]), key
+    assert np.array_equal(got.stats, ev.stats)
+
+
+def test_mask_tasks_of_a_box_only_model_say_what_is_missing():
+    gt = _silent(COCO, COCO_GT)
+    preds = [{"image_id": 42, "instances": [{"image_id": 42, "category_id": 1, "bbox": [1, 2, 3, 4],
+                                             "score": 0.5}]}]
+    for iou_type in ("segm", "boundary"):
+        with pytest.raises(ValueError, match="pred_masks"):
+            rank_partial(gt, preds, iou_type)
+
+
+def test_lvis_bbox_scores_the_models_boxes():
+    gt = LVIS(LVIS_GT)
+    with open(LVIS_DT) as f:
+        dets = _boxed_detections(json.load(f))
+    box_only = [{k: d[k] for k in ("image_id", "category_id", "bbox", "score")} for d in dets]
+    ref = LVISEval(gt, copy.deepcopy(box_only), "bbox")
+    ref.run()
+    preds = _per_image(dets, sorted(gt.get_img_ids()), ("image_id", "category_id", "bbox", "score"))
+    got = merge_rank_partials(gt, [rank_partial(gt, r, "bbox") for r in _ranks(preds, 2)], "bbox")
+    assert np.array_equal(got.eval["precision"], ref.eval["precision"])
+    assert list(got.results.items()) == list(ref.results.items())
