@@ -37,10 +37,14 @@ Import order
       ``boundary_api``, and the modules are listed in the log (``rebind=False``
       turns this off).  What such a module built from the original classes
       before the call stays as it was: a subclass defined at import time
-      (Detectron2's ``COCOeval_opt``, its default fast evaluator) still
-      derives from pycocotools' ``COCOeval``, an instance made before keeps
-      its class, and a name kept elsewhere than in a module's globals (a
-      default argument, a class attribute, a closure) is not found.
+      (Detectron2's ``COCOeval_opt``, its default ``use_fast_impl=True``
+      evaluator) still derives from pycocotools' ``COCOeval``, an instance
+      made before keeps its class, and a name kept elsewhere than in a
+      module's globals (a default argument, a class attribute, a closure) is
+      not found.  Swapping before Detectron2 is imported makes
+      ``COCOeval_opt`` a subclass of boundary_api's ``COCOeval`` (its own C++
+      matching and accumulation, boundary_api's preparation and IoUs; the
+      same numbers as Detectron2's).
     * restoring (:func:`restore_originals`, the end of :func:`swapped`)
       puts back the original modules and the names rebound by the call;
       names imported from a stand-in while it was installed keep
