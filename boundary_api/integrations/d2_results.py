@@ -6,8 +6,8 @@ Detectron2's ``COCOEvaluator`` / ``LVISEvaluator`` turn each image's
 mask models, a compressed-RLE ``segmentation`` whose ``counts`` is a ``str``)
 and gather them on the main process.  The functions here take that list and
 the ground-truth object and return the ``"boundary"`` task's metrics in
-Detectron2's form: percent values under Detectron2's ``"segm"`` keys, NaN for
-metrics that cannot be computed, logged as the same kind of tables.
+Detectron2's form: percent values under Detectron2's ``"segm"`` keys, metrics
+that cannot be computed as Detectron2 shows them (NaN for COCO, -100 for LVIS), logged as the same kind of tables.
 
 :mod:`boundary_api.detectron2` is the thin Detectron2 layer on top; this
 module imports neither torch nor Detectron2 and can be used directly::
@@ -164,7 +164,7 @@ def prepare_results(predictions: Iterable, category_id_map: CategoryIdMap = None
 # metrics
 # ----------------------------------------------------------------------------
 def _percent(value: float) -> float:
-    """Detectron2's convention: fraction -> percent, negative (-1: undefined) -> NaN."""
+    """Detectron2's COCO convention: fraction -> percent, negative (-1: undefined) -> NaN."""
     value = float(value)
     return value * 100 if value >= 0 else float("nan")
 
