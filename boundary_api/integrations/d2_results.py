@@ -7,7 +7,8 @@ mask models, a compressed-RLE ``segmentation`` whose ``counts`` is a ``str``)
 and gather them on the main process.  The functions here take that list and
 the ground-truth object and return the ``"boundary"`` task's metrics in
 Detectron2's form: percent values under Detectron2's ``"segm"`` keys, metrics
-that cannot be computed as Detectron2 shows them (NaN for COCO, -100 for LVIS), logged as the same kind of tables.
+that cannot be computed as Detectron2 shows them (NaN for COCO, -100 for
+LVIS), logged as the same kind of tables.
 
 :mod:`boundary_api.detectron2` is the thin Detectron2 layer on top; this
 module imports neither torch nor Detectron2 and can be used directly::
