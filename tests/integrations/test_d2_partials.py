@@ -162,3 +162,51 @@ def test_lvis_bbox_scores_the_models_boxes():
     got = merge_rank_partials(gt, [rank_partial(gt, r, "bbox") for r in _ranks(preds, 2)], "bbox")
     assert np.array_equal(got.eval["precision"], ref.eval["precision"])
     assert list(got.results.items()) == list(ref.results.items())
+
+
+@pytest.mark.detectron2
+@pytest.mark.parametrize("masks", (True, False), ids=("mask-model", "box-only-model"))
+def test_bbox_partials_give_detectron2s_box_ap(masks):
+    """Real Detectron2 (optional tier): ``instances_to_coco_json`` of a model's Instances, the
+    ranks' partials merged, equal the box AP of Detectron2's own COCOEvaluator on them."""
+    pytest.importorskip("detectron2")
+    import torch
+    from detectron2.data import DatasetCatalog, MetadataCatalog
+    from detectron2.data.datasets import register_coco_instances
+    from detectron2.evaluation import COCOEvaluator
+    from detectron2.evaluation.coco_evaluation import instances_to_coco_json
+    from detectron2.structures import Boxes, Instances
+    import pycocotools.mask as mask_utils
+
+    from conftest import DATA
+
+    name = "boundary_api_partials_coco_100"
+    if name not in DatasetCatalog.list():
+        register_coco_instances(name, {}, COCO_GT, DATA)
+    _silent(DatasetCatalog.get, name)
+    to_contiguous = MetadataCatalog.get(name).thing_dataset_id_to_contiguous_id
+    gt = _silent(COCO, COCO_GT)
+    with open(COCO_DT) as f:
+        dets = _boxed_detections(json.load(f))
+    ev = _silent(COCOEvaluator, name, ("bbox",), False, use_fast_impl=False)
+    ev.reset()
+    predictions = []
+    for img_id in sorted(gt.getImgIds()):
+        img = gt.imgs[img_id]
+        rs = [d for d in dets if d["image_id"] == img_id]
+        inst = Instances((img["height"], img["width"]))
+        xywh = np.array([d["bbox"] for d in rs], np.float64).reshape(-1, 4)
+        inst.pred_boxes = Boxes(torch.from_numpy(np.hstack([xywh[:, :2], xywh[:, :2] + xywh[:, 2:]])).float())
+        inst.scores = torch.tensor([d["score"] for d in rs], dtype=torch.float64)
+        inst.pred_classes = torch.tensor([to_contiguous[d["category_id"]] for d in rs], dtype=torch.int64)
+        if masks and rs:
+            inst.pred_masks = torch.from_numpy(np.stack([mask_utils.decode(d["segmentation"]) for d in rs]) > 0)
+        inp = {"image_id": img_id, "height": img["height"], "width": img["width"]}
+        ev.process([inp], [{"instances": inst}])
+        predictions.append({"image_id": img_id, "instances": instances_to_coco_json(inst, img_id)})
+    theirs = _silent(ev.evaluate)["bbox"]
+    reverse = {v: k for k, v in to_contiguous.items()}
+    parts = [rank_partial(gt, r, "bbox", category_id_map=reverse) for r in _ranks(predictions, 2)]
+    got = merge_rank_partials(gt, parts, "bbox")
+    assert got.stats[0] * 100 == pytest.approx(theirs["AP"], abs=1e-12)
+    assert got.stats[1] * 100 == pytest.approx(theirs["AP50"], abs=1e-12)
