@@ -11,7 +11,9 @@ extraction and the IoU step in Cython.
 >>> ev.evaluate(); ev.accumulate(); ev.summarize()       # doctest: +SKIP
 
 ``LVIS``, ``LVISResults``, ``LVISEval`` and ``pq_compute`` (panoptic) are
-imported from here too.  Only the mask layer is loaded on import; every
+imported from here too; ``init_as_pycocotools()``, ``init_as_lvis()`` and the
+``swapped()`` context manager make ``pycocotools`` / ``lvis`` imports resolve to
+this package (``boundary_api.swap``).  Only the mask layer is loaded on import; every
 other name when first used, so that ``boundary_api.panoptic`` does not pay
 for the instance evaluators, nor those for the ``lvis`` package (and its
 matplotlib import).
@@ -33,12 +35,17 @@ __all__ = [
     "boundary_iou",
     "AnnotationCache",
     "cache_for",
+    "init_as_pycocotools",
+    "init_as_lvis",
+    "restore_originals",
+    "swapped",
 ]
 
 _LAZY = {
     "COCO": "instance", "COCOeval": "instance", "AnnotationCache": "instance", "cache_for": "instance",
     "LVIS": "instance.lvis", "LVISResults": "instance.lvis", "LVISEval": "instance.lvis",
     "pq_compute": "panoptic",
+    "init_as_pycocotools": "swap", "init_as_lvis": "swap", "restore_originals": "swap", "swapped": "swap",
     "boundary_iou": "masks", "dilation_pixels": "masks", "mask_to_boundary": "masks", "rle_to_boundary": "masks",
 }
 

@@ -23,6 +23,8 @@ ALLOWED = {
     "report": BASE | {"masks", "instance", "panoptic", "semantic"},
     # cluster surface on top of the instance package (issue 17)
     "distributed": BASE | {"masks", "instance"},
+    # opt-in stand-ins for pycocotools / lvis (issue 24)
+    "swap": BASE | {"instance"},
     "cli": BASE | {"masks", "instance", "panoptic", "semantic", "integrations", "analysis", "report",
                    "distributed"},
 }
@@ -89,7 +91,8 @@ def test_every_package_says_what_lives_there():
 
 @pytest.mark.parametrize("path, names", [
     ("boundary_api", ["COCO", "COCOeval", "LVIS", "LVISResults", "LVISEval", "pq_compute", "dilation_pixels",
-                      "mask_to_boundary", "rle_to_boundary", "boundary_iou", "AnnotationCache", "cache_for"]),
+                      "mask_to_boundary", "rle_to_boundary", "boundary_iou", "AnnotationCache", "cache_for",
+                      "init_as_pycocotools", "init_as_lvis", "restore_originals", "swapped"]),
     ("boundary_api.masks", ["boundary_iou", "dilation_pixels", "mask_to_boundary", "rle_to_boundary"]),
     ("boundary_api.panoptic", ["pq_compute", "rgb2id", "id2rgb"]),
     ("boundary_api.reference", ["mask_to_boundary", "boundary_iou"]),

@@ -56,6 +56,9 @@ def _log_metrics(logger: logging.Logger, metrics: Dict[str, float]) -> None:
     if not all(math.isfinite(v) for v in metrics.values()):
         logger.info("Metrics shown as NaN could not be computed (no ground truth or "
                     "no predictions in that range).")
+    elif any(v == -100 for v in metrics.values()):
+        logger.info("Metrics shown as -100 could not be computed (LVIS reports -1 there, "
+                    "Detectron2 shows it as -100).")
 
 
 def _log_per_category(logger: logging.Logger, per_category: List[Tuple[str, float]]) -> None:

@@ -28,9 +28,10 @@ __all__ = ["rank_partial", "merge_rank_partials", "evaluate_in_ranks"]
 
 
 def _is_lvis(gt) -> bool:
-    import lvis
+    # the original lvis package, also while boundary_api.init_as_lvis() stands in for it
+    from ..instance.lvis import _lvis
 
-    return isinstance(gt, lvis.LVIS)
+    return isinstance(gt, _lvis.LVIS)
 
 
 def _all_img_ids(gt) -> List:
@@ -64,7 +65,8 @@ def rank_partial(gt, predictions: Iterable[dict], iou_type: str = "boundary", *,
     """
     predictions = list(predictions)
     img_ids = sorted({p["image_id"] for p in predictions})
-    results = prepare_results(predictions, category_id_map)
+    # the model's boxes for "bbox" (masks not needed), its masks for "segm" and "boundary"
+    results = prepare_results(predictions, category_id_map, iou_type=iou_type)
     return evaluate_partial(gt, results, iou_type, img_ids, dilation_ratio=dilation_ratio,
                             num_threads=num_threads, **_options(gt, max_dets_per_image))
 

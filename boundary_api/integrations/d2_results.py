@@ -6,8 +6,9 @@ Detectron2's ``COCOEvaluator`` / ``LVISEvaluator`` turn each image's
 mask models, a compressed-RLE ``segmentation`` whose ``counts`` is a ``str``)
 and gather them on the main process.  The functions here take that list and
 the ground-truth object and return the ``"boundary"`` task's metrics in
-Detectron2's form: percent values under Detectron2's ``"segm"`` keys, NaN for
-metrics that cannot be computed, logged as the same kind of tables.
+Detectron2's form: percent values under Detectron2's ``"segm"`` keys, metrics
+that cannot be computed as Detectron2 shows them (NaN for COCO, -100 for
+LVIS), logged as the same kind of tables.
 
 :mod:`boundary_api.detectron2` is the thin Detectron2 layer on top; this
 module imports neither torch nor Detectron2 and can be used directly::
@@ -107,8 +108,9 @@ def _mapper(category_id_map: CategoryIdMap):
                     f"got {type(category_id_map).__name__}")
 
 
-def prepare_results(predictions: Iterable, category_id_map: CategoryIdMap = None) -> List[dict]:
-    """Turn gathered Detectron2 predictions into results for the boundary task.
+def prepare_results(predictions: Iterable, category_id_map: CategoryIdMap = None, *,
+                    iou_type: str = "boundary") -> List[dict]:
+    """Turn gathered Detectron2 predictions into results for one task.
 
     Parameters
     ----------
@@ -121,30 +123,41 @@ def prepare_results(predictions: Iterable, category_id_map: CategoryIdMap = None
         reverse of ``thing_dataset_id_to_contiguous_id`` (a dict), a function
         (LVIS without that metadata: ``lambda c: c + 1``), or None when the ids
         are dataset ids already.
+    iou_type : {'boundary', 'segm', 'bbox'}, optional
+        The task the results are for (default ``"boundary"``).
 
     Returns
     -------
     list of dict
-        New dicts with ``image_id``, dataset ``category_id``, ``segmentation``
-        and ``score``.  The box is left out on purpose: as for Detectron2's
-        mask AP, the small/medium/large ranges then use the mask area.
+        New dicts with ``image_id``, dataset ``category_id`` and ``score``,
+        plus, for ``"boundary"`` and ``"segm"``, the ``segmentation`` (the box
+        is left out on purpose: as for Detectron2's mask AP, the
+        small/medium/large ranges then use the mask area) and, for ``"bbox"``,
+        the model's box (``pred_boxes`` as ``instances_to_coco_json`` wrote
+        it; masks are not needed, so box-only models work).
 
     Raises
     ------
     ValueError
-        If a prediction has no ``segmentation`` (the model predicts no
-        masks) or a category id the mapping does not know.
+        If a prediction lacks what the task needs (a ``segmentation`` for
+        the mask tasks, a ``bbox`` for ``"bbox"``), has a category id the
+        mapping does not know, or ``iou_type`` is unknown.
     """
+    if iou_type not in ("boundary", "segm", "bbox"):
+        raise ValueError(f"iou_type must be one of boundary, segm, bbox; got {iou_type!r}")
+    field = "bbox" if iou_type == "bbox" else "segmentation"
     to_dataset_id = _mapper(category_id_map)
     out = []
     for i, r in enumerate(_flatten(predictions)):
-        seg = r.get("segmentation")
-        if seg is None:
+        value = r.get(field)
+        if value is None:
+            need = ("boxes (Instances.pred_boxes)" if field == "bbox"
+                    else "mask predictions (Instances.pred_masks)")
             raise ValueError(
-                f"prediction #{i} (image {r.get('image_id')!r}) has no 'segmentation': the boundary "
-                "task needs mask predictions (Instances.pred_masks)")
+                f"prediction #{i} (image {r.get('image_id')!r}) has no {field!r}: the {iou_type} "
+                f"task needs {need}")
         out.append({"image_id": r.get("image_id"), "category_id": to_dataset_id(r.get("category_id")),
-                    "segmentation": seg, "score": r.get("score")})
+                    field: value, "score": r.get("score")})
     return out
 
 
@@ -152,7 +165,7 @@ def prepare_results(predictions: Iterable, category_id_map: CategoryIdMap = None
 # metrics
 # ----------------------------------------------------------------------------
 def _percent(value: float) -> float:
-    """Detectron2's convention: fraction -> percent, negative (-1: undefined) -> NaN."""
+    """Detectron2's COCO convention: fraction -> percent, negative (-1: undefined) -> NaN."""
     value = float(value)
     return value * 100 if value >= 0 else float("nan")
 
@@ -287,9 +300,9 @@ def lvis_boundary_metrics(lvis_gt, predictions: Iterable, *, category_id_map: Ca
     -------
     dict
         ``AP, AP50, AP75, APs, APm, APl, APr, APc, APf`` in percent.  A
-        metric LVIS cannot compute (it reports -1) is NaN here, as in
-        Detectron2's COCO evaluator; Detectron2's own LVIS numbers would
-        show -100.
+        metric LVIS cannot compute (it reports -1) is ``-100``, as in
+        Detectron2's LVIS tables (``float(value * 100)``); all NaN, with a
+        warning, when there are no predictions (as Detectron2).
     """
     logger = logger or log
     results = prepare_results(predictions, category_id_map)
@@ -311,7 +324,8 @@ def lvis_boundary_metrics(lvis_gt, predictions: Iterable, *, category_id_map: Ca
     logger.info("LVISEval summary for %s (dilation ratio %g):\n%s", TASK, ev.dilation_ratio,
                 printed.getvalue().rstrip())
     summary = ev.get_results()
-    metrics = {m: _percent(summary[m]) for m in LVIS_METRICS}
+    # Detectron2's LVIS convention: value * 100 as it is, so -1 (undefined) shows as -100
+    metrics = {m: float(summary[m] * 100) for m in LVIS_METRICS}
     _log_metrics(logger, metrics)
     return metrics
 

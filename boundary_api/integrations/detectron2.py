@@ -155,7 +155,8 @@ class BoundaryLVISEvaluator(_BoundaryTask, LVISEvaluator):
     Whenever the predictions carry masks (and ``tasks`` is None or contains
     ``"segm"`` or ``"boundary"``), ``evaluate()`` also returns
     ``results["boundary"]``: ``AP, AP50, AP75, APs, APm, APl, APr, APc, APf``
-    in percent.  Ground truth is shared and cached as for
+    in percent, ``-100`` where LVIS reports -1 (as Detectron2's LVIS tables).
+    Ground truth is shared and cached as for
     :class:`BoundaryCOCOEvaluator`.
 
     The ``"bbox"`` and ``"segm"`` tasks run through

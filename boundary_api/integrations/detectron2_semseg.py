@@ -14,7 +14,9 @@ Change the evaluator a ``train_net.py`` builds, nothing else::
 (``mIoU``, ``fwIoU``, ``IoU-<class>``, ``mACC``, ``pACC``, ``ACC-<class>``,
 percentages, with Detectron2's values), and its boundary keys
 ``BoundaryIoU-<class>`` and ``min(IoU, B-Iou)-<class>`` now hold the numbers
-of :mod:`boundary_api.semantic`; ``mBIoU`` is added.
+of :mod:`boundary_api.semantic`; ``mBIoU`` is added.  As Detectron2 does with
+its own results, the final ``results`` (boundary keys included) are logged
+once and, with an ``output_dir``, saved to ``sem_seg_evaluation.pth``.
 
 How they differ from Detectron2's own boundary IoU
 --------------------------------------------------
@@ -50,10 +52,32 @@ except ImportError as exc:  # not installed, or installed but not importable
         f"directly. (Importing Detectron2 failed with: {exc})"
     ) from exc
 
+import os
+from collections.abc import Mapping
+
 from ..masks.boundary import check_dilation_ratio
 from ..semantic import SemanticEvaluator
 
 __all__ = ["BoundarySemSegEvaluator"]
+
+#: the file Detectron2's SemSegEvaluator saves its results to, in ``output_dir``
+RESULTS_FILE = "sem_seg_evaluation.pth"
+
+
+class _HoldResultsLine:
+    """Detectron2's logger while its ``evaluate()`` runs, holding back the one line
+    that logs the results (they are logged, with the boundary keys, afterwards)."""
+
+    def __init__(self, logger):
+        self._wrapped = logger
+
+    def info(self, msg, *args, **kwargs):
+        if isinstance(msg, Mapping) and "sem_seg" in msg:
+            return
+        self._wrapped.info(msg, *args, **kwargs)
+
+    def __getattr__(self, name):
+        return getattr(self._wrapped, name)
 
 
 class BoundarySemSegEvaluator(SemSegEvaluator):
@@ -110,9 +134,12 @@ class BoundarySemSegEvaluator(SemSegEvaluator):
             counts = sum(comm.all_gather(counts))
         had = getattr(self, "_compute_boundary_iou", None)
         self._compute_boundary_iou = False  # Detectron2's own erosion of the label map: not wanted
+        logger = self._logger
+        self._logger = _HoldResultsLine(logger)  # logged below, with the boundary keys
         try:
             results = super().evaluate()
         finally:
+            self._logger = logger
             if had is None:
                 del self._compute_boundary_iou
             else:
@@ -142,5 +169,13 @@ class BoundarySemSegEvaluator(SemSegEvaluator):
                 res[f"min(IoU, B-Iou)-{key[4:]}"] = (math.nan if math.isnan(iou) or math.isnan(biou[c])
                                                      else 100 * min(iou, biou[c]))
         results["sem_seg"] = res
+        if self._output_dir:
+            # Detectron2 saved its results without the boundary keys: save them again with them
+            import torch
+            from detectron2.utils.file_io import PathManager
+
+            with PathManager.open(os.path.join(self._output_dir, RESULTS_FILE), "wb") as f:
+                torch.save(res, f)
         self._logger.info("Boundary IoU (dilation ratio %s): mBIoU %.2f", self._dilation_ratio, res["mBIoU"])
+        self._logger.info(results)  # as Detectron2 logs its results: per-class IoU and BoundaryIoU
         return results

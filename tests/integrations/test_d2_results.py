@@ -321,3 +321,28 @@ def test_lvis_golden_metrics_in_percent():
     assert computed == len(gt.anns)
     assert identical(lvis_boundary_metrics(gt, preds, category_id_map=lambda c: c + 1), metrics)
     assert cache_for(gt).computed["boundaries"] == computed
+
+
+def test_lvis_metric_lvis_cannot_compute_is_minus_100_as_in_detectron2(tmp_path, caplog):
+    """LVIS reports -1 for APr without rare ground truth; Detectron2's LVIS tables show
+    ``float(-1 * 100)``, and so does the boundary task."""
+    import lvis
+
+    from boundary_api import LVISEval
+
+    dataset = load_json(LVIS_GT)
+    rare = {c["id"] for c in dataset["categories"] if c["frequency"] == "r"}
+    dataset["annotations"] = [a for a in dataset["annotations"] if a["category_id"] not in rare]
+    path = tmp_path / "no_rare.json"
+    path.write_text(json.dumps(dataset))
+    gt = lvis.LVIS(str(path))
+    results = load_json(LVIS_DT)
+    ref = LVISEval(gt, copy.deepcopy(results), "boundary")
+    ref.run()
+    assert ref.results["APr"] == -1
+    preds = [dict(r, category_id=r["category_id"] - 1) for r in results]
+    with caplog.at_level(logging.INFO):
+        metrics = lvis_boundary_metrics(gt, preds, category_id_map=lambda c: c + 1)
+    assert metrics == {m: float(ref.results[m] * 100) for m in LVIS_METRICS}
+    assert metrics["APr"] == -100.0
+    assert "-100.000" in caplog.text and "shown as -100 could not be computed" in caplog.text

@@ -9,12 +9,12 @@ The behavioural tests of the subclasses (tasks, box-only and empty
 predictions, dilation ratio, LVIS, distributed evaluation, ground truth
 reused by later evaluators) take the ``d2`` fixture, which provides
 Detectron2's evaluator classes and the helpers to register a dataset and
-feed predictions:
+feed predictions; each runs twice:
 
-* with Detectron2 importable, from real Detectron2: datasets registered with
-  ``register_coco_instances`` / ``register_lvis_instances``, predictions as a
+* in the optional tier (``pytest -m detectron2``; skipped without it), on
+  real Detectron2: datasets registered with ``register_coco_instances`` / ``register_lvis_instances``, predictions as a
   model's ``Instances`` through ``process()``, Detectron2's own ``evaluate()``;
-* otherwise from a small stand-in for the parts of Detectron2's evaluators
+* always, on a small stand-in for the parts of Detectron2's evaluators
   the subclasses build on (constructor, task derivation, in-place category
   remapping, ``evaluate()`` with gathering on the main process), written for
   these tests from Detectron2's documented behaviour.  It checks the thin
@@ -431,36 +431,43 @@ def real_detectron2(monkeypatch):
     return D2(True, module, comm, COCOEvaluator, LVISEvaluator, seen_tasks)
 
 
-@pytest.fixture
-def d2(tmp_path, monkeypatch):
-    """boundary_api.integrations.detectron2 on real Detectron2 if it is importable, else on
-    the stand-in (imported from tmp_path and forgotten afterwards)."""
+def _forget_detectron2():
+    """Take Detectron2 (real or stand-in) and the hooks out of sys.modules; return them."""
+    import boundary_api.integrations
+
+    names = [m for m in sys.modules if m.split(".")[0] == "detectron2"
+             or m.startswith("boundary_api.integrations.detectron2")]
+    boundary_api.integrations.__dict__.pop("detectron2", None)
+    return {name: sys.modules.pop(name) for name in names}
+
+
+@pytest.fixture(params=["stand-in", pytest.param("detectron2", marks=pytest.mark.detectron2)])
+def d2(request, tmp_path, monkeypatch):
+    """boundary_api.integrations.detectron2 on the stand-in (imported from tmp_path and
+    forgotten afterwards), or on real Detectron2 (the optional tier, ``-m detectron2``)."""
+    real = request.param == "detectron2"
+    if real and not HAVE_DETECTRON2:
+        pytest.skip("Detectron2 is not installed")
     release_shared_ground_truth()
-    if HAVE_DETECTRON2:
-        yield real_detectron2(monkeypatch)
+    saved = _forget_detectron2()
+    try:
+        if real:  # the real modules, if a stand-in test ran before
+            sys.modules.update({k: v for k, v in saved.items() if k.split(".")[0] == "detectron2"})
+            yield real_detectron2(monkeypatch)
+        else:
+            for rel, text in STAND_IN.items():
+                path = tmp_path / rel
+                path.parent.mkdir(parents=True, exist_ok=True)
+                path.write_text(textwrap.dedent(text))
+            monkeypatch.syspath_prepend(str(tmp_path))
+            module = importlib.import_module("boundary_api.integrations.detectron2")
+            evaluation = importlib.import_module("detectron2.evaluation")
+            yield D2(False, module, importlib.import_module("detectron2.utils.comm"),
+                     evaluation.COCOEvaluator, evaluation.LVISEvaluator, evaluation.SEEN_TASKS)
+    finally:
+        _forget_detectron2()
+        sys.modules.update(saved)
         release_shared_ground_truth()
-        return
-
-    for rel, text in STAND_IN.items():
-        path = tmp_path / rel
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(textwrap.dedent(text))
-    monkeypatch.syspath_prepend(str(tmp_path))
-
-    def forget():
-        for name in [m for m in sys.modules if m == "detectron2" or m.startswith("detectron2.")]:
-            del sys.modules[name]
-        sys.modules.pop("boundary_api.integrations.detectron2", None)
-        import boundary_api.integrations
-        boundary_api.integrations.__dict__.pop("detectron2", None)
-
-    forget()
-    module = importlib.import_module("boundary_api.integrations.detectron2")
-    evaluation = importlib.import_module("detectron2.evaluation")
-    yield D2(False, module, importlib.import_module("detectron2.utils.comm"),
-             evaluation.COCOEvaluator, evaluation.LVISEvaluator, evaluation.SEEN_TASKS)
-    forget()
-    release_shared_ground_truth()
 
 
 def gathered(results, to_contiguous, with_masks=True):
@@ -701,6 +708,7 @@ def test_lvis_task_metrics_without_results_or_with_other_tasks():
 # ----------------------------------------------------------------------------
 # the real thing
 # ----------------------------------------------------------------------------
+@pytest.mark.detectron2
 def test_end_to_end_with_detectron2(tmp_path):
     pytest.importorskip("detectron2")
     import numpy as np

@@ -1,15 +1,17 @@
 """BoundaryCityscapesInstanceEvaluator: Detectron2's CityscapesInstanceEvaluator plus Boundary AP.
 
-With Detectron2 importable the tests run on it; otherwise on a stand-in for the parts
-the subclass builds on, written for these tests from Detectron2's documented behaviour
-(``reset()`` makes a temporary folder shared by all processes, ``process()`` writes one
-``<image>_pred.txt`` and one ``mask * 255`` PNG per instance there, ``evaluate()``
-synchronizes, returns None on other ranks, runs cityscapesScripts on the folder for
-``results["segm"]`` in percent and removes the folder).  The stand-in runs the real
-cityscapesScripts.  Predictions are the golden set's, so both tasks have known values.
+Every test runs twice: on a stand-in for the parts of Detectron2 the subclass still
+inherits (``__init__`` keeps the metadata and a logger, ``reset()`` makes a temporary
+folder shared by all processes), written for these tests from Detectron2's documented
+behaviour, and, in the optional tier (``pytest -m detectron2``, skipped without it), on
+real Detectron2: ``Instances`` through ``process()``, Detectron2's own catalog and comm.
+``process()`` and ``evaluate()`` are the subclass's own (Detectron2's import a module that
+exists only inside Meta); the ``"segm"`` part runs the real cityscapesScripts.
+Predictions are the golden set's, so both tasks have known values.
 """
 import importlib
 import importlib.util
+import logging
 import os
 import sys
 import textwrap
@@ -87,61 +89,38 @@ def create_small_table(small_dict):  # imported by boundary_api.integrations.det
         class CityscapesInstanceEvaluator:
             def __init__(self, dataset_name):
                 self._metadata = MetadataCatalog.get(dataset_name)
+                self._cpu_device = "cpu"
                 self._logger = logging.getLogger("detectron2.evaluation.cityscapes_evaluation")
 
             def reset(self):
                 self._working_dir = tempfile.TemporaryDirectory(prefix="cityscapes_eval_")
                 self._temp_dir = comm.all_gather(self._working_dir.name)[0]
 
-            def process(self, inputs, outputs):
-                from cityscapesscripts.helpers.labels import name2label
-                for inp, out in zip(inputs, outputs):
-                    base = os.path.splitext(os.path.basename(inp["file_name"]))[0]
-                    inst = out["instances"]
-                    with open(os.path.join(self._temp_dir, base + "_pred.txt"), "w") as f:
-                        for i in range(len(inst["scores"])):
-                            name = self._metadata.thing_classes[inst["pred_classes"][i]]
-                            png = os.path.join(self._temp_dir, base + "_{}_{}.png".format(i, name))
-                            Image.fromarray(inst["pred_masks"][i].astype("uint8") * 255).save(png)
-                            f.write("{} {} {}\\n".format(os.path.basename(png), name2label[name].id,
-                                                          inst["scores"][i]))
+            def process(self, inputs, outputs):  # Detectron2's: fails outside Meta
+                from deeplearning.projects.cityscapesApi.cityscapesscripts.helpers.labels import name2label
 
-            def evaluate(self):
-                comm.synchronize()
-                if comm.get_rank() > 0:
-                    return
-                import cityscapesscripts.evaluation.evalInstanceLevelSemanticLabeling as ev
-                if not hasattr(np, "in1d"):  # numpy >= 2.4
-                    np.in1d = lambda a, b: np.isin(a, b).ravel()
-                ev.writeDict2JSON = lambda *a, **k: None  # matches.json breaks on numpy 2 integers
-                ev.args.predictionPath = os.path.abspath(self._temp_dir)
-                ev.args.predictionWalk = None
-                ev.args.JSONOutput = False
-                ev.args.colorized = False
-                ev.args.quiet = True
-                ev.args.gtInstancesFile = os.path.join(self._temp_dir, "gtInstances.json")
-                gt_dir = PathManager.get_local_path(self._metadata.gt_dir)
-                gts = glob.glob(os.path.join(gt_dir, "*", "*_gtFine_instanceIds.png"))
-                preds = [ev.getPrediction(g, ev.args) for g in gts]
-                cwd = os.getcwd()
-                os.chdir(self._temp_dir)
-                try:
-                    res = ev.evaluateImgLists(preds, gts, ev.args)["averages"]
-                finally:
-                    os.chdir(cwd)
-                ret = OrderedDict()
-                ret["segm"] = {"AP": res["allAp"] * 100, "AP50": res["allAp50%"] * 100}
-                self._working_dir.cleanup()
-                return ret
+            def evaluate(self):  # Detectron2's: fails outside Meta
+                import deeplearning.projects.cityscapesApi.cityscapesscripts.evaluation.evalInstanceLevelSemanticLabeling
     ''',
 }
 
 
-@pytest.fixture(scope="module")
-def d2(tmp_path_factory):
-    """boundary_api.integrations.detectron2 on real Detectron2, else on the stand-in."""
+def _forget_detectron2():
+    """Take Detectron2 (real or stand-in) and the hooks out of sys.modules; return them."""
+    names = [m for m in sys.modules if m.split(".")[0] == "detectron2"
+             or m.startswith("boundary_api.integrations.detectron2")]
+    return {name: sys.modules.pop(name) for name in names}
+
+
+@pytest.fixture(scope="module", params=["stand-in", pytest.param("detectron2", marks=pytest.mark.detectron2)])
+def d2(request, tmp_path_factory):
+    """boundary_api.integrations.detectron2 on the stand-in, or on real Detectron2 (optional tier)."""
+    real = request.param == "detectron2"
+    if real and not HAVE_DETECTRON2:
+        pytest.skip("Detectron2 is not installed")
+    saved = _forget_detectron2()
     added = None
-    if not HAVE_DETECTRON2:
+    if not real:
         root = tmp_path_factory.mktemp("d2_stand_in")
         for rel, text in STAND_IN.items():
             path = root / rel
@@ -149,26 +128,37 @@ def d2(tmp_path_factory):
             path.write_text(textwrap.dedent(text))
         sys.path.insert(0, str(root))
         added = str(root)
-    for name in [m for m in sys.modules if m.split(".")[0] == "detectron2"
-                 or m.startswith("boundary_api.integrations.detectron2")]:
-        sys.modules.pop(name)
+    else:  # the real modules, if a stand-in test ran before
+        sys.modules.update({k: v for k, v in saved.items() if k.split(".")[0] == "detectron2"})
     module = importlib.import_module("boundary_api.integrations.detectron2")
+    module.REAL = real
     yield module
-    for name in [m for m in sys.modules if m.split(".")[0] == "detectron2"
-                 or m.startswith("boundary_api.integrations.detectron2")]:
-        sys.modules.pop(name)
+    _forget_detectron2()
     if added:
         sys.path.remove(added)
+    sys.modules.update(saved)
 
 
 def register(name):
     from detectron2.data import MetadataCatalog
 
     meta = MetadataCatalog.get(name)
-    if not HAVE_DETECTRON2:
-        meta.thing_classes = CLASSES
-        meta.gt_dir = os.path.join(VISIBLE, "gtFine", "val")
+    meta.thing_classes = CLASSES
+    meta.gt_dir = os.path.join(VISIBLE, "gtFine", "val")
     return meta
+
+
+class StandInInstances:
+    """What the subclass's process() reads of Detectron2's ``Instances`` (stand-in tier)."""
+
+    def __init__(self, pred_classes, scores, pred_masks):
+        self.pred_classes, self.scores, self.pred_masks = pred_classes, scores, pred_masks
+
+    def to(self, device):
+        return self
+
+    def __len__(self):
+        return len(self.scores)
 
 
 def golden_predictions():
@@ -192,29 +182,28 @@ def golden_predictions():
     return out
 
 
-def feed(ev, preds):
+def feed(d2, ev, preds):
     ev.reset()
-    if HAVE_DETECTRON2:
-        import torch
-        from detectron2.structures import Instances
+    for inp, out in preds:
+        i = out["instances"]
+        masks = np.stack(i["pred_masks"]) if i["pred_masks"] else np.zeros((0, 1, 1), bool)
+        if d2.REAL:
+            import torch
+            from detectron2.structures import Instances
 
-        for inp, out in preds:
-            i = out["instances"]
-            inst = Instances((1, 1))
+            inst = Instances(masks.shape[1:])
             inst.pred_classes = torch.tensor(i["pred_classes"], dtype=torch.int64)
             inst.scores = torch.tensor(i["scores"], dtype=torch.float64)
-            inst.pred_masks = torch.from_numpy(np.stack(i["pred_masks"]) if i["pred_masks"] else
-                                               np.zeros((0, 1, 1), bool))
-            ev.process([inp], [{"instances": inst}])
-    else:
-        for inp, out in preds:
-            ev.process([inp], [out])
+            inst.pred_masks = torch.from_numpy(masks)
+        else:
+            inst = StandInInstances(i["pred_classes"], i["scores"], list(masks))
+        ev.process([inp], [{"instances": inst}])
 
 
 def test_segm_and_boundary(d2):
     register("bapi_cityscapes_visible")
     ev = d2.BoundaryCityscapesInstanceEvaluator("bapi_cityscapes_visible")
-    feed(ev, golden_predictions())
+    feed(d2, ev, golden_predictions())
     temp = ev._temp_dir
     res = ev.evaluate()
     segm, bnd = GOLDEN["visible_segm_0.005"], GOLDEN["visible_boundary_0.005"]
@@ -233,19 +222,20 @@ def test_segm_and_boundary(d2):
 def test_dilation_ratio_and_options(d2):
     register("bapi_cityscapes_visible")
     ev = d2.BoundaryCityscapesInstanceEvaluator("bapi_cityscapes_visible", dilation_ratio=0.01, num_threads=1)
-    feed(ev, golden_predictions())
+    feed(d2, ev, golden_predictions())
     assert ev.evaluate()["boundary"]["AP"] == pytest.approx(GOLDEN["visible_boundary_0.01"]["AP"] * 100, abs=1e-9)
     with pytest.raises(ValueError, match="dilation_ratio"):
         d2.BoundaryCityscapesInstanceEvaluator("bapi_cityscapes_visible", dilation_ratio=-0.1)
 
 
-@pytest.mark.skipif(HAVE_DETECTRON2, reason="simulates ranks on the stand-in's comm")
 def test_other_ranks_return_none_and_do_not_evaluate(d2, monkeypatch):
+    if d2.REAL:
+        pytest.skip("simulates ranks on the stand-in's comm")
     from detectron2.utils import comm
 
     register("bapi_cityscapes_visible")
     ev = d2.BoundaryCityscapesInstanceEvaluator("bapi_cityscapes_visible")
-    feed(ev, golden_predictions()[:2])
+    feed(d2, ev, golden_predictions()[:2])
     monkeypatch.setattr(ev, "_evaluate_boundary", lambda: pytest.fail("evaluated on rank 1"))
     comm.CALLS.clear()
     comm.RANK[0] = 1
@@ -253,14 +243,14 @@ def test_other_ranks_return_none_and_do_not_evaluate(d2, monkeypatch):
         assert ev.evaluate() is None
     finally:
         comm.RANK[0] = 0
-    assert comm.CALLS == ["synchronize", "synchronize"]  # both barriers reached, as on rank 0
+    assert comm.CALLS == ["synchronize"]  # the barrier of Detectron2's evaluate(), as on rank 0
     ev._working_dir.cleanup()
 
 
 def test_missing_prediction_file_is_a_clear_error(d2):
     register("bapi_cityscapes_visible")
     ev = d2.BoundaryCityscapesInstanceEvaluator("bapi_cityscapes_visible")
-    feed(ev, golden_predictions()[:3])  # 9 ground truth images have no predictions
+    feed(d2, ev, golden_predictions()[:3])  # 9 ground truth images have no predictions
     with pytest.raises(ValueError, match="no prediction file"):
         ev.evaluate()
     ev._working_dir.cleanup()
@@ -271,3 +261,64 @@ def test_exported_from_the_detectron2_paths(d2):
     from boundary_api.integrations.detectron2_cityscapes import BoundaryCityscapesInstanceEvaluator
 
     assert d2.BoundaryCityscapesInstanceEvaluator is BoundaryCityscapesInstanceEvaluator
+
+
+def test_process_writes_the_files_detectron2_writes(d2):
+    register("bapi_cityscapes_visible")
+    ev = d2.BoundaryCityscapesInstanceEvaluator("bapi_cityscapes_visible")
+    preds = golden_predictions()[:1]
+    feed(d2, ev, preds)
+    inp, out = preds[0]
+    base = os.path.splitext(os.path.basename(inp["file_name"]))[0]
+    lines = open(os.path.join(ev._temp_dir, base + "_pred.txt")).read().splitlines()
+    i = out["instances"]
+    assert len(lines) == len(i["scores"]) > 0
+    for k, line in enumerate(lines):
+        name = CLASSES[i["pred_classes"][k]]
+        png, label_id, score = line.split()
+        assert png == f"{base}_{k}_{name}.png"
+        assert LABEL_IDS[int(label_id)] == name
+        assert float(score) == pytest.approx(i["scores"][k], abs=1e-6)
+        mask = np.asarray(Image.open(os.path.join(ev._temp_dir, png)))
+        assert set(np.unique(mask)) <= {0, 255} and np.array_equal(mask == 255, i["pred_masks"][k])
+    ev._working_dir.cleanup()
+
+
+@pytest.mark.slow
+def test_known_upstream_breakages_are_worked_around_and_logged(d2, caplog, tmp_path, monkeypatch):
+    import cityscapesscripts.evaluation.evalInstanceLevelSemanticLabeling as cs_eval
+
+    monkeypatch.chdir(tmp_path)  # cityscapesScripts writes matches.json to the working directory
+    writer = cs_eval.writeDict2JSON
+    had_in1d = hasattr(np, "in1d")
+    register("bapi_cityscapes_visible")
+    ev = d2.BoundaryCityscapesInstanceEvaluator("bapi_cityscapes_visible")
+    feed(d2, ev, golden_predictions())
+    with caplog.at_level(logging.INFO):
+        res = ev.evaluate()
+    assert list(res) == ["segm", "boundary"]
+    assert res["segm"]["AP"] == pytest.approx(GOLDEN["visible_segm_0.005"]["AP"] * 100, abs=1e-9)
+    assert "public package" in caplog.text and "exists only inside Meta" in caplog.text
+    if not had_in1d:
+        assert "np.in1d" in caplog.text
+    assert hasattr(np, "in1d") == had_in1d and cs_eval.writeDict2JSON is writer  # put back
+    assert os.listdir(tmp_path) == []  # matches.json went to the removed temporary folder
+
+
+def test_a_failing_cityscapes_scripts_keeps_the_boundary_result(d2, caplog, monkeypatch):
+    import cityscapesscripts.evaluation.evalInstanceLevelSemanticLabeling as cs_eval
+
+    def broken(*args, **kwargs):
+        raise RuntimeError("cityscapesScripts broke")
+
+    monkeypatch.setattr(cs_eval, "evaluateImgLists", broken)
+    register("bapi_cityscapes_visible")
+    ev = d2.BoundaryCityscapesInstanceEvaluator("bapi_cityscapes_visible")
+    feed(d2, ev, golden_predictions())
+    temp = ev._temp_dir
+    with caplog.at_level(logging.INFO):
+        res = ev.evaluate()
+    assert list(res) == ["boundary"]
+    assert res["boundary"]["AP"] == pytest.approx(GOLDEN["visible_boundary_0.005"]["AP"] * 100, abs=1e-9)
+    assert "cityscapesScripts' evaluation failed" in caplog.text and "cityscapesScripts broke" in caplog.text
+    assert not os.path.exists(temp)

@@ -1,12 +1,14 @@
 """boundary_api.integrations.detectron2_semseg: BoundarySemSegEvaluator.
 
-Detectron2 (and torch) are not installable here, so the evaluator runs on a small stand-in
-for the parts of Detectron2 it builds on (``SemSegEvaluator``'s constructor, ``reset``,
-``encode_json_sem_seg`` and ``evaluate`` with Detectron2's mask metrics and gathering;
+Every test runs twice: on a small stand-in for the parts of Detectron2 the evaluator builds
+on (``SemSegEvaluator``'s constructor, ``reset``, ``encode_json_sem_seg`` and ``evaluate``
+with Detectron2's mask metrics, gathering and its results log line;
 ``DatasetCatalog``/``MetadataCatalog``; ``comm``), written for these tests from Detectron2's
-documented behaviour, and model outputs are NumPy score arrays behind the two tensor
-methods Detectron2 calls (``argmax(dim=...)``, ``to(device)``).  The values are checked
-against the semantic oracle (boundary) and Detectron2's mask definitions computed here.
+documented behaviour, with model outputs as NumPy score arrays behind the two tensor methods
+Detectron2 calls (``argmax(dim=...)``, ``to(device)``); and, in the optional tier
+(``pytest -m detectron2``, skipped without it), on real Detectron2 with torch tensors.  The
+values are checked against the semantic oracle (boundary) and Detectron2's mask definitions
+computed here.
 """
 import importlib
 import math
@@ -29,6 +31,12 @@ STAND_IN = {
 def create_small_table(small_dict):  # imported by boundary_api.integrations.detectron2
     return " ".join(f"{k}={v}" for k, v in small_dict.items())
 ''',
+    "detectron2/utils/file_io.py": '''
+        class PathManager:
+            @staticmethod
+            def open(path, mode="r"):
+                return open(path, mode)
+    ''',
     "detectron2/utils/comm.py": '''
         # one process; tests replace all_gather to simulate more
         def is_main_process():
@@ -132,7 +140,9 @@ def create_small_table(small_dict):  # imported by boundary_api.integrations.det
                 res["pACC"] = 100 * tp.sum() / gt.sum()
                 for i, name in enumerate(self._class_names):
                     res["ACC-" + name] = 100 * acc[i]
-                return OrderedDict({"sem_seg": res})
+                results = OrderedDict({"sem_seg": res})
+                self._logger.info(results)
+                return results
     ''',
 }
 
@@ -157,35 +167,55 @@ class Scores:
         return self.arr if dtype is None else self.arr.astype(dtype)
 
 
+REAL = {"on": False}  # whether the current d2 fixture is real Detectron2
+
+
 def scores_for(pred, n):
     s = np.zeros((n,) + pred.shape, np.float32)
     for c in range(n):
         s[c][pred == c] = 1.0
+    if REAL["on"]:
+        import torch
+
+        return torch.from_numpy(s)
     return Scores(s)
 
 
-@pytest.fixture
-def d2(tmp_path, monkeypatch):
-    root = tmp_path / "stand_in"
-    for rel, text in STAND_IN.items():
-        path = root / rel
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(textwrap.dedent(text))
-    monkeypatch.syspath_prepend(str(root))
+def _forget_detectron2():
+    names = [m for m in sys.modules if m.split(".")[0] == "detectron2"
+             or m.startswith("boundary_api.integrations.detectron2")]
+    return {name: sys.modules.pop(name) for name in names}
 
-    def forget():
-        for name in [m for m in sys.modules if m == "detectron2" or m.startswith("detectron2.")]:
-            del sys.modules[name]
-        sys.modules.pop("boundary_api.integrations.detectron2_semseg", None)
 
-    forget()
+@pytest.fixture(params=["stand-in", pytest.param("detectron2", marks=pytest.mark.detectron2)])
+def d2(request, tmp_path, monkeypatch):
+    real = request.param == "detectron2"
+    if real and importlib.util.find_spec("detectron2") is None:
+        pytest.skip("Detectron2 is not installed")
+    saved = _forget_detectron2()
+    if real:  # the real modules, if a stand-in test ran before
+        sys.modules.update({k: v for k, v in saved.items() if k.split(".")[0] == "detectron2"})
+    else:
+        root = tmp_path / "stand_in"
+        for rel, text in STAND_IN.items():
+            path = root / rel
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_text(textwrap.dedent(text))
+        monkeypatch.syspath_prepend(str(root))
+    REAL["on"] = real
     module = importlib.import_module("boundary_api.integrations.detectron2_semseg")
     yield module
-    forget()
+    REAL["on"] = False
+    _forget_detectron2()
+    sys.modules.update(saved)
 
 
 def make_dataset(tmp_path, d2mod, name, count=4, seed=0):
     from detectron2.data import DatasetCatalog, MetadataCatalog
+
+    if REAL["on"] and name in DatasetCatalog.list():  # Detectron2's catalog lives for the session
+        DatasetCatalog.remove(name)
+        MetadataCatalog.remove(name)
 
     rng = np.random.default_rng(seed)
     records, pairs = [], []
@@ -275,7 +305,9 @@ def test_distributed_gathers_the_boundary_counts(d2, tmp_path, monkeypatch):
     import detectron2.evaluation as evaluation
     import detectron2.utils.comm as comm
     monkeypatch.setattr(comm, "all_gather", all_gather)
-    monkeypatch.setattr(evaluation, "all_gather", all_gather)
+    # where SemSegEvaluator finds all_gather: Detectron2's module, or the stand-in's package
+    monkeypatch.setattr(sys.modules.get("detectron2.evaluation.sem_seg_evaluation", evaluation), "all_gather",
+                        all_gather)
     got = a.evaluate()["sem_seg"]
     assert list(got) == list(want)
     for k in want:
@@ -291,6 +323,39 @@ def test_bad_ground_truth_names_the_file(d2, tmp_path):
     ev.reset()
     with pytest.raises(ValueError, match=r"sem_c_0_gt\.png: the ground truth has value 7 at row 0, column 0"):
         ev.process(records, [{"sem_seg": scores_for(pairs[0][1], N)}])
+
+
+def test_results_with_boundary_keys_are_logged_once(d2, tmp_path, caplog):
+    """Detectron2 logs its results dict; here that line carries the boundary keys and comes once."""
+    import logging
+    from collections.abc import Mapping
+
+    records, pairs = make_dataset(tmp_path, d2, "sem_log")
+    ev = d2.BoundarySemSegEvaluator("sem_log", distributed=False)
+    run(ev, records, pairs)
+    with caplog.at_level(logging.INFO):
+        results = ev.evaluate()
+    logged = [r.msg for r in caplog.records if isinstance(r.msg, Mapping) and "sem_seg" in r.msg]
+    assert len(logged) == 1 and logged[0] is results
+    assert f"BoundaryIoU-{NAMES[0]}" in caplog.text and "mBIoU" in caplog.text
+    assert "Boundary IoU (dilation ratio" in caplog.text
+
+
+@pytest.mark.torch
+def test_results_with_boundary_keys_are_saved_as_detectron2_saves_its_own(d2, tmp_path):
+    """With an output_dir, sem_seg_evaluation.pth holds the final results (boundary keys included)."""
+    torch = pytest.importorskip("torch")
+    records, pairs = make_dataset(tmp_path, d2, "sem_save")
+    out = tmp_path / "out"
+    out.mkdir()
+    ev = d2.BoundarySemSegEvaluator("sem_save", distributed=False, output_dir=str(out))
+    run(ev, records, pairs)
+    res = ev.evaluate()["sem_seg"]
+    saved = torch.load(str(out / d2.RESULTS_FILE), weights_only=False)
+    assert list(saved) == list(res)
+    for key, value in res.items():
+        assert saved[key] == value or (math.isnan(value) and math.isnan(saved[key])), key
+    assert "mBIoU" in saved and f"BoundaryIoU-{NAMES[0]}" in saved
 
 
 def test_import_without_detectron2_says_how_to_install_it():
