@@ -328,8 +328,9 @@ def test_edits_between_evaluate_and_accumulate_are_seen(edit, loading):
 
 
 # ----------------------------------------------------------------- pickling
-@pytest.mark.parametrize("loading", LOADINGS)
-@pytest.mark.parametrize("iou", ["segm", "bbox", "boundary"])
+@pytest.mark.parametrize("iou,loading", [("segm", "path")] + [
+    pytest.param(iou, loading, marks=pytest.mark.slow)
+    for iou in ("segm", "bbox", "boundary") for loading in LOADINGS if (iou, loading) != ("segm", "path")])
 def test_evaluated_object_pickles(iou, loading):
     whole = run(OURS, iou, loading, images=12)
     ev = run(OURS, iou, loading, steps=("evaluate",), images=12)
@@ -341,12 +342,19 @@ def test_evaluated_object_pickles(iou, loading):
     # after accumulate and summarize too, and copies
     again = pickle.loads(pickle.dumps(whole))
     assert_same_numbers(again, whole)
+    if iou != "boundary":
+        assert_same_numbers(back, run(ORIGINAL, iou, images=12))
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("iou", ["segm", "boundary"])
+def test_evaluated_object_copies(iou):
+    whole = run(OURS, iou, "path", images=12)
+    ev = run(OURS, iou, "path", steps=("evaluate",), images=12)
     for clone in (copy.copy(ev), copy.deepcopy(ev)):
         quiet(clone.accumulate)
         quiet(clone.summarize)
         assert_same_numbers(clone, whole)
-    if iou != "boundary":
-        assert_same_numbers(back, run(ORIGINAL, iou, images=12))
 
 
 # ------------------------------------------------- accumulate before evaluate
