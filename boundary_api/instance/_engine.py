@@ -291,6 +291,12 @@ def materialize_lazy(obj, names: Sequence[str]) -> dict:
     return d
 
 
+def lazy_dir(obj, names: Sequence[str]) -> list:
+    """``dir(obj)`` without building the :class:`Lazy` attributes ``names``
+    (``object.__dir__`` reads ``__dict__``, which builds them)."""
+    return sorted(set(dir(type(obj))) | set(instance_dict(obj)) | set(names))
+
+
 def touch_pairs(table, img_ids: Sequence, cat_ids: Sequence, use_cats: bool,
                 pooled_cats: Sequence) -> None:
     """Index ``table`` (a ``defaultdict(list)``) at every (image, category)

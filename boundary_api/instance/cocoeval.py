@@ -14,8 +14,8 @@ import pycocotools.cocoeval
 
 from ._columns import select_rows
 from ._gt_columns import ground_truths_by_pair
-from ._engine import (Evaluation, Lazy, instance_dict, leave_ignore_flags, materialize_lazy, reset_lazy,
-                      sorted_unique, touch_pairs)
+from ._engine import (Evaluation, Lazy, instance_dict, lazy_dir, leave_ignore_flags, materialize_lazy,
+                      reset_lazy, sorted_unique, touch_pairs)
 from .cache import cache_for
 from .coco import COCO, prepare_ground_truths
 from .._io import warn_large_dilation_ratio
@@ -120,12 +120,21 @@ class COCOeval(pycocotools.cocoeval.COCOeval):
         """pycocotools' ``_prepare`` (polygons rasterised in one native batch,
         the same RLEs); for 'boundary', a ground truth's own ``ignore`` flag
         counts as in the Boundary IoU reference (``ignore or iscrowd``), where
-        pycocotools replaces it with ``iscrowd``."""
+        pycocotools replaces it with ``iscrowd``.  With 'boundary' and an
+        overridden ``computeIoU``, segmentations are made RLEs as for 'segm'."""
         p = self.params
         if p.iouType not in ("segm", "bbox", "boundary"):
             return super()._prepare()
-        self._prepare_gts()
+        gts = self._prepare_gts()
         self._dts = self._detections_by_pair(self.params)
+        if p.iouType == "boundary" and "computeIoU" in self._overridden():
+            # an overriding computeIoU finds RLEs in _gts and _dts, as a
+            # 'segm' one does in pycocotools
+            for gt in gts:
+                gt["segmentation"] = self.cocoGt.annToRLE(gt)
+            for dts in self._dts.values():
+                for dt in dts:
+                    dt["segmentation"] = self.cocoDt.annToRLE(dt)
         self.evalImgs = defaultdict(list)
         self.eval = {}
 
@@ -199,6 +208,10 @@ class COCOeval(pycocotools.cocoeval.COCOeval):
         d = instance_dict(self)
         d.clear()
         d.update(value)
+
+    def __dir__(self):
+        # (tab completion must not build the attributes)
+        return lazy_dir(self, self._LAZY)
 
     def __getstate__(self):
         """Pickle and copy state: every attribute built, the native

@@ -67,8 +67,8 @@ with urllib_request_deferred():
     _lvis = _import_lvis_without_vis()
     import lvis.eval as _lvis_eval  # noqa: E402
 
-from ._engine import (Evaluation, Lazy, instance_dict, leave_ignore_flags, materialize_lazy, reset_lazy,
-                      sorted_unique, touch_pairs)
+from ._engine import (Evaluation, Lazy, instance_dict, lazy_dir, leave_ignore_flags, materialize_lazy,
+                      reset_lazy, sorted_unique, touch_pairs)
 from .._io import loads_json, read_json, warn_large_dilation_ratio
 from ._checks import check_instances_dataset, check_results, rle_strings_checked
 from ._columns import load_result_columns, select_rows
@@ -530,6 +530,10 @@ class LVISEval(_lvis_eval.LVISEval):
         d.clear()
         d.update(value)
 
+    def __dir__(self):
+        # (tab completion must not build the attributes)
+        return lazy_dir(self, self._LAZY)
+
     def __getstate__(self):
         """Pickle and copy state: every attribute built, the native
         evaluation's arrays left out (the copy accumulates with lvis' loops)."""
@@ -542,6 +546,16 @@ class LVISEval(_lvis_eval.LVISEval):
         cls = type(self)
         return [name for name in self._NATIVE_METHODS
                 if getattr(cls, name) is not getattr(LVISEval, name)]
+
+    def _prepare(self):
+        """lvis' ``_prepare``; with 'boundary' and an overridden
+        ``compute_iou``, segmentations are made RLEs as for 'segm' (what an
+        overriding ``compute_iou`` finds in ``_gts``/``_dts`` in lvis)."""
+        super()._prepare()
+        if self.params.iou_type == "boundary" and "compute_iou" in self._overridden():
+            for table, dataset in ((self._gts, self.lvis_gt), (self._dts, self.lvis_dt)):
+                for anns in table.values():
+                    self._to_mask(anns, dataset)
 
     def _matched_state(self) -> Optional[Evaluation]:
         """The native evaluation ``accumulate()`` may read instead of

@@ -143,6 +143,18 @@ def test_overridden_compute_iou_with_boundary(loading):
     """A 'boundary' subclass's compute_iou is called for the pairs a 'segm'
     one is called for in lvis, and its numbers are lvis' loops on the halved
     Boundary IoUs."""
+    def seeing(base):
+        class Seeing(halving(base)):
+            """also notes the kinds of segmentation it finds"""
+            kinds = set()
+
+            def compute_iou(self, img_id, cat_id):
+                for table in (self._gts, self._dts):
+                    for cat in ([cat_id] if self.params.use_cats else []):
+                        self.kinds.update(type(a["segmentation"]).__name__ for a in table[img_id, cat])
+                return super().compute_iou(img_id, cat_id)
+        return Seeing
+
     plain = run(OURS, "boundary", loading, steps=("evaluate",))
     boundary_ious = {key: (m if len(m) == 0 else m * 0.5) for key, m in plain.ious.items()}
 
@@ -151,8 +163,9 @@ def test_overridden_compute_iou_with_boundary(loading):
             return boundary_ious[img_id, cat_id]
 
     expected = run(Reference, "segm")
-    ours = run(halving(OURS), "boundary", loading)
-    segm = run(halving(ORIGINAL), "segm")
+    ours = run(seeing(OURS), "boundary", loading)
+    segm = run(seeing(ORIGINAL), "segm")
+    assert ours.kinds == segm.kinds == {"dict"}
     assert ours.calls == segm.calls
     assert_same_numbers(ours, expected)
     assert_same_eval_imgs(ours.eval_imgs, expected.eval_imgs)
@@ -232,11 +245,29 @@ def test_vars_shows_the_state_without_building_it_before():
     ev = run(OURS, "segm", "path", steps=("evaluate",))
     own = boundary_api.instance._engine.instance_dict(ev)
     assert not {"eval_imgs", "ious", "_gts", "_dts"} & set(own)
+    assert {"eval_imgs", "ious", "_gts", "_dts"} <= set(dir(ev))  # (tab completion lists them, building nothing)
+    assert not {"eval_imgs", "ious", "_gts", "_dts"} & set(own)
     ev.accumulate()
     assert not {"eval_imgs", "ious", "_gts", "_dts"} & set(own)
     shown = vars(ev)
     assert {"eval_imgs", "ious", "_gts", "_dts", "eval", "results", "params"} <= set(shown)
     assert type(shown["eval_imgs"]) is list and type(shown["ious"]) is dict
+
+
+def test_dt_pointers_only_from_lvis_accumulate():
+    native = run(OURS, "segm", "path")
+    assert "dt_pointers" not in native.eval
+    loops = run(OURS, "segm", "path", steps=("evaluate",))
+    loops.eval_imgs  # (read: lvis' own accumulate runs)
+    loops.accumulate()
+    orig = run(ORIGINAL, "segm", steps=("evaluate", "accumulate"))
+    assert loops.eval.keys() == orig.eval.keys()
+    for cat, areas in orig.eval["dt_pointers"].items():
+        for area, pointers in areas.items():
+            got = loops.eval["dt_pointers"][cat][area]
+            assert got.keys() == pointers.keys()
+            for key in pointers:
+                np.testing.assert_array_equal(got[key], pointers[key])
 
 
 # ------------------------------------------- edits between evaluate and accumulate

@@ -170,6 +170,18 @@ def test_overridden_compute_iou_with_boundary(loading):
     """A 'boundary' subclass's computeIoU gets what a 'segm' one gets from
     pycocotools (the pair, ``_gts``/``_dts`` with RLE detections), and its
     numbers are pycocotools' loops on the halved Boundary IoUs."""
+    def seeing(base):
+        class Seeing(halving(base)):
+            """also notes the kinds of segmentation it finds"""
+            kinds = set()
+
+            def computeIoU(self, imgId, catId):
+                for table in (self._gts, self._dts):
+                    for cat in ([catId] if self.params.useCats else []):
+                        self.kinds.update(type(a["segmentation"]).__name__ for a in table[imgId, cat])
+                return super().computeIoU(imgId, catId)
+        return Seeing
+
     plain = run(OURS, "boundary", loading, steps=("evaluate",))
     boundary_ious = {key: (m if len(m) == 0 else m * 0.5) for key, m in plain.ious.items()}
 
@@ -178,8 +190,9 @@ def test_overridden_compute_iou_with_boundary(loading):
             return boundary_ious[imgId, catId]
 
     expected = run(Reference, "segm")
-    ours = run(halving(OURS), "boundary", loading)
-    segm = run(halving(ORIGINAL), "segm")
+    ours = run(seeing(OURS), "boundary", loading)
+    segm = run(seeing(ORIGINAL), "segm")
+    assert ours.kinds == segm.kinds == {"dict"}
     assert ours.calls == segm.calls
     assert_same_numbers(ours, expected)
     assert_same_eval_imgs(ours.evalImgs, expected.evalImgs)
@@ -270,6 +283,8 @@ def test_vars_shows_the_state_without_building_it_before():
     ev = run(OURS, "segm", "path", steps=("evaluate",))
     own = boundary_api.instance._engine.instance_dict(ev)
     assert not {"evalImgs", "ious", "_gts", "_dts"} & set(own)  # nothing built yet
+    assert {"evalImgs", "ious", "_gts", "_dts"} <= set(dir(ev))  # (tab completion lists them, building nothing)
+    assert not {"evalImgs", "ious", "_gts", "_dts"} & set(own)
     quiet(ev.accumulate)
     assert not {"evalImgs", "ious", "_gts", "_dts"} & set(own)  # the native accumulate built nothing
     shown = vars(ev)
