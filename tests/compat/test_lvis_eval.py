@@ -365,3 +365,30 @@ def test_the_path_taken_is_logged(caplog):
         "LVISEval.evaluate: lvis' loops (Halving overrides compute_iou)",
         "LVISEval.accumulate: lvis' accumulate on eval_imgs",
     ]
+
+
+@pytest.mark.parametrize("loading", LOADINGS)
+def test_state_without_categories_is_lvis(loading):
+    """``use_cats=0``: the same numbers, and ``_gts``/``_dts`` with the
+    entries lvis' pooling adds (under the key (image, -1))."""
+    evs = []
+    for cls, how in ((ORIGINAL, "plain"), (OURS, loading)):
+        ev = cls(*load(how), "segm")
+        ev.params.img_ids = ev.params.img_ids[:SOME]
+        ev.params.use_cats = 0
+        ev.evaluate()
+        evs.append(ev)
+    orig, ours = evs
+    for name in ("_gts", "_dts"):
+        assert list(getattr(ours, name)) == list(getattr(orig, name)), name
+    same_value(ours.ious, orig.ious)
+    assert_same_eval_imgs(ours.eval_imgs, orig.eval_imgs)
+    errors = []
+    for ev in evs:
+        ev.accumulate()
+        with pytest.raises(IndexError) as info:  # (lvis' summarize indexes categories)
+            ev.summarize()
+        errors.append(str(info.value))
+    assert errors[0] == errors[1]
+    for key in ("precision", "recall"):
+        np.testing.assert_array_equal(ours.eval[key], orig.eval[key], err_msg=key)

@@ -399,3 +399,25 @@ def test_the_path_taken_is_logged(caplog):
         "COCOeval.evaluate: pycocotools' loops (Halving overrides computeIoU)",
         "COCOeval.accumulate: pycocotools' accumulate on evalImgs",
     ]
+
+
+@pytest.mark.parametrize("loading", LOADINGS)
+def test_state_without_categories_is_pycocotools(loading):
+    """``useCats=0``: the same numbers, and ``_gts``/``_dts`` with the
+    (image, category) entries pycocotools' pooling adds."""
+    evs = []
+    for cls, how in ((ORIGINAL, "plain"), (OURS, loading)):
+        ev = cls(*load(how), "segm")
+        ev.params.imgIds = ev.params.imgIds[:SOME]
+        ev.params.useCats = 0
+        quiet(ev.evaluate)
+        evs.append(ev)
+    orig, ours = evs
+    for name in ("_gts", "_dts"):
+        assert list(getattr(ours, name)) == list(getattr(orig, name)), name
+    same_value(ours.ious, orig.ious)
+    assert_same_eval_imgs(ours.evalImgs, orig.evalImgs)
+    for ev in evs:
+        quiet(ev.accumulate)
+        quiet(ev.summarize)
+    assert_same_numbers(ours, orig)
