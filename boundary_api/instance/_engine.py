@@ -685,7 +685,8 @@ class Evaluation:
         return self.ious[o:o + D * G].reshape(D, G).copy()
 
     def iou_dict(self) -> IouDict:
-        """``{(image_id, category_id): matrix}`` for every evaluated pair, built lazily."""
+        """``{(image_id, category_id): matrix}`` for every evaluated pair, built
+        lazily (the evaluators hand out its plain-dict ``copy()``)."""
         return IouDict(self)
 
     # ------------------------------------------------------------- matching
