@@ -14,6 +14,7 @@ entries on demand, so nothing is materialized that nobody reads.
 from __future__ import annotations
 
 import logging
+import types
 from itertools import repeat
 from operator import itemgetter
 from collections.abc import ItemsView, KeysView, ValuesView
@@ -210,32 +211,122 @@ class IouDict(dict):
         dict.clear(self)
 
 
-class FromState:
-    """Attribute that can be assigned as usual, or, while unset (None), is
-    built from the evaluator's ``_state`` (an :class:`Evaluation`) when read.
+def instance_dict(obj) -> dict:
+    """``obj``'s own attribute dict, read past a class that redefines
+    ``__dict__`` (the evaluators do, so that ``vars(ev)`` shows their
+    attributes built on demand)."""
+    getter = _DICT_SLOTS.get(type(obj))
+    if getter is None:
+        for klass in type(obj).__mro__:
+            slot = klass.__dict__.get("__dict__")
+            if isinstance(slot, types.GetSetDescriptorType):
+                getter = _DICT_SLOTS[type(obj)] = slot.__get__
+                break
+        else:  # pragma: no cover - every evaluator has an instance dict
+            raise TypeError(f"{type(obj).__name__} objects have no instance dict")
+    return getter(obj)
 
-    ``build(state)`` returns the value or None when the state cannot give it.
+
+_DICT_SLOTS: dict = {}
+
+
+class Lazy:
+    """An evaluator attribute (``evalImgs``, ``ious``, ``_gts``, ...) kept,
+    as the original library keeps it, in the instance dict under its own
+    name; while it is absent there after a native evaluation, the first read
+    builds it from the evaluation's state.
+
+    ``builder`` names the evaluator method ``builder(state)`` that makes the
+    value.  Assigning stores the value as usual; :func:`reset_lazy` makes the
+    attribute absent again (to be built on demand).
     """
 
-    def __init__(self, build: Callable):
-        self.build = build
+    def __init__(self, builder: str):
+        self.builder = builder
 
     def __set_name__(self, owner, name):
-        self.slot = f"_{name}_value"
+        self.name = name
 
     def __get__(self, obj, objtype=None):
         if obj is None:
             return self
-        value = obj.__dict__.get(self.slot)
-        if value is None:
-            state = obj.__dict__.get("_state")
-            if state is not None:
-                value = self.build(state)
-                obj.__dict__[self.slot] = value
+        d = instance_dict(obj)
+        try:
+            return d[self.name]
+        except KeyError:
+            pass
+        state = d.get("_state")
+        if state is None:
+            raise AttributeError(f"{type(obj).__name__!r} object has no attribute {self.name!r}")
+        value = getattr(obj, self.builder)(state)
+        d[self.name] = value
         return value
 
     def __set__(self, obj, value):
-        obj.__dict__[self.slot] = value
+        instance_dict(obj)[self.name] = value
+
+    def __delete__(self, obj):
+        try:
+            del instance_dict(obj)[self.name]
+        except KeyError:
+            raise AttributeError(self.name) from None
+
+
+def reset_lazy(obj, names: Sequence[str]) -> None:
+    """Make the :class:`Lazy` attributes ``names`` of ``obj`` absent, to be
+    built from its ``_state`` when read."""
+    d = instance_dict(obj)
+    for name in names:
+        d.pop(name, None)
+
+
+def materialize_lazy(obj, names: Sequence[str]) -> dict:
+    """``obj``'s instance dict with every :class:`Lazy` attribute ``names``
+    built (what ``vars(obj)`` shows)."""
+    d = instance_dict(obj)
+    if d.get("_state") is not None:
+        for name in names:
+            if name not in d:
+                getattr(obj, name)
+    return d
+
+
+def lazy_dir(obj, names: Sequence[str]) -> list:
+    """``dir(obj)`` without building the :class:`Lazy` attributes ``names``
+    (``object.__dir__`` reads ``__dict__``, which builds them)."""
+    return sorted(set(dir(type(obj))) | set(instance_dict(obj)) | set(names))
+
+
+def touch_pairs(table, img_ids: Sequence, cat_ids: Sequence, use_cats: bool,
+                pooled_cats: Sequence) -> None:
+    """Index ``table`` (a ``defaultdict(list)``) at every (image, category)
+    the original's ``computeIoU`` loop indexes, in its order: the entries
+    pycocotools' and lvis' ``_gts`` / ``_dts`` gain during ``evaluate()``."""
+    if use_cats:
+        for img in img_ids:
+            for cat in cat_ids:
+                table[img, cat]
+    else:
+        for img in img_ids:
+            for cat in pooled_cats:
+                table[img, cat]
+
+
+def leave_ignore_flags(state: "Evaluation") -> None:
+    """Leave in the ground truths of a native evaluation the ``_ignore``
+    flag that the originals' per-image evaluation leaves in each of them
+    (that of the last area range evaluated): set in the dicts, or, for a
+    ground truth read as columns, noted for the dicts made later
+    (``GroundTruthColumns.ignore_marks``)."""
+    if not len(state.area_rng) or not state.num_pairs:
+        return
+    lo, hi = state.area_rng[-1][0], state.area_rng[-1][1]
+    flags = (state.gt_ignore != 0) | (state.gt_area < lo) | (state.gt_area > hi)
+    if state.gt_columns is not None:
+        state.gt_columns.ignore_marks.append((state.gt_rows.copy(), flags.astype(np.uint8)))
+        return
+    for g, flag in zip(state.gt_anns, flags.astype(np.int64).tolist()):
+        g["_ignore"] = flag
 
 
 class Evaluation:
@@ -594,7 +685,8 @@ class Evaluation:
         return self.ious[o:o + D * G].reshape(D, G).copy()
 
     def iou_dict(self) -> IouDict:
-        """``{(image_id, category_id): matrix}`` for every evaluated pair, built lazily."""
+        """``{(image_id, category_id): matrix}`` for every evaluated pair, built
+        lazily (the evaluators hand out its plain-dict ``copy()``)."""
         return IouDict(self)
 
     # ------------------------------------------------------------- matching

@@ -60,6 +60,10 @@ class GroundTruthColumns:
     log : list of (str, ndarray)
         Evaluations run on the columns: iouType and the selected rows, in
         order (what pycocotools' ``_prepare`` would have changed in the dicts).
+    ignore_marks : list of (ndarray, ndarray)
+        Per evaluation run on the columns, in order: the rows it matched and
+        the ``_ignore`` flag pycocotools' / lvis' per-image evaluation would
+        have left in each (see :meth:`AnnotationCache.adopt_ground_truth`).
     """
 
     def __init__(self, buf: np.ndarray, cols: Dict[str, np.ndarray], images: list, categories: list,
@@ -83,6 +87,7 @@ class GroundTruthColumns:
         self.width = width
         self._cols = cols
         self.log: List[tuple] = []
+        self.ignore_marks: List[tuple] = []
         self._masks = None        # (buffers, which, start, length) once made; False: cannot be
         self._boundaries: Dict[float, list] = {}
         self._ids_unique: Optional[bool] = None

@@ -180,7 +180,19 @@ class AnnotationCache:
     def adopt_ground_truth(self, anns: Sequence[dict], columns) -> None:
         """Take over the RLEs and boundaries a ground truth read as columns
         (:class:`._gt_columns.GroundTruthColumns`) made before its dicts
-        existed; ``anns`` are those dicts, in file order."""
+        existed; ``anns`` are those dicts, in file order.
+
+        The ``_ignore`` flags the evaluations run on the columns would have
+        left in the dicts are set here too (before the owner replays their
+        ``ignore`` changes, which keep the key placed first: an absent
+        ``ignore`` is placed now, as 0, the value lvis gives it and
+        pycocotools' replay overwrites).
+        """
+        for rows, flags in getattr(columns, "ignore_marks", ()):
+            for r, flag in zip(rows.tolist(), flags.tolist()):
+                ann = anns[r]
+                ann.setdefault("ignore", 0)
+                ann["_ignore"] = flag
         made = columns.made_masks()
         if made is None:
             return

@@ -14,7 +14,8 @@ import pycocotools.cocoeval
 
 from ._columns import select_rows
 from ._gt_columns import ground_truths_by_pair
-from ._engine import Evaluation, FromState, sorted_unique
+from ._engine import (Evaluation, Lazy, instance_dict, lazy_dir, leave_ignore_flags, materialize_lazy,
+                      reset_lazy, sorted_unique, touch_pairs)
 from .cache import cache_for
 from .coco import COCO, prepare_ground_truths
 from .._io import warn_large_dilation_ratio
@@ -55,20 +56,39 @@ class COCOeval(pycocotools.cocoeval.COCOeval):
 
     Notes
     -----
-    With the fast implementation ``evalImgs`` and ``ious`` are built from the
-    kernels' arrays the first time they are read.  'keypoints' always uses
-    pycocotools' loops.
+    Which path runs.  ``evaluate()`` takes the native path (IoUs, matching
+    and later ``accumulate()`` in Cython) only when ``use_fast_impl`` is true
+    and the subclass overrides none of ``_prepare``, ``computeIoU`` and
+    ``evaluateImg``; otherwise it runs as pycocotools' ``evaluate`` does,
+    calling ``self._prepare()``, ``self.computeIoU`` for every image and
+    category (the native IoUs of all pairs at once when ``computeIoU`` is
+    this class's own) and ``self.evaluateImg``.  ``accumulate()`` uses the
+    kernels only after a native evaluation whose ``evalImgs`` nobody has read
+    or assigned since; otherwise it is pycocotools' ``accumulate`` on
+    ``evalImgs``, so that changes made to them are seen.  An overridden
+    ``accumulate``, ``summarize`` or ``computeOks`` is always the one called.
+    The path taken is logged (``logging``, level INFO, logger
+    ``boundary_api.instance.cocoeval``).
+
+    After a native evaluation ``evalImgs``, ``ious`` (a dict), ``_gts`` and
+    ``_dts`` (``defaultdict(list)``, with the (image, category) entries
+    pycocotools' loops add) are built from the kernels' arrays the first time
+    they are read, ``vars(ev)`` included; they then have pycocotools' types
+    and contents.  An evaluated object pickles and copies (with those
+    attributes built); the copy accumulates with pycocotools' loops, to the
+    same numbers.  'keypoints' always uses pycocotools' loops.
     """
 
     _state: Optional[Evaluation] = None
-    #: built from the kernels' arrays when first read (fast implementation)
-    evalImgs = FromState(lambda state: state.eval_imgs("coco") if state.matched else None)
-    ious = FromState(lambda state: state.iou_dict())
-    #: with results loaded as columns, pycocotools' per-image detection lists
-    #: are made only if read
-    _dts = FromState(lambda state: state.build_dts() if getattr(state, "build_dts", None) else None)
-    #: likewise for a ground truth read as columns
-    _gts = FromState(lambda state: state.build_gts() if getattr(state, "build_gts", None) else None)
+    #: the attributes a native evaluation builds when first read
+    _LAZY = ("evalImgs", "ious", "_gts", "_dts")
+    evalImgs = Lazy("_build_eval_imgs")
+    ious = Lazy("_build_ious")
+    _gts = Lazy("_build_gts")
+    _dts = Lazy("_build_dts")
+    #: the methods the native path stands in for; overriding one of them in
+    #: a subclass makes ``evaluate()`` call it as pycocotools does
+    _NATIVE_METHODS = ("_prepare", "computeIoU", "evaluateImg")
 
     def __init__(self, cocoGt=None, cocoDt=None, iouType="segm", dilation_ratio=0.02,
                  use_fast_impl=True, num_threads=None):
@@ -100,12 +120,21 @@ class COCOeval(pycocotools.cocoeval.COCOeval):
         """pycocotools' ``_prepare`` (polygons rasterised in one native batch,
         the same RLEs); for 'boundary', a ground truth's own ``ignore`` flag
         counts as in the Boundary IoU reference (``ignore or iscrowd``), where
-        pycocotools replaces it with ``iscrowd``."""
+        pycocotools replaces it with ``iscrowd``.  With 'boundary' and an
+        overridden ``computeIoU``, segmentations are made RLEs as for 'segm'."""
         p = self.params
         if p.iouType not in ("segm", "bbox", "boundary"):
             return super()._prepare()
-        self._prepare_gts()
+        gts = self._prepare_gts()
         self._dts = self._detections_by_pair(self.params)
+        if p.iouType == "boundary" and "computeIoU" in self._overridden():
+            # an overriding computeIoU finds RLEs in _gts and _dts, as a
+            # 'segm' one does in pycocotools
+            for gt in gts:
+                gt["segmentation"] = self.cocoGt.annToRLE(gt)
+            for dts in self._dts.values():
+                for dt in dts:
+                    dt["segmentation"] = self.cocoDt.annToRLE(dt)
         self.evalImgs = defaultdict(list)
         self.eval = {}
 
@@ -167,11 +196,58 @@ class COCOeval(pycocotools.cocoeval.COCOeval):
         return out
 
     # ------------------------------------------------------------------------
+    @property
+    def __dict__(self):
+        """The instance's attributes, those built on demand included (so
+        that ``vars(ev)`` shows pycocotools' ``evalImgs``, ``ious``, ``_gts``
+        and ``_dts`` after a native evaluation)."""
+        return materialize_lazy(self, self._LAZY)
+
+    @__dict__.setter
+    def __dict__(self, value):
+        d = instance_dict(self)
+        d.clear()
+        d.update(value)
+
+    def __dir__(self):
+        # (tab completion must not build the attributes)
+        return lazy_dir(self, self._LAZY)
+
+    def __getstate__(self):
+        """Pickle and copy state: every attribute built, the native
+        evaluation's arrays left out (the copy accumulates with pycocotools'
+        loops)."""
+        state = dict(materialize_lazy(self, self._LAZY))
+        state.pop("_state", None)
+        return state
+
+    def _overridden(self) -> list:
+        """The methods of :attr:`_NATIVE_METHODS` a subclass overrides."""
+        cls = type(self)
+        return [name for name in self._NATIVE_METHODS
+                if getattr(cls, name) is not getattr(COCOeval, name)]
+
+    def _matched_state(self) -> Optional[Evaluation]:
+        """The native evaluation ``accumulate()`` may read instead of
+        ``evalImgs``: set by a native ``evaluate()``, and ``evalImgs`` not
+        read or assigned since (else None)."""
+        d = instance_dict(self)
+        state = d.get("_state")
+        if state is None or not state.matched or "evalImgs" in d:
+            return None
+        return state
+
     def evaluate(self):
-        """Run per-image evaluation (pycocotools' ``evaluate``)."""
+        """Run per-image evaluation (pycocotools' ``evaluate``).
+
+        Native unless ``use_fast_impl`` is false or a subclass overrides
+        ``_prepare``, ``computeIoU`` or ``evaluateImg`` (then those are
+        called as pycocotools calls them); see the class notes.
+        """
         p = self.params
         if p.iouType == "keypoints":
             self._state = None
+            log.info("COCOeval.evaluate: pycocotools' evaluate (iouType 'keypoints')")
             return super().evaluate()
         tic = time.time()
         print("Running per image evaluation...")
@@ -186,9 +262,57 @@ class COCOeval(pycocotools.cocoeval.COCOeval):
         self.params = p
 
         self._state = None
+        overridden = self._overridden()
+        if overridden or not self.use_fast_impl or p.iouType not in ("segm", "bbox", "boundary"):
+            why = (f"{type(self).__name__} overrides {', '.join(overridden)}" if overridden
+                   else "use_fast_impl=False")
+            log.info("COCOeval.evaluate: pycocotools' loops (%s)", why)
+            self._evaluate_loops(p, native_iou="computeIoU" not in overridden)
+        else:
+            log.info("COCOeval.evaluate: native matching")
+            self._evaluate_native(p)
+        self._paramsEval = _copy_params(self.params)
+        print("DONE (t={:0.2f}s).".format(time.time() - tic))
+
+    def _evaluate_loops(self, p, native_iou: bool) -> None:
+        """pycocotools' ``evaluate`` after the parameters are normalised:
+        ``self._prepare()``, ``self.computeIoU`` per pair (all pairs at once
+        natively when it is this class's own), ``self.evaluateImg`` per
+        image, category and area range."""
+        self._prepare()
+        cat_ids = p.catIds if p.useCats else [-1]
+        if native_iou and p.iouType in ("segm", "bbox", "boundary"):
+            state = self._pairs(p, cat_ids)
+            state.compute_ious(p.iouType, self.cocoGt, self.cocoDt, self.dilation_ratio, self.num_threads)
+            # the entries pycocotools' computeIoU loop adds to _gts/_dts, in its order
+            touch_pairs(self._gts, p.imgIds, cat_ids, bool(p.useCats), p.catIds)
+            touch_pairs(self._dts, p.imgIds, cat_ids, bool(p.useCats), p.catIds)
+            self.ious = state.iou_dict().copy()
+        else:
+            computeIoU = self.computeIoU
+            self.ious = {(imgId, catId): computeIoU(imgId, catId) for imgId in p.imgIds for catId in cat_ids}
+        evaluateImg = self.evaluateImg
+        maxDet = p.maxDets[-1]
+        self.evalImgs = [evaluateImg(imgId, catId, areaRng, maxDet)
+                         for catId in cat_ids for areaRng in p.areaRng for imgId in p.imgIds]
+
+    def _pairs(self, p, cat_ids) -> Evaluation:
+        """The evaluated pairs of ``_gts``/``_dts`` (as ``_prepare`` left them)."""
+        gts, dts = self._gts, self._dts
+
+        def gather(img_id):
+            return ([g for c in p.catIds for g in gts[img_id, c]],
+                    [d for c in p.catIds for d in dts[img_id, c]])
+
+        return Evaluation(gts, dts, p.imgIds, cat_ids, bool(p.useCats), gather=gather,
+                          max_det=p.maxDets[-1], crowd_key="iscrowd")
+
+    def _evaluate_native(self, p) -> None:
+        """IoUs and matching of every pair in the kernels; ``evalImgs``,
+        ``ious``, ``_gts`` and ``_dts`` are built when read."""
         cat_ids = p.catIds if p.useCats else [-1]
         columns = self.cocoDt.__dict__.get("_columns") if isinstance(self.cocoDt, COCO) else None
-        if columns is not None and self.use_fast_impl and p.iouType in ("segm", "bbox", "boundary"):
+        if columns is not None:
             # results loaded as columns: no per-result dict is made
             gtc = self._ground_truth_columns()
             self.evalImgs = defaultdict(list)
@@ -198,44 +322,56 @@ class COCOeval(pycocotools.cocoeval.COCOeval):
                 state = Evaluation.from_columns(None, columns, p.imgIds, cat_ids, bool(p.useCats), p.catIds,
                                                 max_det=p.maxDets[-1], gt_columns=gtc, gt_selected=selected,
                                                 gt_ignore=ignore)
-                self._gts = None
-                state.build_gts = lambda: self._ground_truths_by_pair(selected)
+                order = self._pycocotools_order(gtc, selected, p.imgIds)
+                state.build_gts = lambda: self._ground_truths_by_pair(order)
             else:
                 gts = self._prepare_gts()
                 state = Evaluation.from_columns(gts, columns, p.imgIds, cat_ids, bool(p.useCats), p.catIds,
                                                 max_det=p.maxDets[-1], crowd_key="iscrowd")
+                base_gts = self._gts
+                state.build_gts = lambda: base_gts
             frozen = _copy_params(p)
             state.build_dts = lambda: self._detections_by_pair(frozen)
-            self._dts = None
-            state.compute_ious(p.iouType, self.cocoGt, self.cocoDt, self.dilation_ratio, self.num_threads)
-            state.match(p.areaRng, p.iouThrs, crowd_rule=True, num_threads=self.num_threads)
-            self._state = state
-            self.evalImgs = None
-            self.ious = None
-            self._paramsEval = _copy_params(self.params)
-            print("DONE (t={:0.2f}s).".format(time.time() - tic))
-            return
-        self._prepare()
-
-        def gather(img_id):
-            return ([g for c in p.catIds for g in self._gts[img_id, c]],
-                    [d for c in p.catIds for d in self._dts[img_id, c]])
-
-        state = Evaluation(self._gts, self._dts, p.imgIds, cat_ids, bool(p.useCats), gather=gather,
-                           max_det=p.maxDets[-1], crowd_key="iscrowd")
-        state.compute_ious(p.iouType, self.cocoGt, self.cocoDt, self.dilation_ratio, self.num_threads)
-        if self.use_fast_impl:
-            state.match(p.areaRng, p.iouThrs, crowd_rule=True, num_threads=self.num_threads)
-            self._state = state
-            self.evalImgs = None
-            self.ious = None
         else:
-            self.ious = state.iou_dict()
-            maxDet = p.maxDets[-1]
-            self.evalImgs = [self.evaluateImg(imgId, catId, areaRng, maxDet)
-                             for catId in cat_ids for areaRng in p.areaRng for imgId in p.imgIds]
-        self._paramsEval = copy.deepcopy(self.params)
-        print("DONE (t={:0.2f}s).".format(time.time() - tic))
+            self._prepare()
+            state = self._pairs(p, cat_ids)
+            base_gts, base_dts = self._gts, self._dts
+            state.build_gts = lambda: base_gts
+            state.build_dts = lambda: base_dts
+        state.compute_ious(p.iouType, self.cocoGt, self.cocoDt, self.dilation_ratio, self.num_threads)
+        state.match(p.areaRng, p.iouThrs, crowd_rule=True, num_threads=self.num_threads)
+        state.use_cats = bool(p.useCats)
+        state.pooled_cats = list(p.catIds)
+        leave_ignore_flags(state)  # (pycocotools' evaluateImg leaves them)
+        self._state = state
+        reset_lazy(self, self._LAZY)
+
+    @staticmethod
+    def _pycocotools_order(gtc, rows, img_ids):
+        """``rows`` (file order) in the order of pycocotools' ``getAnnIds``:
+        by evaluated image, then file order (file order when no image is
+        given)."""
+        if not len(img_ids) or not len(rows):
+            return rows
+        pos = select_rows(gtc.image_id[rows], img_ids)
+        return rows[np.lexsort((rows, pos))]
+
+    # ------------------------------------------------------- built when read
+    def _build_eval_imgs(self, state) -> list:
+        return state.eval_imgs("coco")
+
+    def _build_ious(self, state) -> dict:
+        return state.iou_dict().copy()
+
+    def _build_gts(self, state) -> defaultdict:
+        gts = state.build_gts()
+        touch_pairs(gts, state.img_ids, state.cat_ids, state.use_cats, state.pooled_cats)
+        return gts
+
+    def _build_dts(self, state) -> defaultdict:
+        dts = state.build_dts()
+        touch_pairs(dts, state.img_ids, state.cat_ids, state.use_cats, state.pooled_cats)
+        return dts
 
     def computeIoU(self, imgId, catId):
         """IoU matrix of one image and category, (detections x ground truths).
@@ -258,36 +394,36 @@ class COCOeval(pycocotools.cocoeval.COCOeval):
         return state.iou_matrix(0)
 
     def accumulate(self, p=None):
-        """Accumulate per-image results into ``eval`` (pycocotools' ``accumulate``)."""
-        state = self._state
-        if state is None or not state.matched:
+        """Accumulate per-image results into ``eval`` (pycocotools' ``accumulate``).
+
+        Native after a native ``evaluate()`` whose ``evalImgs`` nobody has
+        read or assigned since, and for parameters that line up with the
+        evaluation; otherwise pycocotools' own ``accumulate`` on ``evalImgs``.
+        """
+        state = self._matched_state()
+        if state is None:
+            log.info("COCOeval.accumulate: pycocotools' accumulate on evalImgs")
             return super().accumulate(p)
-        print("Accumulating evaluation results...")
-        tic = time.time()
         if p is None:
             p = self.params
         p.catIds = p.catIds if p.useCats == 1 else [-1]
         _pe = self._paramsEval
-        setK = set(_pe.catIds if _pe.useCats else [-1])
-        setA = set(map(tuple, _pe.areaRng))
-        setM = set(_pe.maxDets)
-        setI = set(_pe.imgIds)
-        k_list = [n for n, k in enumerate(p.catIds) if k in setK]
-        m_list = [m for n, m in enumerate(p.maxDets) if m in setM]
-        a_list = [n for n, a in enumerate(map(tuple, p.areaRng)) if a in setA]
-        i_list = [n for n, i in enumerate(p.imgIds) if i in setI]
-        T, R = len(p.iouThrs), len(p.recThrs)
-        K = len(p.catIds) if p.useCats else 1
-        A, M = len(p.areaRng), len(p.maxDets)
-        I0, K0, A0 = len(state.img_ids), len(state.cat_ids), len(state.area_rng)
-        same_thrs = len(p.iouThrs) == state.dt_flags.shape[1]
-        if (not same_thrs or state.nan_scores or np.isnan(np.asarray(p.recThrs, np.float64)).any()
-                or any(k >= K0 for k in k_list) or any(a >= A0 for a in a_list)
-                or any(i >= I0 for i in i_list) or any(m > _pe.maxDets[-1] for m in m_list)):
+        lists = self._native_lists(p, _pe, state)
+        if lists is None:
             # parameters that do not line up with the evaluation, NaN scores
             # or recall thresholds: pycocotools' loops (on the same matching)
             # index and sort them as they do
+            log.info("COCOeval.accumulate: pycocotools' accumulate (parameters unlike the evaluation's)")
             return super().accumulate(p)
+        log.info("COCOeval.accumulate: native")
+        print("Accumulating evaluation results...")
+        tic = time.time()
+        if not (len(state.cat_ids) and len(state.area_rng) and len(state.img_ids)):
+            print("Please run evaluate() first")  # (pycocotools, for an empty evalImgs)
+        k_list, a_list, m_list, i_list = lists
+        T, R = len(p.iouThrs), len(p.recThrs)
+        K = len(p.catIds) if p.useCats else 1
+        A, M = len(p.areaRng), len(p.maxDets)
         precision, recall, scores = state.accumulate(k_list, a_list, m_list, i_list, p.recThrs,
                                                      K, A, M, True, self.num_threads)
         self.eval = {
@@ -299,6 +435,33 @@ class COCOeval(pycocotools.cocoeval.COCOeval):
             "scores": scores,
         }
         print("DONE (t={:0.2f}s).".format(time.time() - tic))
+
+    @staticmethod
+    def _native_lists(p, _pe, state):
+        """pycocotools' ``k_list``, ``a_list``, ``m_list``, ``i_list`` when
+        the kernels can accumulate them from ``state``, else None."""
+        try:
+            pe_cats = list(_pe.catIds) if _pe.useCats else [-1]
+            if (pe_cats != state.cat_ids or list(_pe.imgIds) != state.img_ids
+                    or [list(a) for a in _pe.areaRng] != state.area_rng):
+                return None  # (_paramsEval changed since evaluate())
+            setK = set(pe_cats)
+            setA = set(map(tuple, _pe.areaRng))
+            setM = set(_pe.maxDets)
+            setI = set(_pe.imgIds)
+        except (AttributeError, TypeError, ValueError):
+            return None
+        k_list = [n for n, k in enumerate(p.catIds) if k in setK]
+        m_list = [m for n, m in enumerate(p.maxDets) if m in setM]
+        a_list = [n for n, a in enumerate(map(tuple, p.areaRng)) if a in setA]
+        i_list = [n for n, i in enumerate(p.imgIds) if i in setI]
+        I0, K0, A0 = len(state.img_ids), len(state.cat_ids), len(state.area_rng)
+        same_thrs = len(p.iouThrs) == state.dt_flags.shape[1]
+        if (not same_thrs or state.nan_scores or np.isnan(np.asarray(p.recThrs, np.float64)).any()
+                or any(k >= K0 for k in k_list) or any(a >= A0 for a in a_list)
+                or any(i >= I0 for i in i_list) or any(m > state.max_det for m in m_list)):
+            return None
+        return k_list, a_list, m_list, i_list
 
     def summarize(self):
         """Compute and print the 12 summary metrics, as pycocotools does."""

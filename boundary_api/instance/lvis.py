@@ -67,7 +67,8 @@ with urllib_request_deferred():
     _lvis = _import_lvis_without_vis()
     import lvis.eval as _lvis_eval  # noqa: E402
 
-from ._engine import Evaluation, FromState, sorted_unique
+from ._engine import (Evaluation, Lazy, instance_dict, lazy_dir, leave_ignore_flags, materialize_lazy,
+                      reset_lazy, sorted_unique, touch_pairs)
 from .._io import loads_json, read_json, warn_large_dilation_ratio
 from ._checks import check_instances_dataset, check_results, rle_strings_checked
 from ._columns import load_result_columns, select_rows
@@ -429,6 +430,9 @@ def _accumulate_lvis_on_any_numpy(ev) -> None:
     types.FunctionType(fn.__code__, namespace, fn.__name__, fn.__defaults__, fn.__closure__)(ev)
 
 
+log = logging.getLogger(__name__)
+
+
 class LVISEval(_lvis_eval.LVISEval):
     """LVIS evaluation with Boundary AP, a drop-in for ``lvis.LVISEval``.
 
@@ -464,18 +468,37 @@ class LVISEval(_lvis_eval.LVISEval):
     their arrays, and so is a ground truth read as columns (``LVIS(path)``)
     alongside them; lvis' ``_gts``/``_dts`` lists and the annotation dicts
     are then made only if something reads them.
+
+    Which path runs.  ``evaluate()`` takes the native path (IoUs, matching
+    and later ``accumulate()`` in Cython) only when ``use_fast_impl`` is true
+    and the subclass overrides none of ``_prepare``, ``_get_gt_dt``,
+    ``compute_iou`` and ``evaluate_img``; otherwise it runs as lvis'
+    ``evaluate`` does, calling ``self._prepare()``, ``self.compute_iou`` for
+    every image and category (the native IoUs of all pairs at once when
+    ``compute_iou`` is this class's own) and ``self.evaluate_img``.
+    ``accumulate()`` uses the kernels only after a native evaluation whose
+    ``eval_imgs`` nobody has read or assigned since; otherwise it is lvis'
+    ``accumulate`` on ``eval_imgs``.  An overridden ``accumulate`` or
+    ``summarize`` is always the one called.  The path taken is logged
+    (``logging``, level INFO, logger ``boundary_api.instance.lvis``).
+
+    After a native evaluation ``eval_imgs``, ``ious`` (a dict), ``_gts`` and
+    ``_dts`` (``defaultdict(list)``, with the entries lvis' loops add) are
+    built the first time they are read, ``vars(ev)`` included.  An evaluated
+    object pickles and copies (with those attributes built); the copy
+    accumulates with lvis' loops, to the same numbers.
     """
 
     _state: Optional[Evaluation] = None
-    #: built from the kernels' arrays when first read (fast implementation)
-    eval_imgs = FromState(lambda state: state.eval_imgs("lvis") if state.matched else None)
-    ious = FromState(lambda state: state.iou_dict())
-    #: with results loaded as columns, lvis' per (image, category) detection
-    #: lists are made only if read
-    _dts = FromState(lambda state: state.build_dts() if getattr(state, "build_dts", None) else None)
-    #: with a ground truth read as columns, lvis' per (image, category)
-    #: ground-truth lists are made (with the dicts) only if read
-    _gts = FromState(lambda state: state.build_gts() if getattr(state, "build_gts", None) else None)
+    #: the attributes a native evaluation builds when first read
+    _LAZY = ("eval_imgs", "ious", "_gts", "_dts")
+    eval_imgs = Lazy("_build_eval_imgs")
+    ious = Lazy("_build_ious")
+    _gts = Lazy("_build_gts")
+    _dts = Lazy("_build_dts")
+    #: the methods the native path stands in for; overriding one of them in
+    #: a subclass makes ``evaluate()`` call it as lvis does
+    _NATIVE_METHODS = ("_prepare", "_get_gt_dt", "compute_iou", "evaluate_img")
 
     def __init__(self, lvis_gt, lvis_dt, iou_type="segm", max_dets=300, dilation_ratio=0.02,
                  use_fast_impl=True, num_threads=None):
@@ -494,8 +517,63 @@ class LVISEval(_lvis_eval.LVISEval):
         if iou_type == "boundary":
             warn_large_dilation_ratio(self.dilation_ratio, logging.getLogger(__name__))
 
+    @property
+    def __dict__(self):
+        """The instance's attributes, those built on demand included (so
+        that ``vars(ev)`` shows lvis' ``eval_imgs``, ``ious``, ``_gts`` and
+        ``_dts`` after a native evaluation)."""
+        return materialize_lazy(self, self._LAZY)
+
+    @__dict__.setter
+    def __dict__(self, value):
+        d = instance_dict(self)
+        d.clear()
+        d.update(value)
+
+    def __dir__(self):
+        # (tab completion must not build the attributes)
+        return lazy_dir(self, self._LAZY)
+
+    def __getstate__(self):
+        """Pickle and copy state: every attribute built, the native
+        evaluation's arrays left out (the copy accumulates with lvis' loops)."""
+        state = dict(materialize_lazy(self, self._LAZY))
+        state.pop("_state", None)
+        return state
+
+    def _overridden(self) -> list:
+        """The methods of :attr:`_NATIVE_METHODS` a subclass overrides."""
+        cls = type(self)
+        return [name for name in self._NATIVE_METHODS
+                if getattr(cls, name) is not getattr(LVISEval, name)]
+
+    def _prepare(self):
+        """lvis' ``_prepare``; with 'boundary' and an overridden
+        ``compute_iou``, segmentations are made RLEs as for 'segm' (what an
+        overriding ``compute_iou`` finds in ``_gts``/``_dts`` in lvis)."""
+        super()._prepare()
+        if self.params.iou_type == "boundary" and "compute_iou" in self._overridden():
+            for table, dataset in ((self._gts, self.lvis_gt), (self._dts, self.lvis_dt)):
+                for anns in table.values():
+                    self._to_mask(anns, dataset)
+
+    def _matched_state(self) -> Optional[Evaluation]:
+        """The native evaluation ``accumulate()`` may read instead of
+        ``eval_imgs``: set by a native ``evaluate()``, and ``eval_imgs`` not
+        read or assigned since (else None)."""
+        d = instance_dict(self)
+        state = d.get("_state")
+        if state is None or not state.matched or "eval_imgs" in d:
+            return None
+        return state
+
     def evaluate(self):
-        """Run per-image evaluation (lvis' ``evaluate``)."""
+        """Run per-image evaluation (lvis' ``evaluate``).
+
+        Native unless ``use_fast_impl`` is false or a subclass overrides
+        ``_prepare``, ``_get_gt_dt``, ``compute_iou`` or ``evaluate_img``
+        (then those are called as lvis calls them); see the class notes.
+        """
         p = self.params
         self.logger.info("Running per image evaluation.")
         self.logger.info("Evaluate annotation type *{}*".format(p.iou_type))
@@ -504,23 +582,83 @@ class LVISEval(_lvis_eval.LVISEval):
         gts, dts = self._gts, self._dts  # (built now if they come from the previous evaluation)
         self._state = None
         self._gts, self._dts = gts, dts
+        overridden = self._overridden()
+        if overridden or not self.use_fast_impl:
+            why = (f"{type(self).__name__} overrides {', '.join(overridden)}" if overridden
+                   else "use_fast_impl=False")
+            log.info("LVISEval.evaluate: lvis' loops (%s)", why)
+            self._evaluate_loops(p, cat_ids, native_iou="compute_iou" not in overridden)
+            return
+        log.info("LVISEval.evaluate: native matching")
         if self._evaluate_columns():
             return
         self._prepare()
-        state = Evaluation(self._gts, self._dts, p.img_ids, cat_ids, bool(p.use_cats),
-                           gather=lambda img_id: self._get_gt_dt(img_id, -1), max_det=None,
-                           crowd_key=None,
-                           dt_extra_ignore=lambda d: d["category_id"] in self.img_nel[d["image_id"]])
+        state = self._pairs(p, cat_ids)
         state.compute_ious(p.iou_type, self.lvis_gt, self.lvis_dt, self.dilation_ratio, self.num_threads)
-        if self.use_fast_impl:
-            state.match(p.area_rng, p.iou_thrs, crowd_rule=False, num_threads=self.num_threads)
-            self._state = state
-            self.eval_imgs = None
-            self.ious = None
+        base_gts, base_dts = self._gts, self._dts
+        state.build_gts = lambda: base_gts
+        state.build_dts = lambda: base_dts
+        self._finish_native(state)
+
+    def _pairs(self, p, cat_ids) -> Evaluation:
+        """The evaluated pairs of ``_gts``/``_dts`` (as ``_prepare`` left them)."""
+        return Evaluation(self._gts, self._dts, p.img_ids, cat_ids, bool(p.use_cats),
+                          gather=lambda img_id: self._get_gt_dt(img_id, -1), max_det=None,
+                          crowd_key=None,
+                          dt_extra_ignore=lambda d: d["category_id"] in self.img_nel[d["image_id"]])
+
+    def _evaluate_loops(self, p, cat_ids, native_iou: bool) -> None:
+        """lvis' ``evaluate`` after the logging: ``self._prepare()``,
+        ``self.compute_iou`` per pair (all pairs at once natively when it is
+        this class's own), ``self.evaluate_img`` per image, category and
+        area range."""
+        self._prepare()
+        if native_iou:
+            state = self._pairs(p, cat_ids)
+            state.compute_ious(p.iou_type, self.lvis_gt, self.lvis_dt, self.dilation_ratio, self.num_threads)
+            if p.use_cats:
+                # the entries lvis' compute_iou loop adds to _gts/_dts, in its order
+                # (without categories the pooling above added them)
+                touch_pairs(self._gts, p.img_ids, cat_ids, True, ())
+                touch_pairs(self._dts, p.img_ids, cat_ids, True, ())
+            self.ious = state.iou_dict().copy()
         else:
-            self.ious = state.iou_dict()
-            self.eval_imgs = [self.evaluate_img(img_id, cat_id, area_rng)
-                              for cat_id in cat_ids for area_rng in p.area_rng for img_id in p.img_ids]
+            compute_iou = self.compute_iou
+            self.ious = {(img_id, cat_id): compute_iou(img_id, cat_id)
+                         for img_id in p.img_ids for cat_id in cat_ids}
+        evaluate_img = self.evaluate_img
+        self.eval_imgs = [evaluate_img(img_id, cat_id, area_rng)
+                          for cat_id in cat_ids for area_rng in p.area_rng for img_id in p.img_ids]
+
+    def _finish_native(self, state) -> None:
+        """Match ``state`` (its IoUs computed) in the kernels and make it the
+        evaluation that ``eval_imgs``, ``ious``, ``_gts`` and ``_dts`` are
+        built from."""
+        p = self.params
+        state.match(p.area_rng, p.iou_thrs, crowd_rule=False, num_threads=self.num_threads)
+        state.use_cats = bool(p.use_cats)
+        # (lvis pools an image's categories under the key (image, -1))
+        state.pooled_cats = [-1] if p.cat_ids else []
+        leave_ignore_flags(state)  # (lvis' evaluate_img leaves them)
+        self._state = state
+        reset_lazy(self, self._LAZY)
+
+    # ------------------------------------------------------- built when read
+    def _build_eval_imgs(self, state) -> list:
+        return state.eval_imgs("lvis")
+
+    def _build_ious(self, state) -> dict:
+        return state.iou_dict().copy()
+
+    def _build_gts(self, state) -> defaultdict:
+        gts = state.build_gts()
+        touch_pairs(gts, state.img_ids, state.cat_ids, state.use_cats, state.pooled_cats)
+        return gts
+
+    def _build_dts(self, state) -> defaultdict:
+        dts = state.build_dts()
+        touch_pairs(dts, state.img_ids, state.cat_ids, state.use_cats, state.pooled_cats)
+        return dts
 
     def _evaluate_columns(self) -> bool:
         """``evaluate`` for results loaded as columns, without a dict per
@@ -561,11 +699,12 @@ class LVISEval(_lvis_eval.LVISEval):
             state = Evaluation.from_columns(None, columns, img_ids, cat_ids, True, cat_ids, max_det=None,
                                             crowd_key=None, dt_keep=keep, dt_extra_ignore=extra,
                                             gt_columns=gtc, gt_selected=gt_rows, gt_ignore=gtc.own_ignore)
-            self._gts = None
             state.build_gts = lambda: self._ground_truths_by_pair(gt_order)
         else:
             state = Evaluation.from_columns(gts, columns, img_ids, cat_ids, True, cat_ids, max_det=None,
                                             crowd_key=None, dt_keep=keep, dt_extra_ignore=extra)
+            base_gts = self._gts
+            state.build_gts = lambda: base_gts
         iou_type = p.iou_type
         cat_sel = cat_ids if cat_ids else None
 
@@ -583,12 +722,8 @@ class LVISEval(_lvis_eval.LVISEval):
             return out
 
         state.build_dts = build_dts
-        self._dts = None
         state.compute_ious(p.iou_type, self.lvis_gt, dt, self.dilation_ratio, self.num_threads)
-        state.match(p.area_rng, p.iou_thrs, crowd_rule=False, num_threads=self.num_threads)
-        self._state = state
-        self.eval_imgs = None
-        self.ious = None
+        self._finish_native(state)
         return True
 
     def _prepare_gts(self):
@@ -685,17 +820,27 @@ class LVISEval(_lvis_eval.LVISEval):
         return state.iou_matrix(0)
 
     def accumulate(self):
-        """Accumulate per-image results into ``eval`` (lvis' ``accumulate``)."""
-        state = self._state
-        if (state is None or not state.matched or state.nan_scores
-                or np.isnan(np.asarray(self.params.rec_thrs, np.float64)).any()):
-            # lvis' loops (on the same matching) sort NaN scores and index
-            # NaN recall thresholds as they do
-            return _accumulate_lvis_on_any_numpy(self)
-        self.logger.info("Accumulating evaluation results.")
+        """Accumulate per-image results into ``eval`` (lvis' ``accumulate``).
+
+        Native after a native ``evaluate()`` whose ``eval_imgs`` nobody has
+        read or assigned since, and for parameters of the evaluation's
+        shape; otherwise lvis' own ``accumulate`` on ``eval_imgs``.
+        """
+        state = self._matched_state()
         p = self.params
         K = len(p.cat_ids) if p.use_cats else 1
         A, T, R = len(p.area_rng), len(p.iou_thrs), len(p.rec_thrs)
+        if (state is None or state.nan_scores or np.isnan(np.asarray(p.rec_thrs, np.float64)).any()
+                or (K, A, T, len(p.img_ids)) != (len(state.cat_ids), len(state.area_rng),
+                                                 state.dt_flags.shape[1], len(state.img_ids))):
+            # lvis' loops (on the same matching) sort NaN scores, index NaN
+            # recall thresholds and read eval_imgs as they do
+            log.info("LVISEval.accumulate: lvis' accumulate on eval_imgs")
+            return _accumulate_lvis_on_any_numpy(self)
+        log.info("LVISEval.accumulate: native")
+        self.logger.info("Accumulating evaluation results.")
+        if not (K and A and len(p.img_ids)):
+            self.logger.warning("Please run evaluate first.")  # (lvis, for an empty eval_imgs)
         precision, recall, _ = state.accumulate(
             range(K), range(A), [np.iinfo(np.int64).max], range(len(p.img_ids)), p.rec_thrs,
             K, A, 1, with_scores=False, num_threads=self.num_threads)

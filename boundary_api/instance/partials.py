@@ -38,6 +38,7 @@ from typing import Iterable, Optional, Sequence
 import numpy as np
 
 from . import _eval
+from ._engine import instance_dict
 from .._parallel import resolve_threads, run_ranges, split_by_cost
 
 __all__ = ["Partial", "evaluate_partial", "partial_from_evaluator", "merge_partials",
@@ -251,7 +252,10 @@ def partial_from_evaluator(ev) -> Partial:
     pycocotools' / lvis' own, read through their public ``evalImgs`` /
     ``eval_imgs``) that has run ``evaluate()``.
     """
-    lvis = hasattr(ev, "eval_imgs") and not hasattr(ev, "evalImgs")
+    # (asked of the class and the instance dict: reading the attribute would
+    # build it after a native evaluation)
+    own = instance_dict(ev)
+    lvis = hasattr(type(ev), "eval_imgs") or ("eval_imgs" in own and "evalImgs" not in own)
     p = ev.params
     if lvis:
         img_ids = list(p.img_ids)
@@ -272,8 +276,9 @@ def partial_from_evaluator(ev) -> Partial:
         params.imgIds = []
     params = copy.deepcopy(params)
     ids = _int_ids(img_ids, "image ids")
-    state = ev.__dict__.get("_state")
-    if state is not None and getattr(state, "matched", False):
+    matched_state = getattr(ev, "_matched_state", None)
+    state = matched_state() if matched_state is not None else None
+    if state is not None:
         arrays = _from_state(state, ids, A)
     else:
         entries = ev.eval_imgs if lvis else ev.evalImgs
