@@ -13,14 +13,15 @@ import os
 import sys
 import tempfile
 import time
+import warnings
 from typing import List
 
 import numpy as np
 
 from .._io import read_json
-from ..instance.results import coco_stats, per_category_metrics
+from ..instance.results import per_category_metrics
 from ._common import PROG, HelpFormatter, InputError, add_common_flags, check_out_path, positive_int, quiet
-from .output import build_document, write_json
+from .output import build_document, coco_summary, write_json
 
 log = logging.getLogger("boundary_api")
 
@@ -175,7 +176,9 @@ def run(args) -> int:
         raise InputError("--lvis: streaming and cluster evaluation choose LVIS rules from the ground "
                          "truth, and this one is not LVIS (images without neg_category_ids)")
     params, max_dets = _eval_params(args, lvis)
-    with quiet(args.quiet):
+    with quiet(args.quiet), warnings.catch_warnings():
+        # the table below reports AP at --max-dets; pycocotools' -1 at 100 is not shown
+        warnings.filterwarnings("ignore", message=r"summarize\(\): params\.maxDets")
         if args.workers is not None or args.scheduler is not None:
             try:
                 ev = _dask(args, iou, params, max_dets)
@@ -189,12 +192,14 @@ def run(args) -> int:
             ev = evaluate_streaming(gt_data, args.dt, iou, args.chunk_images, lvis=lvis,
                                     dilation_ratio=args.dilation_ratio, max_dets=max_dets, params=params,
                                     num_threads=args.threads)
+    from .instances import table_title
+
+    print(table_title(lvis, iou, args.dilation_ratio, max_dets))
     if lvis:
         ev.print_results()
         metrics = dict(ev.results)
     else:
-        ev.summarize()
-        metrics = coco_stats(ev)
+        metrics = coco_summary(ev)  # AP at --max-dets, not pycocotools' -1 at 100
     log.info("evaluated in %.2fs", time.time() - tic)
     if args.json_out:
         cats = {c["id"]: c for c in gt_data.get("categories", [])}
