@@ -40,9 +40,9 @@ log = logging.getLogger(__name__)
 Shards = Union[str, os.PathLike, Sequence[dict]]
 
 
-def _shards(shards: Shards) -> List[dict]:
+def _shards(shards: Shards, allow_partial: bool = False) -> List[dict]:
     if isinstance(shards, (str, bytes, os.PathLike)):
-        return load_manifest(shards)
+        return load_manifest(shards, allow_partial=allow_partial)
     out = list(shards)
     for n, s in enumerate(out):
         if not isinstance(s, dict) or "gt" not in s or "dt" not in s or not isinstance(s.get("img_ids"), list):
@@ -63,7 +63,8 @@ def _finish(shards: List[dict], partials: Sequence[Partial], verbose: bool, num_
 def evaluate_dask(shards: Shards, client, iou_type: str = "segm", *, dilation_ratio: float = 0.02,
                   max_dets: int = 300, params: Optional[dict] = None, worker_threads: int = 1,
                   retries: int = 0, shard_fn: Optional[Callable] = None, verbose: bool = False,
-                  num_threads: Optional[int] = None):
+                  num_threads: Optional[int] = None, allow_partial: bool = False,
+                  progress: Optional[Callable[[int, int], None]] = None):
     """Evaluate shards on a ``dask.distributed`` cluster, merge and accumulate.
 
     Parameters
@@ -89,6 +90,12 @@ def evaluate_dask(shards: Shards, client, iou_type: str = "segm", *, dilation_ra
         Print the summary as the libraries do.
     num_threads : int, optional
         Threads for the final accumulation on the client.
+    allow_partial : bool, optional
+        Evaluate a manifest that misses shard entries (refused by default; see
+        :func:`~boundary_api.instance.streaming.load_manifest`).
+    progress : callable, optional
+        ``progress(done, total)``, called with 0 first and then each time a
+        shard has come back.
 
     Returns
     -------
@@ -101,18 +108,31 @@ def evaluate_dask(shards: Shards, client, iou_type: str = "segm", *, dilation_ra
         The first error of a shard (its own exception, or dask's
         ``KilledWorker``); then nothing is returned.
     """
-    shards = _shards(shards)
+    shards = _shards(shards, allow_partial)
     fn = shard_fn or evaluate_shard
     futures = client.map(fn, shards, iou_type=iou_type, dilation_ratio=dilation_ratio, max_dets=max_dets,
                          params=params, num_threads=worker_threads, pure=False, retries=retries,
                          key=[f"boundary-shard-{n}-{os.getpid()}-{id(shards)}" for n in range(len(shards))])
     try:
+        if progress is not None:
+            _report_progress(futures, progress)
         partials = client.gather(futures, errors="raise")
     finally:
         for f in futures:
             f.release()
     log.info("%d partials gathered (%d detections)", len(partials), sum(p.num_detections for p in partials))
     return _finish(shards, partials, verbose, num_threads)
+
+
+def _report_progress(futures, progress: Callable[[int, int], None]) -> None:
+    """Call ``progress(done, total)`` as the futures finish (a failed one
+    counts as finished; ``gather`` raises its error afterwards)."""
+    from dask.distributed import as_completed
+
+    total = len(futures)
+    progress(0, total)
+    for done, _ in enumerate(as_completed(futures), 1):
+        progress(done, total)
 
 
 @contextlib.contextmanager
@@ -137,7 +157,7 @@ def local_client(workers: int = 2, threads_per_worker: int = 1, processes: bool 
 def evaluate_ray(shards: Shards, iou_type: str = "segm", *, address: Optional[str] = None,
                  dilation_ratio: float = 0.02, max_dets: int = 300, params: Optional[dict] = None,
                  worker_threads: int = 1, max_retries: int = 0, shard_fn: Optional[Callable] = None,
-                 verbose: bool = False, num_threads: Optional[int] = None):
+                 verbose: bool = False, num_threads: Optional[int] = None, allow_partial: bool = False):
     """:func:`evaluate_dask` on Ray: one remote task per shard, partials gathered with ``ray.get``.
 
     ``address`` is passed to ``ray.init`` when Ray is not initialised yet
@@ -152,7 +172,7 @@ def evaluate_ray(shards: Shards, iou_type: str = "segm", *, address: Optional[st
     if not hasattr(ray, "remote"):  # e.g. Ray's own session folder /tmp/ray seen as a namespace package
         raise ImportError(f"ray is needed for evaluate_ray: pip install ray ('ray' found at "
                           f"{list(getattr(ray, '__path__', []))} is not the Ray package)")
-    shards = _shards(shards)
+    shards = _shards(shards, allow_partial)
     if not ray.is_initialized():
         ray.init(address=address, include_dashboard=False, log_to_driver=False)
     task = ray.remote(num_cpus=worker_threads, max_retries=max_retries)(shard_fn or evaluate_shard)

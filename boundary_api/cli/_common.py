@@ -7,8 +7,10 @@ import contextlib
 import io
 import math
 import os
+import shutil
 import stat
-from typing import Mapping, Optional
+import tempfile
+from typing import Dict, List, Mapping, Optional
 
 PROG = "boundary-eval"
 
@@ -74,6 +76,107 @@ def quiet(enabled: bool):
         return
     with contextlib.redirect_stdout(io.StringIO()):
         yield
+
+
+#: flags whose value is a JSON file read by some subcommand (aliases included)
+#: (not --manifest: read once, and its relative shard paths need its own folder)
+JSON_INPUT_FLAGS = ("--gt", "--gt-json-file", "--dt", "--dt-json-file", "--gt-json",
+                    "--pred-json", "--pred-json-file", "--class-names")
+
+#: copies of the non-seekable inputs of this run (pipes, /dev/stdin): copy -> path as given
+SPOOLED: Dict[str, str] = {}
+
+
+def given(path):
+    """The path as the user gave it, for a copy :func:`spool_pipes` made."""
+    return SPOOLED.get(path, path) if isinstance(path, str) else path
+
+
+def as_given(text: str) -> str:
+    """``text`` (an error message) with every spooled copy named as the user named it."""
+    for copy, original in SPOOLED.items():
+        text = text.replace(copy, original)
+    return text
+
+
+def _is_stream(path: str) -> bool:
+    """An existing input that is neither a regular file nor a folder: a pipe,
+    process substitution (``<(zcat x.gz)``), ``/dev/stdin``, a device."""
+    try:
+        mode = os.stat(path).st_mode
+    except (OSError, ValueError):
+        return False
+    return not stat.S_ISREG(mode) and not stat.S_ISDIR(mode)
+
+
+def _looks_like_json_lines(path: str) -> bool:
+    """Whether a file's first non-blank character opens an object (JSON Lines)
+    rather than a list; gzip content is looked into."""
+    from .._io import open_input
+
+    try:
+        with open_input(path) as f:
+            while True:
+                block = f.read(1 << 12)
+                if not block:
+                    return False
+                block = block.lstrip()
+                if block:
+                    return block[:1] == b"{"
+    except (OSError, EOFError, ValueError):
+        return False
+
+
+def spool_pipes(argv: List[str], folder: str) -> List[str]:
+    """``argv`` with every JSON input that is a pipe or device (see
+    :data:`JSON_INPUT_FLAGS`) replaced by a copy in ``folder``.
+
+    Such an input can be read once only, while a command may read a file more
+    than once (a fast columnar reader first, a checking reader after it) or
+    look at its start to choose how to read it.  A results copy whose content
+    is JSON Lines is named ``*.jsonl`` (so that ``--dt <(zcat r.jsonl.gz)``
+    streams).  The copies are registered in :data:`SPOOLED`.
+    """
+    out = list(argv)
+    for n, arg in enumerate(out):
+        flag, eq, value = arg.partition("=")
+        if flag not in JSON_INPUT_FLAGS:
+            continue
+        if not eq:
+            if n + 1 >= len(out):
+                continue
+            value = out[n + 1]
+        if not value or not _is_stream(value):
+            continue
+        copy = os.path.join(folder, f"input{len(SPOOLED)}")
+        try:
+            with open(value, "rb") as src, open(copy, "wb") as dst:
+                shutil.copyfileobj(src, dst, 1 << 20)
+        except OSError as exc:
+            raise InputError(f"{flag} {value}: cannot read it ({exc.strerror or exc})") from None
+        if flag in ("--dt", "--dt-json-file") and _looks_like_json_lines(copy):
+            os.replace(copy, copy + ".jsonl")
+            copy += ".jsonl"
+        else:
+            os.replace(copy, copy + ".json")
+            copy += ".json"
+        SPOOLED[copy] = value
+        if eq:
+            out[n] = f"{flag}={copy}"
+        else:
+            out[n + 1] = copy
+    return out
+
+
+@contextlib.contextmanager
+def spool_folder():
+    """A temporary folder for :func:`spool_pipes`, removed at the end (also on
+    an error or an interruption)."""
+    folder = tempfile.mkdtemp(prefix="boundary_api_input_")
+    try:
+        yield folder
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
 
 
 def _inside(path: str, folder: str) -> bool:

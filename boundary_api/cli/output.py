@@ -150,7 +150,9 @@ def build_document(kind: str, iou_type: str, dilation_ratio: Optional[float], in
     if max_dets is not None:
         settings["max_dets"] = int(max_dets)
     settings.update(settings_extra or {})
-    settings["inputs"] = {flag: os.fspath(path) for flag, path in inputs.items() if path is not None}
+    from ._common import given
+
+    settings["inputs"] = {flag: given(os.fspath(path)) for flag, path in inputs.items() if path is not None}
     doc: Dict[str, Any] = {"boundary_api_version": __version__, "settings": settings}
     for name, value in metrics.items():
         doc[str(name)] = metric_value(value) if isinstance(value, (float, np.floating)) else _plain(value)

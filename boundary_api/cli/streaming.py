@@ -25,8 +25,9 @@ from .output import build_document, coco_summary, write_json
 
 log = logging.getLogger("boundary_api")
 
-_FLAGS = ("--chunk-images", "--workers", "--scheduler", "--manifest", "--shard-dir", "--images-per-shard")
-_STREAM_SUFFIXES = (".jsonl", ".ndjson")
+_FLAGS = ("--chunk-images", "--workers", "--scheduler", "--manifest", "--shard-dir", "--images-per-shard",
+          "--allow-partial")
+_STREAM_SUFFIXES = (".jsonl", ".ndjson", ".jsonl.gz", ".ndjson.gz")
 
 
 def wanted(argv: List[str]) -> bool:
@@ -66,6 +67,9 @@ def parser() -> argparse.ArgumentParser:
     g.add_argument("--manifest", default=None, metavar="PATH",
                    help="evaluate the shards of a manifest written by 'boundary-eval shard' "
                         "(instead of --gt/--dt)")
+    g.add_argument("--allow-partial", action="store_true",
+                   help="with --manifest: evaluate the shards it lists even when entries are missing "
+                        "(refused otherwise: the numbers would cover only part of the data)")
     return p
 
 
@@ -105,13 +109,43 @@ def _check(args) -> None:
             raise InputError("--manifest replaces --gt and --dt")
         if args.workers is None and args.scheduler is None:
             raise InputError("--manifest needs --workers or --scheduler")
+    elif args.allow_partial:
+        raise InputError("--allow-partial applies to --manifest only")
     elif args.gt is None or args.dt is None:
         raise InputError("--gt and --dt are needed (or --manifest with --workers/--scheduler)")
     if args.scheduler is not None and args.manifest is None and args.shard_dir is None:
         raise InputError("--scheduler needs --shard-dir (a folder the workers can read) or --manifest")
 
 
-def _dask(args, iou: str, params, max_dets):
+def _quiet_dask(quiet: bool) -> None:
+    """Keep dask's cluster logs (every worker start and stop, at INFO) off
+    stderr: its warnings are shown, only its errors with ``-q``.  Called after
+    ``dask.distributed`` is imported, since its import sets its loggers' levels."""
+    level = logging.ERROR if quiet else logging.WARNING
+    for name in ["distributed", *logging.root.manager.loggerDict]:
+        if name == "distributed" or name.startswith(("distributed.", "tornado", "bokeh")):
+            logging.getLogger(name).setLevel(level)
+
+
+class _ProgressBar:
+    """One line on stderr that counts the finished shards (redrawn in place
+    on a terminal, written once at the end otherwise)."""
+
+    def __init__(self, what: str, width: int = 30):
+        self.what = what
+        self.width = width
+        self.tty = sys.stderr.isatty()
+
+    def __call__(self, done: int, total: int) -> None:
+        if not self.tty and done < total:
+            return
+        filled = self.width * done // max(total, 1)
+        line = f"{PROG}: [{'#' * filled}{'.' * (self.width - filled)}] {done}/{total} {self.what}"
+        sys.stderr.write(("\r" if self.tty else "") + line + ("\n" if done >= total else ""))
+        sys.stderr.flush()
+
+
+def _dask(args, iou: str, params, max_dets, shards=None):
     from ..distributed import evaluate_dask, local_client
     from ..instance.streaming import shard_dataset
 
@@ -123,20 +157,21 @@ def _dask(args, iou: str, params, max_dets):
                 from dask.distributed import Client
             except ImportError:
                 raise InputError("--scheduler needs dask: pip install 'boundary-api[dask]'") from None
-            logging.getLogger("distributed").setLevel(logging.WARNING)
+            _quiet_dask(args.quiet)
             with Client(args.scheduler) as client:
-                return evaluate_dask(manifest, client, **kwargs)
-        # dask logs every cluster event at INFO; only its warnings are shown here
-        logging.getLogger("distributed").setLevel(logging.WARNING)
+                return evaluate_dask(manifest, client, progress=bar, **kwargs)
         try:
-            cm = local_client(args.workers)
+            import dask.distributed  # noqa: F401
         except ImportError:
             raise InputError("--workers needs dask: pip install 'boundary-api[dask]'") from None
-        with cm as client:
-            return evaluate_dask(manifest, client, **kwargs)
+        _quiet_dask(args.quiet)
+        with local_client(args.workers) as client:
+            return evaluate_dask(manifest, client, progress=bar, **kwargs)
+
+    bar = None if args.quiet else _ProgressBar("shards")
 
     if args.manifest is not None:
-        return go(args.manifest)
+        return go(shards)
     per_shard = args.images_per_shard or args.chunk_images
     if args.shard_dir is not None:
         return go(shard_dataset(args.gt, args.shard_dir, per_shard, results=args.dt))
@@ -164,10 +199,11 @@ def run(args) -> int:
     check_out_path(args.json_out, files={k: v for k, v in inputs.items() if v and os.path.isfile(v)})
     tic = time.time()
     iou = args.iou_type
+    shards = None
     if args.manifest is not None:
         from ..instance.streaming import load_manifest
 
-        shards = load_manifest(args.manifest)
+        shards = load_manifest(args.manifest, allow_partial=args.allow_partial)
         gt_data = read_json(shards[0]["gt"], "ground truth shard") if shards else {}
     else:
         gt_data = read_json(args.gt, "ground truth")
@@ -181,7 +217,7 @@ def run(args) -> int:
         warnings.filterwarnings("ignore", message=r"summarize\(\): params\.maxDets")
         if args.workers is not None or args.scheduler is not None:
             try:
-                ev = _dask(args, iou, params, max_dets)
+                ev = _dask(args, iou, params, max_dets, shards)
             except (ValueError, TypeError, OSError, MemoryError, KeyboardInterrupt):
                 raise
             except Exception as exc:  # a shard's worker died, the scheduler went away, ...

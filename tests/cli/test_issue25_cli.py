@@ -86,3 +86,166 @@ def test_demo_max_dets_300_has_an_ap(tmp_path, capsys):
     doc = _doc(out)
     assert doc["AP"] is not None and doc["segm"]["AP"] is not None
     assert "-1.000" not in capsys.readouterr().out
+
+
+def _run(args, stdin=None, env=None, shell=False):
+    """boundary-eval in a subprocess (bash, for process substitution, when ``shell``)."""
+    import subprocess
+    import sys
+
+    cmd = f"{sys.executable} -m boundary_api.cli " + args if shell else [sys.executable, "-m", "boundary_api.cli",
+                                                                        *args]
+    return subprocess.run(["bash", "-c", cmd] if shell else cmd, input=stdin, capture_output=True,
+                          env=env, timeout=300)
+
+
+def _one_line_error(proc):
+    err = proc.stderr.decode()
+    assert proc.returncode == 2, err
+    assert err.count("\n") == 1 and err.startswith("boundary-eval: error: ") and "Traceback" not in err
+    return err
+
+
+# -------------------------------------------------- item 3: every file of a --dt folder
+def _split_folder(folder, src):
+    """``src`` split into a .json, a .json.gz, a .jsonl.gz and a sub-folder's .jsonl."""
+    import gzip
+
+    with open(src) as f:
+        dets = json.load(f)
+    n = len(dets) // 4
+    os.makedirs(folder / "sub")
+    with open(folder / "a.json", "w") as f:
+        json.dump(dets[:n], f)
+    with gzip.open(folder / "b.json.gz", "wt") as f:
+        json.dump(dets[n:2 * n], f)
+    with gzip.open(folder / "c.jsonl.gz", "wt") as f:
+        f.write("\n".join(json.dumps(d) for d in dets[2 * n:3 * n]))
+    with open(folder / "sub" / "d.jsonl", "w") as f:
+        f.write("\n".join(json.dumps(d) for d in dets[3 * n:]))
+    return str(folder)
+
+
+def test_dt_folder_reads_gz_files_and_sub_folders(tmp_path, capsys):
+    ref, got = str(tmp_path / "ref.json"), str(tmp_path / "got.json")
+    assert main(["--gt", COCO_GT, "--dt", COCO_DT, "-q", "--json-out", ref]) == 0
+    folder = _split_folder(tmp_path / "res", COCO_DT)
+    assert main(["--gt", COCO_GT, "--dt", folder, "-q", "--json-out", got]) == 0
+    ref, got = _doc(ref), _doc(got)
+    assert got["AP"] == ref["AP"] and got["per_category"] == ref["per_category"]
+
+
+@pytest.mark.parametrize("name", ["README.txt", "results.json.bak", "sub/x.csv"])
+def test_dt_folder_with_a_file_it_cannot_read_is_refused(tmp_path, capsys, name):
+    folder = _split_folder(tmp_path / "res", COCO_DT)
+    (tmp_path / "res" / name).write_text("x")
+    out = tmp_path / "m.json"
+    assert main(["--gt", COCO_GT, "--dt", folder, "-q", "--json-out", str(out)]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and os.path.join(folder, name) in err and "not a results file" in err
+    assert not out.exists() and os.listdir(tmp_path) == ["res"]
+
+
+# ----------------------------------------------------------- item 4: incomplete manifest
+@pytest.fixture(scope="module")
+def manifests(tmp_path_factory):
+    """A complete manifest, one with a shard entry deleted, and their pre-'num_shards' forms."""
+    from boundary_api.instance.streaming import shard_dataset
+
+    folder = tmp_path_factory.mktemp("shards")
+    with contextlib.redirect_stdout(io.StringIO()):
+        path = shard_dataset(COCO_GT, folder, 30, results=COCO_DT)
+    doc = _doc(path)
+    out = {"whole": path}
+
+    def write(name, d):
+        out[name] = str(folder / f"{name}.json")
+        with open(out[name], "w") as f:
+            json.dump(d, f)
+
+    write("missing", dict(doc, shards=doc["shards"][:1] + doc["shards"][2:]))
+    old = {k: v for k, v in doc.items() if k not in ("num_shards", "version")}
+    old["shards"] = [{k: v for k, v in s.items() if k != "index"} for s in doc["shards"]]
+    write("old", old)
+    write("old_missing", dict(old, shards=old["shards"][:-1]))
+    write("bare", {"shards": old["shards"]})
+    return out
+
+
+@pytest.mark.slow
+def test_manifest_with_a_shard_deleted_is_refused_on_the_command_line(manifests, tmp_path, capsys):
+    out = tmp_path / "m.json"
+    for name in ("missing", "old_missing", "bare"):
+        assert main(["--manifest", manifests[name], "--workers", "1", "-q", "--json-out", str(out)]) == 2, name
+        err = capsys.readouterr().err
+        assert err.count("\n") == 1 and "incomplete shard manifest" in err and "--allow-partial" in err
+        assert not out.exists()
+    # asked for: the shards listed, with one warning line
+    assert main(["--manifest", manifests["missing"], "--workers", "1", "-q", "--allow-partial",
+                 "--json-out", str(out)]) == 0
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and err.startswith("boundary-eval: warning: ") and "3 of its 4 shards" in err
+    assert _doc(out)["AP"] is not None
+    assert main(["--gt", COCO_GT, "--dt", COCO_DT, "--allow-partial", "-q"]) == 2
+    assert "--allow-partial applies to --manifest only" in capsys.readouterr().err
+
+
+# ------------------------------------------------------- item 13: pipes as input files
+def test_pipes_and_process_substitution(tmp_path):
+    import gzip
+
+    gz = tmp_path / "gt.json.gz"
+    with open(COCO_GT, "rb") as f:
+        gz.write_bytes(gzip.compress(f.read()))
+    ref = tmp_path / "ref.json"
+    assert main(["--gt", COCO_GT, "--dt", COCO_DT, "-q", "--json-out", str(ref)]) == 0
+    out = tmp_path / "m.json"
+    with open(COCO_DT, "rb") as f:
+        proc = _run(f"--gt <(zcat {gz}) --dt /dev/stdin -q --json-out {out}", stdin=f.read(), shell=True)
+    assert proc.returncode == 0 and proc.stderr == b"", proc.stderr
+    assert _doc(out)["AP"] == _doc(ref)["AP"]
+    assert _doc(out)["settings"]["inputs"] == {"--gt": "/dev/fd/63", "--dt": "/dev/stdin"}
+    # JSON Lines through a pipe: streamed (its content says so), gzip or not
+    jl = _jsonl(tmp_path / "r.jsonl", COCO_DT)
+    for source in (f"<(cat {jl})", f"<(gzip -c {jl})"):
+        proc = _run(f"--gt <(cat {COCO_GT}) --dt {source} -q --json-out {out}", shell=True)
+        assert proc.returncode == 0 and proc.stderr == b"", proc.stderr
+        assert _doc(out)["AP"] == _doc(ref)["AP"]
+    # a bad pipe is named as the user named it
+    proc = _run("--gt <(echo '{') --dt /dev/stdin -q", stdin=b"[]", shell=True)
+    err = _one_line_error(proc)
+    assert "/dev/fd/63" in err and "boundary_api_input_" not in err
+
+
+@pytest.mark.slow
+def test_lvis_results_from_a_pipe(tmp_path):
+    ref, out = tmp_path / "ref.json", tmp_path / "m.json"
+    assert main(["--gt", LVIS_GT, "--dt", LVIS_DT, "-q", "--json-out", str(ref)]) == 0
+    proc = _run(f"--gt <(cat {LVIS_GT}) --dt <(cat {LVIS_DT}) -q --json-out {out}", shell=True)
+    assert proc.returncode == 0 and proc.stderr == b"", proc.stderr
+    assert _doc(out)["AP"] == _doc(ref)["AP"] and _doc(out)["APr"] == _doc(ref)["APr"]
+
+
+def test_pipe_copies_leave_nothing_behind(tmp_path):
+    env = dict(os.environ, TMPDIR=str(tmp_path))
+    with open(COCO_DT, "rb") as f:
+        proc = _run(["--gt", COCO_GT, "--dt", "/dev/stdin", "--iou-type", "bbox", "-q"], stdin=f.read(), env=env)
+    assert proc.returncode == 0, proc.stderr
+    assert os.listdir(tmp_path) == []
+
+
+def test_manifest_from_a_pipe_with_relative_paths_is_refused(manifests):
+    proc = _run(f"--manifest <(cat {manifests['whole']}) --workers 1 -q", shell=True)
+    assert "a pipe does not have" in _one_line_error(proc)
+
+
+# ----------------------------------------------------- item 14: Dask quiet on stderr
+@pytest.mark.slow
+def test_workers_write_nothing_on_stderr_with_q_and_one_progress_line_without(manifests, tmp_path):
+    proc = _run(["--manifest", manifests["whole"], "--workers", "2", "-q"])
+    assert proc.returncode == 0 and proc.stderr == b"", proc.stderr.decode()
+    assert b"Average Precision" in proc.stdout
+    proc = _run(["--gt", COCO_GT, "--dt", COCO_DT, "--workers", "2", "--images-per-shard", "40"])
+    assert proc.returncode == 0
+    lines = proc.stderr.decode().splitlines()
+    assert lines == ["boundary-eval: [" + "#" * 30 + "] 3/3 shards"], lines
