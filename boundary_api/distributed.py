@@ -28,6 +28,7 @@ from __future__ import annotations
 import contextlib
 import logging
 import os
+import tempfile
 from typing import Callable, Iterator, List, Optional, Sequence, Union
 
 from .instance.partials import Partial, accumulate_partial, merge_partials
@@ -140,7 +141,9 @@ def local_client(workers: int = 2, threads_per_worker: int = 1, processes: bool 
                  memory_limit: Union[str, int] = "auto") -> Iterator:
     """A ``dask.distributed`` ``Client`` on a ``LocalCluster`` of ``workers`` workers.
 
-    Closed (cluster included) when the ``with`` block ends.
+    Closed (cluster included) when the ``with`` block ends.  The workers'
+    scratch space is a temporary folder (``boundary_api_dask_*``) removed
+    then too, not dask's ``dask-scratch-space`` left in the temporary folder.
     """
     try:
         from dask.distributed import Client, LocalCluster
@@ -148,10 +151,14 @@ def local_client(workers: int = 2, threads_per_worker: int = 1, processes: bool 
         raise ImportError("dask.distributed is needed: pip install 'boundary-api[dask]'") from None
     if isinstance(workers, bool) or not isinstance(workers, int) or workers < 1:
         raise ValueError(f"workers must be a positive integer, got {workers!r}")
-    with LocalCluster(n_workers=workers, threads_per_worker=threads_per_worker, processes=processes,
-                      memory_limit=memory_limit, dashboard_address=":0") as cluster:
-        with Client(cluster) as client:
-            yield client
+    import dask
+
+    with tempfile.TemporaryDirectory(prefix="boundary_api_dask_") as scratch, \
+            dask.config.set({"temporary-directory": scratch}):  # the scheduler's scratch space too
+        with LocalCluster(n_workers=workers, threads_per_worker=threads_per_worker, processes=processes,
+                          memory_limit=memory_limit, dashboard_address=":0", local_directory=scratch) as cluster:
+            with Client(cluster) as client:
+                yield client
 
 
 def evaluate_ray(shards: Shards, iou_type: str = "segm", *, address: Optional[str] = None,

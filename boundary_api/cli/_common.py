@@ -8,6 +8,7 @@ import io
 import math
 import os
 import shutil
+import signal
 import stat
 import tempfile
 from typing import Dict, List, Mapping, Optional
@@ -127,9 +128,9 @@ def _looks_like_json_lines(path: str) -> bool:
         return False
 
 
-def spool_pipes(argv: List[str], folder: str) -> List[str]:
+def spool_pipes(argv: List[str], folder: "_LazyFolder") -> List[str]:
     """``argv`` with every JSON input that is a pipe or device (see
-    :data:`JSON_INPUT_FLAGS`) replaced by a copy in ``folder``.
+    :data:`JSON_INPUT_FLAGS`) replaced by a copy in ``folder`` (of :func:`spool_folder`).
 
     Such an input can be read once only, while a command may read a file more
     than once (a fast columnar reader first, a checking reader after it) or
@@ -148,7 +149,7 @@ def spool_pipes(argv: List[str], folder: str) -> List[str]:
             value = out[n + 1]
         if not value or not _is_stream(value):
             continue
-        copy = os.path.join(folder, f"input{len(SPOOLED)}")
+        copy = os.path.join(folder.path(), f"input{len(SPOOLED)}")
         try:
             with open(value, "rb") as src, open(copy, "wb") as dst:
                 shutil.copyfileobj(src, dst, 1 << 20)
@@ -168,15 +169,78 @@ def spool_pipes(argv: List[str], folder: str) -> List[str]:
     return out
 
 
+class _LazyFolder:
+    """A temporary folder made on first use (:meth:`path`)."""
+
+    def __init__(self):
+        self._path: Optional[str] = None
+
+    def path(self) -> str:
+        if self._path is None:
+            self._path = tempfile.mkdtemp(prefix="boundary_api_input_")
+        return self._path
+
+
 @contextlib.contextmanager
 def spool_folder():
-    """A temporary folder for :func:`spool_pipes`, removed at the end (also on
-    an error or an interruption)."""
-    folder = tempfile.mkdtemp(prefix="boundary_api_input_")
+    """Where :func:`spool_pipes` puts its copies: a temporary folder made only
+    if there is something to copy, removed at the end (also on an error, an
+    interruption or SIGTERM)."""
+    folder = _LazyFolder()
     try:
         yield folder
     finally:
-        shutil.rmtree(folder, ignore_errors=True)
+        if folder._path is not None:
+            shutil.rmtree(folder._path, ignore_errors=True)
+
+
+class Terminated(KeyboardInterrupt):
+    """SIGTERM, raised in the main thread like Ctrl-C's KeyboardInterrupt, so that
+    every ``finally`` and ``with`` on the way out runs: temporary folders
+    (streaming chunks, shards, copies of piped inputs) and a half-written
+    ``--json-out`` are removed, a local Dask cluster is shut down."""
+
+
+class _Termination:
+    deferred = 0  # > 0 inside deferred_termination()
+    pending = False
+
+
+def _on_sigterm(signum, frame):
+    if _Termination.deferred:
+        _Termination.pending = True
+        return
+    raise Terminated()
+
+
+@contextlib.contextmanager
+def terminate_cleanly():
+    """SIGTERM raises :class:`Terminated` while the command runs (main thread only)."""
+    try:
+        previous = signal.signal(signal.SIGTERM, _on_sigterm)
+    except ValueError:  # not the main thread: leave signals alone
+        yield
+        return
+    _Termination.pending = False
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+
+
+@contextlib.contextmanager
+def deferred_termination():
+    """SIGTERM waits until the block is over (then raises :class:`Terminated`):
+    for steps that cannot be undone half-way, such as a Dask cluster starting
+    its workers."""
+    _Termination.deferred += 1
+    try:
+        yield
+    finally:
+        _Termination.deferred -= 1
+    if not _Termination.deferred and _Termination.pending:
+        _Termination.pending = False
+        raise Terminated()
 
 
 def _inside(path: str, folder: str) -> bool:

@@ -22,12 +22,14 @@ With no arguments it evaluates a small bundled demo and prints Mask AP and
 Boundary AP side by side.
 
 Exit status: 0 on success, 2 on bad input or arguments (one line on stderr),
-130 when interrupted, 141 (128 + SIGPIPE, as for a tool killed by SIGPIPE)
+130 when interrupted (Ctrl-C), 143 on SIGTERM (temporary files are removed
+in both cases), 141 (128 + SIGPIPE, as for a tool killed by SIGPIPE)
 when the reader of standard output went away, e.g. ``| head -1``; the
 evaluation still finishes and ``--json-out`` is still written then.
 """
 from __future__ import annotations
 
+import contextlib
 import importlib
 import logging
 import os
@@ -37,7 +39,7 @@ import warnings
 from typing import List, Optional
 
 from . import demo, instances, streaming
-from ._common import PROG, as_given, spool_folder, spool_pipes
+from ._common import PROG, Terminated, as_given, spool_folder, spool_pipes, terminate_cleanly
 
 #: exit status when standard output is a closed pipe (as if killed by SIGPIPE)
 EXIT_BROKEN_PIPE = 128 + getattr(signal, "SIGPIPE", 13)
@@ -115,6 +117,10 @@ def _route(argv: List[str]) -> int:
     return instances.run(args)
 
 
+#: exit status after SIGTERM (as if killed by it)
+EXIT_TERMINATED = 128 + signal.SIGTERM
+
+
 def _show_warning(message, category, filename, lineno, file=None, line=None) -> None:
     """A Python warning as one line on stderr, like the command's other messages."""
     print(f"{PROG}: warning: {as_given(str(message))}", file=sys.stderr if file is None else file)
@@ -131,7 +137,8 @@ def main(argv: Optional[List[str]] = None) -> int:
     saved_show = warnings.showwarning
     warnings.showwarning = _show_warning
     try:
-        status = _dispatch(argv)
+        with terminate_cleanly():
+            status = _dispatch(argv)
         guard.flush()
     except SystemExit:  # argparse: --help, --version, usage errors
         guard.flush()
@@ -144,6 +151,9 @@ def main(argv: Optional[List[str]] = None) -> int:
     except (ValueError, TypeError, OSError, MemoryError, RecursionError, OverflowError) as exc:
         print(f"{PROG}: error: {as_given(str(exc))}", file=sys.stderr)
         status = 2
+    except Terminated:
+        print(f"{PROG}: terminated", file=sys.stderr)
+        status = EXIT_TERMINATED
     except KeyboardInterrupt:
         print(f"{PROG}: interrupted", file=sys.stderr)
         status = 130

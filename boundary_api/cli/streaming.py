@@ -8,6 +8,7 @@ the ``--json-out`` document are those of the instance command.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import logging
 import os
 import sys
@@ -20,7 +21,8 @@ import numpy as np
 
 from .._io import read_json
 from ..instance.results import per_category_metrics
-from ._common import PROG, HelpFormatter, InputError, add_common_flags, check_out_path, positive_int, quiet
+from ._common import (PROG, HelpFormatter, InputError, add_common_flags, check_out_path, deferred_termination,
+                      positive_int, quiet)
 from .output import build_document, coco_summary, write_json
 
 log = logging.getLogger("boundary_api")
@@ -165,7 +167,9 @@ def _dask(args, iou: str, params, max_dets, shards=None):
         except ImportError:
             raise InputError("--workers needs dask: pip install 'boundary-api[dask]'") from None
         _quiet_dask(args.quiet)
-        with local_client(args.workers) as client:
+        with contextlib.ExitStack() as stack:
+            with deferred_termination():  # a cluster stopped while starting cannot be closed
+                client = stack.enter_context(local_client(args.workers))
             return evaluate_dask(manifest, client, progress=bar, **kwargs)
 
     bar = None if args.quiet else _ProgressBar("shards")

@@ -269,7 +269,25 @@ class _GtIndex:
         return out
 
 
+class _NotForChunks(logging.Filter):
+    """Drops the "no annotations" warning for one chunk or shard of images: the
+    whole ground truth was checked (and warned about) once already."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        return "the ground truth has no annotations" not in record.getMessage()
+
+
 def _gt_object(dataset: dict, lvis: bool, source: str):
+    checks = logging.getLogger(f"{__package__}._checks")
+    quiet = _NotForChunks()
+    checks.addFilter(quiet)
+    try:
+        return _gt_object_of(dataset, lvis, source)
+    finally:
+        checks.removeFilter(quiet)
+
+
+def _gt_object_of(dataset: dict, lvis: bool, source: str):
     with contextlib.redirect_stdout(io.StringIO()):
         if lvis:
             from .lvis import LVIS

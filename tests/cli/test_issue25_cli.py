@@ -249,3 +249,61 @@ def test_workers_write_nothing_on_stderr_with_q_and_one_progress_line_without(ma
     assert proc.returncode == 0
     lines = proc.stderr.decode().splitlines()
     assert lines == ["boundary-eval: [" + "#" * 30 + "] 3/3 shards"], lines
+
+
+# ------------------------------------------------ item 12: SIGTERM / SIGINT clean up
+def _signal_when(tmp_path, argv, prefix, signum):
+    """Run boundary-eval with TMPDIR=tmp_path/tmp, send ``signum`` once a
+    temporary folder named ``prefix*`` is there; (exit status, stderr, what is
+    left in the temporary folder)."""
+    import signal  # noqa: F401
+    import subprocess
+    import sys
+    import time
+
+    tmp = tmp_path / "tmp"
+    tmp.mkdir()
+    env = dict(os.environ, TMPDIR=str(tmp))
+    proc = subprocess.Popen([sys.executable, "-m", "boundary_api.cli", *argv], env=env,
+                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    try:
+        deadline = time.time() + 120
+        while not any(n.startswith(prefix) for n in os.listdir(tmp)):
+            assert proc.poll() is None and time.time() < deadline, "finished before the signal could be sent"
+            time.sleep(0.01)
+        proc.send_signal(signum)
+        _, err = proc.communicate(timeout=120)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    return proc.returncode, err.decode(), sorted(os.listdir(tmp))
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("signame, status, word", [("SIGTERM", 143, "terminated"), ("SIGINT", 130, "interrupted")])
+def test_signal_during_streaming_leaves_no_chunk_folder(tmp_path, signame, status, word):
+    import signal
+
+    jl = _jsonl(tmp_path / "r.jsonl", COCO_DT)
+    out = tmp_path / "m.json"
+    rc, err, left = _signal_when(tmp_path, ["--gt", COCO_GT, "--dt", jl, "--chunk-images", "1", "-q",
+                                            "--json-out", str(out)], "boundary_api_chunks_", getattr(signal, signame))
+    assert (rc, err, left) == (status, f"boundary-eval: {word}\n", [])
+    assert not out.exists() and sorted(os.listdir(tmp_path)) == ["r.jsonl", "tmp"]
+
+
+@pytest.mark.slow
+def test_sigterm_during_cluster_evaluation_leaves_nothing(tmp_path):
+    import signal
+
+    rc, err, left = _signal_when(tmp_path, ["--gt", COCO_GT, "--dt", COCO_DT, "--workers", "2",
+                                            "--images-per-shard", "5", "-q"], "boundary_api_dask_", signal.SIGTERM)
+    assert (rc, err, left) == (143, "boundary-eval: terminated\n", [])
+
+
+@pytest.mark.slow
+def test_cluster_evaluation_leaves_no_scratch_space(tmp_path):
+    env = dict(os.environ, TMPDIR=str(tmp_path))
+    proc = _run(["--gt", COCO_GT, "--dt", COCO_DT, "--workers", "1", "-q"], env=env)
+    assert proc.returncode == 0 and proc.stderr == b""
+    assert os.listdir(tmp_path) == []
