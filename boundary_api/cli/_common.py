@@ -46,13 +46,20 @@ def add_common_flags(p: argparse.ArgumentParser) -> None:
 
 
 def ratio(text: str) -> float:
-    """``--dilation-ratio``: a finite number in [0, MAX_RATIO]."""
+    """``--dilation-ratio``: a finite number in (0, MAX_RATIO].
+
+    0 is refused: it would not give an empty boundary but d = 1 pixel on every
+    image (the Python API accepts it with a warning)."""
     try:
         value = float(text)
     except ValueError:
         raise argparse.ArgumentTypeError(f"not a number: {text!r}") from None
     if not math.isfinite(value) or value < 0:
         raise argparse.ArgumentTypeError(f"must be a finite number >= 0, got {text!r}")
+    if value == 0:
+        raise argparse.ArgumentTypeError(
+            "must be > 0: 0 does not give an empty boundary but the thinnest one, d = 1 pixel on every "
+            "image; give the fraction of the image diagonal you mean (e.g. 0.001)")
     if value > MAX_RATIO:
         raise argparse.ArgumentTypeError(
             f"{text!r} is far too large: the ratio is a fraction of the image diagonal (0.02 means 2%), "

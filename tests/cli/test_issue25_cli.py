@@ -307,3 +307,28 @@ def test_cluster_evaluation_leaves_no_scratch_space(tmp_path):
     proc = _run(["--gt", COCO_GT, "--dt", COCO_DT, "--workers", "1", "-q"], env=env)
     assert proc.returncode == 0 and proc.stderr == b""
     assert os.listdir(tmp_path) == []
+
+
+# ----------------------------------------------------- item 7: --dilation-ratio 0
+@pytest.mark.parametrize("argv", [
+    ["--gt", COCO_GT, "--dt", COCO_DT],
+    ["--gt", COCO_GT, "--dt", COCO_DT, "--chunk-images", "10"],
+    ["panoptic", "--gt-json", "g.json", "--pred-json", "p.json"],
+    ["cityscapes", "--gt-dir", "g", "--result-dir", "r"],
+    ["semantic", "--gt-dir", "g", "--pred-dir", "p", "--num-classes", "2"],
+    ["analyze", "--gt", COCO_GT, "--dt", COCO_DT],
+    ["measures", "--help-not"],
+])
+def test_dilation_ratio_0_is_refused_everywhere(tmp_path, capsys, argv):
+    if argv[0] == "measures":
+        argv = ["measures", str(tmp_path / "a.png"), str(tmp_path / "b.png")]
+    out = tmp_path / "m.json"
+    with pytest.raises(SystemExit) as exit_:
+        main(argv + ["--dilation-ratio", "0", "--json-out", str(out)])
+    assert exit_.value.code == 2
+    last = capsys.readouterr().err.strip().splitlines()[-1]
+    assert "argument --dilation-ratio" in last
+    assert last.endswith(": must be > 0: 0 does not give an empty boundary but the "
+                         "thinnest one, d = 1 pixel on every image; give the fraction of the image diagonal "
+                         "you mean (e.g. 0.001)")
+    assert not out.exists()
