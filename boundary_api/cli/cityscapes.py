@@ -37,8 +37,15 @@ def parser() -> argparse.ArgumentParser:
                    help="write AP, AP50 and per-class AP/AP50/AP per threshold to this JSON file")
     p.add_argument("--threads", type=positive_int, default=None, metavar="N",
                    help="threads over images (default: all cores)")
-    add_common_flags(p)  # --version, -q (prints nothing, as cityscapesScripts' quiet)
+    add_common_flags(p)  # --version, -q (only the table)
     return p
+
+
+def table_title(iou_type: str, dilation_ratio: float, n_images: int) -> str:
+    """The line above the table: what was measured, on how many images."""
+    what = (f"Boundary AP (dilation ratio {dilation_ratio:g})" if iou_type == "boundary"
+            else "Mask AP (segm, cityscapesScripts' AP)")
+    return f"Cityscapes {what} over {n_images} images:"
 
 
 def run(args) -> int:
@@ -49,8 +56,9 @@ def run(args) -> int:
     res = evaluate_cityscapes(args.gt_dir, args.result_dir, iou_type=args.iou_type,
                               dilation_ratio=args.dilation_ratio, num_threads=args.threads)
     log.info("evaluated %d images in %.2fs", res["n_images"], time.time() - tic)
-    if not args.quiet:
-        print_results(res)
+    # -q: only the table (as everywhere), not nothing
+    print(table_title(args.iou_type, args.dilation_ratio, res["n_images"]))
+    print_results(res)
     if args.json_out:
         doc = build_document("cityscapes", args.iou_type, args.dilation_ratio,
                              {"--gt-dir": args.gt_dir, "--result-dir": args.result_dir},

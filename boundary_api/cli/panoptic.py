@@ -11,7 +11,7 @@ from ._common import PROG, HelpFormatter, add_common_flags, check_out_path, posi
 from .output import build_document, write_json
 
 #: what each --iou-type reports, for the title line above the table
-LABELS = {"boundary": "Boundary PQ", "segm": "PQ"}
+LABELS = {"boundary": "Boundary PQ", "segm": "PQ (segm: mask IoU)"}
 
 
 def parser() -> argparse.ArgumentParser:

@@ -244,7 +244,8 @@ def test_manifest_from_a_pipe_with_relative_paths_is_refused(manifests):
 def test_workers_write_nothing_on_stderr_with_q_and_one_progress_line_without(manifests, tmp_path):
     proc = _run(["--manifest", manifests["whole"], "--workers", "2", "-q"])
     assert proc.returncode == 0 and proc.stderr == b"", proc.stderr.decode()
-    assert b"Average Precision" in proc.stdout
+    assert proc.stdout.decode().splitlines()[0] == \
+        "COCO Boundary AP (dilation ratio 0.02), up to 100 detections per image:"
     proc = _run(["--gt", COCO_GT, "--dt", COCO_DT, "--workers", "2", "--images-per-shard", "40"])
     assert proc.returncode == 0
     lines = proc.stderr.decode().splitlines()
@@ -332,3 +333,60 @@ def test_dilation_ratio_0_is_refused_everywhere(tmp_path, capsys, argv):
                          "thinnest one, d = 1 pixel on every image; give the fraction of the image diagonal "
                          "you mean (e.g. 0.001)")
     assert not out.exists()
+
+
+# ------------------------------- items 15 and 16: -q prints the table, which names the IoU type
+CITYSCAPES = os.path.join(os.path.dirname(COCO_GT), "..", "cityscapes", "visible")
+PANOPTIC = os.path.join(os.path.dirname(COCO_GT), "..", "panoptic")
+
+
+def _semantic_folders(tmp_path):
+    from PIL import Image
+
+    for sub in ("gt", "pred"):
+        os.makedirs(tmp_path / sub)
+    g = np.zeros((24, 36), np.uint8)
+    g[4:20, 6:30] = 1
+    Image.fromarray(g).save(tmp_path / "gt" / "a.png")
+    Image.fromarray(np.roll(g, 2, axis=1)).save(tmp_path / "pred" / "a.png")
+    return ["--gt-dir", str(tmp_path / "gt"), "--pred-dir", str(tmp_path / "pred"), "--num-classes", "2"]
+
+
+@pytest.mark.parametrize("case, first", [
+    ("coco boundary", "COCO Boundary AP (dilation ratio 0.02), up to 100 detections per image:"),
+    ("coco segm", "COCO Mask AP, up to 100 detections per image:"),
+    ("coco bbox", "COCO Box AP, up to 100 detections per image:"),
+    ("lvis segm", "LVIS Mask AP, up to 300 detections per image:"),
+    ("streaming segm", "COCO Mask AP, up to 100 detections per image:"),
+    ("streaming boundary", "COCO Boundary AP (dilation ratio 0.01), up to 100 detections per image:"),
+    ("panoptic boundary", "Boundary PQ (dilation ratio 0.02), SQ and RQ:"),
+    ("panoptic segm", "PQ (segm: mask IoU), SQ and RQ:"),
+    ("cityscapes boundary", "Cityscapes Boundary AP (dilation ratio 0.005) over 12 images:"),
+    ("cityscapes segm", "Cityscapes Mask AP (segm, cityscapesScripts' AP) over 12 images:"),
+    ("semantic", "Semantic segmentation: IoU, Boundary IoU (BIoU, dilation ratio 0.02) and accuracy per class, "
+                 "in %:"),
+    ("analyze segm", "TIDE AP (IoU 0.5; Mask AP): "),
+    ("analyze boundary", "TIDE AP (IoU 0.5; Boundary AP, dilation ratio 0.02): "),
+    ("demo", "  metric     Mask AP   Boundary AP"),
+])
+def test_quiet_prints_the_table_and_it_names_the_iou_type(tmp_path, capsys, case, first):
+    kind, _, iou = case.partition(" ")
+    argv = {
+        "coco": ["--gt", COCO_GT, "--dt", COCO_DT],
+        "lvis": ["--gt", LVIS_GT, "--dt", LVIS_DT],
+        "streaming": ["--gt", COCO_GT, "--dt", COCO_DT, "--chunk-images", "40"]
+        + (["--dilation-ratio", "0.01"] if iou == "boundary" else []),
+        "panoptic": ["panoptic", "--gt-json", os.path.join(PANOPTIC, "panoptic_examples.json"),
+                     "--pred-json", os.path.join(PANOPTIC, "pred_shift3.json")],
+        "cityscapes": ["cityscapes", "--gt-dir", os.path.join(CITYSCAPES, "gtFine", "val"),
+                       "--result-dir", os.path.join(CITYSCAPES, "results")],
+        "semantic": ["semantic"] + _semantic_folders(tmp_path) if kind == "semantic" else [],
+        "analyze": ["analyze", "--gt", COCO_GT, "--dt", COCO_DT],
+        "demo": [],
+    }[kind]
+    if iou:
+        argv += ["--iou-type", iou]
+    assert main(argv + ["-q"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert lines and lines[0].startswith(first), lines[:2]
+    assert len(lines) >= 4

@@ -152,7 +152,7 @@ def test_quiet_on_every_subcommand(capsys):
     assert [line.split("|")[0].strip() for line in lines[3:]] == ["All", "Things", "Stuff"]
     assert main(PAN_ARGS + ["--iou-type", "segm"]) == 0
     lines = capsys.readouterr().out.splitlines()
-    assert lines[0] == "PQ, SQ and RQ:" and len(lines) == 7 and lines[-1].startswith("evaluated in ")
+    assert lines[0] == "PQ (segm: mask IoU), SQ and RQ:" and len(lines) == 7 and lines[-1].startswith("evaluated in ")
 
 
 def _help_entries(text):
