@@ -117,9 +117,8 @@ def _is_stream(path: str) -> bool:
     return not stat.S_ISREG(mode) and not stat.S_ISDIR(mode)
 
 
-def _looks_like_json_lines(path: str) -> bool:
-    """Whether a file's first non-blank character opens an object (JSON Lines)
-    rather than a list; gzip content is looked into."""
+def _starts_with(path: str, char: bytes) -> bool:
+    """Whether a file's first non-blank byte is ``char`` (gzip content is looked into)."""
     from .._io import open_input
 
     try:
@@ -130,9 +129,15 @@ def _looks_like_json_lines(path: str) -> bool:
                     return False
                 block = block.lstrip()
                 if block:
-                    return block[:1] == b"{"
+                    return block[:1] == char
     except (OSError, EOFError, ValueError):
         return False
+
+
+def _looks_like_json_lines(path: str) -> bool:
+    """Whether a file's first non-blank character opens an object (JSON Lines)
+    rather than a list."""
+    return _starts_with(path, b"{")
 
 
 def spool_pipes(argv: List[str], folder: "_LazyFolder") -> List[str]:
@@ -163,11 +168,13 @@ def spool_pipes(argv: List[str], folder: "_LazyFolder") -> List[str]:
         except OSError as exc:
             raise InputError(f"{flag} {value}: cannot read it ({exc.strerror or exc})") from None
         if flag in ("--dt", "--dt-json-file") and _looks_like_json_lines(copy):
-            os.replace(copy, copy + ".jsonl")
-            copy += ".jsonl"
+            suffix = ".jsonl"
+        elif flag == "--class-names" and not _starts_with(copy, b"["):
+            suffix = ".txt"  # a text file, one name a line
         else:
-            os.replace(copy, copy + ".json")
-            copy += ".json"
+            suffix = ".json"
+        os.replace(copy, copy + suffix)
+        copy += suffix
         SPOOLED[copy] = value
         if eq:
             out[n] = f"{flag}={copy}"

@@ -390,3 +390,26 @@ def test_quiet_prints_the_table_and_it_names_the_iou_type(tmp_path, capsys, case
     lines = capsys.readouterr().out.splitlines()
     assert lines and lines[0].startswith(first), lines[:2]
     assert len(lines) >= 4
+
+
+def test_panoptic_json_from_pipes(tmp_path):
+    gt, pred = os.path.join(PANOPTIC, "panoptic_examples.json"), os.path.join(PANOPTIC, "pred_shift3.json")
+    ref, out = tmp_path / "ref.json", tmp_path / "m.json"
+    assert main(["panoptic", "--gt-json", gt, "--pred-json", pred, "-q", "--json-out", str(ref)]) == 0
+    folders = (f"--gt-folder {PANOPTIC}/panoptic_examples --pred-folder {PANOPTIC}/pred_shift3")
+    proc = _run(f"panoptic --gt-json <(cat {gt}) --pred-json <(gzip -c {pred}) {folders} -q --json-out {out}",
+                shell=True)
+    assert proc.returncode == 0 and proc.stderr == b"", proc.stderr
+    assert {k: v for k, v in _doc(out).items() if k != "settings"} == \
+        {k: v for k, v in _doc(ref).items() if k != "settings"}
+    # without its folder, a piped JSON has no folder next to it
+    proc = _run(f"panoptic --gt-json <(cat {gt}) --pred-json {pred} -q", shell=True)
+    assert "is a pipe, so its PNG folder cannot be found next to it: give --gt-folder" in _one_line_error(proc)
+
+
+@pytest.mark.parametrize("names", ["a\nb\n", '["a", "b"]'], ids=["text", "json"])
+def test_semantic_class_names_from_a_pipe(tmp_path, names):
+    argv = " ".join(_semantic_folders(tmp_path))
+    proc = _run(f"semantic {argv} --class-names /dev/stdin -q", stdin=names.encode(), shell=True)
+    assert proc.returncode == 0 and proc.stderr == b"", proc.stderr
+    assert proc.stdout.decode().splitlines()[2].split()[:2] == ["0", "a"]
