@@ -241,6 +241,9 @@ def run(args) -> int:
     else:
         metrics = coco_summary(ev)  # AP at --max-dets, not pycocotools' -1 at 100
     log.info("evaluated in %.2fs", time.time() - tic)
+    extra = {"rec_thrs": args.rec_thrs}
+    if shards is not None:  # what the manifest's shards held, and whether a part was allowed
+        extra.update(num_images=sum(len(s["img_ids"]) for s in shards), allow_partial=args.allow_partial)
     if args.json_out:
         cats = {c["id"]: c for c in gt_data.get("categories", [])}
         per_category = {}
@@ -253,6 +256,6 @@ def run(args) -> int:
             per_category[int(cat_id)] = entry
         doc = build_document("lvis" if lvis else "coco", iou, args.dilation_ratio,
                              {k: v for k, v in inputs.items() if v is not None}, metrics, per_category,
-                             max_dets=max_dets, settings_extra={"rec_thrs": args.rec_thrs})
+                             max_dets=max_dets, settings_extra=extra)
         write_json(args.json_out, doc)
     return 0

@@ -185,7 +185,8 @@ def test_manifest_with_a_shard_deleted_is_refused_on_the_command_line(manifests,
                  "--json-out", str(out)]) == 0
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and err.startswith("boundary-eval: warning: ") and "3 of its 4 shards" in err
-    assert _doc(out)["AP"] is not None
+    doc = _doc(out)
+    assert doc["AP"] is not None and doc["settings"]["num_images"] == 70 and doc["settings"]["allow_partial"]
     assert main(["--gt", COCO_GT, "--dt", COCO_DT, "--allow-partial", "-q"]) == 2
     assert "--allow-partial applies to --manifest only" in capsys.readouterr().err
 
