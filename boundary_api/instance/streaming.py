@@ -72,13 +72,16 @@ def _result_files(path: PathLike) -> List[str]:
 
     Nothing a folder holds is skipped silently: a file that is not a results
     file (``*.jsonl``, ``*.ndjson``, ``*.json``, each possibly ``.gz``) is
-    refused, naming it.  Only hidden entries (``.DS_Store``,
-    ``.ipynb_checkpoints/``, names starting with a dot) are passed over.
+    refused, naming it.  Hidden entries (names starting with a dot:
+    ``.DS_Store``, ``.ipynb_checkpoints/`` and its copies of results) are
+    passed over, with a one-line warning naming those that are folders or
+    results files.
     """
     path = os.fspath(path)
     if os.path.isdir(path):
         files: List[str] = []
         seen = set()
+        hidden: List[str] = []
 
         def walk(folder: str) -> None:
             real = os.path.realpath(folder)
@@ -87,9 +90,11 @@ def _result_files(path: PathLike) -> List[str]:
                                  "its results would be counted twice")
             seen.add(real)
             for name in sorted(os.listdir(folder)):
-                if name.startswith("."):
-                    continue
                 full = os.path.join(folder, name)
+                if name.startswith("."):
+                    if os.path.isdir(full) or _is_result_file(name):
+                        hidden.append(full)
+                    continue
                 if os.path.isdir(full):
                     walk(full)
                 elif _is_result_file(name):
@@ -99,6 +104,9 @@ def _result_files(path: PathLike) -> List[str]:
                                      "optionally .gz); move it out of the results folder")
 
         walk(path)
+        if hidden:
+            more = f" and {len(hidden) - 1} more" if len(hidden) > 1 else ""
+            warnings.warn(f"{path}: hidden entries are not read as results: {hidden[0]}{more}", stacklevel=3)
         if not files:
             raise ValueError(f"{path}: folder has no result files (*.jsonl, *.ndjson, *.json, optionally .gz)")
         return files

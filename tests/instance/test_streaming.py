@@ -3,6 +3,7 @@ import contextlib
 import io
 import json
 import os
+import warnings
 
 import numpy as np
 import pytest
@@ -154,7 +155,9 @@ def _folder_of_every_kind(folder, dets):
 
 def test_folder_reads_every_results_file_it_holds(tmp_path, coco_dets, coco_ref):
     folder = _folder_of_every_kind(tmp_path / "res", coco_dets)
-    assert len(list(iter_results(folder))) == len(coco_dets)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # a .DS_Store is passed over without a word
+        assert len(list(iter_results(folder))) == len(coco_dets)
     _same(coco_ref["boundary"], evaluate_streaming(COCO_GT, folder, "boundary", chunk_images=40))
 
 
@@ -238,3 +241,13 @@ def test_partial_manifest_when_asked_for(partial_manifests):
                                          r"its 100 images; evaluating only those"):
         ev = evaluate_manifest(partial_manifests["missing"], "segm", allow_partial=True)
     assert len(ev.params.imgIds) == 70
+
+
+def test_hidden_results_are_passed_over_with_a_warning(tmp_path, coco_dets):
+    folder = tmp_path / "res"
+    os.makedirs(folder / ".ipynb_checkpoints")
+    _jsonl(folder / "r.jsonl", coco_dets)
+    _jsonl(folder / ".ipynb_checkpoints" / "r-checkpoint.jsonl", coco_dets)  # a copy: not counted twice
+    _jsonl(folder / ".old.jsonl", coco_dets[:3])
+    with pytest.warns(UserWarning, match=r"hidden entries are not read as results: .*\.ipynb_checkpoints and 1 more"):
+        assert len(list(iter_results(folder))) == len(coco_dets)
