@@ -1,14 +1,16 @@
 """Shared private helpers for reading user files (used by every paradigm)."""
 from __future__ import annotations
 
+import contextlib
 import gzip
+import io
 import json
 import logging
 import math
 import numbers
 import os
 import zlib
-from typing import Any
+from typing import Any, Iterator
 
 _GZIP_MAGIC = b"\x1f\x8b"
 
@@ -62,11 +64,11 @@ def read_json(path, what: str) -> Any:
     if os.path.isdir(fspath):
         raise ValueError(f"{what} file is a directory: {fspath}")
     try:
+        # read once: a pipe (``--gt <(zcat gt.json.gz)``, /dev/stdin) cannot be reopened or rewound
         with open(fspath, "rb") as f:
-            compressed = f.read(2) == _GZIP_MAGIC
-        opener = gzip.open if compressed else open
-        with opener(fspath, "rb") as f:
             data = f.read()
+        if data[:2] == _GZIP_MAGIC:
+            data = gzip.decompress(data)
         return _loads(data)
     except json.JSONDecodeError as exc:
         raise ValueError(f"{what} file is not valid JSON: {fspath} "
@@ -79,6 +81,55 @@ def read_json(path, what: str) -> Any:
         raise ValueError(f"{what} file is not a valid gzip file: {fspath} ({exc})") from None
     except OSError as exc:
         raise ValueError(f"cannot read {what} file {fspath}: {exc.strerror or exc}") from None
+
+
+class _Prefixed(io.RawIOBase):
+    """A raw binary stream: ``head`` (bytes already read), then the rest of ``raw``."""
+
+    def __init__(self, head: bytes, raw):
+        super().__init__()
+        self._head = head
+        self._raw = raw
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, buffer) -> int:
+        if self._head:
+            n = min(len(buffer), len(self._head))
+            buffer[:n] = self._head[:n]
+            self._head = self._head[n:]
+            return n
+        return self._raw.readinto(buffer)
+
+    def readall(self) -> bytes:
+        head, self._head = self._head, b""
+        return head + self._raw.readall()
+
+
+@contextlib.contextmanager
+def open_input(path) -> Iterator[io.BufferedIOBase]:
+    """A user's file opened for reading once, from its start, in binary.
+
+    Gzip-compressed content (recognised by its first bytes, not its name) is
+    decompressed on the fly.  Nothing is rewound or reopened, so pipes and
+    process substitution (``<(zcat results.jsonl.gz)``, ``/dev/stdin``) work
+    like regular files.
+    """
+    raw = open(path, "rb", buffering=0)
+    try:
+        head = b""
+        while len(head) < len(_GZIP_MAGIC):
+            chunk = raw.read(len(_GZIP_MAGIC) - len(head))
+            if not chunk:
+                break
+            head += chunk
+        stream = io.BufferedReader(_Prefixed(head, raw), buffer_size=1 << 20)
+        if head == _GZIP_MAGIC:
+            stream = gzip.GzipFile(fileobj=stream, mode="rb")
+        yield stream
+    finally:
+        raw.close()
 
 
 def finite_number(v) -> bool:

@@ -28,6 +28,7 @@ from __future__ import annotations
 import contextlib
 import logging
 import os
+import tempfile
 from typing import Callable, Iterator, List, Optional, Sequence, Union
 
 from .instance.partials import Partial, accumulate_partial, merge_partials
@@ -40,9 +41,9 @@ log = logging.getLogger(__name__)
 Shards = Union[str, os.PathLike, Sequence[dict]]
 
 
-def _shards(shards: Shards) -> List[dict]:
+def _shards(shards: Shards, allow_partial: bool = False) -> List[dict]:
     if isinstance(shards, (str, bytes, os.PathLike)):
-        return load_manifest(shards)
+        return load_manifest(shards, allow_partial=allow_partial)
     out = list(shards)
     for n, s in enumerate(out):
         if not isinstance(s, dict) or "gt" not in s or "dt" not in s or not isinstance(s.get("img_ids"), list):
@@ -63,7 +64,8 @@ def _finish(shards: List[dict], partials: Sequence[Partial], verbose: bool, num_
 def evaluate_dask(shards: Shards, client, iou_type: str = "segm", *, dilation_ratio: float = 0.02,
                   max_dets: int = 300, params: Optional[dict] = None, worker_threads: int = 1,
                   retries: int = 0, shard_fn: Optional[Callable] = None, verbose: bool = False,
-                  num_threads: Optional[int] = None):
+                  num_threads: Optional[int] = None, allow_partial: bool = False,
+                  progress: Optional[Callable[[int, int], None]] = None):
     """Evaluate shards on a ``dask.distributed`` cluster, merge and accumulate.
 
     Parameters
@@ -89,6 +91,12 @@ def evaluate_dask(shards: Shards, client, iou_type: str = "segm", *, dilation_ra
         Print the summary as the libraries do.
     num_threads : int, optional
         Threads for the final accumulation on the client.
+    allow_partial : bool, optional
+        Evaluate a manifest that misses shard entries (refused by default; see
+        :func:`~boundary_api.instance.streaming.load_manifest`).
+    progress : callable, optional
+        ``progress(done, total)``, called with 0 first and then each time a
+        shard has come back.
 
     Returns
     -------
@@ -101,12 +109,14 @@ def evaluate_dask(shards: Shards, client, iou_type: str = "segm", *, dilation_ra
         The first error of a shard (its own exception, or dask's
         ``KilledWorker``); then nothing is returned.
     """
-    shards = _shards(shards)
+    shards = _shards(shards, allow_partial)
     fn = shard_fn or evaluate_shard
     futures = client.map(fn, shards, iou_type=iou_type, dilation_ratio=dilation_ratio, max_dets=max_dets,
                          params=params, num_threads=worker_threads, pure=False, retries=retries,
                          key=[f"boundary-shard-{n}-{os.getpid()}-{id(shards)}" for n in range(len(shards))])
     try:
+        if progress is not None:
+            _report_progress(futures, progress)
         partials = client.gather(futures, errors="raise")
     finally:
         for f in futures:
@@ -115,12 +125,25 @@ def evaluate_dask(shards: Shards, client, iou_type: str = "segm", *, dilation_ra
     return _finish(shards, partials, verbose, num_threads)
 
 
+def _report_progress(futures, progress: Callable[[int, int], None]) -> None:
+    """Call ``progress(done, total)`` as the futures finish (a failed one
+    counts as finished; ``gather`` raises its error afterwards)."""
+    from dask.distributed import as_completed
+
+    total = len(futures)
+    progress(0, total)
+    for done, _ in enumerate(as_completed(futures), 1):
+        progress(done, total)
+
+
 @contextlib.contextmanager
 def local_client(workers: int = 2, threads_per_worker: int = 1, processes: bool = True,
                  memory_limit: Union[str, int] = "auto") -> Iterator:
     """A ``dask.distributed`` ``Client`` on a ``LocalCluster`` of ``workers`` workers.
 
-    Closed (cluster included) when the ``with`` block ends.
+    Closed (cluster included) when the ``with`` block ends.  The workers'
+    scratch space is a temporary folder (``boundary_api_dask_*``) removed
+    then too, not dask's ``dask-scratch-space`` left in the temporary folder.
     """
     try:
         from dask.distributed import Client, LocalCluster
@@ -128,16 +151,20 @@ def local_client(workers: int = 2, threads_per_worker: int = 1, processes: bool 
         raise ImportError("dask.distributed is needed: pip install 'boundary-api[dask]'") from None
     if isinstance(workers, bool) or not isinstance(workers, int) or workers < 1:
         raise ValueError(f"workers must be a positive integer, got {workers!r}")
-    with LocalCluster(n_workers=workers, threads_per_worker=threads_per_worker, processes=processes,
-                      memory_limit=memory_limit, dashboard_address=":0") as cluster:
-        with Client(cluster) as client:
-            yield client
+    import dask
+
+    with tempfile.TemporaryDirectory(prefix="boundary_api_dask_") as scratch, \
+            dask.config.set({"temporary-directory": scratch}):  # the scheduler's scratch space too
+        with LocalCluster(n_workers=workers, threads_per_worker=threads_per_worker, processes=processes,
+                          memory_limit=memory_limit, dashboard_address=":0", local_directory=scratch) as cluster:
+            with Client(cluster) as client:
+                yield client
 
 
 def evaluate_ray(shards: Shards, iou_type: str = "segm", *, address: Optional[str] = None,
                  dilation_ratio: float = 0.02, max_dets: int = 300, params: Optional[dict] = None,
                  worker_threads: int = 1, max_retries: int = 0, shard_fn: Optional[Callable] = None,
-                 verbose: bool = False, num_threads: Optional[int] = None):
+                 verbose: bool = False, num_threads: Optional[int] = None, allow_partial: bool = False):
     """:func:`evaluate_dask` on Ray: one remote task per shard, partials gathered with ``ray.get``.
 
     ``address`` is passed to ``ray.init`` when Ray is not initialised yet
@@ -152,7 +179,7 @@ def evaluate_ray(shards: Shards, iou_type: str = "segm", *, address: Optional[st
     if not hasattr(ray, "remote"):  # e.g. Ray's own session folder /tmp/ray seen as a namespace package
         raise ImportError(f"ray is needed for evaluate_ray: pip install ray ('ray' found at "
                           f"{list(getattr(ray, '__path__', []))} is not the Ray package)")
-    shards = _shards(shards)
+    shards = _shards(shards, allow_partial)
     if not ray.is_initialized():
         ray.init(address=address, include_dashboard=False, log_to_driver=False)
     task = ray.remote(num_cpus=worker_threads, max_retries=max_retries)(shard_fn or evaluate_shard)

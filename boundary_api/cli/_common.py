@@ -7,8 +7,11 @@ import contextlib
 import io
 import math
 import os
+import shutil
+import signal
 import stat
-from typing import Mapping, Optional
+import tempfile
+from typing import Dict, List, Mapping, Optional
 
 PROG = "boundary-eval"
 
@@ -43,13 +46,20 @@ def add_common_flags(p: argparse.ArgumentParser) -> None:
 
 
 def ratio(text: str) -> float:
-    """``--dilation-ratio``: a finite number in [0, MAX_RATIO]."""
+    """``--dilation-ratio``: a finite number in (0, MAX_RATIO].
+
+    0 is refused: it would not give an empty boundary but d = 1 pixel on every
+    image (the Python API accepts it with a warning)."""
     try:
         value = float(text)
     except ValueError:
         raise argparse.ArgumentTypeError(f"not a number: {text!r}") from None
     if not math.isfinite(value) or value < 0:
         raise argparse.ArgumentTypeError(f"must be a finite number >= 0, got {text!r}")
+    if value == 0:
+        raise argparse.ArgumentTypeError(
+            "must be > 0: 0 does not give an empty boundary but the thinnest one, d = 1 pixel on every "
+            "image; give the fraction of the image diagonal you mean (e.g. 0.001)")
     if value > MAX_RATIO:
         raise argparse.ArgumentTypeError(
             f"{text!r} is far too large: the ratio is a fraction of the image diagonal (0.02 means 2%), "
@@ -74,6 +84,177 @@ def quiet(enabled: bool):
         return
     with contextlib.redirect_stdout(io.StringIO()):
         yield
+
+
+#: flags whose value is a JSON file read by some subcommand (aliases included)
+#: (not --manifest: read once, and its relative shard paths need its own folder)
+JSON_INPUT_FLAGS = ("--gt", "--gt-json-file", "--dt", "--dt-json-file", "--gt-json",
+                    "--pred-json", "--pred-json-file", "--class-names")
+
+#: copies of the non-seekable inputs of this run (pipes, /dev/stdin): copy -> path as given
+SPOOLED: Dict[str, str] = {}
+
+
+def given(path):
+    """The path as the user gave it, for a copy :func:`spool_pipes` made."""
+    return SPOOLED.get(path, path) if isinstance(path, str) else path
+
+
+def as_given(text: str) -> str:
+    """``text`` (an error message) with every spooled copy named as the user named it."""
+    for copy, original in SPOOLED.items():
+        text = text.replace(copy, original)
+    return text
+
+
+def _is_stream(path: str) -> bool:
+    """An existing input that is neither a regular file nor a folder: a pipe,
+    process substitution (``<(zcat x.gz)``), ``/dev/stdin``, a device."""
+    try:
+        mode = os.stat(path).st_mode
+    except (OSError, ValueError):
+        return False
+    return not stat.S_ISREG(mode) and not stat.S_ISDIR(mode)
+
+
+def _starts_with(path: str, char: bytes) -> bool:
+    """Whether a file's first non-blank byte is ``char`` (gzip content is looked into)."""
+    from .._io import open_input
+
+    try:
+        with open_input(path) as f:
+            while True:
+                block = f.read(1 << 12)
+                if not block:
+                    return False
+                block = block.lstrip()
+                if block:
+                    return block[:1] == char
+    except (OSError, EOFError, ValueError):
+        return False
+
+
+def _looks_like_json_lines(path: str) -> bool:
+    """Whether a file's first non-blank character opens an object (JSON Lines)
+    rather than a list."""
+    return _starts_with(path, b"{")
+
+
+def spool_pipes(argv: List[str], folder: "_LazyFolder") -> List[str]:
+    """``argv`` with every JSON input that is a pipe or device (see
+    :data:`JSON_INPUT_FLAGS`) replaced by a copy in ``folder`` (of :func:`spool_folder`).
+
+    Such an input can be read once only, while a command may read a file more
+    than once (a fast columnar reader first, a checking reader after it) or
+    look at its start to choose how to read it.  A results copy whose content
+    is JSON Lines is named ``*.jsonl`` (so that ``--dt <(zcat r.jsonl.gz)``
+    streams).  The copies are registered in :data:`SPOOLED`.
+    """
+    out = list(argv)
+    for n, arg in enumerate(out):
+        flag, eq, value = arg.partition("=")
+        if flag not in JSON_INPUT_FLAGS:
+            continue
+        if not eq:
+            if n + 1 >= len(out):
+                continue
+            value = out[n + 1]
+        if not value or not _is_stream(value):
+            continue
+        copy = os.path.join(folder.path(), f"input{len(SPOOLED)}")
+        try:
+            with open(value, "rb") as src, open(copy, "wb") as dst:
+                shutil.copyfileobj(src, dst, 1 << 20)
+        except OSError as exc:
+            raise InputError(f"{flag} {value}: cannot read it ({exc.strerror or exc})") from None
+        if flag in ("--dt", "--dt-json-file") and _looks_like_json_lines(copy):
+            suffix = ".jsonl"
+        elif flag == "--class-names" and not _starts_with(copy, b"["):
+            suffix = ".txt"  # a text file, one name a line
+        else:
+            suffix = ".json"
+        os.replace(copy, copy + suffix)
+        copy += suffix
+        SPOOLED[copy] = value
+        if eq:
+            out[n] = f"{flag}={copy}"
+        else:
+            out[n + 1] = copy
+    return out
+
+
+class _LazyFolder:
+    """A temporary folder made on first use (:meth:`path`)."""
+
+    def __init__(self):
+        self._path: Optional[str] = None
+
+    def path(self) -> str:
+        if self._path is None:
+            self._path = tempfile.mkdtemp(prefix="boundary_api_input_")
+        return self._path
+
+
+@contextlib.contextmanager
+def spool_folder():
+    """Where :func:`spool_pipes` puts its copies: a temporary folder made only
+    if there is something to copy, removed at the end (also on an error, an
+    interruption or SIGTERM)."""
+    folder = _LazyFolder()
+    try:
+        yield folder
+    finally:
+        if folder._path is not None:
+            shutil.rmtree(folder._path, ignore_errors=True)
+
+
+class Terminated(KeyboardInterrupt):
+    """SIGTERM, raised in the main thread like Ctrl-C's KeyboardInterrupt, so that
+    every ``finally`` and ``with`` on the way out runs: temporary folders
+    (streaming chunks, shards, copies of piped inputs) and a half-written
+    ``--json-out`` are removed, a local Dask cluster is shut down."""
+
+
+class _Termination:
+    deferred = 0  # > 0 inside deferred_termination()
+    pending = False
+
+
+def _on_sigterm(signum, frame):
+    if _Termination.deferred:
+        _Termination.pending = True
+        return
+    raise Terminated()
+
+
+@contextlib.contextmanager
+def terminate_cleanly():
+    """SIGTERM raises :class:`Terminated` while the command runs (main thread only)."""
+    try:
+        previous = signal.signal(signal.SIGTERM, _on_sigterm)
+    except ValueError:  # not the main thread: leave signals alone
+        yield
+        return
+    _Termination.pending = False
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+
+
+@contextlib.contextmanager
+def deferred_termination():
+    """SIGTERM waits until the block is over (then raises :class:`Terminated`):
+    for steps that cannot be undone half-way, such as a Dask cluster starting
+    its workers."""
+    _Termination.deferred += 1
+    try:
+        yield
+    finally:
+        _Termination.deferred -= 1
+    if not _Termination.deferred and _Termination.pending:
+        _Termination.pending = False
+        raise Terminated()
 
 
 def _inside(path: str, folder: str) -> bool:

@@ -83,12 +83,13 @@ def load(args):
     return gt, dt
 
 
-def _table(result, pos_threshold) -> str:
+def _table(result, pos_threshold, iou_type: str = "boundary", dilation_ratio: float = 0.02) -> str:
     from ..instance.analysis import ERROR_TYPES
 
     sizes = ("small", "medium", "large")
     ap = "n/a" if result["ap"] != result["ap"] else f"{100 * result['ap']:.2f}"
-    lines = [f"TIDE AP (IoU {pos_threshold:g}): {ap}    ΔAP x100 from fixing each error type:",
+    what = f"Boundary AP, dilation ratio {dilation_ratio:g}" if iou_type == "boundary" else "Mask AP"
+    lines = [f"TIDE AP (IoU {pos_threshold:g}; {what}): {ap}    ΔAP x100 from fixing each error type:",
              f"{'error':<10}{'all':>8}" + "".join(f"{s:>8}" for s in sizes) + f"{'count':>8}"]
     for t in ERROR_TYPES:
         vals = [result["errors"][t]] + [result["per_size"][s]["errors"][t] for s in sizes]
@@ -131,7 +132,7 @@ def run(args) -> int:
     warning = coverage_warning(coverage)
     if warning and args.iou_type == "boundary":
         log.warning("%s", warning)
-    print(_table(result, args.pos_threshold))
+    print(_table(result, args.pos_threshold, args.iou_type, args.dilation_ratio))
     log.info("analyzed in %.2fs", time.time() - tic)
     if args.json_out:
         write_json(args.json_out, document(args, result, coverage, gt.cats))

@@ -41,8 +41,15 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--max-pixels", type=positive_int, default=DEFAULT_MAX_PIXELS, metavar="N",
                    help="refuse images of more than N pixels (width x height), checked from the file "
                         "header before decoding: a guard against decompression bombs")
-    add_common_flags(p)  # --version, -q (prints nothing, as cityscapesScripts' quiet)
+    add_common_flags(p)  # --version, -q (only the table)
     return p
+
+
+def table_title(iou_type: str, dilation_ratio: float, n_images: int) -> str:
+    """The line above the table: what was measured, on how many images."""
+    what = (f"Boundary AP (dilation ratio {dilation_ratio:g})" if iou_type == "boundary"
+            else "Mask AP (segm, cityscapesScripts' AP)")
+    return f"Cityscapes {what} over {n_images} images:"
 
 
 def run(args) -> int:
@@ -57,8 +64,9 @@ def run(args) -> int:
     except CityscapesInputError as exc:  # also a SystemExit (cityscapesScripts exits): one line, exit 2
         raise InputError(str(exc)) from None
     log.info("evaluated %d images in %.2fs", res["n_images"], time.time() - tic)
-    if not args.quiet:
-        print_results(res)
+    # -q: only the table (as everywhere), not nothing
+    print(table_title(args.iou_type, args.dilation_ratio, res["n_images"]))
+    print_results(res)
     if args.json_out:
         doc = build_document("cityscapes", args.iou_type, args.dilation_ratio,
                              {"--gt-dir": args.gt_dir, "--result-dir": args.result_dir},

@@ -22,8 +22,7 @@ from typing import List, Tuple
 import numpy as np
 import pycocotools.mask as mask_utils
 
-from ..instance.results import coco_stats
-from .output import build_document, write_json
+from .output import build_document, coco_summary, write_json
 
 __all__ = ["make_demo", "write_demo", "demo_paths"]
 
@@ -188,8 +187,7 @@ def run(args) -> int:
             ev.params.maxDets = [1, min(10, max_dets), max_dets]
             ev.evaluate()
             ev.accumulate()
-            ev.summarize()
-            stats[iou] = coco_stats(ev)
+            stats[iou] = coco_summary(ev, show=False)
             evals[iou] = ev
     names = list(dict.fromkeys(coco_stat_names(evals["boundary"].params.maxDets)))
     if not args.quiet:

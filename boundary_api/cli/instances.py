@@ -12,9 +12,9 @@ import numpy as np
 
 from .._io import read_json
 from ..instance._checks import check_instances_dataset, check_rle_dict, describe_unknown_ids, unknown_categories
-from ..instance.results import coco_stats, per_category_metrics
+from ..instance.results import per_category_metrics
 from ._common import PROG, HelpFormatter, InputError, add_common_flags, check_out_path, positive_int, quiet, ratio
-from .output import build_document, write_json
+from .output import build_document, coco_summary, write_json
 
 log = logging.getLogger("boundary_api")
 
@@ -237,25 +237,30 @@ def run(args) -> int:
     return 0
 
 
+def table_title(lvis: bool, iou_type: str, dilation_ratio: float, max_dets: int) -> str:
+    """The line above every instance table: the rules, what was measured (the
+    IoU type, with its dilation ratio) and the detections per image."""
+    label = LABELS[iou_type] + (f" (dilation ratio {dilation_ratio:g})" if iou_type == "boundary" else "")
+    return f"{'LVIS' if lvis else 'COCO'} {label}, up to {max_dets} detections per image:"
+
+
 def _evaluate_lvis(args, gt, dt, inputs, tic) -> None:
     from ..instance.lvis import LVISEval
 
     iou = args.iou_type
-    label = LABELS[iou] + (f" (dilation ratio {args.dilation_ratio:g})" if iou == "boundary" else "")
     max_dets = _lvis_max_dets(args)
     with quiet(args.quiet):
         ev = LVISEval(gt, dt, iou_type=iou, max_dets=max_dets, dilation_ratio=args.dilation_ratio,
                       use_fast_impl=not args.slow, num_threads=args.threads)
         ev.params.rec_thrs = np.linspace(0.0, 1.0, args.rec_thrs)
         ev.run()
-    print(f"LVIS {label}, up to {max_dets} detections per image:")
+    print(table_title(True, iou, args.dilation_ratio, max_dets))
     ev.print_results()
     _report(args, ev, gt, dict(ev.get_results()), True, max_dets, inputs, tic)
 
 
 def _evaluate_coco(args, gt, dt, COCOeval, inputs, tic) -> None:
     iou = args.iou_type
-    label = LABELS[iou] + (f" (dilation ratio {args.dilation_ratio:g})" if iou == "boundary" else "")
     max_dets = args.max_dets if args.max_dets is not None else 100
     with quiet(args.quiet):
         ev = COCOeval(gt, dt, iouType=iou, dilation_ratio=args.dilation_ratio,
@@ -265,9 +270,9 @@ def _evaluate_coco(args, gt, dt, COCOeval, inputs, tic) -> None:
             ev.params.maxDets = [1, min(10, max_dets), max_dets]
         ev.evaluate()
         ev.accumulate()
-    print(f"COCO {label}, up to {max_dets} detections per image:")
-    ev.summarize()
-    _report(args, ev, gt, coco_stats(ev), False, max_dets, inputs, tic)
+    print(table_title(False, iou, args.dilation_ratio, max_dets))
+    metrics = coco_summary(ev)  # AP at --max-dets, not pycocotools' -1 at 100 (issue 25)
+    _report(args, ev, gt, metrics, False, max_dets, inputs, tic)
 
 
 def _report(args, ev, gt, metrics, lvis, max_dets, inputs, tic) -> None:

@@ -22,21 +22,24 @@ With no arguments it evaluates a small bundled demo and prints Mask AP and
 Boundary AP side by side.
 
 Exit status: 0 on success, 2 on bad input or arguments (one line on stderr),
-130 when interrupted, 141 (128 + SIGPIPE, as for a tool killed by SIGPIPE)
+130 when interrupted (Ctrl-C), 143 on SIGTERM (temporary files are removed
+in both cases), 141 (128 + SIGPIPE, as for a tool killed by SIGPIPE)
 when the reader of standard output went away, e.g. ``| head -1``; the
 evaluation still finishes and ``--json-out`` is still written then.
 """
 from __future__ import annotations
 
+import contextlib
 import importlib
 import logging
 import os
 import signal
 import sys
+import warnings
 from typing import List, Optional
 
 from . import demo, instances, streaming
-from ._common import PROG
+from ._common import PROG, Terminated, as_given, spool_folder, spool_pipes, terminate_cleanly
 
 #: exit status when standard output is a closed pipe (as if killed by SIGPIPE)
 EXIT_BROKEN_PIPE = 128 + getattr(signal, "SIGPIPE", 13)
@@ -93,6 +96,11 @@ SUBCOMMANDS = ("panoptic", "cityscapes", "semantic", "measures", "sensitivity", 
 
 
 def _dispatch(argv: List[str]) -> int:
+    with spool_folder() as folder:
+        return _route(spool_pipes(argv, folder))
+
+
+def _route(argv: List[str]) -> int:
     if argv and argv[0] in SUBCOMMANDS:
         module = importlib.import_module(f".{argv[0]}", __package__)
         return module.run(module.parser().parse_args(argv[1:]))
@@ -109,6 +117,15 @@ def _dispatch(argv: List[str]) -> int:
     return instances.run(args)
 
 
+#: exit status after SIGTERM (as if killed by it)
+EXIT_TERMINATED = 128 + signal.SIGTERM
+
+
+def _show_warning(message, category, filename, lineno, file=None, line=None) -> None:
+    """A Python warning as one line on stderr, like the command's other messages."""
+    print(f"{PROG}: warning: {as_given(str(message))}", file=sys.stderr if file is None else file)
+
+
 def main(argv: Optional[List[str]] = None) -> int:
     """Entry point of ``boundary-eval``; returns the exit status."""
     argv = list(sys.argv[1:] if argv is None else argv)
@@ -117,8 +134,11 @@ def main(argv: Optional[List[str]] = None) -> int:
     original = sys.stdout
     guard = _PipeGuard(original)
     sys.stdout = guard
+    saved_show = warnings.showwarning
+    warnings.showwarning = _show_warning
     try:
-        status = _dispatch(argv)
+        with terminate_cleanly():
+            status = _dispatch(argv)
         guard.flush()
     except SystemExit:  # argparse: --help, --version, usage errors
         guard.flush()
@@ -129,13 +149,17 @@ def main(argv: Optional[List[str]] = None) -> int:
         guard.broken = True
         status = EXIT_BROKEN_PIPE
     except (ValueError, TypeError, OSError, MemoryError, RecursionError, OverflowError) as exc:
-        print(f"{PROG}: error: {exc}", file=sys.stderr)
+        print(f"{PROG}: error: {as_given(str(exc))}", file=sys.stderr)
         status = 2
+    except Terminated:
+        print(f"{PROG}: terminated", file=sys.stderr)
+        status = EXIT_TERMINATED
     except KeyboardInterrupt:
         print(f"{PROG}: interrupted", file=sys.stderr)
         status = 130
     finally:
         sys.stdout = original
+        warnings.showwarning = saved_show
     if guard.broken:
         _silence_stdout(original)
         return EXIT_BROKEN_PIPE

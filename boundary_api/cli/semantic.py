@@ -119,6 +119,8 @@ def run(args) -> int:
                            dilation_ratio=args.dilation_ratio, num_threads=args.threads,
                            class_names=names, gt_suffix=args.gt_suffix, pred_suffix=args.pred_suffix,
                            reduce_zero_label=args.reduce_zero_label, max_pixels=args.max_pixels)
+    print(f"Semantic segmentation: IoU, Boundary IoU (BIoU, dilation ratio {args.dilation_ratio:g}) "
+          "and accuracy per class, in %:")
     print_table(res)
     if args.json_out:
         inputs = {"--gt-dir": args.gt_dir, "--pred-dir": args.pred_dir}

@@ -8,24 +8,28 @@ the ``--json-out`` document are those of the instance command.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import logging
 import os
 import sys
 import tempfile
 import time
+import warnings
 from typing import List
 
 import numpy as np
 
 from .._io import read_json
-from ..instance.results import coco_stats, per_category_metrics
-from ._common import PROG, HelpFormatter, InputError, add_common_flags, check_out_path, positive_int, quiet
-from .output import build_document, write_json
+from ..instance.results import per_category_metrics
+from ._common import (PROG, HelpFormatter, InputError, add_common_flags, check_out_path, deferred_termination,
+                      positive_int, quiet)
+from .output import build_document, coco_summary, write_json
 
 log = logging.getLogger("boundary_api")
 
-_FLAGS = ("--chunk-images", "--workers", "--scheduler", "--manifest", "--shard-dir", "--images-per-shard")
-_STREAM_SUFFIXES = (".jsonl", ".ndjson")
+_FLAGS = ("--chunk-images", "--workers", "--scheduler", "--manifest", "--shard-dir", "--images-per-shard",
+          "--allow-partial")
+_STREAM_SUFFIXES = (".jsonl", ".ndjson", ".jsonl.gz", ".ndjson.gz")
 
 
 def wanted(argv: List[str]) -> bool:
@@ -65,6 +69,9 @@ def parser() -> argparse.ArgumentParser:
     g.add_argument("--manifest", default=None, metavar="PATH",
                    help="evaluate the shards of a manifest written by 'boundary-eval shard' "
                         "(instead of --gt/--dt)")
+    g.add_argument("--allow-partial", action="store_true",
+                   help="with --manifest: evaluate the shards it lists even when entries are missing "
+                        "(refused otherwise: the numbers would cover only part of the data)")
     return p
 
 
@@ -104,13 +111,43 @@ def _check(args) -> None:
             raise InputError("--manifest replaces --gt and --dt")
         if args.workers is None and args.scheduler is None:
             raise InputError("--manifest needs --workers or --scheduler")
+    elif args.allow_partial:
+        raise InputError("--allow-partial applies to --manifest only")
     elif args.gt is None or args.dt is None:
         raise InputError("--gt and --dt are needed (or --manifest with --workers/--scheduler)")
     if args.scheduler is not None and args.manifest is None and args.shard_dir is None:
         raise InputError("--scheduler needs --shard-dir (a folder the workers can read) or --manifest")
 
 
-def _dask(args, iou: str, params, max_dets):
+def _quiet_dask(quiet: bool) -> None:
+    """Keep dask's cluster logs (every worker start and stop, at INFO) off
+    stderr: its warnings are shown, only its errors with ``-q``.  Called after
+    ``dask.distributed`` is imported, since its import sets its loggers' levels."""
+    level = logging.ERROR if quiet else logging.WARNING
+    for name in ["distributed", *logging.root.manager.loggerDict]:
+        if name == "distributed" or name.startswith(("distributed.", "tornado", "bokeh")):
+            logging.getLogger(name).setLevel(level)
+
+
+class _ProgressBar:
+    """One line on stderr that counts the finished shards (redrawn in place
+    on a terminal, written once at the end otherwise)."""
+
+    def __init__(self, what: str, width: int = 30):
+        self.what = what
+        self.width = width
+        self.tty = sys.stderr.isatty()
+
+    def __call__(self, done: int, total: int) -> None:
+        if not self.tty and done < total:
+            return
+        filled = self.width * done // max(total, 1)
+        line = f"{PROG}: [{'#' * filled}{'.' * (self.width - filled)}] {done}/{total} {self.what}"
+        sys.stderr.write(("\r" if self.tty else "") + line + ("\n" if done >= total else ""))
+        sys.stderr.flush()
+
+
+def _dask(args, iou: str, params, max_dets, shards=None):
     from ..distributed import evaluate_dask, local_client
     from ..instance.streaming import shard_dataset
 
@@ -122,20 +159,23 @@ def _dask(args, iou: str, params, max_dets):
                 from dask.distributed import Client
             except ImportError:
                 raise InputError("--scheduler needs dask: pip install 'boundary-api[dask]'") from None
-            logging.getLogger("distributed").setLevel(logging.WARNING)
+            _quiet_dask(args.quiet)
             with Client(args.scheduler) as client:
-                return evaluate_dask(manifest, client, **kwargs)
-        # dask logs every cluster event at INFO; only its warnings are shown here
-        logging.getLogger("distributed").setLevel(logging.WARNING)
+                return evaluate_dask(manifest, client, progress=bar, **kwargs)
         try:
-            cm = local_client(args.workers)
+            import dask.distributed  # noqa: F401
         except ImportError:
             raise InputError("--workers needs dask: pip install 'boundary-api[dask]'") from None
-        with cm as client:
-            return evaluate_dask(manifest, client, **kwargs)
+        _quiet_dask(args.quiet)
+        with contextlib.ExitStack() as stack:
+            with deferred_termination():  # a cluster stopped while starting cannot be closed
+                client = stack.enter_context(local_client(args.workers))
+            return evaluate_dask(manifest, client, progress=bar, **kwargs)
+
+    bar = None if args.quiet else _ProgressBar("shards")
 
     if args.manifest is not None:
-        return go(args.manifest)
+        return go(shards)
     per_shard = args.images_per_shard or args.chunk_images
     if args.shard_dir is not None:
         return go(shard_dataset(args.gt, args.shard_dir, per_shard, results=args.dt))
@@ -163,10 +203,11 @@ def run(args) -> int:
     check_out_path(args.json_out, files={k: v for k, v in inputs.items() if v and os.path.isfile(v)})
     tic = time.time()
     iou = args.iou_type
+    shards = None
     if args.manifest is not None:
         from ..instance.streaming import load_manifest
 
-        shards = load_manifest(args.manifest)
+        shards = load_manifest(args.manifest, allow_partial=args.allow_partial)
         gt_data = read_json(shards[0]["gt"], "ground truth shard") if shards else {}
     else:
         gt_data = read_json(args.gt, "ground truth")
@@ -175,10 +216,12 @@ def run(args) -> int:
         raise InputError("--lvis: streaming and cluster evaluation choose LVIS rules from the ground "
                          "truth, and this one is not LVIS (images without neg_category_ids)")
     params, max_dets = _eval_params(args, lvis)
-    with quiet(args.quiet):
+    with quiet(args.quiet), warnings.catch_warnings():
+        # the table below reports AP at --max-dets; pycocotools' -1 at 100 is not shown
+        warnings.filterwarnings("ignore", message=r"summarize\(\): params\.maxDets")
         if args.workers is not None or args.scheduler is not None:
             try:
-                ev = _dask(args, iou, params, max_dets)
+                ev = _dask(args, iou, params, max_dets, shards)
             except (ValueError, TypeError, OSError, MemoryError, KeyboardInterrupt):
                 raise
             except Exception as exc:  # a shard's worker died, the scheduler went away, ...
@@ -189,13 +232,18 @@ def run(args) -> int:
             ev = evaluate_streaming(gt_data, args.dt, iou, args.chunk_images, lvis=lvis,
                                     dilation_ratio=args.dilation_ratio, max_dets=max_dets, params=params,
                                     num_threads=args.threads)
+    from .instances import table_title
+
+    print(table_title(lvis, iou, args.dilation_ratio, max_dets))
     if lvis:
         ev.print_results()
         metrics = dict(ev.results)
     else:
-        ev.summarize()
-        metrics = coco_stats(ev)
+        metrics = coco_summary(ev)  # AP at --max-dets, not pycocotools' -1 at 100
     log.info("evaluated in %.2fs", time.time() - tic)
+    extra = {"rec_thrs": args.rec_thrs}
+    if shards is not None:  # what the manifest's shards held, and whether a part was allowed
+        extra.update(num_images=sum(len(s["img_ids"]) for s in shards), allow_partial=args.allow_partial)
     if args.json_out:
         cats = {c["id"]: c for c in gt_data.get("categories", [])}
         per_category = {}
@@ -208,6 +256,6 @@ def run(args) -> int:
             per_category[int(cat_id)] = entry
         doc = build_document("lvis" if lvis else "coco", iou, args.dilation_ratio,
                              {k: v for k, v in inputs.items() if v is not None}, metrics, per_category,
-                             max_dets=max_dets, settings_extra={"rec_thrs": args.rec_thrs})
+                             max_dets=max_dets, settings_extra=extra)
         write_json(args.json_out, doc)
     return 0

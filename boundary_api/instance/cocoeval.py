@@ -6,6 +6,7 @@ import copy
 import datetime
 import logging
 import time
+import warnings
 from collections import defaultdict
 from typing import Optional
 
@@ -464,13 +465,32 @@ class COCOeval(pycocotools.cocoeval.COCOeval):
         return k_list, a_list, m_list, i_list
 
     def summarize(self):
-        """Compute and print the 12 summary metrics, as pycocotools does."""
+        """Compute and print the 12 summary metrics, as pycocotools does.
+
+        As in pycocotools, the first line (AP over IoU 0.50:0.95) is taken at
+        ``maxDets=100`` (every line at 20 for keypoints) whatever
+        ``params.maxDets`` holds, so it prints -1 when that value is not
+        evaluated; a one-line warning says so (``boundary-eval --max-dets N``
+        reports that AP at N).
+        """
+        _warn_missing_summary_max_dets(self.params)
         if self.params.iouType != "boundary":
             return super().summarize()
         # pycocotools picks the summary by iouType; Boundary AP has the
         # detection summary
         with _iou_type_as(self.params, "segm"):
             super().summarize()
+
+
+def _warn_missing_summary_max_dets(params) -> None:
+    """Warn when pycocotools' summary would print -1 because the ``maxDets``
+    it reads a line at (100, or 20 for keypoints) is not in ``params.maxDets``."""
+    fixed = 20 if params.iouType == "keypoints" else 100
+    max_dets = [int(m) for m in getattr(params, "maxDets", [])]
+    if max_dets and fixed not in max_dets:
+        which = "every line" if fixed == 20 else "the first line (AP @[ IoU=0.50:0.95 | area=all ])"
+        warnings.warn(f"summarize(): params.maxDets {max_dets} has no {fixed}, so {which} is read at "
+                      f"maxDets={fixed} and prints -1, as in pycocotools", stacklevel=3)
 
 
 def _copy_params(p):

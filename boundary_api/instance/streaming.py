@@ -18,17 +18,20 @@ evaluation.
 from __future__ import annotations
 
 import contextlib
+import gzip
 import io
 import json
 import logging
 import os
 import shutil
 import tempfile
+import warnings
+import zlib
 from typing import Dict, Iterator, List, Optional, Sequence, Tuple, Union
 
 import numpy as np
 
-from .._io import read_json
+from .._io import open_input, read_json
 from .partials import Partial, accumulate_partial, evaluate_partial, merge_partials
 
 try:  # a faster parser when installed; the standard one otherwise
@@ -59,13 +62,53 @@ def looks_like_lvis(dataset: dict) -> bool:
 
 
 # ------------------------------------------------------------------------ reading
+def _is_result_file(name: str) -> bool:
+    return name.endswith(_RESULT_SUFFIXES) or name.endswith(tuple(x + ".gz" for x in _RESULT_SUFFIXES))
+
+
 def _result_files(path: PathLike) -> List[str]:
+    """The results files ``path`` stands for: itself, or every file a folder
+    holds, sub-folders included, in name order.
+
+    Nothing a folder holds is skipped silently: a file that is not a results
+    file (``*.jsonl``, ``*.ndjson``, ``*.json``, each possibly ``.gz``) is
+    refused, naming it.  Hidden entries (names starting with a dot:
+    ``.DS_Store``, ``.ipynb_checkpoints/`` and its copies of results) are
+    passed over, with a one-line warning naming those that are folders or
+    results files.
+    """
     path = os.fspath(path)
     if os.path.isdir(path):
-        files = sorted(os.path.join(path, f) for f in os.listdir(path)
-                       if f.endswith(_RESULT_SUFFIXES) and not f.startswith("."))
+        files: List[str] = []
+        seen = set()
+        hidden: List[str] = []
+
+        def walk(folder: str) -> None:
+            real = os.path.realpath(folder)
+            if real in seen:
+                raise ValueError(f"{folder}: the folder is reached twice (a link to a folder already read); "
+                                 "its results would be counted twice")
+            seen.add(real)
+            for name in sorted(os.listdir(folder)):
+                full = os.path.join(folder, name)
+                if name.startswith("."):
+                    if os.path.isdir(full) or _is_result_file(name):
+                        hidden.append(full)
+                    continue
+                if os.path.isdir(full):
+                    walk(full)
+                elif _is_result_file(name):
+                    files.append(full)
+                else:
+                    raise ValueError(f"{full}: not a results file (*.jsonl, *.ndjson or *.json, "
+                                     "optionally .gz); move it out of the results folder")
+
+        walk(path)
+        if hidden:
+            more = f" and {len(hidden) - 1} more" if len(hidden) > 1 else ""
+            warnings.warn(f"{path}: hidden entries are not read as results: {hidden[0]}{more}", stacklevel=3)
         if not files:
-            raise ValueError(f"{path}: folder has no result files (*.jsonl, *.json)")
+            raise ValueError(f"{path}: folder has no result files (*.jsonl, *.ndjson, *.json, optionally .gz)")
         return files
     if not os.path.exists(path):
         raise ValueError(f"{path}: results file does not exist")
@@ -73,30 +116,37 @@ def _result_files(path: PathLike) -> List[str]:
 
 
 def _iter_lines(path: str) -> Iterator[Tuple[int, bytes, dict]]:
-    """(line number, raw line, parsed object) of a JSON Lines file, or of a JSON list."""
-    with open(path, "rb") as f:
-        head = f.read(1 << 12).lstrip()
-        f.seek(0)
-        if head.startswith(b"["):
-            # a JSON list: read whole (one file of a folder is expected to be small)
-            try:
-                doc = _loads(f.read())
-            except ValueError as exc:
-                raise ValueError(f"{path}: not valid JSON ({exc})") from None
-            if not isinstance(doc, list):
-                raise ValueError(f"{path}: results must be a list of objects")
-            for n, obj in enumerate(doc, 1):
-                yield n, None, obj
-            return
-        for n, line in enumerate(f, 1):
-            s = line.strip()
-            if not s:
-                continue
-            try:
-                obj = _loads(s)
-            except ValueError as exc:
-                raise ValueError(f"{path}: line {n} is not valid JSON ({exc})") from None
-            yield n, s, obj
+    """(line number, raw line, parsed object) of a JSON Lines file, or of a JSON list.
+
+    The file is read once from its start (gzip content decompressed), so a
+    pipe works as well as a regular file.
+    """
+    try:
+        with open_input(path) as f:
+            started = False
+            for n, line in enumerate(f, 1):
+                s = line.strip()
+                if not s:
+                    continue
+                if not started and s.startswith(b"["):
+                    # a JSON list: read whole (one file of a folder is expected to be small)
+                    try:
+                        doc = _loads(line + f.read())
+                    except ValueError as exc:
+                        raise ValueError(f"{path}: not valid JSON ({exc})") from None
+                    if not isinstance(doc, list):
+                        raise ValueError(f"{path}: results must be a list of objects")
+                    for m, obj in enumerate(doc, 1):
+                        yield m, None, obj
+                    return
+                started = True
+                try:
+                    obj = _loads(s)
+                except ValueError as exc:
+                    raise ValueError(f"{path}: line {n} is not valid JSON ({exc})") from None
+                yield n, s, obj
+    except (EOFError, zlib.error, gzip.BadGzipFile) as exc:
+        raise ValueError(f"{path}: not a valid gzip file ({exc})") from None
 
 
 def iter_results(path: PathLike) -> Iterator[dict]:
@@ -106,8 +156,11 @@ def iter_results(path: PathLike) -> Iterator[dict]:
     ----------
     path : str or path-like
         ``*.jsonl`` (one JSON object per line, blank lines skipped), a
-        ``*.json`` list, or a folder whose ``*.jsonl`` / ``*.ndjson`` /
-        ``*.json`` files are read in name order.
+        ``*.json`` list (either possibly gzip-compressed, and possibly a
+        pipe), or a folder: every ``*.jsonl`` / ``*.ndjson`` / ``*.json``
+        file (or ``.gz`` of one) it holds, sub-folders included, in name
+        order; any other file in it is refused (ValueError naming it),
+        hidden entries (names starting with a dot) are passed over.
 
     Yields
     ------
@@ -224,7 +277,25 @@ class _GtIndex:
         return out
 
 
+class _NotForChunks(logging.Filter):
+    """Drops the "no annotations" warning for one chunk or shard of images: the
+    whole ground truth was checked (and warned about) once already."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        return "the ground truth has no annotations" not in record.getMessage()
+
+
 def _gt_object(dataset: dict, lvis: bool, source: str):
+    checks = logging.getLogger(f"{__package__}._checks")
+    quiet = _NotForChunks()
+    checks.addFilter(quiet)
+    try:
+        return _gt_object_of(dataset, lvis, source)
+    finally:
+        checks.removeFilter(quiet)
+
+
+def _gt_object_of(dataset: dict, lvis: bool, source: str):
     with contextlib.redirect_stdout(io.StringIO()):
         if lvis:
             from .lvis import LVIS
@@ -311,11 +382,13 @@ def shard_dataset(gt, out_dir: PathLike, images_per_shard: int = 1000,
     ``shard_NNNNN.dt.jsonl`` (the shard's detections, one per line, in their
     original order), plus ``manifest.json``::
 
-        {"kind": "coco" | "lvis", "num_images": N,
-         "shards": [{"gt": "shard_00000.gt.json", "dt": "shard_00000.dt.jsonl",
+        {"version": 2, "kind": "coco" | "lvis", "num_images": N, "num_shards": S,
+         "shards": [{"index": 0, "gt": "shard_00000.gt.json", "dt": "shard_00000.dt.jsonl",
                      "img_ids": [...]}, ...]}
 
-    Paths in the manifest are relative to the manifest's folder.
+    Paths in the manifest are relative to the manifest's folder.  ``num_shards``
+    and ``num_images`` let :func:`load_manifest` refuse a manifest that lost an
+    entry.
 
     Parameters
     ----------
@@ -352,7 +425,7 @@ def shard_dataset(gt, out_dir: PathLike, images_per_shard: int = 1000,
         with open(tmp, "wb") as f:
             f.write(_dumps(index.subset(chunk)))
         os.replace(tmp, os.path.join(out_dir, name))
-        entries.append({"gt": name, "img_ids": list(chunk)})
+        entries.append({"index": s, "gt": name, "img_ids": list(chunk)})
     if results is not None:
         chunk_of = {img: c for c, chunk in enumerate(shards) for img in chunk}
         with tempfile.TemporaryDirectory(prefix=".routing_", dir=out_dir) as folder:
@@ -361,20 +434,48 @@ def shard_dataset(gt, out_dir: PathLike, images_per_shard: int = 1000,
                 name = f"shard_{s:05d}.dt.jsonl"
                 shutil.move(os.path.join(folder, f"chunk_{s:06d}.jsonl"), os.path.join(out_dir, name))
                 entries[s]["dt"] = name
-    doc = {"kind": "lvis" if lvis else "coco", "num_images": len(ids), "shards": entries}
+    doc = {"version": MANIFEST_VERSION, "kind": "lvis" if lvis else "coco", "num_images": len(ids),
+           "num_shards": len(entries), "shards": entries}
     with open(manifest + ".tmp", "w") as f:
         json.dump(doc, f)
     os.replace(manifest + ".tmp", manifest)
     return manifest
 
 
-def load_manifest(path: PathLike) -> List[dict]:
-    """The shards of a :func:`shard_dataset` manifest, with absolute paths."""
+#: version of the manifest layout written by :func:`shard_dataset`
+MANIFEST_VERSION = 2
+
+
+def load_manifest(path: PathLike, *, allow_partial: bool = False) -> List[dict]:
+    """The shards of a :func:`shard_dataset` manifest, with absolute paths.
+
+    A manifest says how many shards and images make it whole (``num_shards``
+    and ``num_images``; a shard entry carries its ``index``), so an entry
+    deleted or lost is noticed: an incomplete manifest is refused unless
+    ``allow_partial`` is True (then a one-line warning says how much of it is
+    evaluated).  A manifest written before ``num_shards`` existed is checked
+    by its ``num_images``; one that has neither is refused unless
+    ``allow_partial``.
+
+    Parameters
+    ----------
+    path : str or path-like
+    allow_partial : bool, optional
+        Accept a manifest whose shard entries do not cover all of it.
+
+    Raises
+    ------
+    ValueError
+        Not a manifest, an entry without ``gt`` / ``img_ids``, a shard index
+        or image given twice, or an incomplete manifest without
+        ``allow_partial``.
+    """
     path = os.fspath(path)
     doc = read_json(path, "shard manifest")
     if not isinstance(doc, dict) or not isinstance(doc.get("shards"), list):
         raise ValueError(f"{path}: not a shard manifest (no 'shards' list)")
     base = os.path.dirname(os.path.abspath(path))
+    stream = os.path.exists(path) and not os.path.isfile(path)  # a pipe: no folder to resolve paths in
     out = []
     for n, s in enumerate(doc["shards"]):
         if not isinstance(s, dict) or "gt" not in s or not isinstance(s.get("img_ids"), list):
@@ -382,9 +483,55 @@ def load_manifest(path: PathLike) -> List[dict]:
         s = dict(s)
         for key in ("gt", "dt"):
             if key in s:
+                if stream and not os.path.isabs(s[key]):
+                    raise ValueError(f"{path}: shard paths are relative to the manifest's folder, which a "
+                                     "pipe does not have; give the manifest file itself")
                 s[key] = os.path.join(base, s[key])
         out.append(s)
+    _check_complete(path, doc, out, allow_partial)
     return out
+
+
+def _count(doc: dict, key: str, path: str) -> Optional[int]:
+    value = doc.get(key)
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+        raise ValueError(f"{path}: '{key}' must be a non-negative integer, got {value!r}")
+    return value
+
+
+def _check_complete(path: str, doc: dict, shards: List[dict], allow_partial: bool) -> None:
+    """Refuse (or, with ``allow_partial``, warn about) a manifest whose shard
+    entries do not make up the whole it declares."""
+    num_shards = _count(doc, "num_shards", path)
+    num_images = _count(doc, "num_images", path)
+    indices = [s.get("index") for s in shards]
+    if num_shards is not None:
+        bad = [i for i in indices if isinstance(i, bool) or not isinstance(i, int) or not 0 <= i < num_shards]
+        if bad:
+            raise ValueError(f"{path}: shard index {bad[0]!r} is not one of 0..{num_shards - 1}")
+        if len(set(indices)) != len(indices):
+            twice = sorted({i for i in indices if indices.count(i) > 1})
+            raise ValueError(f"{path}: shard {twice[0]} is listed more than once")
+    ids = [i for s in shards for i in s["img_ids"]]
+    if len(set(ids)) != len(ids):
+        raise ValueError(f"{path}: an image is in more than one shard; it would be counted twice")
+    problems = []
+    if num_shards is not None and len(shards) < num_shards:
+        missing = sorted(set(range(num_shards)) - set(indices))
+        listed = ", ".join(map(str, missing[:5])) + (", ..." if len(missing) > 5 else "")
+        problems.append(f"{len(shards)} of its {num_shards} shards are listed (missing: {listed})")
+    if num_images is not None and len(ids) != num_images:
+        problems.append(f"its shards hold {len(ids)} of its {num_images} images")
+    if num_shards is None and num_images is None:
+        problems.append("it does not say how many shards or images make it whole (written by another tool?)")
+    if not problems:
+        return
+    message = f"{path}: incomplete shard manifest: " + "; ".join(problems)
+    if not allow_partial:
+        raise ValueError(message + "; pass allow_partial=True (--allow-partial) to evaluate only those")
+    warnings.warn(message + "; evaluating only those (allow_partial)", stacklevel=3)
 
 
 def evaluate_shard(shard: dict, iou_type: str = "segm", *, dilation_ratio: float = 0.02,
@@ -413,9 +560,14 @@ def evaluate_shard(shard: dict, iou_type: str = "segm", *, dilation_ratio: float
 
 
 def evaluate_manifest(manifest: PathLike, iou_type: str = "segm", *, verbose: bool = False,
-                      num_threads: Optional[int] = None, **kwargs):
-    """Evaluate every shard of a manifest in this process, merge and accumulate."""
-    shards = load_manifest(manifest)
+                      num_threads: Optional[int] = None, allow_partial: bool = False, **kwargs):
+    """Evaluate every shard of a manifest in this process, merge and accumulate.
+
+    An incomplete manifest (a shard entry missing) is refused unless
+    ``allow_partial`` (see :func:`load_manifest`); the other keyword
+    arguments are those of :func:`evaluate_shard`.
+    """
+    shards = load_manifest(manifest, allow_partial=allow_partial)
     parts = [evaluate_shard(s, iou_type, num_threads=num_threads, **kwargs) for s in shards]
     return accumulate_partial(merge_partials(parts), img_ids=[i for s in shards for i in s["img_ids"]],
                               verbose=verbose, num_threads=num_threads)

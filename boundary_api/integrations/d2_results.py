@@ -35,6 +35,7 @@ import contextlib
 import copy
 import io
 import logging
+import warnings
 from collections.abc import Callable, Mapping
 from typing import Dict, Iterable, List, Optional, Sequence, Union
 
@@ -246,7 +247,9 @@ def coco_boundary_metrics(coco_gt, predictions: Iterable, *, category_id_map: Ca
         ev.accumulate()
     logger.debug("%s", progress.getvalue().rstrip())
     summary = io.StringIO()
-    with contextlib.redirect_stdout(summary):
+    with contextlib.redirect_stdout(summary), warnings.catch_warnings():
+        # the -1 of AP at 100 is replaced below: no need to warn about it
+        warnings.filterwarnings("ignore", message=r"summarize\(\): params\.maxDets")
         ev.summarize()
 
     stats = coco_stats(ev)

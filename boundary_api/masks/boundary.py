@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import math
 import numbers
+import warnings
 from typing import List, Optional, Tuple, Union
 
 import numpy as np
@@ -33,13 +34,27 @@ MAX_PIXELS = 2**40
 
 
 def check_dilation_ratio(dilation_ratio) -> float:
-    """Return ``dilation_ratio`` as a float, or raise if it is not a finite number >= 0."""
+    """Return ``dilation_ratio`` as a float, or raise if it is not a finite number >= 0.
+
+    0 is accepted, as the reference implementation accepts it, with a
+    one-line warning: it does not give an empty boundary but the thinnest
+    one, ``d = 1`` pixel on every image (as any ratio does whose ``d`` rounds
+    below 1); ``boundary-eval --dilation-ratio 0`` is refused.
+    """
     if isinstance(dilation_ratio, bool) or not isinstance(dilation_ratio, numbers.Real):
         raise TypeError(f"dilation_ratio must be a number, got {type(dilation_ratio).__name__}")
     ratio = float(dilation_ratio)
     if not math.isfinite(ratio) or ratio < 0:
         raise ValueError(f"dilation_ratio must be a finite number >= 0, got {dilation_ratio!r}")
+    if ratio == 0:
+        warnings.warn(ZERO_RATIO_WARNING, stacklevel=2)
     return ratio
+
+
+#: the warning for ``dilation_ratio=0``
+ZERO_RATIO_WARNING = ("dilation_ratio 0 gives the thinnest boundary, d = 1 pixel on every image (d is "
+                      "never below 1), not an empty one; give a positive ratio for a boundary that grows "
+                      "with the image")
 
 
 def dilation_pixels(height: int, width: int, dilation_ratio: float = 0.02) -> int:

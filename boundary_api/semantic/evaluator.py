@@ -363,7 +363,8 @@ def pair_label_maps(gt_dir, pred_dir, gt_suffix: str = ".png",
                     pred_suffix: str = ".png") -> List[Tuple[str, str]]:
     """Pair ground truth and prediction PNGs by relative path.
 
-    Every file under ``gt_dir`` (recursively) whose name ends with
+    Every file under ``gt_dir`` (recursively, linked sub-folders included,
+    a folder reached twice read once) whose name ends with
     ``gt_suffix`` is paired with the file of the same relative path under
     ``pred_dir``, its suffix replaced by ``pred_suffix``
     (``gt/a/x_gtFine_labelTrainIds.png`` with ``gt_suffix="_gtFine_labelTrainIds.png"``
@@ -386,7 +387,13 @@ def pair_label_maps(gt_dir, pred_dir, gt_suffix: str = ".png",
     if not gt_suffix or not pred_suffix:
         raise ValueError("the file name suffixes must not be empty")
     keys = []
-    for root, dirs, files in os.walk(gt_dir):
+    seen = set()
+    for root, dirs, files in os.walk(gt_dir, followlinks=True):  # linked sub-folders are read too
+        real = os.path.realpath(root)
+        if real in seen:  # reached again through a link: counted once
+            dirs[:] = []
+            continue
+        seen.add(real)
         dirs.sort()
         for f in files:
             if f.endswith(gt_suffix) and len(f) > len(gt_suffix):

@@ -24,7 +24,7 @@ def test_analyze_json_out_on_coco(tmp_path, capsys):
     out = tmp_path / "a.json"
     assert main(["analyze", "--gt", COCO_GT, "--dt", COCO_DT, "--json-out", str(out)]) == 0
     printed = capsys.readouterr().out
-    assert "TIDE AP (IoU 0.5)" in printed and all(t in printed for t in ERROR_TYPES)
+    assert "TIDE AP (IoU 0.5; Boundary AP, dilation ratio 0.02)" in printed and all(t in printed for t in ERROR_TYPES)
     doc = _strict(out.read_text())
     assert list(doc)[:2] == ["boundary_api_version", "settings"]
     assert doc["settings"] == {"kind": "coco", "iou_type": "boundary", "dilation_ratio": 0.02, "max_dets": 100,

@@ -27,7 +27,12 @@ def test_golden_json_out(case, tmp_path, capsys):
     out = tmp_path / "m.json"
     assert main(["cityscapes", "--gt-dir", GT_DIR, "--result-dir", RES_DIR, "--iou-type", case["iou_type"],
                  "--dilation-ratio", str(case["dilation_ratio"]), "--json-out", str(out), "-q"]) == 0
-    assert capsys.readouterr().out == ""  # -q prints nothing
+    # -q prints the table only (issue 25: it used to print nothing), under a title naming the IoU type
+    printed = capsys.readouterr().out.splitlines()
+    assert printed[0].startswith("Cityscapes Boundary AP (" if case["iou_type"] == "boundary"
+                                 else "Cityscapes Mask AP (segm")
+    assert printed[3].split() == ["what", ":", "AP", "AP_50%"] and printed[-2].split()[0] == "average"
+    assert len(printed) == 16
     doc = json.loads(out.read_text())
     want = case["results"]
     assert same(doc["AP"], want["AP"]) and same(doc["AP50"], want["AP50"])
@@ -46,9 +51,10 @@ def test_golden_json_out(case, tmp_path, capsys):
 def test_table_and_reference_spellings(capsys):
     assert main(["cityscapes", "--gt_dir", GT_DIR, "--result_dir", RES_DIR, "--iou-type", "segm"]) == 0
     out = capsys.readouterr().out.splitlines()
-    assert out[2].split() == ["what", ":", "AP", "AP_50%"]
+    assert out[0] == "Cityscapes Mask AP (segm, cityscapesScripts' AP) over 12 images:"
+    assert out[3].split() == ["what", ":", "AP", "AP_50%"]
     want = {c["name"]: c for c in GOLDEN}["visible_segm_0.005"]["results"]
-    assert out[13].split() == ["average", ":", f"{want['AP']:.3f}", f"{want['AP50']:.3f}"]
+    assert out[14].split() == ["average", ":", f"{want['AP']:.3f}", f"{want['AP50']:.3f}"]
 
 
 def test_console_script_matches_golden(tmp_path):

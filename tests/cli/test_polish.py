@@ -55,12 +55,22 @@ def test_max_dets_applies_to_coco(tmp_path, capsys, n):
         table = io.StringIO()
         with contextlib.redirect_stdout(table):
             ev.summarize()
-    assert table.getvalue() in printed
+    # pycocotools' lines, but the first one at maxDets=N instead of its fixed 100 (-1 when
+    # N != 100; issue 25): the mean of the precisions that are not -1 at N
+    # (over every maxDets entry equal to N, as pycocotools' other lines read it)
+    at_n = [m for m, v in enumerate(ev.params.maxDets) if v == n]
+    precision = ev.eval["precision"][:, :, :, 0, :][..., at_n]
+    ap_at_n = float(np.mean(precision[precision > -1]))
+    theirs = table.getvalue().splitlines()
+    ours = printed.splitlines()
+    first = f" Average Precision  (AP) @[ IoU=0.50:0.95 | area=   all | maxDets={n:>3d} ] = {ap_at_n:0.3f}"
+    assert ours[-12:] == [first] + theirs[1:]
     assert f"| maxDets={n:>3d} ] = " in printed
     doc = json.loads(out.read_text())
     assert doc["settings"]["max_dets"] == n
     names = ["AP", "AP50", "AP75", "APs", "APm", "APl", "AR1", f"AR{min(10, n)}", f"AR{n}", "ARs", "ARm", "ARl"]
-    for name, value in zip(names, ev.stats):
+    assert doc["AP"] == ap_at_n
+    for name, value in list(zip(names, ev.stats))[1:]:
         assert doc[name] == (None if value == -1 else float(value)), name
     if n != 100:
         assert "AR100" not in doc
@@ -142,7 +152,7 @@ def test_quiet_on_every_subcommand(capsys):
     assert [line.split("|")[0].strip() for line in lines[3:]] == ["All", "Things", "Stuff"]
     assert main(PAN_ARGS + ["--iou-type", "segm"]) == 0
     lines = capsys.readouterr().out.splitlines()
-    assert lines[0] == "PQ, SQ and RQ:" and len(lines) == 7 and lines[-1].startswith("evaluated in ")
+    assert lines[0] == "PQ (segm: mask IoU), SQ and RQ:" and len(lines) == 7 and lines[-1].startswith("evaluated in ")
 
 
 def _help_entries(text):

@@ -57,6 +57,26 @@ def test_two_workers_give_the_single_process_numbers(threads_client, coco_manife
     assert np.array_equal(got.stats, coco_ref.stats)
 
 
+def test_incomplete_manifest_is_refused_unless_asked_for(threads_client, coco_manifest, coco_ref, tmp_path):
+    with open(coco_manifest) as f:
+        doc = json.load(f)
+    base = os.path.dirname(coco_manifest)
+    doc["shards"] = [dict(s, gt=os.path.join(base, s["gt"]), dt=os.path.join(base, s["dt"]))
+                     for s in doc["shards"][1:]]
+    path = tmp_path / "partial.json"
+    path.write_text(json.dumps(doc))
+    for evaluate in (lambda **k: evaluate_dask(str(path), threads_client, "boundary", **k),
+                     lambda **k: evaluate_ray(str(path), "boundary", **k)):
+        with pytest.raises(ValueError, match="incomplete shard manifest"):
+            evaluate()
+    seen = []
+    with pytest.warns(UserWarning, match="evaluating only those"):
+        got = evaluate_dask(str(path), threads_client, "boundary", allow_partial=True,
+                            progress=lambda done, total: seen.append((done, total)))
+    assert len(got.params.imgIds) == 100 - 19
+    assert seen == [(n, 5) for n in range(6)]
+
+
 def test_lvis_on_two_workers(threads_client, tmp_path):
     ref = LVISEval(LVIS_GT, LVIS_DT, "segm")
     ref.run()

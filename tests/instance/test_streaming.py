@@ -3,6 +3,7 @@ import contextlib
 import io
 import json
 import os
+import warnings
 
 import numpy as np
 import pytest
@@ -131,3 +132,122 @@ def test_bad_input_is_named(tmp_path, coco_dets):
     shard_dataset(COCO_GT, tmp_path / "shards", 50)
     with pytest.raises(ValueError, match="already exists"):
         shard_dataset(COCO_GT, tmp_path / "shards", 50)
+
+
+# ------------------------------------------------------------------ issue 25
+def _folder_of_every_kind(folder, dets):
+    """The results split over .json, .json.gz, .jsonl.gz, .ndjson and a sub-folder's .jsonl."""
+    import gzip
+
+    n = len(dets) // 5
+    os.makedirs(folder / "sub" / "deeper")
+    with open(folder / "a.json", "w") as f:
+        json.dump(dets[:n], f)
+    with gzip.open(folder / "b.json.gz", "wt") as f:
+        json.dump(dets[n:2 * n], f)
+    with gzip.open(folder / "c.jsonl.gz", "wt") as f:
+        f.write("\n".join(json.dumps(d) for d in dets[2 * n:3 * n]))
+    _jsonl(folder / "sub" / "d.ndjson", dets[3 * n:4 * n])
+    _jsonl(folder / "sub" / "deeper" / "e.jsonl", dets[4 * n:])
+    (folder / ".DS_Store").write_bytes(b"\x00\x01")
+    return folder
+
+
+def test_folder_reads_every_results_file_it_holds(tmp_path, coco_dets, coco_ref):
+    folder = _folder_of_every_kind(tmp_path / "res", coco_dets)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # a .DS_Store is passed over without a word
+        assert len(list(iter_results(folder))) == len(coco_dets)
+    _same(coco_ref["boundary"], evaluate_streaming(COCO_GT, folder, "boundary", chunk_images=40))
+
+
+@pytest.mark.parametrize("name", ["notes.txt", "sub/results.json.bak", "sub/deeper/x.csv"])
+def test_folder_with_an_unreadable_file_is_refused_naming_it(tmp_path, coco_dets, name):
+    folder = _folder_of_every_kind(tmp_path / "res", coco_dets)
+    (folder / name).write_text("x")
+    with pytest.raises(ValueError, match="not a results file") as err:
+        evaluate_streaming(COCO_GT, folder, "segm")
+    assert str(folder / name) in str(err.value)
+    assert os.listdir(tmp_path) == ["res"]
+
+
+def test_folder_reached_twice_through_a_link_is_refused(tmp_path, coco_dets):
+    folder = _folder_of_every_kind(tmp_path / "res", coco_dets)
+    os.symlink(folder / "sub", folder / "again")
+    with pytest.raises(ValueError, match="counted twice"):
+        list(iter_results(folder))
+
+
+def test_results_file_from_a_pipe(tmp_path, coco_dets, coco_ref):
+    import gzip
+    import threading
+
+    payload = gzip.compress("\n".join(json.dumps(d) for d in coco_dets).encode())
+    r, w = os.pipe()
+
+    def feed():
+        try:
+            with os.fdopen(w, "wb") as f:
+                f.write(payload)
+        except BrokenPipeError:  # the reader stopped early (a failure the test reports)
+            pass
+
+    writer = threading.Thread(target=feed)
+    writer.start()
+    try:
+        got = evaluate_streaming(COCO_GT, f"/dev/fd/{r}", "segm", chunk_images=50)
+    finally:
+        os.close(r)
+        writer.join()
+    _same(coco_ref["segm"], got)
+
+
+@pytest.fixture
+def partial_manifests(tmp_path):
+    path = shard_dataset(COCO_GT, tmp_path, 30, results=COCO_DT)
+    with open(path) as f:
+        doc = json.load(f)
+    assert doc["num_shards"] == 4 and [s["index"] for s in doc["shards"]] == [0, 1, 2, 3]
+    out = {"whole": path}
+
+    def write(name, d):
+        out[name] = str(tmp_path / f"{name}.json")
+        with open(out[name], "w") as f:
+            json.dump(d, f)
+
+    write("missing", dict(doc, shards=doc["shards"][:1] + doc["shards"][2:]))
+    write("twice", dict(doc, shards=doc["shards"] + doc["shards"][:1]))
+    old = {k: v for k, v in doc.items() if k not in ("num_shards", "version")}
+    old["shards"] = [{k: v for k, v in s.items() if k != "index"} for s in doc["shards"]]
+    write("old", old)
+    write("old_missing", dict(old, shards=old["shards"][1:]))
+    write("bare", {"shards": old["shards"]})
+    return out
+
+
+def test_manifest_with_a_shard_entry_deleted_is_refused(partial_manifests, coco_ref):
+    for name in ("missing", "old_missing", "bare"):
+        with pytest.raises(ValueError, match="incomplete shard manifest.*allow_partial=True"):
+            evaluate_manifest(partial_manifests[name], "segm")
+    with pytest.raises(ValueError, match="listed more than once"):
+        load_manifest(partial_manifests["twice"], allow_partial=True)
+    # a manifest written before 'num_shards' is still read: its 'num_images' says it is whole
+    _same(coco_ref["segm"], evaluate_manifest(partial_manifests["old"], "segm"))
+    _same(coco_ref["segm"], evaluate_manifest(partial_manifests["whole"], "segm"))
+
+
+def test_partial_manifest_when_asked_for(partial_manifests):
+    with pytest.warns(UserWarning, match=r"3 of its 4 shards are listed \(missing: 1\); its shards hold 70 of "
+                                         r"its 100 images; evaluating only those"):
+        ev = evaluate_manifest(partial_manifests["missing"], "segm", allow_partial=True)
+    assert len(ev.params.imgIds) == 70
+
+
+def test_hidden_results_are_passed_over_with_a_warning(tmp_path, coco_dets):
+    folder = tmp_path / "res"
+    os.makedirs(folder / ".ipynb_checkpoints")
+    _jsonl(folder / "r.jsonl", coco_dets)
+    _jsonl(folder / ".ipynb_checkpoints" / "r-checkpoint.jsonl", coco_dets)  # a copy: not counted twice
+    _jsonl(folder / ".old.jsonl", coco_dets[:3])
+    with pytest.warns(UserWarning, match=r"hidden entries are not read as results: .*\.ipynb_checkpoints and 1 more"):
+        assert len(list(iter_results(folder))) == len(coco_dets)

@@ -1,0 +1,62 @@
+"""boundary_api._io: user files read once from their start, so that pipes work (issue 25)."""
+import gzip
+import json
+import os
+import threading
+
+import pytest
+
+from boundary_api._io import open_input, read_json
+
+
+def _pipe(payload: bytes):
+    """A path to the read end of a pipe that receives ``payload``, and the writer thread."""
+    r, w = os.pipe()
+
+    def feed():
+        try:
+            with os.fdopen(w, "wb") as f:
+                f.write(payload)
+        except BrokenPipeError:  # the reader stopped early (a failure the test reports)
+            pass
+
+    thread = threading.Thread(target=feed)
+    thread.start()
+    return r, thread
+
+
+@pytest.mark.parametrize("compress", [False, True], ids=["plain", "gzip"])
+def test_read_json_from_a_pipe(compress):
+    doc = {"images": [{"id": i} for i in range(5000)]}
+    data = json.dumps(doc).encode()
+    r, thread = _pipe(gzip.compress(data) if compress else data)
+    try:
+        assert read_json(f"/dev/fd/{r}", "ground truth") == doc
+    finally:
+        os.close(r)
+        thread.join()
+
+
+def test_bad_json_from_a_pipe_is_named():
+    r, thread = _pipe(b"[1, 2")
+    try:
+        with pytest.raises(ValueError, match=f"results file is not valid JSON: /dev/fd/{r}"):
+            read_json(f"/dev/fd/{r}", "results")
+    finally:
+        os.close(r)
+        thread.join()
+
+
+@pytest.mark.parametrize("payload", [b"", b"x", b"\x1f", b"{}\n" * 100000])
+def test_open_input_gives_every_byte(tmp_path, payload):
+    r, thread = _pipe(payload)
+    try:
+        with open_input(f"/dev/fd/{r}") as f:
+            assert f.read() == payload
+    finally:
+        os.close(r)
+        thread.join()
+    path = tmp_path / "x.gz"
+    path.write_bytes(gzip.compress(payload))
+    with open_input(path) as f:
+        assert b"".join(f) == payload
