@@ -14,6 +14,7 @@ import pycocotools.cocoeval
 
 from ._columns import select_rows
 from ._gt_columns import ground_truths_by_pair
+from ._checks import warn_suspect
 from ._engine import Evaluation, FromState, sorted_unique
 from .cache import cache_for
 from .coco import COCO, prepare_ground_truths
@@ -61,6 +62,9 @@ class COCOeval(pycocotools.cocoeval.COCOeval):
     """
 
     _state: Optional[Evaluation] = None
+    #: run pycocotools' own evaluation code (inputs it accepts that this
+    #: package's checks flagged: the numbers are pycocotools')
+    _reference = False
     #: built from the kernels' arrays when first read (fast implementation)
     evalImgs = FromState(lambda state: state.eval_imgs("coco") if state.matched else None)
     ious = FromState(lambda state: state.iou_dict())
@@ -90,8 +94,21 @@ class COCOeval(pycocotools.cocoeval.COCOeval):
                 # pycocotools' answer, a "Boundary AP" of them is not
                 from_boxes = _segmentations_from_boxes(cocoDt) if iouType == "boundary" else 0
             if from_boxes:
-                raise ValueError(f"iouType={iouType!r} needs results with a 'segmentation' (compressed RLE); "
-                                 "these results only have boxes")
+                message = (f"iouType={iouType!r} needs results with a 'segmentation' (compressed RLE); "
+                           "these results only have boxes")
+                if iouType == "boundary" or _strict(cocoGt, cocoDt):
+                    raise ValueError(message)
+                # pycocotools evaluates the rectangles its loadRes made of the boxes
+                warn_suspect(f"{message}: evaluating the rectangles of the boxes, as pycocotools does "
+                             "(strict=True refuses this)")
+                self._reference = True
+        problems = _input_problems(cocoGt, cocoDt)
+        if problems:
+            if iouType == "boundary":
+                raise ValueError(f"iouType='boundary' cannot evaluate input that failed the checks "
+                                 f"(load it with strict=True to see every problem): {problems[0]}")
+            if iouType in ("segm", "bbox"):
+                self._reference = True  # pycocotools' own code, on what it accepts
         if cocoGt is not None:
             # the ground truths' own 'ignore' flags, before pycocotools overwrites them
             cache_for(cocoGt).remember_ignore_flags()
@@ -102,7 +119,7 @@ class COCOeval(pycocotools.cocoeval.COCOeval):
         counts as in the Boundary IoU reference (``ignore or iscrowd``), where
         pycocotools replaces it with ``iscrowd``."""
         p = self.params
-        if p.iouType not in ("segm", "bbox", "boundary"):
+        if p.iouType not in ("segm", "bbox", "boundary") or self._reference:
             return super()._prepare()
         self._prepare_gts()
         self._dts = self._detections_by_pair(self.params)
@@ -170,7 +187,7 @@ class COCOeval(pycocotools.cocoeval.COCOeval):
     def evaluate(self):
         """Run per-image evaluation (pycocotools' ``evaluate``)."""
         p = self.params
-        if p.iouType == "keypoints":
+        if p.iouType == "keypoints" or (self._reference and p.iouType in ("segm", "bbox")):
             self._state = None
             return super().evaluate()
         tic = time.time()
@@ -243,7 +260,7 @@ class COCOeval(pycocotools.cocoeval.COCOeval):
         For 'boundary', ``min(mask IoU, boundary IoU)`` (mask IoU for crowds).
         """
         p = self.params
-        if p.iouType not in ("segm", "bbox", "boundary"):
+        if p.iouType not in ("segm", "bbox", "boundary") or self._reference:
             return super().computeIoU(imgId, catId)
         if p.useCats:
             gts, dts = {(imgId, catId): self._gts[imgId, catId]}, {(imgId, catId): self._dts[imgId, catId]}
@@ -308,6 +325,16 @@ class COCOeval(pycocotools.cocoeval.COCOeval):
         # detection summary
         with _iou_type_as(self.params, "segm"):
             super().summarize()
+
+
+def _strict(*objs) -> bool:
+    """Whether one of the loaded objects was made with ``strict=True``."""
+    return any(getattr(o, "_strict", False) for o in objs)
+
+
+def _input_problems(*objs) -> tuple:
+    """The problems of the loaded objects' input that were warned about."""
+    return tuple(p for o in objs if o is not None for p in getattr(o, "_input_problems", ()))
 
 
 def _copy_params(p):
