@@ -618,7 +618,7 @@ def check_results(anns: Any, images: Dict[Any, dict], categories: Iterable, sour
 
 
 def _valid_size(h, w) -> bool:
-    return all(type(v) is int and v >= 1 for v in (h, w))
+    return all(isinstance(v, numbers.Integral) and not isinstance(v, bool) and v >= 1 for v in (h, w))
 
 
 def _check_result_box(b, what: str, lvis: bool, problems: Problems) -> None:
@@ -649,8 +649,10 @@ def _check_result(a: dict, i: int, kind: Optional[str], img: dict, name) -> None
             raise ValueError(f"{name(i)} has no valid 'bbox' [x, y, w, h]")
     seg = a.get("segmentation")
     h, w = img.get("height"), img.get("width")
-    if seg is None or not _valid_size(h, w):  # (an image without a usable size is reported itself)
+    if seg is None:
         return
+    if not _valid_size(h, w):
+        raise ValueError(f"{name(i)}: its image has no valid size (height {h!r}, width {w!r})")
     if type(seg) is list and kind == "bbox":
         # polygons next to boxes: pycocotools rasterizes them
         check_polygons(seg, h, w, name(i))

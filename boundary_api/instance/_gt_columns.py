@@ -358,6 +358,9 @@ def load_ground_truth_columns(path, source: str, lvis: bool = False) -> Optional
     if not np.isfinite(cols["ann_bbox"][has_bbox]).all():
         return None
     kind = cols["ann_seg_kind"]
+    rle = kind >= RLE_STRING
+    if rle.any() and not ((cols["ann_rle_h"][rle] == height[rle]) & (cols["ann_rle_w"][rle] == width[rle])).all():
+        return None  # RLEs of another size than their image's: the general path warns or refuses
     poly = np.flatnonzero(kind == POLYGONS)
     if len(poly):
         ok = _mask.polygons_acceptable(cols["poly_coords"], cols["poly_off"], _polygon_ann_off(cols, poly),

@@ -49,7 +49,7 @@ with urllib_request_deferred():
 
 
 from ..masks import _mask
-from .._io import input_error_class, loads_json, read_json
+from .._io import KeyValueError, input_error_class, loads_json, read_json
 from ._checks import check_instances_dataset, check_results
 from ._columns import load_result_columns
 from ._gt_columns import index_annotations, load_ground_truth_columns
@@ -172,10 +172,21 @@ class COCO(pycocotools.coco.COCO):
         return coco
 
     def _set_dataset(self, dataset, source: str) -> None:
-        problems = check_instances_dataset(dataset, source, strict=self._strict)
         self.dataset = dataset
+        self._source = source
+        self.createIndex()
+
+    def createIndex(self):
+        """pycocotools' ``createIndex``; for a ground truth, after checking
+        its ``dataset`` (also when user code assigned it, as in
+        ``coco = COCO(); coco.dataset = d; coco.createIndex()``)."""
+        source = self.__dict__.pop("_source", "ground truth")
+        if self._is_results:
+            return super().createIndex()
+        dataset = self.dataset
+        problems = check_instances_dataset(dataset, source, strict=self._strict)
         try:
-            self.createIndex()
+            super().createIndex()
         except (KeyError, TypeError, IndexError, AttributeError) as exc:  # a problem the checks let through
             raise input_error_class(type(exc))(problems[0] if problems else f"{source}: {exc!r}") from None
         self._input_problems = tuple(problems)
@@ -200,6 +211,27 @@ class COCO(pycocotools.coco.COCO):
         if columns is None:
             return self.dataset
         return {"images": columns.images, "categories": columns.categories}
+
+    def loadAnns(self, ids=[]):  # noqa: B006 - pycocotools' signature
+        """pycocotools' ``loadAnns``; an unknown id raises a KeyError naming it."""
+        try:
+            return super().loadAnns(ids)
+        except KeyError as exc:
+            raise _unknown_id("annotation", exc) from None
+
+    def loadImgs(self, ids=[]):  # noqa: B006 - pycocotools' signature
+        """pycocotools' ``loadImgs``; an unknown id raises a KeyError naming it."""
+        try:
+            return super().loadImgs(ids)
+        except KeyError as exc:
+            raise _unknown_id("image", exc) from None
+
+    def loadCats(self, ids=[]):  # noqa: B006 - pycocotools' signature
+        """pycocotools' ``loadCats``; an unknown id raises a KeyError naming it."""
+        try:
+            return super().loadCats(ids)
+        except KeyError as exc:
+            raise _unknown_id("category", exc) from None
 
     def getCatIds(self, catNms=[], supNms=[], catIds=[]):  # noqa: B006 - pycocotools' signature
         """pycocotools' ``getCatIds`` (reads only the categories)."""
@@ -411,6 +443,12 @@ def prepare_ground_truths(coco, gts: list, iou_type: str, num_threads=None) -> N
     for gt in gts:
         gt["ignore"] = gt["ignore"] if "ignore" in gt else 0
         gt["ignore"] = "iscrowd" in gt and gt["iscrowd"]
+
+
+def _unknown_id(what: str, exc: KeyError) -> KeyError:
+    """A KeyError (and ValueError) naming the id a look-up did not find."""
+    key = exc.args[0] if exc.args else None
+    return KeyValueError(f"{what} id {key!r} is not in this dataset")
 
 
 def _mask_utils():

@@ -18,7 +18,7 @@ from ._checks import warn_suspect
 from ._engine import Evaluation, FromState, sorted_unique
 from .cache import cache_for
 from .coco import COCO, prepare_ground_truths
-from .._io import warn_large_dilation_ratio
+from .._io import input_error_class, warn_large_dilation_ratio
 from .._parallel import resolve_threads
 from ..masks.boundary import check_dilation_ratio
 
@@ -187,9 +187,20 @@ class COCOeval(pycocotools.cocoeval.COCOeval):
     def evaluate(self):
         """Run per-image evaluation (pycocotools' ``evaluate``)."""
         p = self.params
-        if p.iouType == "keypoints" or (self._reference and p.iouType in ("segm", "bbox")):
+        if p.iouType == "keypoints":
             self._state = None
             return super().evaluate()
+        if self._reference and p.iouType in ("segm", "bbox"):
+            self._state = None
+            try:
+                return super().evaluate()
+            except Exception as exc:  # noqa: BLE001 - pycocotools' own failure, named
+                problems = _input_problems(self.cocoGt, self.cocoDt)
+                why = f" ({problems[0]})" if problems else ""
+                cls = input_error_class(type(exc))
+                if not issubclass(cls, type(exc)):
+                    raise
+                raise cls(f"pycocotools' evaluation fails on this input{why}: {type(exc).__name__}: {exc}") from exc
         tic = time.time()
         print("Running per image evaluation...")
         if p.useSegm is not None:
