@@ -114,7 +114,10 @@ def check_instances_dataset(dataset: Any, source: str, lvis: bool = False, warn_
     ValueError
         A problem, naming it; where pycocotools' ``COCO`` (lvis' ``LVIS``)
         fails on the input too, a subclass of the class it raises
-        (``AssertionError``, ``KeyError``, ``TypeError``).
+        (``AssertionError``, ``KeyError``, ``TypeError``).  Polygons with
+        NaN, infinite or huge coordinates, on which pycocotools' C code
+        crashes, are refused also without ``strict``
+        (:class:`UnsafePolygonError`).
     """
     kind = "LVIS" if lvis else "COCO"
     problems = Problems(strict, "lvis" if lvis else "pycocotools")
@@ -361,6 +364,8 @@ def _check_annotations(anns: list, images: dict, required: tuple, source: str,
                                               "(expected a number or a string)")
         try:
             _check_annotation(ann, i, images, required, source)
+        except UnsafePolygonError:
+            raise
         except ValueError as exc:
             problems.suspect(str(exc))
 
@@ -449,6 +454,16 @@ def _json_type(v) -> str:
 _MAX_COORD = 4e8
 
 
+#: beyond this magnitude a polygon coordinate is refused even where pycocotools
+#: is followed: its rasteriser would exhaust memory or overflow
+_SAFE_COORD = 1e6
+
+
+class UnsafePolygonError(ValueError):
+    """A polygon pycocotools' C code would crash on or exhaust memory with
+    (NaN, infinite or huge coordinates): refused even without ``strict``."""
+
+
 def check_polygons(seg: list, height: int, width: int, what: str) -> None:
     """Check COCO polygons before pycocotools rasterises them.
 
@@ -461,7 +476,8 @@ def check_polygons(seg: list, height: int, width: int, what: str) -> None:
     Raises
     ------
     ValueError
-        Naming ``what`` and the polygon.
+        Naming ``what`` and the polygon: :class:`UnsafePolygonError` for
+        non-finite coordinates and coordinates beyond ``1e6`` in magnitude.
     """
     if not seg:
         raise ValueError(f"{what}: 'segmentation' is an empty list of polygons")
@@ -482,13 +498,13 @@ def check_polygons(seg: list, height: int, width: int, what: str) -> None:
         if not math.isfinite(total):
             bad = next((v for v in poly if not finite_number(v)), None)
             if bad is not None:
-                raise ValueError(f"{what}: polygon {j} has a non-finite coordinate {bad!r}")
+                raise UnsafePolygonError(f"{what}: polygon {j} has a non-finite coordinate {bad!r}")
         xs, ys = poly[0::2], poly[1::2]
         if min(xs) < x_lo or max(xs) > x_hi or min(ys) < y_lo or max(ys) > y_hi:
             far = next(v for k, v in enumerate(poly)
                        if not ((x_lo <= v <= x_hi) if k % 2 == 0 else (y_lo <= v <= y_hi)))
-            raise ValueError(f"{what}: polygon {j} has a coordinate far outside the {width}x{height} "
-                             f"image: {far!r}")
+            cls = UnsafePolygonError if abs(far) > _SAFE_COORD else ValueError
+            raise cls(f"{what}: polygon {j} has a coordinate far outside the {width}x{height} image: {far!r}")
 
 
 class NotAListError(TypeValueError, AssertionError):
@@ -593,6 +609,8 @@ def check_results(anns: Any, images: Dict[Any, dict], categories: Iterable, sour
                                    f"{{'size': [h, w], 'counts': str}} as in the COCO results format")
         try:
             _check_result(a, i, kind, images[a["image_id"]], name)
+        except UnsafePolygonError:
+            raise
         except ValueError as exc:
             problems.suspect(str(exc))
             continue

@@ -190,6 +190,8 @@ class COCOeval(pycocotools.cocoeval.COCOeval):
         if p.iouType == "keypoints":
             self._state = None
             return super().evaluate()
+        if p.iouType == "segm" and not self._reference and not _strict(self.cocoGt, self.cocoDt):
+            self._reference = _masks_unusable(self.cocoGt, self.cocoDt)
         if self._reference and p.iouType in ("segm", "bbox"):
             self._state = None
             try:
@@ -336,6 +338,32 @@ class COCOeval(pycocotools.cocoeval.COCOeval):
         # detection summary
         with _iou_type_as(self.params, "segm"):
             super().summarize()
+
+
+def _masks_unusable(*objs) -> bool:
+    """Whether a mask of the ground truth or results (``boundary_api.COCO``
+    objects whose masks were not checked on loading) is not one this
+    package evaluates (an RLE string that does not decode to its image, a
+    missing segmentation, ...): warned about, for pycocotools' code to
+    evaluate it as it does.  The masks checked are cached for the
+    evaluation."""
+    for obj in objs:
+        if not isinstance(obj, COCO) or obj._rles_checked:
+            continue
+        gtc = obj.__dict__.get("_gt_columns")
+        if gtc is not None and gtc.masks_ready():
+            continue
+        columns = obj.__dict__.get("_columns")
+        try:
+            if columns is not None:
+                if columns.has_segmentation:
+                    columns.check_rles()
+                    continue
+            cache_for(obj).masks(list(obj.anns.values()))
+        except ValueError as exc:
+            warn_suspect(f"{exc}; evaluated as pycocotools evaluates it (strict=True refuses it)")
+            return True
+    return False
 
 
 def _strict(*objs) -> bool:
