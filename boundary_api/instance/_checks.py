@@ -600,6 +600,8 @@ def check_results(anns: Any, images: Dict[Any, dict], categories: Iterable, sour
             _check_result_box(a["bbox"], name(i), lvis, problems)
         elif kind == "segmentation":
             seg = a["segmentation"]
+            if seg is None:
+                problems.fail(TypeValueError, f"{name(i)} has 'segmentation': null")
             if type(seg) is not dict or "size" not in seg or "counts" not in seg \
                     or type(seg["counts"]) not in (str, bytes):
                 cls = KeyValueError if type(seg) is dict else TypeValueError
