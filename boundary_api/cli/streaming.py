@@ -188,7 +188,7 @@ def run(args) -> int:
         else:
             ev = evaluate_streaming(gt_data, args.dt, iou, args.chunk_images, lvis=lvis,
                                     dilation_ratio=args.dilation_ratio, max_dets=max_dets, params=params,
-                                    num_threads=args.threads)
+                                    num_threads=args.threads, strict=True)
     if lvis:
         ev.print_results()
         metrics = dict(ev.results)
