@@ -9,6 +9,7 @@ import pycocotools.mask as mask_utils
 import pytest
 
 from boundary_api import LVIS, LVISEval, LVISResults
+from boundary_api.instance._checks import SuspectInputWarning
 from conftest import LVIS_DT, LVIS_GT, golden_cases
 
 
@@ -158,6 +159,8 @@ def test_bad_inputs(tmp_path):
     p = tmp_path / "coco.json"
     p.write_text(json.dumps(coco_like))
     with pytest.raises(ValueError, match="neg_category_ids"):
+        LVIS(str(p), strict=True)
+    with pytest.warns(SuspectInputWarning, match="neg_category_ids"):  # lvis loads it
         LVIS(str(p))
     dt = load(LVIS_DT)
     dt[3]["image_id"] = 123456789
