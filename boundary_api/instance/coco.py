@@ -50,7 +50,7 @@ with urllib_request_deferred():
 
 from ..masks import _mask
 from .._io import KeyValueError, input_error_class, loads_json, read_json
-from ._checks import check_instances_dataset, check_results
+from ._checks import check_instances_dataset, check_results, warn_suspect
 from ._columns import load_result_columns
 from ._gt_columns import index_annotations, load_ground_truth_columns
 from .cache import cache_for, polygon_rles_of
@@ -423,6 +423,32 @@ class COCO(pycocotools.coco.COCO):
         cache.adopt_ground_truth(anns, columns)
         for iou_type, rows in columns.log:
             prepare_ground_truths(self, [anns[r] for r in rows.tolist()], iou_type)
+
+
+def masks_unusable(*objs) -> bool:
+    """Whether a mask of the given ground truth or results (boundary_api
+    objects whose masks were not all checked on loading) is not one this
+    package evaluates (an RLE string that does not decode to its image, a
+    missing segmentation, ...): warned about, for the replaced library's
+    code to evaluate it as it does.  The masks checked are cached for the
+    evaluation."""
+    for obj in objs:
+        if obj is None or not hasattr(obj, "_input_problems") or getattr(obj, "_rles_checked", False):
+            continue
+        gtc = obj.__dict__.get("_gt_columns")
+        if gtc is not None and gtc.masks_ready():
+            continue
+        columns = obj.__dict__.get("_columns")
+        try:
+            if columns is not None and columns.has_segmentation:
+                columns.check_rles()
+                continue
+            cache_for(obj).masks(list(obj.anns.values()))
+        except ValueError as exc:
+            warn_suspect(f"{exc}; evaluated as {'lvis' if hasattr(obj, 'img_ann_map') else 'pycocotools'} "
+                         "evaluates it (strict=True refuses it)")
+            return True
+    return False
 
 
 def prepare_ground_truths(coco, gts: list, iou_type: str, num_threads=None) -> None:

@@ -17,7 +17,7 @@ from ._gt_columns import ground_truths_by_pair
 from ._checks import warn_suspect
 from ._engine import Evaluation, FromState, sorted_unique
 from .cache import cache_for
-from .coco import COCO, prepare_ground_truths
+from .coco import COCO, masks_unusable, prepare_ground_truths
 from .._io import input_error_class, warn_large_dilation_ratio
 from .._parallel import resolve_threads
 from ..masks.boundary import check_dilation_ratio
@@ -191,7 +191,7 @@ class COCOeval(pycocotools.cocoeval.COCOeval):
             self._state = None
             return super().evaluate()
         if p.iouType == "segm" and not self._reference and not _strict(self.cocoGt, self.cocoDt):
-            self._reference = _masks_unusable(self.cocoGt, self.cocoDt)
+            self._reference = masks_unusable(self.cocoGt, self.cocoDt)
         if self._reference and p.iouType in ("segm", "bbox"):
             self._state = None
             try:
@@ -338,32 +338,6 @@ class COCOeval(pycocotools.cocoeval.COCOeval):
         # detection summary
         with _iou_type_as(self.params, "segm"):
             super().summarize()
-
-
-def _masks_unusable(*objs) -> bool:
-    """Whether a mask of the ground truth or results (``boundary_api.COCO``
-    objects whose masks were not checked on loading) is not one this
-    package evaluates (an RLE string that does not decode to its image, a
-    missing segmentation, ...): warned about, for pycocotools' code to
-    evaluate it as it does.  The masks checked are cached for the
-    evaluation."""
-    for obj in objs:
-        if not isinstance(obj, COCO) or obj._rles_checked:
-            continue
-        gtc = obj.__dict__.get("_gt_columns")
-        if gtc is not None and gtc.masks_ready():
-            continue
-        columns = obj.__dict__.get("_columns")
-        try:
-            if columns is not None:
-                if columns.has_segmentation:
-                    columns.check_rles()
-                    continue
-            cache_for(obj).masks(list(obj.anns.values()))
-        except ValueError as exc:
-            warn_suspect(f"{exc}; evaluated as pycocotools evaluates it (strict=True refuses it)")
-            return True
-    return False
 
 
 def _strict(*objs) -> bool:

@@ -73,7 +73,7 @@ from ._checks import check_instances_dataset, check_results, rle_strings_checked
 from ._columns import load_result_columns, select_rows
 from ._gt_columns import ground_truths_by_pair, index_annotations, load_ground_truth_columns
 from .cache import cache_for, polygon_rles_of
-from .coco import _Materialized
+from .coco import _Materialized, masks_unusable
 from .._parallel import resolve_threads
 from ..masks.boundary import check_dilation_ratio
 
@@ -537,6 +537,9 @@ class LVISEval(_lvis_eval.LVISEval):
 
     def evaluate(self):
         """Run per-image evaluation (lvis' ``evaluate``)."""
+        if self.params.iou_type == "segm" and not self._reference \
+                and not (getattr(self.lvis_gt, "_strict", False) or getattr(self.lvis_dt, "_strict", False)):
+            self._reference = masks_unusable(self.lvis_gt, self.lvis_dt)
         if self._reference:
             self._state = None
             try:

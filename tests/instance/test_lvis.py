@@ -215,7 +215,28 @@ def test_segmentation_results_are_checked_once_box_results_where_masks_are_used(
     assert ev.get_results() == ref.get_results()
     for iou in ("segm", "boundary"):
         with pytest.raises(ValueError, match=r"^result id \d+ \(image \d+\): segmentation counts does not cover"):
-            LVISEval(gt, LVISResults(gt, copy.deepcopy(res)), iou_type=iou).run()
+            LVISEval(gt, LVISResults(gt, copy.deepcopy(res), strict=True), iou_type=iou).run()
+    with pytest.raises(ValueError, match=r"^result id \d+ \(image \d+\): segmentation counts does not cover"):
+        LVISEval(gt, LVISResults(gt, copy.deepcopy(res)), iou_type="boundary").run()
+
+
+def test_mask_ap_of_box_results_with_a_bad_mask_is_lvis(monkeypatch):
+    """lvis evaluates a corrupted RLE string as it decodes it: without
+    strict, a warning naming the result and lvis' numbers."""
+    monkeypatch.setattr(np, "float", float, raising=False)  # lvis 0.5.3 on numpy >= 1.24
+    res = load(LVIS_DT)[:400]
+    for r in res:
+        r["bbox"] = [float(v) for v in mask_utils.toBbox(r["segmentation"])]
+    res[7]["segmentation"]["counts"] = "0000"
+    gt = LVIS(LVIS_GT)
+    ev = LVISEval(gt, LVISResults(gt, copy.deepcopy(res)), iou_type="segm")
+    with pytest.warns(SuspectInputWarning, match=r"^result id \d+ \(image \d+\): segmentation counts does not"):
+        ev.run()
+    plain_gt = lvis.LVIS(LVIS_GT)
+    ref = lvis.LVISEval(plain_gt, lvis.LVISResults(plain_gt, copy.deepcopy(res)), iou_type="segm")
+    ref.run()
+    assert ev.get_results() == ref.get_results()
+    np.testing.assert_array_equal(ev.eval["precision"], ref.eval["precision"])
 
 
 def test_evaluation_imports_neither_matplotlib_nor_opencv_and_lvis_stays_whole():
