@@ -182,6 +182,8 @@ def _check_images(images: list, source: str, lvis: bool, problems: Problems) -> 
         ok = True
         for key in ("height", "width"):
             v = img.get(key)
+            if type(v) is int and v >= 1:
+                continue
             if isinstance(v, bool) or not isinstance(v, numbers.Integral) or v < 1:
                 problems.suspect(f"{source}: image {img['id']!r} has no valid '{key}' (got {v!r})")
                 ok = False
@@ -256,6 +258,7 @@ def _refuse_or_warn(strict: bool, message: str) -> None:
 
 _PLAIN_NUMBERS = frozenset((int, float))
 _ID_TYPES = frozenset((int, str))
+_MISSING = object()
 
 
 def _annotations_plainly_valid(anns: list, images: dict, required: tuple) -> bool:
@@ -300,9 +303,13 @@ def _annotations_plainly_valid(anns: list, images: dict, required: tuple) -> boo
         for j, s in enumerate(segs):
             if type(s) is dict:
                 img, size = images[image_ids[j]], s["size"]
-                if (type(size) is not list or len(size) != 2 or size[0] != img["height"]
-                        or size[1] != img["width"] or type(s["counts"]) is not str):
+                if type(size) is not list or len(size) != 2 or size[0] != img["height"] or size[1] != img["width"]:
                     return False
+                counts = s["counts"]
+                if type(counts) is not str:  # uncompressed: what check_rle_dict accepts
+                    if type(counts) is not list or not set(map(type, counts)) <= {int} \
+                            or (counts and min(counts) < 0) or sum(counts) != size[0] * size[1]:
+                        return False
     if list in kinds:
         sel = [j for j, s in enumerate(segs) if type(s) is list]
         h = np.array([images[image_ids[j]]["height"] for j in sel], np.int64)
@@ -587,19 +594,37 @@ def check_results(anns: Any, images: Dict[Any, dict], categories: Iterable, sour
     known = set(categories)
     unknown_cats = 0
     rle_items, heights, widths = [], [], []
+    plain_id = _ID_TYPES.__contains__
     for i, a in enumerate(anns):
-        if "category_id" not in a:
-            problems.fail(KeyValueError, f"{name(i)} has no 'category_id'")
-        if not _hashable(a["category_id"]):
-            problems.fail(TypeValueError, f"{name(i)} has an invalid 'category_id' {a['category_id']!r}")
-        if a["category_id"] not in known:
+        cat = a.get("category_id", _MISSING)
+        if not plain_id(type(cat)):
+            if cat is _MISSING:
+                problems.fail(KeyValueError, f"{name(i)} has no 'category_id'")
+            if not _hashable(cat):
+                problems.fail(TypeValueError, f"{name(i)} has an invalid 'category_id' {cat!r}")
+        if cat not in known:
             unknown_cats += 1
-        if kind is not None and kind not in a:
-            problems.fail(KeyValueError, f"{name(i)} has no '{kind}' (result #0 has one)")
         if kind == "bbox":
-            _check_result_box(a["bbox"], name(i), lvis, problems)
-        elif kind == "segmentation":
+            b = a.get("bbox", _MISSING)
+            if type(b) is list and len(b) == 4 and finite_numbers(b) and "segmentation" not in a \
+                    and finite_number(a.get("score")):
+                continue  # (the common case, checked whole)
+            if b is _MISSING:
+                problems.fail(KeyValueError, f"{name(i)} has no 'bbox' (result #0 has one)")
+            _check_result_box(b, name(i), lvis, problems)
+        elif kind is not None and kind not in a:
+            problems.fail(KeyValueError, f"{name(i)} has no '{kind}' (result #0 has one)")
+        if kind == "segmentation":
             seg = a["segmentation"]
+            if type(seg) is dict and type(seg.get("counts")) is str and type(seg.get("size")) is list \
+                    and finite_number(a.get("score")):
+                img = images[a["image_id"]]
+                h, w = img.get("height"), img.get("width")
+                if type(h) is int and type(w) is int and h >= 1 and w >= 1 and seg["size"] == [h, w]:
+                    rle_items.append(i)  # (the common case, checked whole; the strings below)
+                    heights.append(h)
+                    widths.append(w)
+                    continue
             if seg is None:
                 problems.fail(TypeValueError, f"{name(i)} has 'segmentation': null")
             if type(seg) is not dict or "size" not in seg or "counts" not in seg \
@@ -638,6 +663,8 @@ def check_results(anns: Any, images: Dict[Any, dict], categories: Iterable, sour
 
 
 def _valid_size(h, w) -> bool:
+    if type(h) is int and type(w) is int:
+        return h >= 1 and w >= 1
     return all(isinstance(v, numbers.Integral) and not isinstance(v, bool) and v >= 1 for v in (h, w))
 
 
@@ -661,7 +688,7 @@ def _check_result(a: dict, i: int, kind: Optional[str], img: dict, name) -> None
     score = a.get("score")
     if not finite_number(score):
         if score is None:
-            raise ValueError(f"{name(i)} has no 'score'")
+            raise ValueError(f"{name(i)} has 'score': null" if "score" in a else f"{name(i)} has no 'score'")
         raise ValueError(f"{name(i)} has an invalid score {score!r}")
     if kind == "bbox":
         b = a["bbox"]
