@@ -33,10 +33,12 @@ __all__ = [
     "boundary_iou",
     "AnnotationCache",
     "cache_for",
+    "SuspectInputWarning",
 ]
 
 _LAZY = {
     "COCO": "instance", "COCOeval": "instance", "AnnotationCache": "instance", "cache_for": "instance",
+    "SuspectInputWarning": "instance",
     "LVIS": "instance.lvis", "LVISResults": "instance.lvis", "LVISEval": "instance.lvis",
     "pq_compute": "panoptic",
     "boundary_iou": "masks", "dilation_pixels": "masks", "mask_to_boundary": "masks", "rle_to_boundary": "masks",

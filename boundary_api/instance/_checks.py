@@ -388,6 +388,8 @@ def _check_annotation(ann: dict, i: int, images: dict, required: tuple, source: 
             raise ValueError(f"{source}: annotations[{i}] has an invalid '{key}' {ann[key]!r} "
                              "(expected a number or a string)")
     box = ann.get("bbox")
+    if type(box) is np.ndarray and box.shape == (4,) and box.dtype.kind in "iuf":
+        box = box.tolist()  # (as pycocotools' loadRes leaves boxes made from RLEs)
     if box is not None and not (type(box) is list and len(box) == 4 and finite_numbers(box)):
         raise ValueError(f"{source}: annotation id {ann['id']!r} has an invalid 'bbox' {box!r:.60} "
                          "(expected [x, y, width, height])")

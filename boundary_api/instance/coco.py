@@ -90,7 +90,7 @@ class COCO(pycocotools.coco.COCO):
     without a size, an annotation on an unknown image, an RLE whose size is
     not its image's, a NaN score, results that only have boxes evaluated as
     'segm', repeated annotation ids, annotations of unknown categories, ...)
-    is warned about (:class:`._checks.SuspectInputWarning`, one line naming
+    is warned about (:class:`boundary_api.SuspectInputWarning`, one line naming
     the problem) and ``COCOeval`` then gives pycocotools' numbers by running
     pycocotools' own code.  ``strict=True`` refuses such input instead
     (``ValueError``).  Where pycocotools fails on the input, the error names

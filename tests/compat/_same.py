@@ -9,7 +9,7 @@ import warnings
 
 import numpy as np
 
-from boundary_api.instance._checks import SuspectInputWarning
+from boundary_api import SuspectInputWarning
 
 _TIMING = re.compile(r"\(t=\d+\.\d+s\)")
 

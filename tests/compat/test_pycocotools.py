@@ -12,7 +12,7 @@ import pycocotools.mask as mask_utils
 import pytest
 
 import boundary_api
-from boundary_api.instance._checks import SuspectInputWarning
+from boundary_api import SuspectInputWarning
 
 from ._same import assert_same, assert_same_value, run
 
@@ -390,9 +390,9 @@ def test_files_missing_or_not_json(tmp_path):
     bad = tmp_path / "bad.json"
     bad.write_text("{'images': []")
     gt = write(tmp_path, "gt.json", small_gt())
-    for path in (str(tmp_path / "missing.json"), str(bad)):
+    for path in (str(tmp_path / "missing.json"), str(bad), str(tmp_path)):
         original, ours = both(lambda COCO, COCOeval: COCO(path) and None)
-        assert type(original.error).__name__ in ("FileNotFoundError", "JSONDecodeError")
+        assert type(original.error).__name__ in ("FileNotFoundError", "JSONDecodeError", "IsADirectoryError")
         original, ours = both(lambda COCO, COCOeval: COCO(gt).loadRes(path) and None)
         assert ours.error is not None and path in str(ours.error)
 
@@ -443,3 +443,28 @@ def test_load_res_of_a_subclass_needing_a_path(tmp_path):
         return type(res) is COCO, res.dataset["annotations"]
 
     both(load)
+
+
+def test_the_warning_is_one_line_pointing_at_the_callers_code(tmp_path):
+    gt = small_gt()
+    gt["annotations"][0]["image_id"] = 99
+    path = write(tmp_path, "gt.json", gt)
+    with pytest.warns(SuspectInputWarning) as caught:
+        coco = silent(boundary_api.COCO, path)
+    assert [w.filename for w in caught] == [__file__]
+    assert str(caught[0].message) == (f"{path}: annotation id 1 refers to image 99, which is not in 'images'; "
+                                      "loaded as pycocotools loads it (strict=True refuses it)")
+    dets = small_dets()
+    dets[0]["score"] = float("nan")
+    with pytest.warns(SuspectInputWarning) as caught:
+        silent(coco.loadRes, dets)
+    assert [w.filename for w in caught] == [__file__]
+    assert "\n" not in str(caught[0].message)
+
+
+def silent(fn, *args, **kwargs):
+    import contextlib
+    import io
+
+    with contextlib.redirect_stdout(io.StringIO()):
+        return fn(*args, **kwargs)
