@@ -142,11 +142,22 @@ class LVIS(_CheckedJson, _lvis.LVIS):
     ----------
     annotation_path : str or path-like
         LVIS annotation JSON.
+    strict : bool, optional
+        Refuse input that lvis loads but which is probably wrong (images
+        without a size or without ``neg_category_ids``, annotations on
+        unknown images, repeated annotation ids, annotations of unknown
+        categories, ...).  Default False: such input is warned about
+        (:class:`boundary_api.SuspectInputWarning`, one line) and
+        :class:`LVISEval` runs lvis' own code on it ('segm', 'bbox') or
+        refuses it ('boundary').  :class:`LVISResults` inherits it.
 
     Raises
     ------
     ValueError
-        If the file is missing, not JSON, or not an LVIS dataset.
+        If the file is missing, not JSON, or not an LVIS dataset; where lvis
+        fails too, also an instance of the class lvis raises
+        (``FileNotFoundError``, ``json.JSONDecodeError``,
+        ``AssertionError``, ``KeyError``, ``TypeError``).
 
     Notes
     -----
@@ -251,6 +262,13 @@ class LVISResults(_CheckedJson, _lvis.LVISResults):
         Result file or list (compressed-RLE segmentations and/or boxes, scores).
     max_dets : int, optional
         Highest-scoring results kept per image (default 300; negative: all).
+    strict : bool, optional
+        Refuse results that lvis loads but which are probably wrong (RLEs
+        whose size is not their image's, NaN or missing scores, categories
+        not in the ground truth, ...); default: the ground truth's
+        ``strict``.  Without it they are warned about.  Problems lvis fails
+        on too raise a ``ValueError`` that is also of lvis' class
+        (``AssertionError``, ``IndexError``, ``KeyError``, ``TypeError``).
 
     Notes
     -----
