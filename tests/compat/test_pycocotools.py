@@ -440,8 +440,10 @@ def test_load_res_of_a_subclass_needing_a_path(tmp_path):
                 super().__init__(annotation_file)
 
         res = Mine(path).loadRes(small_dets())
-        return type(res) is COCO, res.dataset["annotations"]
+        from_file = Mine(path).loadRes(dt_path)  # (read as columns by boundary_api)
+        return type(res) is COCO, type(from_file) is COCO, res.dataset["annotations"], from_file.dataset
 
+    dt_path = write(tmp_path, "dt.json", small_dets())
     both(load)
 
 
