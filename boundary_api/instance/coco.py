@@ -443,7 +443,12 @@ def masks_unusable(*objs) -> bool:
             if columns is not None and columns.has_segmentation:
                 columns.check_rles()
                 continue
-            cache_for(obj).masks(list(obj.anns.values()))
+            anns = list(obj.anns.values())
+            if not getattr(obj, "_is_results", False):
+                # (ground-truth polygons were checked on loading and are rasterised
+                # by the evaluation itself; RLEs and missing masks are checked here)
+                anns = [a for a in anns if type(a.get("segmentation")) is not list]
+            cache_for(obj).masks(anns)
         except ValueError as exc:
             warn_suspect(f"{exc}; evaluated as {'lvis' if hasattr(obj, 'img_ann_map') else 'pycocotools'} "
                          "evaluates it (strict=True refuses it)")

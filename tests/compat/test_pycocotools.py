@@ -470,3 +470,19 @@ def silent(fn, *args, **kwargs):
 
     with contextlib.redirect_stdout(io.StringIO()):
         return fn(*args, **kwargs)
+
+
+def test_ground_truth_rle_string_that_does_not_decode_to_its_image(tmp_path):
+    """pycocotools evaluates it as it decodes it: Mask AP with a warning
+    naming the annotation (box AP does not read it)."""
+    gt = small_gt()
+    gt["annotations"][1]["segmentation"]["counts"] = "0000"
+    path = write(tmp_path, "gt.json", gt)
+    _, ours = both(evaluate, path, small_dets(), "segm")
+    assert len(ours.warned) == 1 and ours.warned[0].startswith("annotation id 2 (image 1): ")
+    _, ours = both(evaluate, path, small_dets(), "bbox")
+    assert ours.warned == []
+    coco = silent(boundary_api.COCO, path, strict=True)
+    ev = boundary_api.COCOeval(coco, silent(coco.loadRes, small_dets()), "segm")
+    with pytest.raises(ValueError, match="^annotation id 2 \\(image 1\\): "):
+        silent(ev.evaluate)
