@@ -49,6 +49,8 @@ def test_suspect_ground_truth_is_refused(tmp_path, capsys):
          "40 annotation(s) have category ids not in 'categories' (999)"),
         (lambda g: g.update(images=[]), f"annotation id {first['id']} refers to image {first['image_id']}, "
                                         "which is not in 'images'"),
+        (lambda g: next(a for a in g["annotations"] if a["iscrowd"])["segmentation"].update(size=[10, 10]),
+         "RLE size [10, 10] is not the image's"),
     ]
     for k, (edit, message) in enumerate(cases):
         gt = _write(tmp_path, f"gt{k}.json", _edited(GT, edit))
