@@ -39,10 +39,12 @@ __all__ = [
     "init_as_lvis",
     "restore_originals",
     "swapped",
+    "SuspectInputWarning",
 ]
 
 _LAZY = {
     "COCO": "instance", "COCOeval": "instance", "AnnotationCache": "instance", "cache_for": "instance",
+    "SuspectInputWarning": "instance",
     "LVIS": "instance.lvis", "LVISResults": "instance.lvis", "LVISEval": "instance.lvis",
     "pq_compute": "panoptic",
     "init_as_pycocotools": "swap", "init_as_lvis": "swap", "restore_originals": "swap", "swapped": "swap",

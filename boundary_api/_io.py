@@ -40,6 +40,75 @@ def _loads(data: bytes) -> Any:
     return json.loads(data)
 
 
+def _plain_str(self) -> str:
+    return BaseException.__str__(self)
+
+
+def _input_error_class(base: type) -> type:
+    """``ValueError`` combined with ``base``: what this package raises where
+    the library it replaces raises ``base`` (a caller's ``except base`` and
+    ``except ValueError`` both catch it), printing the message as given."""
+    name = base.__name__ if issubclass(base, ValueError) else base.__name__.replace("Error", "") + "ValueError"
+    bases = (base,) if issubclass(base, ValueError) else (ValueError, base)
+    return type(name, bases, {"__str__": _plain_str, "__module__": __name__,
+                              "__doc__": f"Bad input where the replaced library raises {base.__name__}."})
+
+
+#: ValueError + KeyError, IndexError, TypeError, AssertionError, FileNotFoundError
+#: and IsADirectoryError: raised where pycocotools / lvis raise the second class
+KeyValueError = _input_error_class(KeyError)
+IndexValueError = _input_error_class(IndexError)
+TypeValueError = _input_error_class(TypeError)
+AssertionValueError = _input_error_class(AssertionError)
+FileNotFoundValueError = _input_error_class(FileNotFoundError)
+IsADirectoryValueError = _input_error_class(IsADirectoryError)
+
+_INPUT_ERROR_CLASSES = {KeyError: KeyValueError, IndexError: IndexValueError, TypeError: TypeValueError,
+                        AssertionError: AssertionValueError, FileNotFoundError: FileNotFoundValueError,
+                        IsADirectoryError: IsADirectoryValueError}
+
+
+def input_error_class(original: type) -> type:
+    """The class to raise, with this package's message, where the replaced
+    library raises ``original``: a subclass of both ``ValueError`` and
+    ``original`` (``original`` itself if it is a ValueError already)."""
+    if issubclass(original, ValueError) and original is not ValueError:
+        return _INPUT_ERROR_CLASSES.setdefault(original, _input_error_class(original))
+    if original is ValueError or not issubclass(original, Exception):
+        return ValueError
+    cls = _INPUT_ERROR_CLASSES.get(original)
+    if cls is None:
+        try:
+            cls = _INPUT_ERROR_CLASSES[original] = _input_error_class(original)
+        except TypeError:  # a class that cannot be combined with ValueError
+            return ValueError
+    return cls
+
+
+class JSONValueError(json.JSONDecodeError):
+    """A file that is not valid JSON (a ``json.JSONDecodeError``, as
+    pycocotools and lvis raise), with this package's message."""
+
+    def __init__(self, message: str, exc: json.JSONDecodeError):
+        super().__init__(exc.msg, exc.doc, exc.pos)
+        self.args = (message,)
+
+    def __str__(self) -> str:
+        return self.args[0]
+
+
+class UnicodeValueError(UnicodeDecodeError):
+    """A file that is not UTF-8 text (a ``UnicodeDecodeError``, as
+    pycocotools and lvis raise), with this package's message."""
+
+    def __init__(self, message: str, exc: UnicodeDecodeError):
+        super().__init__(exc.encoding, exc.object, exc.start, exc.end, exc.reason)
+        self.message = message
+
+    def __str__(self) -> str:
+        return self.message
+
+
 def loads_json(data) -> Any:
     """:func:`_loads` for any bytes-like object (a NumPy uint8 buffer too)."""
     return _loads(data)
@@ -60,9 +129,9 @@ def read_json(path, what: str) -> Any:
     if isinstance(fspath, bytes):
         fspath = os.fsdecode(fspath)
     if not os.path.exists(fspath):
-        raise ValueError(f"{what} file not found: {fspath}")
+        raise FileNotFoundValueError(f"{what} file not found: {fspath}")
     if os.path.isdir(fspath):
-        raise ValueError(f"{what} file is a directory: {fspath}")
+        raise IsADirectoryValueError(f"{what} file is a directory: {fspath}")
     try:
         # read once: a pipe (``--gt <(zcat gt.json.gz)``, /dev/stdin) cannot be reopened or rewound
         with open(fspath, "rb") as f:
@@ -71,16 +140,16 @@ def read_json(path, what: str) -> Any:
             data = gzip.decompress(data)
         return _loads(data)
     except json.JSONDecodeError as exc:
-        raise ValueError(f"{what} file is not valid JSON: {fspath} "
-                         f"(line {exc.lineno}, column {exc.colno}: {exc.msg})") from None
-    except UnicodeDecodeError:
-        raise ValueError(f"{what} file is not valid JSON text: {fspath}") from None
+        raise JSONValueError(f"{what} file is not valid JSON: {fspath} "
+                             f"(line {exc.lineno}, column {exc.colno}: {exc.msg})", exc) from None
+    except UnicodeDecodeError as exc:
+        raise UnicodeValueError(f"{what} file is not valid JSON text: {fspath}", exc) from None
     except RecursionError:
         raise ValueError(f"{what} file is nested too deeply to be read: {fspath}") from None
     except (EOFError, zlib.error, gzip.BadGzipFile) as exc:
         raise ValueError(f"{what} file is not a valid gzip file: {fspath} ({exc})") from None
     except OSError as exc:
-        raise ValueError(f"cannot read {what} file {fspath}: {exc.strerror or exc}") from None
+        raise input_error_class(type(exc))(f"cannot read {what} file {fspath}: {exc.strerror or exc}") from None
 
 
 class _Prefixed(io.RawIOBase):

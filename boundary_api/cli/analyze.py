@@ -76,8 +76,8 @@ def load(args):
     dt_data = read_json(args.dt, "results")
     _check_results_file(dt_data, checks, gt_data)
     with contextlib.redirect_stdout(io.StringIO()):
-        gt = COCO.from_dataset(gt_data, args.gt)
-        dt = gt.loadRes(dt_data, _source=args.dt)
+        gt = COCO.from_dataset(gt_data, args.gt, strict=True)
+        dt = gt.loadRes(dt_data, _source=args.dt, strict=True)
     if getattr(dt, "_segm_from_bbox", False):
         raise InputError(f"{args.dt}: results have no 'segmentation' (boxes only); the analysis needs masks")
     return gt, dt

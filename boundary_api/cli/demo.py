@@ -179,7 +179,7 @@ def run(args) -> int:
     stats, evals = {}, {}
     tic = time.time()
     with contextlib.redirect_stdout(io.StringIO()):
-        gt = COCO(gt_path)
+        gt = COCO(gt_path, strict=True)
         dt = gt.loadRes(dt_path)
         for iou in ("segm", "boundary"):
             ev = COCOeval(gt, dt, iouType=iou, dilation_ratio=args.dilation_ratio,

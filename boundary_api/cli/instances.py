@@ -130,7 +130,7 @@ def _load_as_columns(args):
             tic = time.time()
             gtc = None if args.lvis else coco_module.load_ground_truth_columns(args.gt, args.gt)
             if gtc is not None and not _looks_like_lvis({"images": gtc.images, "categories": gtc.categories}):
-                loaded = _coco_columns(args, coco_module.COCO._from_columns(gtc, tic), gtc)
+                loaded = _coco_columns(args, coco_module.COCO._from_columns(gtc, tic, strict=True), gtc)
             else:
                 loaded = _lvis_columns(args)
     except (ValueError, TypeError):
@@ -143,7 +143,7 @@ def _load_as_columns(args):
 def _coco_columns(args, gt, gtc):
     if args.iou_type in ("segm", "boundary") and not gtc.masks_ready(args.threads):
         return None
-    dt = gt.loadRes(args.dt)
+    dt = gt.loadRes(args.dt, strict=True)
     cols = dt._columns
     if cols is None or (args.iou_type in ("segm", "boundary") and not cols.has_segmentation):
         return None
@@ -162,7 +162,7 @@ def _lvis_columns(args):
     if args.iou_type in ("segm", "boundary") and not gtc.masks_ready(args.threads):
         return None
     with quiet(args.quiet):
-        gt = LVIS._from_columns(gtc)
+        gt = LVIS._from_columns(gtc, strict=True)
     dt = _lvis_results_as_columns(args, gt, _lvis_max_dets(args))
     return None if dt is None else (True, gt, dt)
 
@@ -185,7 +185,7 @@ def _lvis_results_as_columns(args, gt, max_dets: int):
     from ..instance.lvis import LVISResults
 
     try:
-        dt = LVISResults(gt, args.dt, max_dets=max_dets)
+        dt = LVISResults(gt, args.dt, max_dets=max_dets, strict=True)
     except (ValueError, TypeError):
         return None
     cols = dt._columns
@@ -219,20 +219,20 @@ def run(args) -> int:
 
         max_dets = _lvis_max_dets(args)
         with quiet(args.quiet):
-            gt = LVIS(args.gt, _loaded=gt_data)
+            gt = LVIS(args.gt, _loaded=gt_data, strict=True)
             dt = _lvis_results_as_columns(args, gt, max_dets)
         if dt is None:
             dt_data = read_json(args.dt, "results")
             _check_results_file(dt_data, args, gt_data)
             with quiet(args.quiet):
-                dt = LVISResults(gt, args.dt, max_dets=max_dets, _loaded=dt_data)
+                dt = LVISResults(gt, args.dt, max_dets=max_dets, _loaded=dt_data, strict=True)
         _evaluate_lvis(args, gt, dt, inputs, tic)
     else:
         dt_data = read_json(args.dt, "results")
         _check_results_file(dt_data, args, gt_data)
         with quiet(args.quiet):
-            gt = COCO.from_dataset(gt_data, args.gt)
-            dt = gt.loadRes(dt_data, _source=args.dt)
+            gt = COCO.from_dataset(gt_data, args.gt, strict=True)
+            dt = gt.loadRes(dt_data, _source=args.dt, strict=True)
         _evaluate_coco(args, gt, dt, COCOeval, inputs, tic)
     return 0
 

@@ -231,7 +231,7 @@ def run(args) -> int:
         else:
             ev = evaluate_streaming(gt_data, args.dt, iou, args.chunk_images, lvis=lvis,
                                     dilation_ratio=args.dilation_ratio, max_dets=max_dets, params=params,
-                                    num_threads=args.threads)
+                                    num_threads=args.threads, strict=True)
     from .instances import table_title
 
     print(table_title(lvis, iou, args.dilation_ratio, max_dets))

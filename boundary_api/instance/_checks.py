@@ -6,70 +6,259 @@ import logging
 import math
 import numbers
 import operator
-from typing import Any, Dict, Iterable, List
+import os
+import sys
+import warnings
+from typing import Any, Dict, Iterable, List, Optional
 
 import numpy as np
 
-from .._io import finite_number, finite_numbers
+from .._io import AssertionValueError, IndexValueError, KeyValueError, TypeValueError, finite_number, finite_numbers
 from ..masks import _mask
 from ..masks.boundary import check_rle_strings
 
 log = logging.getLogger(__name__)
 
 
-def check_instances_dataset(dataset: Any, source: str, lvis: bool = False, warn_empty: bool = True) -> None:
+class SuspectInputWarning(UserWarning):
+    """Input that pycocotools / lvis accept but which is probably wrong
+    (``strict=True`` refuses it)."""
+
+
+_PACKAGE_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+def _user_stacklevel() -> int:
+    """The ``stacklevel`` of the first caller outside this package."""
+    frame, level = sys._getframe(1), 1
+    while frame is not None and os.path.abspath(frame.f_code.co_filename).startswith(_PACKAGE_DIR + os.sep):
+        frame, level = frame.f_back, level + 1
+    return level
+
+
+def warn_suspect(message: str) -> None:
+    """One warning line naming a problem of the input (category
+    :class:`SuspectInputWarning`), attributed to the caller's code."""
+    warnings.warn(message, SuspectInputWarning, stacklevel=_user_stacklevel())
+
+
+class Problems:
+    """What the checks of one input found.
+
+    A problem the replaced library also fails on (``fail``) is raised at
+    once, as a subclass of ``ValueError`` and of the class that library
+    raises.  Any other problem (``suspect``): with ``strict`` raised at once
+    as ``ValueError``; otherwise remembered, the check going on, and the
+    problems warned about (one line) by :meth:`warn`.
+
+    Parameters
+    ----------
+    strict : bool
+    original : str
+        The replaced library, named in the warning.
+    """
+
+    def __init__(self, strict: bool, original: str = "pycocotools"):
+        self.strict = bool(strict)
+        self.original = original
+        self.found: List[str] = []
+
+    def fail(self, cls: type, message: str):
+        raise cls(message)
+
+    def suspect(self, message: str) -> None:
+        if self.strict:
+            raise ValueError(message)
+        self.found.append(message)
+
+    def warn(self) -> List[str]:
+        """Warn about the suspect problems (one line); returns them."""
+        if self.found:
+            more = f" (and {len(self.found) - 1} more problems)" if len(self.found) > 1 else ""
+            warn_suspect(f"{self.found[0]}{more}; loaded as {self.original} loads it "
+                         "(strict=True refuses it)")
+        return self.found
+
+
+def check_instances_dataset(dataset: Any, source: str, lvis: bool = False, warn_empty: bool = True,
+                            strict: bool = True) -> List[str]:
     """Check that a ground truth is a COCO (or LVIS) instances dataset.
 
     Polygons are checked with :func:`check_polygons`.  A dataset without
     annotations is valid but logs a warning (unless ``warn_empty`` is False).
+
+    Parameters
+    ----------
+    dataset : object
+        The decoded JSON document.
+    source : str
+        How the input is named in messages.
+    lvis : bool, optional
+        Check it as an LVIS ground truth.
+    warn_empty : bool, optional
+    strict : bool, optional
+        Refuse (``ValueError``) what pycocotools / lvis load but what is
+        probably wrong (images without a size, annotations on unknown images
+        or without an area, invalid polygons, RLEs of another size, repeated
+        annotation ids, annotations of unknown categories, ...).  With False,
+        such problems are warned about (:class:`SuspectInputWarning`).
+
+    Returns
+    -------
+    list of str
+        The problems warned about that make the package's own evaluation
+        unsafe (the evaluators then run the replaced library's code).
+
+    Raises
+    ------
+    ValueError
+        A problem, naming it; where pycocotools' ``COCO`` (lvis' ``LVIS``)
+        fails on the input too, a subclass of the class it raises
+        (``AssertionError``, ``KeyError``, ``TypeError``).  Polygons with
+        NaN, infinite or huge coordinates, on which pycocotools' C code
+        crashes, are refused also without ``strict``
+        (:class:`UnsafePolygonError`).
     """
     kind = "LVIS" if lvis else "COCO"
+    problems = Problems(strict, "lvis" if lvis else "pycocotools")
     if not isinstance(dataset, dict):
         hint = ""
         if isinstance(dataset, list) and dataset and isinstance(dataset[0], dict) and "score" in dataset[0]:
             hint = ": it looks like a results file (were the ground truth and the results swapped?)"
-        raise ValueError(f"{source}: not a {kind} ground truth (expected a JSON object with "
-                         f"'images', 'annotations' and 'categories', got a {type(dataset).__name__}){hint}")
+        problems.fail(AssertionValueError, f"{source}: not a {kind} ground truth (expected a JSON object with "
+                                           f"'images', 'annotations' and 'categories', got a "
+                                           f"{type(dataset).__name__}){hint}")
     missing = [k for k in ("images", "annotations", "categories") if not isinstance(dataset.get(k), list)]
+    lists = {k: dataset[k] if k not in missing else [] for k in ("images", "annotations", "categories")}
     if missing:
         got = ", ".join(f"{m!r} is {_json_type(dataset.get(m))}" for m in missing)
-        raise ValueError(f"{source}: not a {kind} ground truth (no list of "
-                         f"{', '.join(repr(m) for m in missing)}: {got})")
-    for i, img in enumerate(dataset["images"]):
+        message = (f"{source}: not a {kind} ground truth (no list of "
+                   f"{', '.join(repr(m) for m in missing)}: {got})")
+        for m in missing:
+            v = dataset.get(m)
+            if m not in dataset:
+                if lvis:  # lvis indexes all three
+                    problems.fail(KeyValueError, message)
+            elif not _empty_iterable(v):  # both libraries iterate it and index its items by key
+                problems.fail(TypeValueError, message)
+        problems.suspect(message)
+    images = _check_images(lists["images"], source, lvis, problems)
+    _check_categories(lists["categories"], source, lvis, problems)
+    # what the evaluators read from every ground truth ('iscrowd': COCO only)
+    required = ("id", "image_id", "category_id", "area") + (() if lvis else ("iscrowd",))
+    anns = lists["annotations"]
+    if problems.found or not _annotations_plainly_valid(anns, images, required):
+        # (pycocotools reads 'category_id' only when there are 'categories')
+        fatal = ("id", "image_id") + (("category_id",) if lvis or "categories" in dataset else ())
+        _check_annotations(anns, images, required, source, problems, fatal)
+    found = problems.warn()
+    _check_ids_and_categories(anns, lists["categories"], source, strict)
+    if warn_empty and not anns:
+        log.warning("%s: the ground truth has no annotations: there is nothing to detect and every "
+                    "AP will be undefined (-1)", source)
+    return found
+
+
+def _empty_iterable(v) -> bool:
+    """Iterating ``v`` gives nothing (pycocotools and lvis then index nothing)."""
+    return isinstance(v, (dict, str, list, tuple)) and not v
+
+
+def _check_images(images: list, source: str, lvis: bool, problems: Problems) -> dict:
+    """The ``images`` entries: ``{id: image}`` of those with a usable id and
+    size (an image whose size is unusable maps to None)."""
+    out = {}
+    for i, img in enumerate(images):
         if not isinstance(img, dict):
-            raise ValueError(f"{source}: images[{i}] is not an object (got {_json_type(img)} {img!r:.40})")
+            problems.fail(TypeValueError, f"{source}: images[{i}] is not an object (got {_json_type(img)} "
+                                          f"{img!r:.40})")
         if "id" not in img:
-            raise ValueError(f"{source}: images[{i}] has no 'id'")
+            problems.fail(KeyValueError, f"{source}: images[{i}] has no 'id'")
         if not _is_id(img["id"]):
-            raise ValueError(f"{source}: images[{i}] has an invalid 'id' {img['id']!r} (expected a number or a string)")
+            message = f"{source}: images[{i}] has an invalid 'id' {img['id']!r} (expected a number or a string)"
+            if not _hashable(img["id"]):
+                problems.fail(TypeValueError, message)
+            problems.suspect(message)
+        ok = True
         for key in ("height", "width"):
             v = img.get(key)
+            if type(v) is int and v >= 1:
+                continue
             if isinstance(v, bool) or not isinstance(v, numbers.Integral) or v < 1:
-                raise ValueError(f"{source}: image {img['id']!r} has no valid '{key}' (got {v!r})")
+                problems.suspect(f"{source}: image {img['id']!r} has no valid '{key}' (got {v!r})")
+                ok = False
+                break
         if lvis:
             for key in ("neg_category_ids", "not_exhaustive_category_ids"):
                 if not isinstance(img.get(key), list):
-                    raise ValueError(f"{source}: image {img['id']!r} has no '{key}' list (not an LVIS ground truth?)")
-    images = {img["id"]: img for img in dataset["images"]}
-    for i, cat in enumerate(dataset["categories"]):
-        if not isinstance(cat, dict) or "id" not in cat:
-            raise ValueError(f"{source}: categories[{i}] has no 'id'")
+                    problems.suspect(f"{source}: image {img['id']!r} has no '{key}' list (not an LVIS "
+                                     "ground truth?)")
+                    break
+        out[img["id"]] = img if ok else None
+    return out
+
+
+def _check_categories(categories: list, source: str, lvis: bool, problems: Problems) -> None:
+    for i, cat in enumerate(categories):
+        if not isinstance(cat, dict):
+            problems.fail(TypeValueError, f"{source}: categories[{i}] is not an object (got {_json_type(cat)})")
+        if "id" not in cat:
+            problems.fail(KeyValueError, f"{source}: categories[{i}] has no 'id'")
         if not _is_id(cat["id"]):
-            raise ValueError(f"{source}: categories[{i}] has an invalid 'id' {cat['id']!r} "
-                             "(expected a number or a string)")
+            message = (f"{source}: categories[{i}] has an invalid 'id' {cat['id']!r} "
+                       "(expected a number or a string)")
+            if not _hashable(cat["id"]):
+                problems.fail(TypeValueError, message)
+            problems.suspect(message)
         if lvis and cat.get("frequency") not in ("r", "c", "f"):
-            raise ValueError(f"{source}: category {cat['id']!r} has no 'frequency' of 'r', 'c' or 'f'")
-    # what the evaluators read from every ground truth ('iscrowd': COCO only)
-    required = ("id", "image_id", "category_id", "area") + (() if lvis else ("iscrowd",))
-    if not _annotations_plainly_valid(dataset["annotations"], images, required):
-        _check_annotations(dataset["annotations"], images, required, source)
-    if warn_empty and not dataset["annotations"]:
-        log.warning("%s: the ground truth has no annotations: there is nothing to detect and every "
-                    "AP will be undefined (-1)", source)
+            problems.suspect(f"{source}: category {cat['id']!r} has no 'frequency' of 'r', 'c' or 'f'")
+
+
+def _check_ids_and_categories(anns: list, categories: list, source: str, strict: bool) -> None:
+    """Repeated annotation ids (an index by id keeps the last) and
+    annotations of categories not in ``categories`` (never evaluated):
+    refused with ``strict``, else warned about."""
+    ids = [a["id"] for a in anns if type(a) is dict and _hashable(a.get("id"))]
+    if len(set(ids)) != len(ids):
+        seen, repeated = set(), set()
+        for i in ids:
+            (repeated if i in seen else seen).add(i)
+        count = len(ids) - len(seen)
+        shown = sorted(repeated, key=repr)
+        _refuse_or_warn(strict, f"{source}: {count} annotation(s) repeat the id of another annotation "
+                                f"({_list_ids(shown)}); an index by id keeps only the last of them")
+    if not categories:
+        return
+    known = {c["id"] for c in categories if type(c) is dict and _hashable(c.get("id"))}
+    cat_ids = [a.get("category_id") for a in anns if type(a) is dict]
+    if all(type(c) is int for c in cat_ids) and all(type(k) is int for k in known):
+        bad_counts = np.unique(np.array(cat_ids, np.int64), return_counts=True) if cat_ids else ((), ())
+        bad = [(c, n) for c, n in zip(*(v.tolist() for v in bad_counts)) if c not in known] if cat_ids else []
+    else:
+        counts: Dict[Any, int] = {}
+        for c in cat_ids:
+            if _hashable(c) and c not in known:
+                counts[c] = counts.get(c, 0) + 1
+        bad = list(counts.items())
+    if bad:
+        ids = sorted((c for c, _ in bad), key=repr)
+        _refuse_or_warn(strict, f"{source}: {sum(n for _, n in bad)} annotation(s) have category ids not in "
+                                f"'categories' ({describe_unknown_ids(ids, known)}); they are never evaluated")
+
+
+def _list_ids(ids: List) -> str:
+    return ", ".join(repr(b) for b in ids[:10]) + (f" (and {len(ids) - 10} more)" if len(ids) > 10 else "")
+
+
+def _refuse_or_warn(strict: bool, message: str) -> None:
+    if strict:
+        raise ValueError(message)
+    warn_suspect(message)
 
 
 _PLAIN_NUMBERS = frozenset((int, float))
 _ID_TYPES = frozenset((int, str))
+_MISSING = object()
 
 
 def _annotations_plainly_valid(anns: list, images: dict, required: tuple) -> bool:
@@ -90,6 +279,8 @@ def _annotations_plainly_valid(anns: list, images: dict, required: tuple) -> boo
     image_ids = column["image_id"]
     if not set(image_ids) <= images.keys():
         return False
+    if None in images.values():
+        return False
     areas = column["area"]
     if not set(map(type, areas)) <= _PLAIN_NUMBERS or not _finite_values(areas):
         return False
@@ -106,8 +297,19 @@ def _annotations_plainly_valid(anns: list, images: dict, required: tuple) -> boo
     kinds = set(map(type, segs))
     if not kinds <= {list, dict, type(None)}:
         return False
-    if dict in kinds and not all("counts" in s and "size" in s for s in segs if type(s) is dict):
-        return False
+    if dict in kinds:
+        if not all("counts" in s and "size" in s for s in segs if type(s) is dict):
+            return False
+        for j, s in enumerate(segs):
+            if type(s) is dict:
+                img, size = images[image_ids[j]], s["size"]
+                if type(size) is not list or len(size) != 2 or size[0] != img["height"] or size[1] != img["width"]:
+                    return False
+                counts = s["counts"]
+                if type(counts) is not str:  # uncompressed: what check_rle_dict accepts
+                    if type(counts) is not list or not set(map(type, counts)) <= {int} \
+                            or (counts and min(counts) < 0) or sum(counts) != size[0] * size[1]:
+                        return False
     if list in kinds:
         sel = [j for j, s in enumerate(segs) if type(s) is list]
         h = np.array([images[image_ids[j]]["height"] for j in sel], np.int64)
@@ -149,38 +351,67 @@ def polygons_valid(coords: np.ndarray, poly_off: np.ndarray, ann_off: np.ndarray
                                      np.asarray(width, np.int64), _MAX_COORD).astype(bool)
 
 
-def _check_annotations(anns: list, images: dict, required: tuple, source: str) -> None:
-    """The per-annotation checks of :func:`check_instances_dataset`."""
+def _check_annotations(anns: list, images: dict, required: tuple, source: str,
+                       problems: Optional[Problems] = None, fatal: tuple = ("id", "image_id")) -> None:
+    """The per-annotation checks of :func:`check_instances_dataset`
+    (``problems`` None: strict; ``fatal``: the keys without which the
+    replaced library fails to index an annotation)."""
+    if problems is None:
+        problems = Problems(True)
     for i, ann in enumerate(anns):
         if type(ann) is not dict:
-            raise ValueError(f"{source}: annotations[{i}] is not an object")
-        for key in required:
+            problems.fail(TypeValueError, f"{source}: annotations[{i}] is not an object")
+        what = f"annotation id {ann['id']!r}" if "id" in ann else f"annotations[{i}]"
+        for key in fatal:
             if key not in ann:
-                what = f"annotation id {ann['id']!r}" if "id" in ann else f"annotations[{i}]"
-                raise ValueError(f"{source}: {what} has no '{key}'")
+                problems.fail(KeyValueError, f"{source}: {what} has no '{key}'")
         for key in ("id", "image_id", "category_id"):
-            if not _is_id(ann[key]):
-                raise ValueError(f"{source}: annotations[{i}] has an invalid '{key}' {ann[key]!r} "
-                                 "(expected a number or a string)")
-        box = ann.get("bbox")
-        if box is not None and not (type(box) is list and len(box) == 4 and finite_numbers(box)):
-            raise ValueError(f"{source}: annotation id {ann['id']!r} has an invalid 'bbox' {box!r:.60} "
-                             "(expected [x, y, width, height])")
-        img = images.get(ann["image_id"])
-        if img is None:
-            raise ValueError(f"{source}: annotation id {ann['id']!r} refers to image "
-                             f"{ann['image_id']!r}, which is not in 'images'")
-        if not finite_number(ann["area"]):
-            raise ValueError(f"{source}: annotation id {ann['id']!r} has an invalid area {ann['area']!r}")
-        seg = ann.get("segmentation")
-        if type(seg) is list:
-            check_polygons(seg, img["height"], img["width"],
-                           f"{source}: annotation id {ann['id']!r} (image {ann['image_id']!r})")
-        elif seg is not None:
-            if not (type(seg) is dict and "counts" in seg and "size" in seg):
-                raise ValueError(f"{source}: annotation id {ann['id']!r} has a 'segmentation' that is neither "
-                                 f"a list of polygons nor an RLE {{'size', 'counts'}} (got {_json_type(seg)})")
-            # (RLE sizes and counts are checked where masks are used: box evaluations do not need them)
+            if key in ann and not _hashable(ann[key]):
+                problems.fail(TypeValueError, f"{source}: annotations[{i}] has an invalid '{key}' {ann[key]!r} "
+                                              "(expected a number or a string)")
+        try:
+            _check_annotation(ann, i, images, required, source)
+        except UnsafePolygonError:
+            raise
+        except ValueError as exc:
+            problems.suspect(str(exc))
+
+
+def _check_annotation(ann: dict, i: int, images: dict, required: tuple, source: str) -> None:
+    """One annotation (a dict): ValueError naming its first problem."""
+    for key in required:
+        if key not in ann:
+            what = f"annotation id {ann['id']!r}" if "id" in ann else f"annotations[{i}]"
+            raise ValueError(f"{source}: {what} has no '{key}'")
+    for key in ("id", "image_id", "category_id"):
+        if not _is_id(ann[key]):
+            raise ValueError(f"{source}: annotations[{i}] has an invalid '{key}' {ann[key]!r} "
+                             "(expected a number or a string)")
+    box = ann.get("bbox")
+    if type(box) is np.ndarray and box.shape == (4,) and box.dtype.kind in "iuf":
+        box = box.tolist()  # (as pycocotools' loadRes leaves boxes made from RLEs)
+    if box is not None and not (type(box) is list and len(box) == 4 and finite_numbers(box)):
+        raise ValueError(f"{source}: annotation id {ann['id']!r} has an invalid 'bbox' {box!r:.60} "
+                         "(expected [x, y, width, height])")
+    if ann["image_id"] not in images:
+        raise ValueError(f"{source}: annotation id {ann['id']!r} refers to image "
+                         f"{ann['image_id']!r}, which is not in 'images'")
+    img = images[ann["image_id"]]
+    if not finite_number(ann["area"]):
+        raise ValueError(f"{source}: annotation id {ann['id']!r} has an invalid area {ann['area']!r}")
+    if img is None:  # (its size is unusable: the image's problem is reported)
+        return
+    seg = ann.get("segmentation")
+    where = f"{source}: annotation id {ann['id']!r} (image {ann['image_id']!r})"
+    if type(seg) is list:
+        check_polygons(seg, img["height"], img["width"], where)
+    elif seg is not None:
+        if not (type(seg) is dict and "counts" in seg and "size" in seg):
+            raise ValueError(f"{source}: annotation id {ann['id']!r} has a 'segmentation' that is neither "
+                             f"a list of polygons nor an RLE {{'size', 'counts'}} (got {_json_type(seg)})")
+        # (compressed RLE strings are decoded and checked where masks are used:
+        # box evaluations do not need them)
+        check_rle_dict(seg, img["height"], img["width"], where)
 
 
 def check_rle_dict(seg: dict, height: int, width: int, what: str) -> None:
@@ -232,6 +463,16 @@ def _json_type(v) -> str:
 _MAX_COORD = 4e8
 
 
+#: beyond this magnitude a polygon coordinate is refused even where pycocotools
+#: is followed: its rasteriser would exhaust memory or overflow
+_SAFE_COORD = 1e6
+
+
+class UnsafePolygonError(ValueError):
+    """A polygon pycocotools' C code would crash on or exhaust memory with
+    (NaN, infinite or huge coordinates): refused even without ``strict``."""
+
+
 def check_polygons(seg: list, height: int, width: int, what: str) -> None:
     """Check COCO polygons before pycocotools rasterises them.
 
@@ -244,7 +485,8 @@ def check_polygons(seg: list, height: int, width: int, what: str) -> None:
     Raises
     ------
     ValueError
-        Naming ``what`` and the polygon.
+        Naming ``what`` and the polygon: :class:`UnsafePolygonError` for
+        non-finite coordinates and coordinates beyond ``1e6`` in magnitude.
     """
     if not seg:
         raise ValueError(f"{what}: 'segmentation' is an empty list of polygons")
@@ -265,52 +507,88 @@ def check_polygons(seg: list, height: int, width: int, what: str) -> None:
         if not math.isfinite(total):
             bad = next((v for v in poly if not finite_number(v)), None)
             if bad is not None:
-                raise ValueError(f"{what}: polygon {j} has a non-finite coordinate {bad!r}")
+                raise UnsafePolygonError(f"{what}: polygon {j} has a non-finite coordinate {bad!r}")
         xs, ys = poly[0::2], poly[1::2]
         if min(xs) < x_lo or max(xs) > x_hi or min(ys) < y_lo or max(ys) > y_hi:
             far = next(v for k, v in enumerate(poly)
                        if not ((x_lo <= v <= x_hi) if k % 2 == 0 else (y_lo <= v <= y_hi)))
-            raise ValueError(f"{what}: polygon {j} has a coordinate far outside the {width}x{height} "
-                             f"image: {far!r}")
+            cls = UnsafePolygonError if abs(far) > _SAFE_COORD else ValueError
+            raise cls(f"{what}: polygon {j} has a coordinate far outside the {width}x{height} image: {far!r}")
 
 
-def check_results(anns: Any, images: Dict[Any, dict], categories: Iterable, source: str) -> List[dict]:
+class NotAListError(TypeValueError, AssertionError):
+    """Results that are not a list (pycocotools and lvis assert that they are)."""
+
+
+def check_results(anns: Any, images: Dict[Any, dict], categories: Iterable, source: str,
+                  strict: bool = True, original: str = "pycocotools") -> List[str]:
     """Check detection results before any library touches them.
 
-    ``images`` maps image id to the image record.  Returns the list.  Raises
-    ValueError/TypeError naming the first problem: not a list, an entry that
-    is not an object, an unknown image id, a missing or non-finite score, a
-    missing category, an invalid box, a segmentation that is not a compressed
-    RLE of its image's size.  Unknown category ids are only logged
-    (pycocotools accepts them).
+    ``images`` maps image id to the image record.  Nothing is modified.
 
+    Problems pycocotools' ``loadRes`` (``original='lvis'``: lvis'
+    ``LVISResults``) fails on too are raised as a subclass of ``ValueError``
+    and of the class it raises: not a list (``AssertionError``, also a
+    ``TypeError``), empty (``IndexError``), an entry that is not an object
+    (``TypeError``), a missing ``image_id`` or ``category_id``
+    (``KeyError``), unknown image ids (``AssertionError``), a missing or
+    malformed box or segmentation (``KeyError``/``IndexError``/
+    ``TypeError``).  Problems it accepts (a missing or non-finite score or
+    box value, an RLE whose size is not its image's or whose string does
+    not decode to it, invalid polygons, category ids not in the ground
+    truth) raise ``ValueError`` with ``strict``, else are warned about
+    (:class:`SuspectInputWarning`, one line).
+
+    Returns
+    -------
+    list of str
+        The problems warned about that make the package's own evaluation
+        unsafe (unknown categories are not among them).
+
+    Notes
+    -----
     The RLE strings themselves are decoded and checked here only for
     segmentation results (see :func:`rle_strings_checked`).  Box results
     (the first result has a ``bbox``) may carry masks too: box AP never
     reads them, so their strings are checked by the annotation cache when a
     mask evaluation first uses them, with the same message.
     """
+    problems = Problems(strict, original)
+    lvis = original == "lvis"
     if not isinstance(anns, list):
         hint = ""
         if isinstance(anns, dict) and any(k in anns for k in ("images", "annotations", "categories")):
             hint = ": it looks like a ground truth file (were the ground truth and the results swapped?)"
         got = "null" if anns is None else f"a {type(anns).__name__}"
-        raise TypeError(f"{source}: results must be a list of objects, got {got}{hint}")
+        problems.fail(NotAListError, f"{source}: results must be a list of objects, got {got}{hint}")
     if not anns:
-        raise ValueError(f"{source}: results are empty: there is nothing to evaluate")
+        problems.fail(IndexValueError, f"{source}: results are empty: there is nothing to evaluate")
+    for i, a in enumerate(anns):
+        if type(a) is not dict:
+            problems.fail(TypeValueError, f"{source}: result #{i} is not an object")
+        if "image_id" not in a:
+            problems.fail(KeyValueError, f"{source}: result #{i} has no 'image_id'")
+    unknown = [a["image_id"] for a in anns if not (_hashable(a["image_id"]) and a["image_id"] in images)]
+    if unknown:
+        if not all(map(_hashable, unknown)):
+            bad = next(v for v in unknown if not _hashable(v))
+            problems.fail(TypeValueError, f"{source}: results have an invalid 'image_id' {bad!r:.40}")
+        shown = sorted({repr(v) for v in unknown})
+        more = f" (and {len(shown) - 5} more)" if len(shown) > 5 else ""
+        problems.fail(AssertionValueError, f"{source}: results refer to image ids not in the ground truth: "
+                                           f"{', '.join(shown[:5])}{more}"
+                                           f"{_type_hint(unknown_ids(anns, images, 'image_id'), images)}")
     first = anns[0]
-    if not isinstance(first, dict):
-        raise ValueError(f"{source}: result #0 is not an object")
     if "caption" in first:
-        for i, a in enumerate(anns):
-            if not isinstance(a, dict):
-                raise ValueError(f"{source}: result #{i} is not an object")
-        return anns
+        return []
     kind = ("bbox" if "bbox" in first and first["bbox"] != [] else
             "segmentation" if "segmentation" in first else
             "keypoints" if "keypoints" in first else None)
     if kind is None:
-        raise ValueError(f"{source}: result #0 has neither 'segmentation', 'bbox' nor 'keypoints'")
+        message = f"{source}: result #0 has neither 'segmentation', 'bbox' nor 'keypoints'"
+        if "id" not in first:  # the index of the results reads the id the library did not give
+            problems.fail(KeyValueError, message)
+        problems.suspect(message)
 
     def name(i):
         return f"{source}: result #{i} (image {anns[i]['image_id']!r})"
@@ -318,63 +596,122 @@ def check_results(anns: Any, images: Dict[Any, dict], categories: Iterable, sour
     known = set(categories)
     unknown_cats = 0
     rle_items, heights, widths = [], [], []
+    plain_id = _ID_TYPES.__contains__
     for i, a in enumerate(anns):
-        if type(a) is not dict:
-            raise ValueError(f"{source}: result #{i} is not an object")
-        image_id = a.get("image_id")
-        img = images.get(image_id) if _hashable(image_id) else None
-        if img is None:
-            unknown = sorted({repr(r.get("image_id")) for r in anns if isinstance(r, dict)
-                              and not (_hashable(r.get("image_id")) and r.get("image_id") in images)})
-            more = f" (and {len(unknown) - 5} more)" if len(unknown) > 5 else ""
-            raise ValueError(f"{source}: results refer to image ids not in the ground truth: "
-                             f"{', '.join(unknown[:5])}{more}{_type_hint(unknown_ids(anns, images, 'image_id'), images)}")
-        score = a.get("score")
-        if not finite_number(score):
-            if score is None:
-                raise ValueError(f"{name(i)} has no 'score'")
-            raise ValueError(f"{name(i)} has an invalid score {score!r}")
-        if "category_id" not in a:
-            raise ValueError(f"{name(i)} has no 'category_id'")
-        if not _hashable(a["category_id"]):
-            raise ValueError(f"{name(i)} has an invalid 'category_id' {a['category_id']!r}")
-        if a["category_id"] not in known:
+        cat = a.get("category_id", _MISSING)
+        if not plain_id(type(cat)):
+            if cat is _MISSING:
+                problems.fail(KeyValueError, f"{name(i)} has no 'category_id'")
+            if not _hashable(cat):
+                problems.fail(TypeValueError, f"{name(i)} has an invalid 'category_id' {cat!r}")
+        if cat not in known:
             unknown_cats += 1
         if kind == "bbox":
-            b = a.get("bbox")
-            if not isinstance(b, (list, tuple)) or len(b) != 4 or not finite_numbers(b):
-                raise ValueError(f"{name(i)} has no valid 'bbox' [x, y, w, h]")
-        elif kind not in a:
-            raise ValueError(f"{name(i)} has no '{kind}' (result #0 has one)")
-        seg = a.get("segmentation")
-        if seg is None:
-            if kind == "segmentation":
-                raise ValueError(f"{name(i)} has 'segmentation': null")
-            continue
-        if type(seg) is list and kind == "bbox":
-            # polygons next to boxes: pycocotools rasterizes them
-            check_polygons(seg, img["height"], img["width"], name(i))
-            continue
-        if type(seg) is not dict or type(seg.get("counts")) not in (str, bytes) or "size" not in seg:
-            raise ValueError(f"{name(i)}: 'segmentation' must be a compressed RLE "
-                             f"{{'size': [h, w], 'counts': str}} as in the COCO results format")
-        size = seg["size"]
-        h, w = img["height"], img["width"]
-        if not isinstance(size, (list, tuple)) or len(size) != 2 or size[0] != h or size[1] != w:
-            raise ValueError(f"{name(i)}: RLE size {size!r} is not the image's [{h}, {w}]")
+            b = a.get("bbox", _MISSING)
+            if type(b) is list and len(b) == 4 and finite_numbers(b) and "segmentation" not in a \
+                    and finite_number(a.get("score")):
+                continue  # (the common case, checked whole)
+            if b is _MISSING:
+                problems.fail(KeyValueError, f"{name(i)} has no 'bbox' (result #0 has one)")
+            _check_result_box(b, name(i), lvis, problems)
+        elif kind is not None and kind not in a:
+            problems.fail(KeyValueError, f"{name(i)} has no '{kind}' (result #0 has one)")
         if kind == "segmentation":
+            seg = a["segmentation"]
+            if type(seg) is dict and type(seg.get("counts")) is str and type(seg.get("size")) is list \
+                    and finite_number(a.get("score")):
+                img = images[a["image_id"]]
+                h, w = img.get("height"), img.get("width")
+                if type(h) is int and type(w) is int and h >= 1 and w >= 1 and seg["size"] == [h, w]:
+                    rle_items.append(i)  # (the common case, checked whole; the strings below)
+                    heights.append(h)
+                    widths.append(w)
+                    continue
+            if seg is None:
+                problems.fail(TypeValueError, f"{name(i)} has 'segmentation': null")
+            if type(seg) is not dict or "size" not in seg or "counts" not in seg \
+                    or type(seg["counts"]) not in (str, bytes):
+                cls = KeyValueError if type(seg) is dict else TypeValueError
+                if type(seg) is dict and "size" in seg and "counts" in seg:
+                    cls = TypeValueError
+                problems.fail(cls, f"{name(i)}: 'segmentation' must be a compressed RLE "
+                                   f"{{'size': [h, w], 'counts': str}} as in the COCO results format")
+        try:
+            _check_result(a, i, kind, images[a["image_id"]], name)
+        except UnsafePolygonError:
+            raise
+        except ValueError as exc:
+            problems.suspect(str(exc))
+            continue
+        img = images[a["image_id"]]
+        if kind == "segmentation" and _valid_size(img.get("height"), img.get("width")):
             rle_items.append(i)
-            heights.append(h)
-            widths.append(w)
+            heights.append(img["height"])
+            widths.append(img["width"])
     if rle_items:
-        check_rle_strings([anns[i]["segmentation"]["counts"] for i in rle_items],
-                          np.array(heights, np.int64), np.array(widths, np.int64),
-                          lambda j: name(rle_items[j]))
+        try:
+            check_rle_strings([anns[i]["segmentation"]["counts"] for i in rle_items],
+                              np.array(heights, np.int64), np.array(widths, np.int64),
+                              lambda j: name(rle_items[j]))
+        except ValueError as exc:
+            problems.suspect(str(exc))
+    found = problems.warn()
     if unknown_cats:
         bad = unknown_categories(anns, known)
-        log.warning("%s: %d result(s) have category ids not in the ground truth (%s); "
-                    "they are never matched", source, unknown_cats, describe_unknown_ids(bad, known))
-    return anns
+        message = (f"{source}: {unknown_cats} result(s) have category ids not in the ground truth "
+                   f"({describe_unknown_ids(bad, known)}); they are never matched")
+        _refuse_or_warn(strict, message)
+    return found
+
+
+def _valid_size(h, w) -> bool:
+    if type(h) is int and type(w) is int:
+        return h >= 1 and w >= 1
+    return all(isinstance(v, numbers.Integral) and not isinstance(v, bool) and v >= 1 for v in (h, w))
+
+
+def _check_result_box(b, what: str, lvis: bool, problems: Problems) -> None:
+    """A result's ``bbox`` as the library reads it: four numbers."""
+    message = f"{what} has no valid 'bbox' [x, y, w, h]"
+    if not isinstance(b, (list, tuple)):
+        problems.fail(TypeValueError, message)
+    if len(b) != 4:
+        if lvis:  # x, y, w, h = bbox
+            problems.fail(ValueError, message)
+        if len(b) < 4:
+            problems.fail(IndexValueError, message)
+    if not all(isinstance(v, numbers.Real) for v in b[:4]):
+        problems.fail(TypeValueError, message)
+
+
+def _check_result(a: dict, i: int, kind: Optional[str], img: dict, name) -> None:
+    """What the library accepts in one result but the evaluation should not
+    see: ValueError naming the problem."""
+    score = a.get("score")
+    if not finite_number(score):
+        if score is None:
+            raise ValueError(f"{name(i)} has 'score': null" if "score" in a else f"{name(i)} has no 'score'")
+        raise ValueError(f"{name(i)} has an invalid score {score!r}")
+    if kind == "bbox":
+        b = a["bbox"]
+        if len(b) != 4 or not finite_numbers(b):
+            raise ValueError(f"{name(i)} has no valid 'bbox' [x, y, w, h]")
+    seg = a.get("segmentation")
+    h, w = img.get("height"), img.get("width")
+    if seg is None:
+        return
+    if not _valid_size(h, w):
+        raise ValueError(f"{name(i)}: its image has no valid size (height {h!r}, width {w!r})")
+    if type(seg) is list and kind == "bbox":
+        # polygons next to boxes: pycocotools rasterizes them
+        check_polygons(seg, h, w, name(i))
+        return
+    if type(seg) is not dict or type(seg.get("counts")) not in (str, bytes) or "size" not in seg:
+        raise ValueError(f"{name(i)}: 'segmentation' must be a compressed RLE "
+                         f"{{'size': [h, w], 'counts': str}} as in the COCO results format")
+    size = seg["size"]
+    if not isinstance(size, (list, tuple)) or len(size) != 2 or size[0] != h or size[1] != w:
+        raise ValueError(f"{name(i)}: RLE size {size!r} is not the image's [{h}, {w}]")
 
 
 def rle_strings_checked(anns: List[dict]) -> bool:

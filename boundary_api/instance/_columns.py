@@ -166,12 +166,9 @@ class ResultColumns:
         buf = memoryview(self.buf)
         has_seg = self.has_segmentation
         if self.kind == "segmentation":
-            if coco:
-                areas = self.mask_area.tolist()
-                boxes = self.bbox.tolist()
-            else:
-                areas = list(self.mask_area.astype(np.uint32))
-                boxes = list(self.bbox.copy())
+            # as pycocotools.mask gives them: numpy.uint32 areas, float64 box arrays
+            areas = list(self.mask_area.astype(np.uint32))
+            boxes = list(self.bbox.copy())
         out = []
         for r in range(n):
             kind = kinds[r]
@@ -268,12 +265,14 @@ def _image_table(coco_gt):
     return arr[order], h[order], w[order]
 
 
-def load_result_columns(coco_gt, path, source: str,
-                        num_threads: Optional[int] = None) -> Optional[ResultColumns]:
+def load_result_columns(coco_gt, path, source: str, num_threads: Optional[int] = None,
+                        strict: bool = False) -> Optional[ResultColumns]:
     """Parse and check a results file into :class:`ResultColumns`.
 
     Returns None when the file is not in the fast schema or does not pass
-    every check (the general path then reports the problem).  A large file
+    every check (the general path then reports the problem); results of
+    categories not in the ground truth are warned about, or with ``strict``
+    left to the general path, which refuses them.  A large file
     is scanned on ``num_threads`` threads (None: all cores); the columns do
     not depend on it.
     """
@@ -325,21 +324,24 @@ def load_result_columns(coco_gt, path, source: str,
         res.area = area.astype(np.float64)
     else:
         res.area = res.bbox[:, 2] * res.bbox[:, 3]
-    _warn_unknown_categories(res, coco_gt, source)
+    if not _unknown_categories_allowed(res, coco_gt, source, strict):
+        return None
     return res
 
 
-def _warn_unknown_categories(res: ResultColumns, coco_gt, source: str) -> None:
-    """The warning :func:`._checks.check_results` logs for category ids that
-    are not in the ground truth."""
+def _unknown_categories_allowed(res: ResultColumns, coco_gt, source: str, strict: bool) -> bool:
+    """For category ids not in the ground truth: the warning
+    :func:`._checks.check_results` gives (True), or with ``strict`` False."""
     known = set(coco_gt.cats)
     uniq, counts = np.unique(res.category_id, return_counts=True)
     bad = [(c, k) for c, k in zip(uniq.tolist(), counts.tolist()) if c not in known]
     if bad:
+        if strict:
+            return False
         ids = sorted((c for c, _ in bad), key=repr)
-        _checks.log.warning("%s: %d result(s) have category ids not in the ground truth (%s); "
-                            "they are never matched", source, sum(k for _, k in bad),
-                            _checks.describe_unknown_ids(ids, known))
+        _checks.warn_suspect(f"{source}: {sum(k for _, k in bad)} result(s) have category ids not in the "
+                             f"ground truth ({_checks.describe_unknown_ids(ids, known)}); they are never matched")
+    return True
 
 
 def select_rows(values: np.ndarray, keys: Sequence) -> np.ndarray:

@@ -344,6 +344,8 @@ def load_ground_truth_columns(path, source: str, lvis: bool = False) -> Optional
     img_ids = cols["img_id"]
     if (cols["img_height"] < 1).any() or (cols["img_width"] < 1).any():
         return None
+    if len(img_ids) == 0:
+        return None  # annotations on unknown images: the general path warns or refuses
     order = np.argsort(img_ids, kind="stable")
     sorted_ids = img_ids[order]
     # duplicate image ids: the last one wins in pycocotools' index
@@ -361,6 +363,9 @@ def load_ground_truth_columns(path, source: str, lvis: bool = False) -> Optional
     if not np.isfinite(cols["ann_bbox"][has_bbox]).all():
         return None
     kind = cols["ann_seg_kind"]
+    rle = kind >= RLE_STRING
+    if rle.any() and not ((cols["ann_rle_h"][rle] == height[rle]) & (cols["ann_rle_w"][rle] == width[rle])).all():
+        return None  # RLEs of another size than their image's: the general path warns or refuses
     poly = np.flatnonzero(kind == POLYGONS)
     if len(poly):
         ok = _mask.polygons_acceptable(cols["poly_coords"], cols["poly_off"], _polygon_ann_off(cols, poly),
@@ -368,6 +373,15 @@ def load_ground_truth_columns(path, source: str, lvis: bool = False) -> Optional
                                        _MAX_COORD)
         if not ok.all():
             return None
+    # repeated annotation ids, annotations of unknown categories: the general path warns or refuses
+    ann_ids = np.sort(cols["ann_id"])
+    if (ann_ids[1:] == ann_ids[:-1]).any():
+        return None
+    cat_ids = [cat.get("id") if type(cat) is dict else None for cat in categories]
+    if not all(type(c) is int for c in cat_ids):
+        return None
+    if not np.isin(cols["ann_category_id"], np.array(cat_ids, np.int64)).all():
+        return None
     return GroundTruthColumns(buf, cols, images, categories, height, width, source)
 
 

@@ -49,8 +49,8 @@ with urllib_request_deferred():
 
 
 from ..masks import _mask
-from .._io import loads_json, read_json
-from ._checks import check_instances_dataset, check_results
+from .._io import KeyValueError, input_error_class, loads_json, read_json
+from ._checks import check_instances_dataset, check_results, warn_suspect
 from ._columns import load_result_columns
 from ._gt_columns import index_annotations, load_ground_truth_columns
 from .cache import cache_for, polygon_rles_of
@@ -85,11 +85,18 @@ class _Materialized:
 class COCO(pycocotools.coco.COCO):
     """pycocotools ``COCO``, with the same interface and printed messages.
 
-    Differences: a missing, unreadable or non-COCO file, and results that do
-    not fit the ground truth (unknown image ids, RLE sizes that are not the
-    image's, missing scores, ...) raise ``ValueError``/``TypeError`` naming the
-    problem before anything is modified, instead of an ``AssertionError`` or
-    a wrong evaluation.  :meth:`loadRes` returns a ``boundary_api.COCO``.
+    It loads what pycocotools loads, with the same dicts and value types;
+    input that pycocotools accepts but which is probably wrong (an image
+    without a size, an annotation on an unknown image, an RLE whose size is
+    not its image's, a NaN score, results that only have boxes evaluated as
+    'segm', repeated annotation ids, annotations of unknown categories, ...)
+    is warned about (:class:`boundary_api.SuspectInputWarning`, one line naming
+    the problem) and ``COCOeval`` then gives pycocotools' numbers by running
+    pycocotools' own code.  ``strict=True`` refuses such input instead
+    (``ValueError``).  Where pycocotools fails on the input, the error names
+    the problem and is an instance of the class pycocotools raises
+    (``KeyError``, ``IndexError``, ``TypeError``, ``AssertionError``,
+    ``FileNotFoundError``, ``json.JSONDecodeError``) and of ``ValueError``.
 
     A file in the standard schema is read natively into column arrays, and
     the annotation dicts (``dataset``, ``anns``, ``imgToAnns``,
@@ -100,6 +107,9 @@ class COCO(pycocotools.coco.COCO):
     ----------
     annotation_file : str or path-like, optional
         COCO instances JSON file.
+    strict : bool, optional
+        Refuse suspect input (default False: warn).  :meth:`loadRes`
+        inherits it.
     """
 
     #: True for objects made by :meth:`loadRes`
@@ -108,6 +118,11 @@ class COCO(pycocotools.coco.COCO):
     _segm_from_bbox = False
     #: True when loadRes already checked every RLE against its image
     _rles_checked = False
+    #: refuse suspect input (the ``strict`` argument)
+    _strict = False
+    #: the problems of the input warned about that the package's own
+    #: evaluation must not see: evaluators run pycocotools' code instead
+    _input_problems = ()
     #: results parsed into columns (:class:`._columns.ResultColumns`) whose
     #: dicts nobody has read yet; None once they exist
     _columns = None
@@ -120,8 +135,9 @@ class COCO(pycocotools.coco.COCO):
     imgToAnns = _Materialized()
     catToImgs = _Materialized()
 
-    def __init__(self, annotation_file=None):
+    def __init__(self, annotation_file=None, strict=False):
         super().__init__()
+        self._strict = bool(strict)
         if annotation_file is None:
             return
         print("loading annotations into memory...")
@@ -135,9 +151,9 @@ class COCO(pycocotools.coco.COCO):
         self._load_dicts(annotation_file, tic)
 
     @classmethod
-    def _from_columns(cls, columns, tic: float) -> "COCO":
+    def _from_columns(cls, columns, tic: float, strict: bool = False) -> "COCO":
         """What ``COCO(path)`` gives for a file already read as columns."""
-        coco = cls()
+        coco = cls(strict=strict)
         print("loading annotations into memory...")
         print("Done (t={:0.2f}s)".format(time.time() - tic))
         coco._set_columns(columns)
@@ -149,16 +165,31 @@ class COCO(pycocotools.coco.COCO):
         self._set_dataset(dataset, str(annotation_file))
 
     @classmethod
-    def from_dataset(cls, dataset: dict, source: str = "ground truth") -> "COCO":
+    def from_dataset(cls, dataset: dict, source: str = "ground truth", strict: bool = False) -> "COCO":
         """Build from an already loaded COCO instances dict (checked, not copied)."""
-        coco = cls()
+        coco = cls(strict=strict)
         coco._set_dataset(dataset, source)
         return coco
 
     def _set_dataset(self, dataset, source: str) -> None:
-        check_instances_dataset(dataset, source)
         self.dataset = dataset
+        self._source = source
         self.createIndex()
+
+    def createIndex(self):
+        """pycocotools' ``createIndex``; for a ground truth, after checking
+        its ``dataset`` (also when user code assigned it, as in
+        ``coco = COCO(); coco.dataset = d; coco.createIndex()``)."""
+        source = self.__dict__.pop("_source", "ground truth")
+        if self._is_results:
+            return super().createIndex()
+        dataset = self.dataset
+        problems = check_instances_dataset(dataset, source, strict=self._strict)
+        try:
+            super().createIndex()
+        except (KeyError, TypeError, IndexError, AttributeError) as exc:  # a problem the checks let through
+            raise input_error_class(type(exc))(problems[0] if problems else f"{source}: {exc!r}") from None
+        self._input_problems = tuple(problems)
         # the ground truths' own 'ignore' flags, before any evaluation overwrites them
         cache_for(self).remember_ignore_flags()
 
@@ -181,6 +212,27 @@ class COCO(pycocotools.coco.COCO):
             return self.dataset
         return {"images": columns.images, "categories": columns.categories}
 
+    def loadAnns(self, ids=[]):  # noqa: B006 - pycocotools' signature
+        """pycocotools' ``loadAnns``; an unknown id raises a KeyError naming it."""
+        try:
+            return super().loadAnns(ids)
+        except KeyError as exc:
+            raise _unknown_id("annotation", exc) from None
+
+    def loadImgs(self, ids=[]):  # noqa: B006 - pycocotools' signature
+        """pycocotools' ``loadImgs``; an unknown id raises a KeyError naming it."""
+        try:
+            return super().loadImgs(ids)
+        except KeyError as exc:
+            raise _unknown_id("image", exc) from None
+
+    def loadCats(self, ids=[]):  # noqa: B006 - pycocotools' signature
+        """pycocotools' ``loadCats``; an unknown id raises a KeyError naming it."""
+        try:
+            return super().loadCats(ids)
+        except KeyError as exc:
+            raise _unknown_id("category", exc) from None
+
     def getCatIds(self, catNms=[], supNms=[], catIds=[]):  # noqa: B006 - pycocotools' signature
         """pycocotools' ``getCatIds`` (reads only the categories)."""
         if self.__dict__.get("_gt_columns") is None:
@@ -194,79 +246,125 @@ class COCO(pycocotools.coco.COCO):
         cats = cats if len(catIds) == 0 else [cat for cat in cats if cat["id"] in catIds]
         return [cat["id"] for cat in cats]
 
-    def loadRes(self, resFile, _source=None):
+    def loadRes(self, resFile, _source=None, strict=None):
         """Load results (file path, list of dicts or Nx7 array) as a result COCO.
 
-        Same behaviour as pycocotools (ids, areas, boxes and ``iscrowd`` are
-        added to the result dicts), after checking the results against this
-        ground truth.
+        pycocotools' ``loadRes``: the same printed lines, the same changes to
+        the result dicts (ids, areas, boxes and ``iscrowd`` added; from RLEs
+        ``area`` a ``numpy.uint32`` and ``bbox`` a float64 array), the same
+        object returned (a ``boundary_api.COCO`` made as ``COCO()``, whatever
+        subclass this ground truth is), after checking the results against
+        this ground truth.
+
+        Parameters
+        ----------
+        resFile : str, path-like, list of dict or numpy.ndarray
+        strict : bool, optional
+            Refuse suspect results (default: this object's ``strict``).
 
         Raises
         ------
-        ValueError, TypeError
-            If the file is missing or not JSON, the results are not a list of
-            objects, refer to unknown images, lack scores, or carry RLEs that
-            do not match their image.
+        ValueError
+            Naming the problem; where pycocotools fails on the results too, a
+            subclass of the class it raises: ``FileNotFoundError``,
+            ``json.JSONDecodeError``, ``AssertionError`` (not a list, unknown
+            image ids), ``IndexError`` (empty), ``KeyError`` (a missing key),
+            ``TypeError``.
         """
+        strict = self._strict if strict is None else bool(strict)
+        print("Loading and preparing results...")
+        tic = time.time()
         if isinstance(resFile, np.ndarray):
             anns = self.loadNumpyAnnotations(resFile)
             source = "results array"
         elif isinstance(resFile, (str, bytes, os.PathLike)):
             source = os.fsdecode(resFile)
-            tic = time.time()
-            columns = load_result_columns(self, resFile, source)
+            columns = load_result_columns(self, resFile, source, strict=strict)
             if columns is not None:
-                return self._results_from_columns(columns, tic)
+                return self._results_from_columns(columns, tic, strict)
             anns = read_json(resFile, "results")
         else:
             anns = resFile
             source = "results" if _source is None else str(_source)
-        check_results(anns, self.imgs, self.cats, source)
-        if "caption" in anns[0] or ("keypoints" in anns[0] and "segmentation" not in anns[0]
-                                    and not anns[0].get("bbox")):
-            return super().loadRes(anns)
+        problems = check_results(anns, self.imgs, self.cats, source, strict=strict)
 
-        res = type(self)()
+        res = COCO(strict=strict)  # (pycocotools makes a plain COCO(), not one of this class)
         res._is_results = True
-        res.dataset["info"] = copy.deepcopy(self.dataset.get("info", {}))
-        res.dataset["images"] = [img for img in self.dataset["images"]]
-        print("Loading and preparing results...")
-        tic = time.time()
-        res.dataset["categories"] = copy.deepcopy(self.dataset["categories"])
-        if "bbox" in anns[0] and not anns[0]["bbox"] == []:
-            for i, ann in enumerate(anns):
-                x, y, w, h = ann["bbox"]
-                if "segmentation" not in ann:
-                    ann["segmentation"] = [[x, y, x, y + h, x + w, y + h, x + w, y]]
-                    res._segm_from_bbox = True
-                ann["area"] = w * h
-                ann["id"] = i + 1
-                ann["iscrowd"] = 0
+        gtc = self.__dict__.get("_gt_columns")
+        if gtc is not None:
+            res.dataset["info"] = gtc.info()
+            res.dataset["images"] = list(gtc.images)
+            categories = gtc.categories
         else:
-            # compressed RLEs, checked above: areas and boxes in one pass
-            heights = np.array([self.imgs[a["image_id"]]["height"] for a in anns], np.int64)
-            table = _mask.StringTable([a["segmentation"]["counts"] for a in anns])
-            areas, boxes = _mask.area_bbox(table, heights)
-            for i, (ann, area, box) in enumerate(zip(anns, areas.tolist(), boxes.tolist())):
-                ann["area"] = area
-                if "bbox" not in ann:
-                    ann["bbox"] = box
-                ann["id"] = i + 1
-                ann["iscrowd"] = 0
-            # every RLE was decoded and checked above: the cache need not do it again
-            res._rles_checked = True
-        print("DONE (t={:0.2f}s)".format(time.time() - tic))
-        res.dataset["annotations"] = anns
-        res.createIndex()
+            res.dataset["info"] = copy.deepcopy(self.dataset.get("info", {}))
+            res.dataset["images"] = [img for img in self.dataset["images"]]
+            categories = self.dataset.get("categories")
+        first = anns[0]
+        try:
+            if "caption" in first:
+                img_ids = {img["id"] for img in res.dataset["images"]} & {ann["image_id"] for ann in anns}
+                res.dataset["images"] = [img for img in res.dataset["images"] if img["id"] in img_ids]
+                for i, ann in enumerate(anns):
+                    ann["id"] = i + 1
+            elif "bbox" in first and not first["bbox"] == []:
+                res.dataset["categories"] = copy.deepcopy(categories)
+                for i, ann in enumerate(anns):
+                    bb = ann["bbox"]
+                    x1, x2, y1, y2 = [bb[0], bb[0] + bb[2], bb[1], bb[1] + bb[3]]
+                    if "segmentation" not in ann:
+                        ann["segmentation"] = [[x1, y1, x1, y2, x2, y2, x2, y1]]
+                        res._segm_from_bbox = True
+                    ann["area"] = bb[2] * bb[3]
+                    ann["id"] = i + 1
+                    ann["iscrowd"] = 0
+            elif "segmentation" in first:
+                res.dataset["categories"] = copy.deepcopy(categories)
+                if problems:
+                    # as pycocotools computes them, from each RLE on its own
+                    for i, ann in enumerate(anns):
+                        ann["area"] = _mask_utils().area(ann["segmentation"])
+                        if "bbox" not in ann:
+                            ann["bbox"] = _mask_utils().toBbox(ann["segmentation"])
+                        ann["id"] = i + 1
+                        ann["iscrowd"] = 0
+                else:
+                    # compressed RLEs, checked above: areas and boxes in one pass,
+                    # of pycocotools' types (numpy.uint32, float64 arrays)
+                    heights = np.array([self.imgs[a["image_id"]]["height"] for a in anns], np.int64)
+                    table = _mask.StringTable([a["segmentation"]["counts"] for a in anns])
+                    areas, boxes = _mask.area_bbox(table, heights)
+                    boxes = np.asarray(boxes, np.float64)
+                    for i, (ann, area, box) in enumerate(zip(anns, areas.astype(np.uint32), boxes)):
+                        ann["area"] = area
+                        if "bbox" not in ann:
+                            ann["bbox"] = box
+                        ann["id"] = i + 1
+                        ann["iscrowd"] = 0
+                    # every RLE was decoded and checked above: the cache need not do it again
+                    res._rles_checked = True
+            elif "keypoints" in first:
+                res.dataset["categories"] = copy.deepcopy(categories)
+                for i, ann in enumerate(anns):
+                    s = ann["keypoints"]
+                    x, y = s[0::3], s[1::3]
+                    x0, x1, y0, y1 = np.min(x), np.max(x), np.min(y), np.max(y)
+                    ann["area"] = (x1 - x0) * (y1 - y0)
+                    ann["id"] = i + 1
+                    ann["bbox"] = [x0, y0, x1 - x0, y1 - y0]
+            print("DONE (t={:0.2f}s)".format(time.time() - tic))
+            res.dataset["annotations"] = anns
+            res.createIndex()
+        except (KeyError, TypeError, IndexError, AttributeError) as exc:  # a problem the checks let through
+            raise input_error_class(type(exc))(problems[0] if problems else f"{source}: {exc!r}") from None
+        res._input_problems = tuple(problems)
         return res
 
-    def _results_from_columns(self, columns, tic: float) -> "COCO":
+    def _results_from_columns(self, columns, tic: float, strict: bool = False) -> "COCO":
         """The results object of :meth:`loadRes` for results parsed into
         columns: evaluations read the columns, the dicts are made when first
         read."""
-        res = type(self)()
+        res = COCO(strict=strict)
         res._is_results = True
-        print("Loading and preparing results...")
         header = self._header()
         gtc = self.__dict__.get("_gt_columns")
         res.imgs = {img["id"]: img for img in header["images"]}
@@ -327,6 +425,37 @@ class COCO(pycocotools.coco.COCO):
             prepare_ground_truths(self, [anns[r] for r in rows.tolist()], iou_type)
 
 
+def masks_unusable(*objs) -> bool:
+    """Whether a mask of the given ground truth or results (boundary_api
+    objects whose masks were not all checked on loading) is not one this
+    package evaluates (an RLE string that does not decode to its image, a
+    missing segmentation, ...): warned about, for the replaced library's
+    code to evaluate it as it does.  The masks checked are cached for the
+    evaluation."""
+    for obj in objs:
+        if obj is None or not hasattr(obj, "_input_problems") or getattr(obj, "_rles_checked", False):
+            continue
+        gtc = obj.__dict__.get("_gt_columns")
+        if gtc is not None and gtc.masks_ready():
+            continue
+        columns = obj.__dict__.get("_columns")
+        try:
+            if columns is not None and columns.has_segmentation:
+                columns.check_rles()
+                continue
+            anns = list(obj.anns.values())
+            if not getattr(obj, "_is_results", False):
+                # (ground-truth polygons were checked on loading and are rasterised
+                # by the evaluation itself; RLEs and missing masks are checked here)
+                anns = [a for a in anns if type(a.get("segmentation")) is not list]
+            cache_for(obj).masks(anns)
+        except ValueError as exc:
+            warn_suspect(f"{exc}; evaluated as {'lvis' if hasattr(obj, 'img_ann_map') else 'pycocotools'} "
+                         "evaluates it (strict=True refuses it)")
+            return True
+    return False
+
+
 def prepare_ground_truths(coco, gts: list, iou_type: str, num_threads=None) -> None:
     """What pycocotools' ``_prepare`` does to the selected ground-truth dicts
     (for 'boundary', the Boundary IoU reference's ``ignore`` rule)."""
@@ -345,6 +474,18 @@ def prepare_ground_truths(coco, gts: list, iou_type: str, num_threads=None) -> N
     for gt in gts:
         gt["ignore"] = gt["ignore"] if "ignore" in gt else 0
         gt["ignore"] = "iscrowd" in gt and gt["iscrowd"]
+
+
+def _unknown_id(what: str, exc: KeyError) -> KeyError:
+    """A KeyError (and ValueError) naming the id a look-up did not find."""
+    key = exc.args[0] if exc.args else None
+    return KeyValueError(f"{what} id {key!r} is not in this dataset")
+
+
+def _mask_utils():
+    import pycocotools.mask
+
+    return pycocotools.mask
 
 
 def _is_array_like(obj) -> bool:

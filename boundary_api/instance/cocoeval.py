@@ -15,11 +15,12 @@ import pycocotools.cocoeval
 
 from ._columns import select_rows
 from ._gt_columns import ground_truths_by_pair
+from ._checks import warn_suspect
 from ._engine import (Evaluation, Lazy, instance_dict, lazy_dir, leave_ignore_flags, materialize_lazy,
                       reset_lazy, sorted_unique, touch_pairs)
 from .cache import cache_for
-from .coco import COCO, prepare_ground_truths
-from .._io import warn_large_dilation_ratio
+from .coco import COCO, masks_unusable, prepare_ground_truths
+from .._io import input_error_class, warn_large_dilation_ratio
 from .._parallel import resolve_threads
 from ..masks.boundary import check_dilation_ratio
 
@@ -81,6 +82,9 @@ class COCOeval(pycocotools.cocoeval.COCOeval):
     """
 
     _state: Optional[Evaluation] = None
+    #: run pycocotools' own evaluation code (inputs it accepts that this
+    #: package's checks flagged: the numbers are pycocotools')
+    _reference = False
     #: the attributes a native evaluation builds when first read
     _LAZY = ("evalImgs", "ious", "_gts", "_dts")
     evalImgs = Lazy("_build_eval_imgs")
@@ -111,8 +115,21 @@ class COCOeval(pycocotools.cocoeval.COCOeval):
                 # pycocotools' answer, a "Boundary AP" of them is not
                 from_boxes = _segmentations_from_boxes(cocoDt) if iouType == "boundary" else 0
             if from_boxes:
-                raise ValueError(f"iouType={iouType!r} needs results with a 'segmentation' (compressed RLE); "
-                                 "these results only have boxes")
+                message = (f"iouType={iouType!r} needs results with a 'segmentation' (compressed RLE); "
+                           "these results only have boxes")
+                if iouType == "boundary" or _strict(cocoGt, cocoDt):
+                    raise ValueError(message)
+                # pycocotools evaluates the rectangles its loadRes made of the boxes
+                warn_suspect(f"{message}: evaluating the rectangles of the boxes, as pycocotools does "
+                             "(strict=True refuses this)")
+                self._reference = True
+        problems = _input_problems(cocoGt, cocoDt)
+        if problems:
+            if iouType == "boundary":
+                raise ValueError(f"iouType='boundary' cannot evaluate input that failed the checks "
+                                 f"(load it with strict=True to see every problem): {problems[0]}")
+            if iouType in ("segm", "bbox"):
+                self._reference = True  # pycocotools' own code, on what it accepts
         if cocoGt is not None:
             # the ground truths' own 'ignore' flags, before pycocotools overwrites them
             cache_for(cocoGt).remember_ignore_flags()
@@ -124,7 +141,7 @@ class COCOeval(pycocotools.cocoeval.COCOeval):
         pycocotools replaces it with ``iscrowd``.  With 'boundary' and an
         overridden ``computeIoU``, segmentations are made RLEs as for 'segm'."""
         p = self.params
-        if p.iouType not in ("segm", "bbox", "boundary"):
+        if p.iouType not in ("segm", "bbox", "boundary") or self._reference:
             return super()._prepare()
         gts = self._prepare_gts()
         self._dts = self._detections_by_pair(self.params)
@@ -250,6 +267,19 @@ class COCOeval(pycocotools.cocoeval.COCOeval):
             self._state = None
             log.info("COCOeval.evaluate: pycocotools' evaluate (iouType 'keypoints')")
             return super().evaluate()
+        if p.iouType == "segm" and not self._reference and not _strict(self.cocoGt, self.cocoDt):
+            self._reference = masks_unusable(self.cocoGt, self.cocoDt)
+        if self._reference and p.iouType in ("segm", "bbox"):
+            self._state = None
+            try:
+                return super().evaluate()
+            except Exception as exc:  # noqa: BLE001 - pycocotools' own failure, named
+                problems = _input_problems(self.cocoGt, self.cocoDt)
+                why = f" ({problems[0]})" if problems else ""
+                cls = input_error_class(type(exc))
+                if not issubclass(cls, type(exc)):
+                    raise
+                raise cls(f"pycocotools' evaluation fails on this input{why}: {type(exc).__name__}: {exc}") from exc
         tic = time.time()
         print("Running per image evaluation...")
         if p.useSegm is not None:
@@ -380,7 +410,7 @@ class COCOeval(pycocotools.cocoeval.COCOeval):
         For 'boundary', ``min(mask IoU, boundary IoU)`` (mask IoU for crowds).
         """
         p = self.params
-        if p.iouType not in ("segm", "bbox", "boundary"):
+        if p.iouType not in ("segm", "bbox", "boundary") or self._reference:
             return super().computeIoU(imgId, catId)
         if p.useCats:
             gts, dts = {(imgId, catId): self._gts[imgId, catId]}, {(imgId, catId): self._dts[imgId, catId]}
@@ -491,6 +521,16 @@ def _warn_missing_summary_max_dets(params) -> None:
         which = "every line" if fixed == 20 else "the first line (AP @[ IoU=0.50:0.95 | area=all ])"
         warnings.warn(f"summarize(): params.maxDets {max_dets} has no {fixed}, so {which} is read at "
                       f"maxDets={fixed} and prints -1, as in pycocotools", stacklevel=3)
+
+
+def _strict(*objs) -> bool:
+    """Whether one of the loaded objects was made with ``strict=True``."""
+    return any(getattr(o, "_strict", False) for o in objs)
+
+
+def _input_problems(*objs) -> tuple:
+    """The problems of the loaded objects' input that were warned about."""
+    return tuple(p for o in objs if o is not None for p in getattr(o, "_input_problems", ()))
 
 
 def _copy_params(p):

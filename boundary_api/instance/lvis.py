@@ -69,12 +69,12 @@ with urllib_request_deferred():
 
 from ._engine import (Evaluation, Lazy, instance_dict, lazy_dir, leave_ignore_flags, materialize_lazy,
                       reset_lazy, sorted_unique, touch_pairs)
-from .._io import loads_json, read_json, warn_large_dilation_ratio
+from .._io import KeyValueError, TypeValueError, input_error_class, loads_json, read_json, warn_large_dilation_ratio
 from ._checks import check_instances_dataset, check_results, rle_strings_checked
 from ._columns import load_result_columns, select_rows
 from ._gt_columns import ground_truths_by_pair, index_annotations, load_ground_truth_columns
 from .cache import cache_for, polygon_rles_of
-from .coco import _Materialized
+from .coco import _Materialized, masks_unusable
 from .._parallel import resolve_threads
 from ..masks.boundary import check_dilation_ratio
 
@@ -88,13 +88,39 @@ def _is_path(x) -> bool:
 
 
 class _CheckedJson:
-    """Routes lvis' ``_load_json`` to documents already read and checked."""
+    """Routes lvis' ``_load_json`` to documents already read and checked;
+    look-ups of unknown ids raise a KeyError naming the id."""
+
+    #: refuse suspect input (the ``strict`` argument)
+    _strict = False
+    #: the problems of the input warned about that the package's own
+    #: evaluation must not see: evaluators run lvis' code instead
+    _input_problems = ()
 
     def _load_json(self, path):
         pre = self.__dict__.get("_preloaded")
         if pre is not None and path in pre:
             return pre.pop(path)
         return read_json(path, "LVIS")
+
+    def _load_helper(self, _dict, ids):
+        try:
+            return super()._load_helper(_dict, ids)
+        except KeyError as exc:
+            what = next((name for name in ("anns", "imgs", "cats") if self.__dict__.get(name) is _dict), "")
+            kind = {"anns": "annotation", "imgs": "image", "cats": "category"}.get(what, "")
+            key = exc.args[0] if exc.args else None
+            raise KeyValueError(f"{kind} id {key!r} is not in this dataset".lstrip()) from None
+
+
+def _run_original(fn, problems, source: str):
+    """Run lvis' own code on input the checks let through; a failure is
+    raised as the class lvis raises (and ValueError), naming the first
+    problem found."""
+    try:
+        fn()
+    except (KeyError, TypeError, IndexError, AttributeError, AssertionError) as exc:
+        raise input_error_class(type(exc))(problems[0] if problems else f"{source}: {exc!r}") from None
 
 
 def _install_index(obj, dataset: dict, anns: list) -> None:
@@ -117,11 +143,22 @@ class LVIS(_CheckedJson, _lvis.LVIS):
     ----------
     annotation_path : str or path-like
         LVIS annotation JSON.
+    strict : bool, optional
+        Refuse input that lvis loads but which is probably wrong (images
+        without a size or without ``neg_category_ids``, annotations on
+        unknown images, repeated annotation ids, annotations of unknown
+        categories, ...).  Default False: such input is warned about
+        (:class:`boundary_api.SuspectInputWarning`, one line) and
+        :class:`LVISEval` runs lvis' own code on it ('segm', 'bbox') or
+        refuses it ('boundary').  :class:`LVISResults` inherits it.
 
     Raises
     ------
     ValueError
-        If the file is missing, not JSON, or not an LVIS dataset.
+        If the file is missing, not JSON, or not an LVIS dataset; where lvis
+        fails too, also an instance of the class lvis raises
+        (``FileNotFoundError``, ``json.JSONDecodeError``,
+        ``AssertionError``, ``KeyError``, ``TypeError``).
 
     Notes
     -----
@@ -145,7 +182,8 @@ class LVIS(_CheckedJson, _lvis.LVIS):
     img_ann_map = _Materialized()
     cat_img_map = _Materialized()
 
-    def __init__(self, annotation_path, _loaded=None):
+    def __init__(self, annotation_path, _loaded=None, strict=False):
+        self._strict = bool(strict)
         path = os.fspath(annotation_path) if _is_path(annotation_path) else annotation_path
         if _loaded is None and isinstance(path, str):
             columns = load_ground_truth_columns(path, path, lvis=True)
@@ -153,15 +191,17 @@ class LVIS(_CheckedJson, _lvis.LVIS):
                 self._set_columns(columns)
                 return
         dataset = read_json(path, "ground truth") if _loaded is None else _loaded
-        check_instances_dataset(dataset, str(path), lvis=True)
+        problems = check_instances_dataset(dataset, str(path), lvis=True, strict=self._strict)
         self._preloaded = {path: dataset}
-        super().__init__(path)
+        _run_original(lambda: super(LVIS, self).__init__(path), problems, str(path))
+        self._input_problems = tuple(problems)
 
     @classmethod
-    def _from_columns(cls, columns) -> "LVIS":
+    def _from_columns(cls, columns, strict: bool = False) -> "LVIS":
         """A ground truth already read as columns (the command line reads the
         file once to choose between COCO and LVIS)."""
         self = cls.__new__(cls)
+        self._strict = bool(strict)
         self._set_columns(columns)
         return self
 
@@ -206,9 +246,9 @@ class LVIS(_CheckedJson, _lvis.LVIS):
             _prepare_ground_truths(self, [anns[r] for r in rows.tolist()], iou_type)
 
     @classmethod
-    def from_dataset(cls, dataset: dict, source: str = "ground truth") -> "LVIS":
+    def from_dataset(cls, dataset: dict, source: str = "ground truth", strict: bool = False) -> "LVIS":
         """Build from an already loaded LVIS dict (checked, not copied)."""
-        return cls(source, _loaded=dataset)
+        return cls(source, _loaded=dataset, strict=strict)
 
 
 class LVISResults(_CheckedJson, _lvis.LVISResults):
@@ -223,6 +263,13 @@ class LVISResults(_CheckedJson, _lvis.LVISResults):
         Result file or list (compressed-RLE segmentations and/or boxes, scores).
     max_dets : int, optional
         Highest-scoring results kept per image (default 300; negative: all).
+    strict : bool, optional
+        Refuse results that lvis loads but which are probably wrong (RLEs
+        whose size is not their image's, NaN or missing scores, categories
+        not in the ground truth, ...); default: the ground truth's
+        ``strict``.  Without it they are warned about.  Problems lvis fails
+        on too raise a ``ValueError`` that is also of lvis' class
+        (``AssertionError``, ``IndexError``, ``KeyError``, ``TypeError``).
 
     Notes
     -----
@@ -245,16 +292,19 @@ class LVISResults(_CheckedJson, _lvis.LVISResults):
     img_ann_map = _Materialized()
     cat_img_map = _Materialized()
 
-    def __init__(self, lvis_gt, results, max_dets=300, _loaded=None):
+    def __init__(self, lvis_gt, results, max_dets=300, _loaded=None, strict=None):
         if _is_path(lvis_gt):
-            lvis_gt = LVIS(lvis_gt)
+            lvis_gt = LVIS(lvis_gt, strict=bool(strict))
         elif not isinstance(lvis_gt, _lvis.LVIS):
-            raise TypeError(f"lvis_gt must be an LVIS object or a path, got {type(lvis_gt).__name__}")
+            # lvis raises TypeError here too
+            raise TypeValueError(f"lvis_gt must be an LVIS object or a path, got {type(lvis_gt).__name__}")
+        strict = getattr(lvis_gt, "_strict", False) if strict is None else bool(strict)
+        self._strict = strict
         if isinstance(max_dets, bool) or not isinstance(max_dets, (int, np.integer)):
-            raise TypeError(f"max_dets must be an integer, got {max_dets!r}")
+            raise TypeValueError(f"max_dets must be an integer, got {max_dets!r}")
         if _is_path(results) and _loaded is None and isinstance(os.fspath(results), str):
             key = os.fspath(results)
-            columns = load_result_columns(lvis_gt, key, key)
+            columns = load_result_columns(lvis_gt, key, key, strict=strict)
             if columns is not None:
                 columns = _limit_dets_per_image(columns, int(max_dets))
             if columns is not None:
@@ -263,17 +313,17 @@ class LVISResults(_CheckedJson, _lvis.LVISResults):
         if _is_path(results):
             key = os.fspath(results)
             anns = read_json(key, "results") if _loaded is None else _loaded
-            check_results(anns, lvis_gt.imgs, lvis_gt.cats, str(key))
-            # (asked before lvis adds boxes; it keeps the very segmentations
-            # checked here, so the cache can trust them)
-            checked = rle_strings_checked(anns)
+            source, arg = str(key), key
             self._preloaded = {key: anns}
-            super().__init__(lvis_gt, key, max_dets)
         else:
-            check_results(results, lvis_gt.imgs, lvis_gt.cats, "results")
-            checked = rle_strings_checked(results)
-            super().__init__(lvis_gt, results, max_dets)
+            anns, source, arg = results, "results", results
+        problems = check_results(anns, lvis_gt.imgs, lvis_gt.cats, source, strict=strict, original="lvis")
+        # (asked before lvis adds boxes; it keeps the very segmentations
+        # checked here, so the cache can trust them)
+        checked = rle_strings_checked(anns) and not problems
+        _run_original(lambda: super(LVISResults, self).__init__(lvis_gt, arg, max_dets), problems, source)
         self._rles_checked = checked
+        self._input_problems = tuple(problems)
 
     def _init_from_columns(self, lvis_gt, columns) -> None:
         """lvis' ``__init__`` for results parsed into columns: the GT dataset
@@ -490,6 +540,9 @@ class LVISEval(_lvis_eval.LVISEval):
     """
 
     _state: Optional[Evaluation] = None
+    #: run lvis' own evaluation code (inputs it accepts that this package's
+    #: checks flagged: the numbers are lvis')
+    _reference = False
     #: the attributes a native evaluation builds when first read
     _LAZY = ("eval_imgs", "ious", "_gts", "_dts")
     eval_imgs = Lazy("_build_eval_imgs")
@@ -514,6 +567,12 @@ class LVISEval(_lvis_eval.LVISEval):
         super().__init__(lvis_gt, lvis_dt, iou_type="segm" if iou_type == "boundary" else iou_type)
         self.params.iou_type = iou_type
         self.params.max_dets = max_dets
+        problems = tuple(p for o in (lvis_gt, lvis_dt) for p in getattr(o, "_input_problems", ()))
+        if problems:
+            if iou_type == "boundary":
+                raise ValueError(f"iou_type='boundary' cannot evaluate input that failed the checks "
+                                 f"(load it with strict=True to see every problem): {problems[0]}")
+            self._reference = True  # lvis' own code, on what it accepts
         if iou_type == "boundary":
             warn_large_dilation_ratio(self.dilation_ratio, logging.getLogger(__name__))
 
@@ -574,6 +633,20 @@ class LVISEval(_lvis_eval.LVISEval):
         ``_prepare``, ``_get_gt_dt``, ``compute_iou`` or ``evaluate_img``
         (then those are called as lvis calls them); see the class notes.
         """
+        if self.params.iou_type == "segm" and not self._reference \
+                and not (getattr(self.lvis_gt, "_strict", False) or getattr(self.lvis_dt, "_strict", False)):
+            self._reference = masks_unusable(self.lvis_gt, self.lvis_dt)
+        if self._reference:
+            self._state = None
+            try:
+                return super().evaluate()
+            except Exception as exc:  # noqa: BLE001 - lvis' own failure, named
+                problems = tuple(p for o in (self.lvis_gt, self.lvis_dt) for p in getattr(o, "_input_problems", ()))
+                cls = input_error_class(type(exc))
+                if not issubclass(cls, type(exc)):
+                    raise
+                why = f" ({problems[0]})" if problems else ""
+                raise cls(f"lvis' evaluation fails on this input{why}: {type(exc).__name__}: {exc}") from exc
         p = self.params
         self.logger.info("Running per image evaluation.")
         self.logger.info("Evaluate annotation type *{}*".format(p.iou_type))
@@ -811,6 +884,8 @@ class LVISEval(_lvis_eval.LVISEval):
 
     def compute_iou(self, img_id, cat_id):
         """IoU matrix of one image and category, (detections x ground truths)."""
+        if self._reference:
+            return super().compute_iou(img_id, cat_id)
         gt, dt = self._get_gt_dt(img_id, cat_id)
         if len(gt) == 0 and len(dt) == 0:
             return []

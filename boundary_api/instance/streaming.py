@@ -255,10 +255,10 @@ def _load_gt(gt) -> dict:
 class _GtIndex:
     """Image records and annotations of a ground truth grouped by image."""
 
-    def __init__(self, dataset: dict, lvis: bool, source: str):
+    def __init__(self, dataset: dict, lvis: bool, source: str, strict: bool = True):
         from ._checks import check_instances_dataset
 
-        check_instances_dataset(dataset, source, lvis=lvis)
+        check_instances_dataset(dataset, source, lvis=lvis, strict=strict)
         self.dataset = dataset
         self.lvis = lvis
         self.images = {img["id"]: img for img in dataset["images"]}
@@ -285,30 +285,31 @@ class _NotForChunks(logging.Filter):
         return "the ground truth has no annotations" not in record.getMessage()
 
 
-def _gt_object(dataset: dict, lvis: bool, source: str):
+def _gt_object(dataset: dict, lvis: bool, source: str, strict: bool = True):
     checks = logging.getLogger(f"{__package__}._checks")
     quiet = _NotForChunks()
     checks.addFilter(quiet)
     try:
-        return _gt_object_of(dataset, lvis, source)
+        return _gt_object_of(dataset, lvis, source, strict)
     finally:
         checks.removeFilter(quiet)
 
 
-def _gt_object_of(dataset: dict, lvis: bool, source: str):
+def _gt_object_of(dataset: dict, lvis: bool, source: str, strict: bool = True):
     with contextlib.redirect_stdout(io.StringIO()):
         if lvis:
             from .lvis import LVIS
 
-            return LVIS.from_dataset(dataset, source)
+            return LVIS.from_dataset(dataset, source, strict=strict)
         from .coco import COCO
 
-        return COCO.from_dataset(dataset, source)
+        return COCO.from_dataset(dataset, source, strict=strict)
 
 
 def _partial_of(gt_data: dict, dets: List[dict], img_ids: Sequence[int], lvis: bool, iou_type: str,
-                source: str, **kwargs) -> Partial:
-    gt = _gt_object(gt_data, lvis, source)
+                source: str, strict: bool = True, **kwargs) -> Partial:
+    # (the results are loaded by the ground truth object: with its strictness)
+    gt = _gt_object(gt_data, lvis, source, strict)
     return evaluate_partial(gt, dets, iou_type, img_ids, **kwargs)
 
 
@@ -316,7 +317,7 @@ def _partial_of(gt_data: dict, dets: List[dict], img_ids: Sequence[int], lvis: b
 def evaluate_streaming(gt, results: PathLike, iou_type: str = "segm", chunk_images: int = 1000, *,
                        lvis: Optional[bool] = None, dilation_ratio: float = 0.02, max_dets: int = 300,
                        params: Optional[dict] = None, num_threads: Optional[int] = None,
-                       tmp_dir: Optional[PathLike] = None, verbose: bool = False):
+                       tmp_dir: Optional[PathLike] = None, verbose: bool = False, strict: bool = True):
     """Evaluate results from disk chunk by chunk of images.
 
     Parameters
@@ -338,6 +339,10 @@ def evaluate_streaming(gt, results: PathLike, iou_type: str = "segm", chunk_imag
         removed at the end.
     verbose : bool, optional
         Print the summary as the libraries do.
+    strict : bool, optional
+        Refuse suspect input (default), as the in-memory command line does:
+        results of categories not in the ground truth, repeated annotation
+        ids, ... (see ``boundary_api.COCO``); False warns about it.
 
     Returns
     -------
@@ -351,7 +356,7 @@ def evaluate_streaming(gt, results: PathLike, iou_type: str = "segm", chunk_imag
     dataset = _load_gt(gt)
     if lvis is None:
         lvis = looks_like_lvis(dataset)
-    index = _GtIndex(dataset, lvis, source)
+    index = _GtIndex(dataset, lvis, source, strict)
     ids = index.img_ids()
     chunks = [ids[i:i + chunk_images] for i in range(0, len(ids), chunk_images)]
     chunk_of = {img: c for c, chunk in enumerate(chunks) for img in chunk}
@@ -364,7 +369,7 @@ def evaluate_streaming(gt, results: PathLike, iou_type: str = "segm", chunk_imag
             dets = _read_chunk(path)
             os.remove(path)
             partials.append(_partial_of(index.subset(chunk), dets, chunk, lvis, iou_type,
-                                        f"{source} (chunk {c})", dilation_ratio=dilation_ratio,
+                                        f"{source} (chunk {c})", strict, dilation_ratio=dilation_ratio,
                                         max_dets=max_dets, params=params, num_threads=num_threads))
             del dets
             log.info("chunk %d/%d: %d images, %d detections", c + 1, len(chunks), len(chunk), counts[c])

@@ -14,6 +14,7 @@ import pycocotools.mask as mask_utils
 import pytest
 
 from boundary_api import COCO, COCOeval, cache_for
+from boundary_api.instance._checks import SuspectInputWarning
 from conftest import COCO_DT, COCO_GT
 
 
@@ -84,8 +85,16 @@ def test_directory_instead_of_file(tmp_path):
         silent(COCO, str(tmp_path))
 
 
+def test_not_a_coco_ground_truth(tmp_path):
+    p = tmp_path / "gt.json"
+    p.write_text(json.dumps([1, 2]))
+    for strict in (False, True):
+        # pycocotools asserts that the file holds an object
+        with pytest.raises(AssertionError, match="not a COCO ground truth .*got a list"):
+            silent(COCO, str(p), strict=strict)
+
+
 @pytest.mark.parametrize("doc, message", [
-    ([1, 2], "not a COCO ground truth .*got a list"),
     ({"images": []}, "no list of 'annotations', 'categories'"),
     ({"images": [{"id": 1, "width": 3}], "annotations": [], "categories": []}, "image 1 has no valid 'height'"),
     ({"images": [{"id": 1, "width": 3, "height": 3}], "categories": [],
@@ -96,11 +105,17 @@ def test_directory_instead_of_file(tmp_path):
     ({"images": [{"id": 1, "width": 3, "height": 3}], "categories": [],
       "annotations": [{"id": 7, "image_id": 1, "category_id": 1, "area": 4}]}, "annotation id 7 has no 'iscrowd'"),
 ])
-def test_not_a_coco_ground_truth(tmp_path, doc, message):
+def test_suspect_ground_truth(tmp_path, doc, message):
+    """pycocotools loads these: a warning naming the problem; strict=True
+    refuses them with that message (as the command line does)."""
     p = tmp_path / "gt.json"
     p.write_text(json.dumps(doc))
     with pytest.raises(ValueError, match=message):
-        silent(COCO, str(p))
+        silent(COCO, str(p), strict=True)
+    with pytest.warns(SuspectInputWarning, match=message):
+        ours = silent(COCO, str(p))
+    theirs = silent(pycocotools.coco.COCO, str(p))
+    assert ours.dataset == theirs.dataset and ours.anns == theirs.anns and ours.imgs == theirs.imgs
 
 
 def test_ground_truth_rle_of_the_wrong_size(tmp_path):
@@ -109,11 +124,23 @@ def test_ground_truth_rle_of_the_wrong_size(tmp_path):
     crowd["segmentation"]["size"] = [10, 10]
     p = tmp_path / "gt.json"
     p.write_text(json.dumps(doc))
-    g = silent(COCO, str(p))
-    ev = COCOeval(g, silent(g.loadRes, COCO_DT), "boundary")
-    with pytest.raises(ValueError, match=rf"annotation id {crowd['id']} \(image {crowd['image_id']}\): "
-                                         r"segmentation size \[10, 10\] is not the image's"):
-        silent(ev.evaluate)
+    message = rf"annotation id {crowd['id']} \(image {crowd['image_id']}\): RLE size \[10, 10\] is not the image's"
+    with pytest.raises(ValueError, match=message):
+        silent(COCO, str(p), strict=True)
+    with pytest.warns(SuspectInputWarning, match=message):
+        g = silent(COCO, str(p))
+    # Boundary AP (no pycocotools original) refuses it, naming the problem
+    with pytest.raises(ValueError, match="iouType='boundary' cannot evaluate input that failed the checks .*"
+                                         + message):
+        COCOeval(g, silent(g.loadRes, COCO_DT), "boundary")
+    # Mask AP is pycocotools' (the crowd region's mask is compared at its own size)
+    ours = COCOeval(g, silent(g.loadRes, COCO_DT), "segm")
+    ref = silent(pycocotools.coco.COCO, str(p))
+    theirs = pycocotools.cocoeval.COCOeval(ref, silent(ref.loadRes, COCO_DT), "segm")
+    for ev in (ours, theirs):
+        for step in (ev.evaluate, ev.accumulate, ev.summarize):
+            silent(step)
+    np.testing.assert_array_equal(ours.stats, theirs.stats)
 
 
 # -------------------------------------------------------------------- bad results
@@ -158,7 +185,7 @@ def test_bad_results_raise_and_change_nothing(gt, kind, tmp_path):
     before = copy.deepcopy(res)
     gt_before = copy.deepcopy(gt.dataset)
     with pytest.raises(exc, match=message):
-        silent(gt.loadRes, res)
+        silent(gt.loadRes, res, strict=True)
     assert res == before
     assert gt.dataset == gt_before
     # the same through a file: the message names it
@@ -166,8 +193,23 @@ def test_bad_results_raise_and_change_nothing(gt, kind, tmp_path):
     p.write_text(json.dumps(res))
     text = p.read_text()
     with pytest.raises(exc, match=message):
-        silent(gt.loadRes, str(p))
+        silent(gt.loadRes, str(p), strict=True)
     assert p.read_text() == text
+
+
+@pytest.mark.parametrize("kind", ["size", "counts", "no_score", "nan_score"])
+def test_suspect_results_warn_and_load_as_pycocotools(gt, kind, tmp_path):
+    """pycocotools loads these: without strict a warning naming the
+    problem, and the very dicts pycocotools makes."""
+    res, _, message = _broken(kind)
+    with pytest.warns(SuspectInputWarning, match=message):
+        ours = silent(gt.loadRes, copy.deepcopy(res))
+    ref = silent(pycocotools.coco.COCO, COCO_GT)
+    theirs = silent(ref.loadRes, copy.deepcopy(res))
+    for a, b in zip(ours.dataset["annotations"], theirs.dataset["annotations"]):
+        assert list(a) == list(b)
+        assert type(a["area"]) is type(b["area"]) and type(a["bbox"]) is type(b["bbox"])
+        assert str(a) == str(b)
 
 
 def _boxes_with_a_bad_mask():
@@ -179,15 +221,31 @@ def _boxes_with_a_bad_mask():
     return res
 
 
-@pytest.mark.parametrize("iou", ["segm", "boundary"])
-def test_box_results_masks_are_checked_where_masks_are_used(gt, iou):
+@pytest.mark.parametrize("iou, strict", [("segm", True), ("boundary", True), ("boundary", False)])
+def test_box_results_masks_are_checked_where_masks_are_used(gt, iou, strict):
     # loading box results does not decode their masks (box AP never reads
     # them); a mask evaluation checks them once, naming the result
-    dt = silent(gt.loadRes, _boxes_with_a_bad_mask())
+    dt = silent(gt.loadRes, _boxes_with_a_bad_mask(), strict=strict)
     assert not dt._rles_checked
     ev = COCOeval(gt, dt, iou)
     with pytest.raises(ValueError, match=r"^result id 5 \(image \d+\): segmentation counts does not cover its \d+x\d+ pixels$"):
         silent(ev.evaluate)
+
+
+def test_mask_ap_of_box_results_with_a_bad_mask_is_pycocotools(gt):
+    """pycocotools evaluates the corrupted RLE string as it decodes it:
+    without strict, a warning naming the result, and its numbers."""
+    res = _boxes_with_a_bad_mask()
+    ours = COCOeval(gt, silent(gt.loadRes, copy.deepcopy(res)), "segm")
+    with pytest.warns(SuspectInputWarning, match=r"^result id 5 \(image \d+\): segmentation counts does not"):
+        silent(ours.evaluate)
+    ref_gt = silent(pycocotools.coco.COCO, COCO_GT)
+    theirs = pycocotools.cocoeval.COCOeval(ref_gt, silent(ref_gt.loadRes, copy.deepcopy(res)), "segm")
+    silent(theirs.evaluate)
+    for ev in (ours, theirs):
+        silent(ev.accumulate)
+        silent(ev.summarize)
+    np.testing.assert_array_equal(ours.stats, theirs.stats)
 
 
 def test_box_ap_of_results_with_masks_is_pycocotools_and_skips_the_masks(gt):
@@ -231,9 +289,10 @@ def test_unknown_category_ids_warn_and_behave_as_pycocotools(gt, caplog):
     res = load(COCO_DT)
     for r in res[:50]:
         r["category_id"] = 1000 + r["category_id"]
-    with caplog.at_level(logging.WARNING, logger="boundary_api"):
+    with pytest.warns(SuspectInputWarning, match=r"50 result\(s\) have category ids not in the ground truth"):
         dt = silent(gt.loadRes, copy.deepcopy(res))
-    assert "50 result(s) have category ids not in the ground truth" in caplog.text
+    with pytest.raises(ValueError, match=r"50 result\(s\) have category ids not in the ground truth"):
+        silent(gt.loadRes, copy.deepcopy(res), strict=True)
     ours = COCOeval(gt, dt, "segm")
     silent(ours.evaluate)
     silent(ours.accumulate)

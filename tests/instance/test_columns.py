@@ -19,6 +19,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from boundary_api import COCO, COCOeval
+from boundary_api.instance._checks import SuspectInputWarning
 from boundary_api.instance.cache import cache_for
 
 from synth import assert_same_evaluation as _assert_same, make_dataset, with_boxes as _with_boxes, write_json as _write
@@ -85,7 +86,10 @@ def test_mask_only_results_equal_dict_path(tmp_path, scene, iou_type):
     assert fast._columns is not None and fast._columns.kind == "segmentation"
     slow = _quiet(gt.loadRes, copy.deepcopy(dets))
     _assert_same(_evaluate(gt, fast, iou_type), _evaluate(gt, slow, iou_type))
-    assert fast.dataset == slow.dataset
+    # (areas numpy.uint32, boxes float64 arrays, as pycocotools' loadRes makes them from RLEs)
+    assert repr(fast.dataset) == repr(slow.dataset)
+    assert {type(a["area"]) for a in fast.dataset["annotations"]} == {np.uint32}
+    assert {type(a["bbox"]) for a in fast.dataset["annotations"]} == {np.ndarray}
 
 
 @settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
@@ -273,7 +277,13 @@ def test_bad_results_are_refused_as_before(tmp_path, scene, name):
     path = _write(tmp_path, "dt.json", results)
     gt = _quiet(COCO.from_dataset, copy.deepcopy(gt_dict))
     with pytest.raises(ValueError, match=message):
-        _quiet(gt.loadRes, path)
+        _quiet(gt.loadRes, path, strict=True)
+    if name != "unknown image":  # (pycocotools loads the others: a warning without strict)
+        with pytest.warns(SuspectInputWarning, match=message):
+            assert _quiet(gt.loadRes, path)._columns is None
+    else:
+        with pytest.raises(AssertionError, match=message):  # pycocotools asserts
+            _quiet(gt.loadRes, path)
 
 
 def test_malformed_rle_named_at_mask_evaluation(tmp_path, scene):
@@ -281,7 +291,7 @@ def test_malformed_rle_named_at_mask_evaluation(tmp_path, scene):
     results = _with_boxes(dets)
     results[4]["segmentation"]["counts"] = "0000"
     path = _write(tmp_path, "dt.json", results)
-    gt = _quiet(COCO.from_dataset, copy.deepcopy(gt_dict))
+    gt = _quiet(COCO.from_dataset, copy.deepcopy(gt_dict), strict=True)
     fast = _quiet(gt.loadRes, path)
     assert fast._columns is not None
     _evaluate(gt, fast, "bbox")  # box AP never reads the masks

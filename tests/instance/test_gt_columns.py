@@ -19,6 +19,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from boundary_api import COCO, COCOeval
+from boundary_api.instance._checks import SuspectInputWarning
 from boundary_api.instance.cache import cache_for
 
 from synth import assert_same_evaluation as _assert_same, make_dataset, write_json as _write
@@ -208,14 +209,20 @@ def test_ground_truth_without_boxes_evaluates_bbox_on_dicts(tmp_path):
 
 def test_repeated_annotation_ids_are_evaluated_on_dicts(tmp_path):
     """pycocotools' loadAnns gives the last annotation of a repeated id each
-    time: the columns leave such a ground truth to the dicts."""
+    time: such a ground truth is read as dicts, with a warning."""
     gt_dict, dets = make_dataset(seed=8, num_images=6, max_size=40)
     gt_dict["annotations"][2]["id"] = gt_dict["annotations"][5]["id"]
     gt_path = _write(tmp_path, "gt.json", gt_dict)
     dt_path = _write(tmp_path, "dt.json", dets)
-    (fast_gt, fast_dt), (slow_gt, slow_dt) = _pair(gt_path, dt_path)
+    with pytest.warns(SuspectInputWarning, match="repeat the id of another annotation"):
+        fast_gt = _quiet(COCO, gt_path)
+    assert fast_gt._gt_columns is None
+    fast_dt = _quiet(fast_gt.loadRes, dt_path)
+    assert fast_dt._columns is not None
+    with pytest.warns(SuspectInputWarning, match="repeat the id of another annotation"):
+        slow_gt = _quiet(COCO.from_dataset, json.loads(open(gt_path).read()))
+    slow_dt = _quiet(slow_gt.loadRes, json.loads(open(dt_path).read()))
     for iou_type in ("segm", "bbox"):
         a = _evaluate(fast_gt, fast_dt, iou_type)
-        assert a._state.gt_columns is None
         _assert_same(a, _evaluate(slow_gt, slow_dt, iou_type))
     _assert_same_dicts(fast_gt, slow_gt)

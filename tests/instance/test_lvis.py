@@ -9,6 +9,7 @@ import pycocotools.mask as mask_utils
 import pytest
 
 from boundary_api import LVIS, LVISEval, LVISResults
+from boundary_api.instance._checks import SuspectInputWarning
 from conftest import LVIS_DT, LVIS_GT, golden_cases
 
 
@@ -161,6 +162,8 @@ def test_bad_inputs(tmp_path):
     p = tmp_path / "coco.json"
     p.write_text(json.dumps(coco_like))
     with pytest.raises(ValueError, match="neg_category_ids"):
+        LVIS(str(p), strict=True)
+    with pytest.warns(SuspectInputWarning, match="neg_category_ids"):  # lvis loads it
         LVIS(str(p))
     dt = load(LVIS_DT)
     dt[3]["image_id"] = 123456789
@@ -216,7 +219,28 @@ def test_segmentation_results_are_checked_once_box_results_where_masks_are_used(
     assert ev.get_results() == ref.get_results()
     for iou in ("segm", "boundary"):
         with pytest.raises(ValueError, match=r"^result id \d+ \(image \d+\): segmentation counts does not cover"):
-            LVISEval(gt, LVISResults(gt, copy.deepcopy(res)), iou_type=iou).run()
+            LVISEval(gt, LVISResults(gt, copy.deepcopy(res), strict=True), iou_type=iou).run()
+    with pytest.raises(ValueError, match=r"^result id \d+ \(image \d+\): segmentation counts does not cover"):
+        LVISEval(gt, LVISResults(gt, copy.deepcopy(res)), iou_type="boundary").run()
+
+
+def test_mask_ap_of_box_results_with_a_bad_mask_is_lvis(monkeypatch):
+    """lvis evaluates a corrupted RLE string as it decodes it: without
+    strict, a warning naming the result and lvis' numbers."""
+    monkeypatch.setattr(np, "float", float, raising=False)  # lvis 0.5.3 on numpy >= 1.24
+    res = load(LVIS_DT)[:400]
+    for r in res:
+        r["bbox"] = [float(v) for v in mask_utils.toBbox(r["segmentation"])]
+    res[7]["segmentation"]["counts"] = "0000"
+    gt = LVIS(LVIS_GT)
+    ev = LVISEval(gt, LVISResults(gt, copy.deepcopy(res)), iou_type="segm")
+    with pytest.warns(SuspectInputWarning, match=r"^result id \d+ \(image \d+\): segmentation counts does not"):
+        ev.run()
+    plain_gt = lvis.LVIS(LVIS_GT)
+    ref = lvis.LVISEval(plain_gt, lvis.LVISResults(plain_gt, copy.deepcopy(res)), iou_type="segm")
+    ref.run()
+    assert ev.get_results() == ref.get_results()
+    np.testing.assert_array_equal(ev.eval["precision"], ref.eval["precision"])
 
 
 @pytest.mark.slow

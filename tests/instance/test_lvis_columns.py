@@ -21,6 +21,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from boundary_api import LVIS, LVISEval, LVISResults
+from boundary_api.instance._checks import SuspectInputWarning
 from boundary_api.instance.cache import cache_for
 
 from synth import assert_same_evaluation as _assert_same, assert_same_eval_imgs, assert_same_lvis_index, evaluate_lvis as _evaluate, make_lvis_dataset
@@ -335,10 +336,16 @@ def test_bad_results_are_refused_as_before(tmp_path, scene, name):
     path = _write(tmp_path, "dt.json", results)
     gt = LVIS.from_dataset(copy.deepcopy(gt_dict))
     with pytest.raises(ValueError, match=message) as fast:
-        LVISResults(gt, path)
+        LVISResults(gt, path, strict=True)
     with pytest.raises(ValueError, match=message) as slow:
-        LVISResults(gt, copy.deepcopy(results))
+        LVISResults(gt, copy.deepcopy(results), strict=True)
     assert str(fast.value).split(": ", 1)[1] == str(slow.value).split(": ", 1)[1]
+    if name == "unknown image":  # lvis asserts
+        with pytest.raises(AssertionError, match=message):
+            LVISResults(gt, path)
+    else:  # lvis loads the others: a warning without strict
+        with pytest.warns(SuspectInputWarning, match=message):
+            assert LVISResults(gt, path)._columns is None
 
 
 def test_malformed_rle_with_boxes_named_at_mask_evaluation(tmp_path, scene):
@@ -351,11 +358,11 @@ def test_malformed_rle_with_boxes_named_at_mask_evaluation(tmp_path, scene):
     slow = LVISResults(gt, copy.deepcopy(results))
     assert fast._columns is not None
     _assert_same(_evaluate(gt, fast, "bbox"), _evaluate(gt, slow, "bbox"))  # box AP never reads masks
-    for iou_type in ("segm", "boundary"):
+    for iou_type in ("segm", "boundary"):  # (without strict, lvis' code evaluates 'segm': tests/instance/test_lvis.py)
         with pytest.raises(ValueError, match=r"^result id \d+ \(image \d+\): segmentation counts") as a:
-            _evaluate(gt, LVISResults(gt, path), iou_type)
+            _evaluate(gt, LVISResults(gt, path, strict=True), iou_type)
         with pytest.raises(ValueError) as b:
-            _evaluate(gt, LVISResults(gt, copy.deepcopy(results)), iou_type)
+            _evaluate(gt, LVISResults(gt, copy.deepcopy(results), strict=True), iou_type)
         assert str(a.value) == str(b.value)
 
 

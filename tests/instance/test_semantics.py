@@ -22,7 +22,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from boundary_api import COCO, COCOeval, LVISEval
+from boundary_api import COCO, COCOeval, LVISEval, SuspectInputWarning
 from conftest import COCO_DT, COCO_GT, LVIS_DT, LVIS_GT
 from synth import assert_same_eval_imgs, boxes_only, fresh, make_dataset
 
@@ -299,6 +299,9 @@ def test_nan_ground_truth_id_is_refused_on_loading():
     gt, _ = make_dataset(seed=2, max_size=40)
     gt["annotations"][0]["id"] = float("nan")
     with pytest.raises(ValueError, match=r"annotations\[0\] has an invalid 'id' nan"):
+        silent(COCO.from_dataset, fresh(gt), strict=True)
+    # pycocotools indexes it: without strict, a warning naming it
+    with pytest.warns(SuspectInputWarning, match=r"annotations\[0\] has an invalid 'id' nan"):
         silent(COCO.from_dataset, fresh(gt))
 
 
