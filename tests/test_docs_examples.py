@@ -72,6 +72,10 @@ def shell_commands(text: str):
     return cmds
 
 
+# optional packages that have a test tier of their own (markers in pyproject.toml)
+OPTIONAL_TIERS = ("detectron2", "torch")
+
+
 def _cases():
     cases = []
     for page in PAGES:
@@ -81,6 +85,9 @@ def _cases():
             bad = [m for m in marks if m != "slow" and not m.startswith("requires ")]
             assert not bad, f"{page.name}:{line}: unknown docs-test mark {bad}"
             pytest_marks = [pytest.mark.slow] if "slow" in marks else []
+            # an example that needs an optional package belongs to that package's tier
+            pytest_marks += [getattr(pytest.mark, m.split(None, 1)[1]) for m in marks
+                             if m.startswith("requires ") and m.split(None, 1)[1] in OPTIONAL_TIERS]
             cases.append(pytest.param(page, lang, line, text, marks, marks=pytest_marks,
                                       id=f"{page.relative_to(ROOT)}:{line}"))
     return cases
