@@ -48,7 +48,7 @@ def instance_parser() -> argparse.ArgumentParser:
                         "the paper's COCO/LVIS setting; 1 or more gives mask IoU)")
     p.add_argument("--json-out", metavar="PATH",
                    help="write the settings, summary metrics and per-category AP to this JSON file "
-                        "(schema in the README)")
+                        "(schema: docs/json_output.md)")
     p.add_argument("--lvis", action="store_true",
                    help="evaluate with LVIS rules (also chosen automatically for LVIS ground truth)")
     p.add_argument("--max-dets", type=positive_int, default=None, metavar="N",

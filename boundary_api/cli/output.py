@@ -8,11 +8,15 @@ Schema (a JSON object; the same for ``boundary-eval`` on COCO and LVIS,
 ``"settings"``
     ``{"kind": "coco" | "lvis" | "panoptic" | "demo", "iou_type": ...,
     "dilation_ratio": float or null (null when the IoU type does not use it),
-    "max_dets": int (COCO/LVIS/demo: detections per image), "inputs": {flag:
-    path exactly as given}}``.
+    "max_dets": int (COCO/LVIS/demo: detections per image), then the
+    subcommand's own settings (``rec_thrs``; ``num_images`` and
+    ``allow_partial`` of a ``--manifest`` run; panoptic ``boundary_mode``
+    when ``--boundary-mode reference`` was asked for), "inputs": {flag: path
+    exactly as given}}``.  The full schema: ``docs/json_output.md``.
 then every summary metric by name
-    COCO: ``AP AP50 AP75 APs APm APl AR1 AR10 AR100 ARs ARm ARl`` (the AR
-    names follow ``--max-dets``: ``AR300`` with ``--max-dets 300``); LVIS:
+    COCO: ``AP AP50 AP75 APs APm APl AR1 AR10 AR100 ARs ARm ARl``, every one
+    at ``--max-dets`` (the AR names follow it: ``AR300`` with ``--max-dets
+    300``); LVIS:
     lvis' ``get_results()`` names (``AP ... APr APc APf AR@300 ...``);
     panoptic: ``PQ SQ RQ PQ_th SQ_th RQ_th PQ_st SQ_st RQ_st`` and the number
     of categories averaged ``N N_th N_st``.  Fractions in [0, 1].

@@ -41,7 +41,7 @@ def parser() -> argparse.ArgumentParser:
                         "segment id equals the largest category id + 1 (to reproduce published numbers)")
     p.add_argument("--json-out", metavar="PATH",
                    help="write the settings, PQ/SQ/RQ and per-category results to this JSON file "
-                        "(schema in the README); not inside an input folder")
+                        "(schema: docs/json_output.md); not inside an input folder")
     p.add_argument("--max-pixels", type=positive_int, default=DEFAULT_MAX_PIXELS, metavar="N",
                    help="refuse PNGs of more than N pixels (width x height), a guard against "
                         "decompression bombs")
