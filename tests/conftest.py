@@ -118,3 +118,20 @@ def pytest_ignore_collect(collection_path, config):
     if marker is None:
         return None
     return marker not in (config.getoption("markexpr") or "").replace("not " + marker, "")
+
+
+_SLOW_TIER = os.path.join(TESTS, "slow_tier.txt")
+
+
+def slow_tier_ids() -> list:
+    """The node ids listed in tests/slow_tier.txt."""
+    with open(_SLOW_TIER, encoding="utf-8") as f:
+        return [line.strip() for line in f if line.strip() and not line.startswith("#")]
+
+
+def pytest_collection_modifyitems(config, items):
+    # tests listed in slow_tier.txt join the slow tier (and leave the quick one)
+    listed = set(slow_tier_ids())
+    for item in items:
+        if item.nodeid in listed:
+            item.add_marker(pytest.mark.slow)
