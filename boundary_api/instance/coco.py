@@ -49,7 +49,7 @@ with urllib_request_deferred():
 
 
 from ..masks import _mask
-from .._io import KeyValueError, input_error_class, loads_json, read_json
+from .._io import KeyValueError, input_error_class, loads_json, read_json, read_once
 from ._checks import check_instances_dataset, check_results, warn_suspect
 from ._columns import load_result_columns
 from ._gt_columns import index_annotations, load_ground_truth_columns
@@ -143,7 +143,10 @@ class COCO(pycocotools.coco.COCO):
         print("loading annotations into memory...")
         tic = time.time()
         if isinstance(annotation_file, (str, bytes, os.PathLike)):
-            columns = load_ground_truth_columns(annotation_file, os.fsdecode(annotation_file))
+            source = os.fsdecode(annotation_file)
+            # a pipe is read once here: the fallback below reads the same bytes
+            annotation_file = read_once(annotation_file, "ground truth")
+            columns = load_ground_truth_columns(annotation_file, source)
             if columns is not None:
                 print("Done (t={:0.2f}s)".format(time.time() - tic))
                 self._set_columns(columns)
@@ -279,6 +282,7 @@ class COCO(pycocotools.coco.COCO):
             source = "results array"
         elif isinstance(resFile, (str, bytes, os.PathLike)):
             source = os.fsdecode(resFile)
+            resFile = read_once(resFile, "results")  # a pipe: read once, for both readers
             columns = load_result_columns(self, resFile, source, strict=strict)
             if columns is not None:
                 return self._results_from_columns(columns, tic, strict)
