@@ -53,7 +53,7 @@ from .._io import KeyValueError, input_error_class, loads_json, read_json, read_
 from ._checks import check_instances_dataset, check_results, warn_suspect
 from ._columns import load_result_columns
 from ._gt_columns import index_annotations, load_ground_truth_columns
-from .cache import cache_for, polygon_rles_of
+from .cache import cache_for, cache_state, polygon_rles_of, restore_cache
 
 __all__ = ["COCO"]
 
@@ -134,6 +134,15 @@ class COCO(pycocotools.coco.COCO):
     anns = _Materialized()
     imgToAnns = _Materialized()
     catToImgs = _Materialized()
+
+    def __getstate__(self) -> dict:
+        """``__dict__`` with the annotation cache, so that a pickled or
+        copied dataset keeps what only the cache knows (the ground truths'
+        own ``ignore`` flags an evaluation overwrote) and what it computed."""
+        return cache_state(self, self.__dict__)
+
+    def __setstate__(self, state: dict) -> None:
+        self.__dict__.update(restore_cache(self, state))
 
     def __init__(self, annotation_file=None, strict=False):
         super().__init__()

@@ -74,7 +74,7 @@ from .._io import (InputBytes, KeyValueError, TypeValueError, input_error_class,
 from ._checks import check_instances_dataset, check_results, rle_strings_checked
 from ._columns import load_result_columns, select_rows
 from ._gt_columns import ground_truths_by_pair, index_annotations, load_ground_truth_columns
-from .cache import cache_for, polygon_rles_of
+from .cache import cache_for, cache_state, polygon_rles_of, restore_cache
 from .coco import _Materialized, masks_unusable
 from .._parallel import resolve_threads
 from ..masks.boundary import check_dilation_ratio
@@ -97,6 +97,15 @@ class _CheckedJson:
     #: the problems of the input warned about that the package's own
     #: evaluation must not see: evaluators run lvis' code instead
     _input_problems = ()
+
+    def __getstate__(self) -> dict:
+        """``__dict__`` with the annotation cache, so that a pickled or
+        copied dataset keeps what only the cache knows (the ground truths'
+        own ``ignore`` flags an evaluation overwrote) and what it computed."""
+        return cache_state(self, self.__dict__)
+
+    def __setstate__(self, state: dict) -> None:
+        self.__dict__.update(restore_cache(self, state))
 
     def _load_json(self, path):
         pre = self.__dict__.get("_preloaded")

@@ -232,7 +232,7 @@ def test_lvis_results_of_a_ground_truth_path_from_fifos(fifos, lvis_reference):
     gt_path = fifos.add("gt.json", _bytes(LVIS_GT, compress=True))
     dt_path = fifos.add("dt.json", _bytes(LVIS_DT))
     dt = within(fifos, lambda: LVISResults(gt_path, dt_path))
-    assert _stats(dt.lvis_gt if hasattr(dt, "lvis_gt") else LVIS(LVIS_GT), dt, cls=LVISEval) == results_ref
+    assert _stats(LVIS(LVIS_GT), dt, cls=LVISEval) == results_ref
 
 
 # -------------------------------------------------------- streaming, panoptic
