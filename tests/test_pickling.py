@@ -10,7 +10,16 @@ Covered elsewhere, not repeated here:
   (``test_pickle_round_trip_gives_the_same_numbers``);
 * results and LVIS ground truths still in columns, unread:
   tests/instance/test_columns.py, test_lvis_columns.py, test_lvis_gt_columns.py
-  (``test_pickle_and_copy_of_unread_*``).
+  (``test_pickle_and_copy_of_unread_*``);
+* the Detectron2 evaluators (on the stand-in, and on Detectron2 in its tier):
+  tests/integrations/test_detectron2.py
+  (``test_evaluators_pickle_before_and_after_evaluation``),
+  test_detectron2_semseg.py (``test_evaluator_pickles_mid_stream_and_after_evaluation``),
+  test_detectron2_cityscapes.py (``test_evaluator_pickles_with_its_prediction_files``).
+
+Functions without state between calls (``pq_compute``, the Cityscapes
+``evaluate_img_lists``, ``evaluate_streaming``, ``evaluate_shard``) have
+nothing to pickle: their results are plain dicts and evaluators covered here.
 
 Here: the datasets (``COCO`` ground truth and results, ``LVIS``,
 ``LVISResults``) before and after an evaluation ran on them, and after their
