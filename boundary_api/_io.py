@@ -9,6 +9,7 @@ import logging
 import math
 import numbers
 import os
+import stat
 import zlib
 from typing import Any, Iterator
 
@@ -114,28 +115,104 @@ def loads_json(data) -> Any:
     return _loads(data)
 
 
+class InputBytes:
+    """The whole content of an input that can be read only once (a pipe,
+    process substitution, ``/dev/stdin``, a character device), read into
+    memory by :func:`read_once`.
+
+    Every reader of a user's file that may read it more than once (the
+    column scanners, then the general path on their fallback) takes it where
+    it takes a path, and names the input by :attr:`name`.  It is not
+    path-like on purpose: a reader that would reopen the input fails
+    instead of waiting forever on a pipe that has no writer any more.
+
+    Attributes
+    ----------
+    name : str
+        The path the bytes were read from (for messages).
+    data : bytes
+        The whole content, as read (gzip content is not decompressed).
+    """
+
+    __slots__ = ("name", "data")
+
+    def __init__(self, name: str, data: bytes):
+        self.name = name
+        self.data = data
+
+    def __repr__(self) -> str:
+        return f"InputBytes({self.name!r}, {len(self.data)} bytes)"
+
+    def __str__(self) -> str:
+        return self.name
+
+
+def _fs_name(path) -> str:
+    """``path`` (str, bytes or path-like) as a str, or TypeError."""
+    fspath = os.fspath(path)
+    return os.fsdecode(fspath) if isinstance(fspath, bytes) else fspath
+
+
+def read_once(path, what: str):
+    """``path`` itself when it names a regular file (or nothing that exists,
+    or is no path at all: the reader then words the problem), otherwise its
+    whole content as :class:`InputBytes`.
+
+    A pipe, a process substitution (``/dev/fd/N``), ``/dev/stdin`` or any
+    other file that is not a regular file cannot be rewound or reopened:
+    readers that try a fast path first and fall back to the general one
+    would read it twice (and the second open of a FIFO waits for a writer
+    that never comes).  Reading it once here lets them all read the same
+    bytes.
+
+    Raises
+    ------
+    ValueError
+        (also of the ``OSError`` subclass met) when the input cannot be read.
+    """
+    if isinstance(path, InputBytes):
+        return path
+    try:
+        name = _fs_name(path)
+        mode = os.stat(name).st_mode
+    except (TypeError, ValueError, OSError):
+        return path
+    if stat.S_ISREG(mode) or stat.S_ISDIR(mode):
+        return path
+    try:
+        with open(name, "rb") as f:
+            data = f.read()
+    except OSError as exc:
+        raise input_error_class(type(exc))(f"cannot read {what} file {name}: {exc.strerror or exc}") from None
+    return InputBytes(name, data)
+
+
 def read_json(path, what: str) -> Any:
     """Load a JSON file, raising ValueError that names ``what`` and the path
     if it is missing, unreadable or not valid JSON.
 
     A gzip-compressed file (``.json.gz``, recognised by its content, not its
     name) is decompressed transparently.  JSON nested too deeply for Python's
-    parser is a ValueError, not a RecursionError.
+    parser is a ValueError, not a RecursionError.  ``path`` may be
+    :class:`InputBytes` (an input already read by :func:`read_once`).
     """
+    if isinstance(path, InputBytes):
+        fspath, data = path.name, path.data
+    else:
+        try:
+            fspath = _fs_name(path)
+        except TypeError:
+            raise TypeError(f"{what}: expected a file path, got {type(path).__name__}") from None
+        if not os.path.exists(fspath):
+            raise FileNotFoundValueError(f"{what} file not found: {fspath}")
+        if os.path.isdir(fspath):
+            raise IsADirectoryValueError(f"{what} file is a directory: {fspath}")
+        data = None
     try:
-        fspath = os.fspath(path)
-    except TypeError:
-        raise TypeError(f"{what}: expected a file path, got {type(path).__name__}") from None
-    if isinstance(fspath, bytes):
-        fspath = os.fsdecode(fspath)
-    if not os.path.exists(fspath):
-        raise FileNotFoundValueError(f"{what} file not found: {fspath}")
-    if os.path.isdir(fspath):
-        raise IsADirectoryValueError(f"{what} file is a directory: {fspath}")
-    try:
-        # read once: a pipe (``--gt <(zcat gt.json.gz)``, /dev/stdin) cannot be reopened or rewound
-        with open(fspath, "rb") as f:
-            data = f.read()
+        if data is None:
+            # read once: a pipe (``--gt <(zcat gt.json.gz)``, /dev/stdin) cannot be reopened or rewound
+            with open(fspath, "rb") as f:
+                data = f.read()
         if data[:2] == _GZIP_MAGIC:
             data = gzip.decompress(data)
         return _loads(data)

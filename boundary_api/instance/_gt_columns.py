@@ -298,8 +298,9 @@ def load_ground_truth_columns(path, source: str, lvis: bool = False) -> Optional
 
     Parameters
     ----------
-    path : str or path-like
-        The ground-truth JSON file.
+    path : str, path-like or InputBytes
+        The ground-truth JSON file (or a pipe's content, read by
+        :func:`.._io.read_once`).
     source : str
         How the file is named in messages.
     lvis : bool, optional
@@ -316,11 +317,14 @@ def load_ground_truth_columns(path, source: str, lvis: bool = False) -> Optional
         general path then reads it and words the problem).
     """
     from . import _scan
-    from .._io import loads_json
+    from .._io import InputBytes, loads_json
 
     try:
-        with open(path, "rb") as f:
-            buf = np.fromfile(f, np.uint8)
+        if isinstance(path, InputBytes):  # a pipe already read (the scanner only reads the bytes)
+            buf = np.frombuffer(path.data, np.uint8)
+        else:
+            with open(path, "rb") as f:
+                buf = np.fromfile(f, np.uint8)
     except (OSError, ValueError, TypeError, MemoryError):
         return None
     cols = _scan.scan_ground_truth(buf)

@@ -68,6 +68,32 @@ class AnnotationCache:
         self._ignore_all_seen = False
         self.computed: Counter = Counter()
 
+    # ---------------------------------------------------------------- pickling
+    def __getstate__(self) -> dict:
+        """The tables, keyed by the annotation dicts themselves, and the
+        dataset (held strongly here, weakly once loaded): the keys are
+        ``id()`` values, which do not survive pickling or copying."""
+        state = self.__dict__.copy()
+        state["_dataset"] = self._dataset()
+        keys = {k: e[0] for k, e in self._rle.items()}
+        state["_rle"] = list(self._rle.values())
+        state["_ignore"] = list(self._ignore.values())
+        # every annotation with a boundary has an RLE entry, which holds its dict
+        state["_boundary"] = {ratio: [(keys[k], b) for k, b in table.items() if k in keys]
+                              for ratio, table in self._boundary.items()}
+        return state
+
+    def __setstate__(self, state: dict) -> None:
+        state = dict(state)
+        dataset = state.pop("_dataset")
+        self.__dict__.update(state)
+        self._dataset = weakref.ref(dataset) if dataset is not None else lambda: None
+        self._rle = {id(e[0]): e for e in state["_rle"]}
+        self._ignore = {id(e[0]): e for e in state["_ignore"]}
+        self._boundary = {ratio: {id(a): b for a, b in pairs} for ratio, pairs in state["_boundary"].items()}
+        if dataset is not None and dataset not in _CACHES:
+            _CACHES[dataset] = self
+
     def _to_rle(self, ann):
         ds = self._dataset()
         conv = getattr(ds, "annToRLE", None) or getattr(ds, "ann_to_rle")
@@ -377,6 +403,31 @@ def _is_results(ds) -> bool:
 
 
 _CACHES: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
+
+
+def cache_state(dataset, state: dict) -> dict:
+    """``state`` (a dataset's ``__dict__`` being pickled or copied) with the
+    dataset's cache, if it has one, so that the copy keeps what the cache
+    alone knows (the ground truths' own ``ignore`` flags that an evaluation
+    overwrote) and the masks and boundaries computed so far."""
+    cache = _CACHES.get(dataset)
+    if cache is not None:
+        state = dict(state)
+        state["_annotation_cache"] = cache
+    return state
+
+
+def restore_cache(dataset, state: dict) -> dict:
+    """``state`` without the cache :func:`cache_state` added, which becomes
+    ``dataset``'s cache."""
+    cache = state.get("_annotation_cache")
+    if cache is None:
+        return state
+    state = dict(state)
+    del state["_annotation_cache"]
+    cache._dataset = weakref.ref(dataset)
+    _CACHES[dataset] = cache
+    return state
 
 
 def cache_for(dataset) -> AnnotationCache:

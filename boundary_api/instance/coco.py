@@ -49,11 +49,11 @@ with urllib_request_deferred():
 
 
 from ..masks import _mask
-from .._io import KeyValueError, input_error_class, loads_json, read_json
+from .._io import KeyValueError, input_error_class, loads_json, read_json, read_once
 from ._checks import check_instances_dataset, check_results, warn_suspect
 from ._columns import load_result_columns
 from ._gt_columns import index_annotations, load_ground_truth_columns
-from .cache import cache_for, polygon_rles_of
+from .cache import cache_for, cache_state, polygon_rles_of, restore_cache
 
 __all__ = ["COCO"]
 
@@ -135,6 +135,15 @@ class COCO(pycocotools.coco.COCO):
     imgToAnns = _Materialized()
     catToImgs = _Materialized()
 
+    def __getstate__(self) -> dict:
+        """``__dict__`` with the annotation cache, so that a pickled or
+        copied dataset keeps what only the cache knows (the ground truths'
+        own ``ignore`` flags an evaluation overwrote) and what it computed."""
+        return cache_state(self, self.__dict__)
+
+    def __setstate__(self, state: dict) -> None:
+        self.__dict__.update(restore_cache(self, state))
+
     def __init__(self, annotation_file=None, strict=False):
         super().__init__()
         self._strict = bool(strict)
@@ -143,7 +152,10 @@ class COCO(pycocotools.coco.COCO):
         print("loading annotations into memory...")
         tic = time.time()
         if isinstance(annotation_file, (str, bytes, os.PathLike)):
-            columns = load_ground_truth_columns(annotation_file, os.fsdecode(annotation_file))
+            source = os.fsdecode(annotation_file)
+            # a pipe is read once here: the fallback below reads the same bytes
+            annotation_file = read_once(annotation_file, "ground truth")
+            columns = load_ground_truth_columns(annotation_file, source)
             if columns is not None:
                 print("Done (t={:0.2f}s)".format(time.time() - tic))
                 self._set_columns(columns)
@@ -279,6 +291,7 @@ class COCO(pycocotools.coco.COCO):
             source = "results array"
         elif isinstance(resFile, (str, bytes, os.PathLike)):
             source = os.fsdecode(resFile)
+            resFile = read_once(resFile, "results")  # a pipe: read once, for both readers
             columns = load_result_columns(self, resFile, source, strict=strict)
             if columns is not None:
                 return self._results_from_columns(columns, tic, strict)

@@ -69,11 +69,12 @@ with urllib_request_deferred():
 
 from ._engine import (Evaluation, Lazy, instance_dict, lazy_dir, leave_ignore_flags, materialize_lazy,
                       reset_lazy, sorted_unique, touch_pairs)
-from .._io import KeyValueError, TypeValueError, input_error_class, loads_json, read_json, warn_large_dilation_ratio
+from .._io import (InputBytes, KeyValueError, TypeValueError, input_error_class, loads_json, read_json, read_once,
+                   warn_large_dilation_ratio)
 from ._checks import check_instances_dataset, check_results, rle_strings_checked
 from ._columns import load_result_columns, select_rows
 from ._gt_columns import ground_truths_by_pair, index_annotations, load_ground_truth_columns
-from .cache import cache_for, polygon_rles_of
+from .cache import cache_for, cache_state, polygon_rles_of, restore_cache
 from .coco import _Materialized, masks_unusable
 from .._parallel import resolve_threads
 from ..masks.boundary import check_dilation_ratio
@@ -96,6 +97,15 @@ class _CheckedJson:
     #: the problems of the input warned about that the package's own
     #: evaluation must not see: evaluators run lvis' code instead
     _input_problems = ()
+
+    def __getstate__(self) -> dict:
+        """``__dict__`` with the annotation cache, so that a pickled or
+        copied dataset keeps what only the cache knows (the ground truths'
+        own ``ignore`` flags an evaluation overwrote) and what it computed."""
+        return cache_state(self, self.__dict__)
+
+    def __setstate__(self, state: dict) -> None:
+        self.__dict__.update(restore_cache(self, state))
 
     def _load_json(self, path):
         pre = self.__dict__.get("_preloaded")
@@ -185,12 +195,14 @@ class LVIS(_CheckedJson, _lvis.LVIS):
     def __init__(self, annotation_path, _loaded=None, strict=False):
         self._strict = bool(strict)
         path = os.fspath(annotation_path) if _is_path(annotation_path) else annotation_path
+        src = path
         if _loaded is None and isinstance(path, str):
-            columns = load_ground_truth_columns(path, path, lvis=True)
+            src = read_once(path, "ground truth")  # a pipe: read once, for both readers
+            columns = load_ground_truth_columns(src, path, lvis=True)
             if columns is not None:
                 self._set_columns(columns)
                 return
-        dataset = read_json(path, "ground truth") if _loaded is None else _loaded
+        dataset = read_json(src, "ground truth") if _loaded is None else _loaded
         problems = check_instances_dataset(dataset, str(path), lvis=True, strict=self._strict)
         self._preloaded = {path: dataset}
         _run_original(lambda: super(LVIS, self).__init__(path), problems, str(path))
@@ -302,9 +314,11 @@ class LVISResults(_CheckedJson, _lvis.LVISResults):
         self._strict = strict
         if isinstance(max_dets, bool) or not isinstance(max_dets, (int, np.integer)):
             raise TypeValueError(f"max_dets must be an integer, got {max_dets!r}")
+        src = results
         if _is_path(results) and _loaded is None and isinstance(os.fspath(results), str):
             key = os.fspath(results)
-            columns = load_result_columns(lvis_gt, key, key, strict=strict)
+            src = read_once(key, "results")  # a pipe: read once, for both readers
+            columns = load_result_columns(lvis_gt, src, key, strict=strict)
             if columns is not None:
                 columns = _limit_dets_per_image(columns, int(max_dets))
             if columns is not None:
@@ -312,7 +326,7 @@ class LVISResults(_CheckedJson, _lvis.LVISResults):
                 return
         if _is_path(results):
             key = os.fspath(results)
-            anns = read_json(key, "results") if _loaded is None else _loaded
+            anns = read_json(src if isinstance(src, InputBytes) else key, "results") if _loaded is None else _loaded
             source, arg = str(key), key
             self._preloaded = {key: anns}
         else:

@@ -39,6 +39,7 @@ import glob
 import json
 import logging
 import os
+import tempfile
 from collections import OrderedDict
 
 import numpy as np
@@ -134,6 +135,36 @@ class BoundaryCityscapesInstanceEvaluator(CityscapesInstanceEvaluator):
         self._num_threads = resolve_threads(num_threads)
         if not hasattr(self, "_logger"):
             self._logger = logging.getLogger(__name__)
+
+    # ----------------------------------------------------------------- pickling
+    def __getstate__(self) -> dict:
+        """The evaluator with the files written so far in place of its
+        temporary folder (an open ``TemporaryDirectory`` belongs to this
+        process, and the folder is removed by ``evaluate()``): a clone gets
+        a folder of its own with the same files."""
+        state = self.__dict__.copy()
+        working = state.pop("_working_dir", None)
+        if working is not None:
+            files = {}
+            for name in sorted(os.listdir(self._temp_dir)) if os.path.isdir(self._temp_dir) else ():
+                path = os.path.join(self._temp_dir, name)
+                if os.path.isfile(path):
+                    with open(path, "rb") as f:
+                        files[name] = f.read()
+            state["_temp_files"] = files
+            state.pop("_temp_dir", None)
+        return state
+
+    def __setstate__(self, state: dict) -> None:
+        state = dict(state)
+        files = state.pop("_temp_files", None)
+        self.__dict__.update(state)
+        if files is not None:  # as Detectron2's reset() makes it, with the files back
+            self._working_dir = tempfile.TemporaryDirectory(prefix="cityscapes_eval_")
+            self._temp_dir = self._working_dir.name
+            for name, data in files.items():
+                with open(os.path.join(self._temp_dir, name), "wb") as f:
+                    f.write(data)
 
     # ------------------------------------------------------------------ process
     def process(self, inputs, outputs):

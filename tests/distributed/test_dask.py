@@ -168,3 +168,34 @@ def test_partials_cross_the_wire_small(coco_manifest):
         raw = len(f.read())
     assert len(cloudpickle.dumps(part)) < raw / 5  # only partials travel, not detections
     assert json.loads(json.dumps(shards[0]["img_ids"])) == part.img_ids.tolist()
+
+
+QUIET_SCRIPT = """
+import sys
+from boundary_api.distributed import evaluate_dask, local_client
+if __name__ == "__main__":  # the workers are spawned processes that import this file
+    with local_client(2) as client:
+        ev = evaluate_dask(sys.argv[1], client, iou_type="bbox")
+    print(repr(float(ev.stats[0])))
+"""
+
+
+@pytest.mark.slow
+def test_python_evaluation_on_worker_processes_writes_nothing(coco_manifest, tmp_path):
+    """The Python side of the command line's quiet workers (issue 25): an
+    evaluation on a local cluster of worker processes prints nothing but
+    what the script prints, on stdout or stderr."""
+    import subprocess
+
+    script = tmp_path / "quiet.py"
+    script.write_text(QUIET_SCRIPT)
+    proc = subprocess.run([sys.executable, str(script), coco_manifest], capture_output=True, cwd=tmp_path,
+                          timeout=300)
+    assert proc.returncode == 0 and proc.stderr == b"", proc.stderr.decode()
+    with contextlib.redirect_stdout(io.StringIO()):
+        gt = COCO(COCO_GT)
+        ev = COCOeval(gt, gt.loadRes(COCO_DT), "bbox")
+        ev.evaluate()
+        ev.accumulate()
+        ev.summarize()
+    assert proc.stdout.decode() == repr(float(ev.stats[0])) + "\n"

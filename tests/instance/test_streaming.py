@@ -251,3 +251,28 @@ def test_hidden_results_are_passed_over_with_a_warning(tmp_path, coco_dets):
     _jsonl(folder / ".old.jsonl", coco_dets[:3])
     with pytest.warns(UserWarning, match=r"hidden entries are not read as results: .*\.ipynb_checkpoints and 1 more"):
         assert len(list(iter_results(folder))) == len(coco_dets)
+
+
+@pytest.mark.parametrize("stop", [KeyboardInterrupt, ValueError])
+def test_interrupted_streaming_leaves_no_chunk_folder(tmp_path, coco_dets, monkeypatch, stop):
+    """The Python side of the command line's SIGTERM / Ctrl-C cleanup (issue
+    25): an evaluation stopped in its second chunk removes its chunk files."""
+    import boundary_api.instance.streaming as streaming
+
+    path = _jsonl(tmp_path / "r.jsonl", coco_dets)
+    scratch = tmp_path / "scratch"
+    scratch.mkdir()
+    calls = []
+    real = streaming._partial_of
+
+    def stopping(*args, **kwargs):
+        calls.append(1)
+        if len(calls) == 2:
+            raise stop("stopped")
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(streaming, "_partial_of", stopping)
+    with pytest.raises(stop):
+        evaluate_streaming(COCO_GT, path, "bbox", chunk_images=30, tmp_dir=str(scratch))
+    assert len(calls) == 2
+    assert os.listdir(scratch) == []

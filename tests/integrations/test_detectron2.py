@@ -32,6 +32,7 @@ import io
 import json
 import logging
 import math
+import pickle
 import subprocess
 import sys
 import textwrap
@@ -764,3 +765,36 @@ def test_end_to_end_with_detectron2(tmp_path):
     assert cache_for(second._coco_api).computed["boundaries"] == computed
     assert identical(again["boundary"], boundary)
     release_shared_ground_truth()
+
+
+# ------------------------------------------------------------------ pickling
+CLONES = {"pickle": lambda obj: pickle.loads(pickle.dumps(obj)), "deepcopy": copy.deepcopy}
+
+
+@pytest.mark.parametrize("clone", CLONES)
+@pytest.mark.parametrize("dataset", ["coco", "lvis"])
+def test_evaluators_pickle_before_and_after_evaluation(d2, dataset, clone):
+    """The evaluators (with their predictions and shared ground truth) pickle
+    and copy before evaluate() and after it; the clones give the same
+    numbers (issue 25; the other evaluators: tests/test_pickling.py)."""
+    if dataset == "coco":
+        meta = d2.register_coco(COCO_NAME)
+        make, records = (lambda: d2.module.BoundaryCOCOEvaluator(COCO_NAME, distributed=False),
+                         lambda: coco_predictions(meta))
+    else:
+        d2.register_lvis(LVIS_NAME)
+        make, records = (lambda: d2.module.BoundaryLVISEvaluator(LVIS_NAME, distributed=False),
+                         lvis_predictions)
+    ev = make()
+    d2.feed(ev, records())
+    before = CLONES[clone](ev)
+    results = ev.evaluate()
+    after = CLONES[clone](ev)
+    # Detectron2 remaps the category ids of its predictions in place: an
+    # evaluated evaluator goes on after reset() and new predictions, as in training
+    d2.feed(after, records())
+    for other in (before, after):
+        got = other.evaluate()
+        assert list(got) == list(results)
+        for task in results:
+            assert identical(got[task], results[task]), task

@@ -9,10 +9,12 @@ real Detectron2: ``Instances`` through ``process()``, Detectron2's own catalog a
 exists only inside Meta); the ``"segm"`` part runs the real cityscapesScripts.
 Predictions are the golden set's, so both tasks have known values.
 """
+import copy
 import importlib
 import importlib.util
 import logging
 import os
+import pickle
 import sys
 import textwrap
 
@@ -185,19 +187,24 @@ def golden_predictions():
 def feed(d2, ev, preds):
     ev.reset()
     for inp, out in preds:
-        i = out["instances"]
-        masks = np.stack(i["pred_masks"]) if i["pred_masks"] else np.zeros((0, 1, 1), bool)
-        if d2.REAL:
-            import torch
-            from detectron2.structures import Instances
+        feed_one(d2, ev, inp, out)
 
-            inst = Instances(masks.shape[1:])
-            inst.pred_classes = torch.tensor(i["pred_classes"], dtype=torch.int64)
-            inst.scores = torch.tensor(i["scores"], dtype=torch.float64)
-            inst.pred_masks = torch.from_numpy(masks)
-        else:
-            inst = StandInInstances(i["pred_classes"], i["scores"], list(masks))
-        ev.process([inp], [{"instances": inst}])
+
+def feed_one(d2, ev, inp, out):
+    """Hand one image's predictions to ``ev.process()``."""
+    i = out["instances"]
+    masks = np.stack(i["pred_masks"]) if i["pred_masks"] else np.zeros((0, 1, 1), bool)
+    if d2.REAL:
+        import torch
+        from detectron2.structures import Instances
+
+        inst = Instances(masks.shape[1:])
+        inst.pred_classes = torch.tensor(i["pred_classes"], dtype=torch.int64)
+        inst.scores = torch.tensor(i["scores"], dtype=torch.float64)
+        inst.pred_masks = torch.from_numpy(masks)
+    else:
+        inst = StandInInstances(i["pred_classes"], i["scores"], list(masks))
+    ev.process([inp], [{"instances": inst}])
 
 
 def test_segm_and_boundary(d2):
@@ -322,3 +329,34 @@ def test_a_failing_cityscapes_scripts_keeps_the_boundary_result(d2, caplog, monk
     assert res["boundary"]["AP"] == pytest.approx(GOLDEN["visible_boundary_0.005"]["AP"] * 100, abs=1e-9)
     assert "cityscapesScripts' evaluation failed" in caplog.text and "cityscapesScripts broke" in caplog.text
     assert not os.path.exists(temp)
+
+
+@pytest.mark.parametrize("clone", ["pickle", "deepcopy"])
+def test_evaluator_pickles_with_its_prediction_files(d2, clone):
+    """A clone (made mid-stream or before evaluate()) has a temporary
+    folder of its own with the files written so far: it goes on, and
+    evaluates, independently of the original (issue 25; the other
+    evaluators: tests/test_pickling.py)."""
+    cloned = {"pickle": lambda o: pickle.loads(pickle.dumps(o)), "deepcopy": copy.deepcopy}[clone]
+    register("bapi_cityscapes_visible")
+    preds = golden_predictions()
+    whole = d2.BoundaryCityscapesInstanceEvaluator("bapi_cityscapes_visible")
+    feed(d2, whole, preds)
+    half = len(preds) // 2
+    ev = d2.BoundaryCityscapesInstanceEvaluator("bapi_cityscapes_visible")
+    feed(d2, ev, preds[:half])
+    mid = cloned(ev)
+    assert mid._temp_dir != ev._temp_dir and sorted(os.listdir(mid._temp_dir)) == sorted(os.listdir(ev._temp_dir))
+    for inp, out in preds[half:]:
+        feed_one(d2, mid, inp, out)
+        feed_one(d2, ev, inp, out)
+    before = cloned(whole)
+    want = whole.evaluate()
+    for other in (ev, mid, before):  # the original's evaluate() removed its folder, not the clone's
+        temp = other._temp_dir
+        got = other.evaluate()
+        assert list(got) == list(want)
+        for task in want:
+            assert list(got[task]) == list(want[task])
+            np.testing.assert_array_equal(list(got[task].values()), list(want[task].values()))
+        assert not os.path.exists(temp)

@@ -11,7 +11,9 @@ values are checked against the semantic oracle (boundary) and Detectron2's mask 
 computed here.
 """
 import importlib
+import copy
 import math
+import pickle
 import sys
 import textwrap
 
@@ -365,3 +367,23 @@ def test_import_without_detectron2_says_how_to_install_it():
         return
     with pytest.raises(ImportError, match=r"pip install 'git\+https://github.com/facebookresearch/detectron2"):
         importlib.import_module("boundary_api.integrations.detectron2_semseg")
+
+
+@pytest.mark.parametrize("clone", ["pickle", "deepcopy"])
+def test_evaluator_pickles_mid_stream_and_after_evaluation(d2, tmp_path, clone):
+    """Cloned halfway through process(), the clone takes the other half and
+    gives the numbers of the evaluator that saw everything; cloned after
+    evaluate(), it evaluates again to them too (issue 25; the other
+    evaluators: tests/test_pickling.py)."""
+    cloned = {"pickle": lambda o: pickle.loads(pickle.dumps(o)), "deepcopy": copy.deepcopy}[clone]
+    records, pairs = make_dataset(tmp_path, d2, "sem_p")
+    whole = d2.BoundarySemSegEvaluator("sem_p", distributed=False)
+    run(whole, records, pairs)
+    want = whole.evaluate()["sem_seg"]
+    ev = d2.BoundarySemSegEvaluator("sem_p", distributed=False)
+    run(ev, records[:2], pairs[:2])
+    ev = cloned(ev)
+    for r, (g, p) in zip(records[2:], pairs[2:]):
+        ev.process([r], [{"sem_seg": scores_for(p, N)}])
+    assert ev.evaluate()["sem_seg"] == want
+    assert cloned(ev).evaluate()["sem_seg"] == want

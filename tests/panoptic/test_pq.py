@@ -413,6 +413,23 @@ def test_renaming_segment_ids_leaves_boundary_pq_unchanged(tmp_path_factory, see
             _close(a, _literal_pq(*files, iou_type, 0.06, "per_segment"))
 
 
+@pytest.mark.parametrize("which", ["gt", "pred"])
+def test_renaming_segment_ids_leaves_the_command_line_numbers_unchanged(tmp_path, capsys, which):
+    """The command-line side of the test above (issue 25): ``boundary-eval
+    panoptic`` writes the same numbers for renamed segment ids."""
+    files = _make_set(str(tmp_path / "orig"), 2, n_images=3)
+    renamed = _rename_ids(files, str(tmp_path / "renamed"), np.random.default_rng(2), which)
+    docs = []
+    for k, (gt_json, pred_json, gt_dir, pred_dir) in enumerate((files, renamed)):
+        out = tmp_path / f"out{k}.json"
+        assert main(["panoptic", "--gt-json", gt_json, "--pred-json", pred_json, "--gt-folder", gt_dir,
+                     "--pred-folder", pred_dir, "--iou-type", "boundary", "--dilation-ratio", "0.06", "-q",
+                     "--json-out", str(out)]) == 0
+        docs.append({k: v for k, v in _load(str(out)).items() if k != "settings"})
+    capsys.readouterr()
+    assert docs[0] == docs[1] and docs[0]["per_category"] and docs[0]["PQ"] > 0
+
+
 # ---------------------------------------------------------------------------
 # bad input
 # ---------------------------------------------------------------------------
