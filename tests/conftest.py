@@ -42,6 +42,18 @@ def identical(a: dict, b: dict) -> bool:
         for x, y in zip(a.values(), b.values()))
 
 
+@pytest.fixture(autouse=True, scope="session")
+def _outside_the_source_tree(tmp_path_factory):
+    """Every test runs in an empty folder, so that a ``python -c`` or ``python -m``
+    it starts imports the installed boundary_api, never the uncompiled source tree
+    of the checkout (CI installs with ``pip install .`` and runs pytest from the
+    root).  Tests name their files by absolute path."""
+    here = os.getcwd()
+    os.chdir(tmp_path_factory.mktemp("cwd"))
+    yield
+    os.chdir(here)
+
+
 @pytest.fixture
 def quiet(capsys):
     """Swallow pycocotools' prints; yields capsys for tests that read them."""

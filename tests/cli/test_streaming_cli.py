@@ -85,8 +85,8 @@ def test_workers_and_shard_subcommand(tmp_path, in_memory, capsys):
     (["--manifest", "m.json"], "--manifest needs --workers or --scheduler"),
     (["--gt", COCO_GT, "--dt", "r.jsonl", "--chunk-images", "5", "--slow"], "--slow cannot"),
 ])
-def test_errors_are_one_line(tmp_path, capsys, argv, message):
-    os.chdir(tmp_path)
+def test_errors_are_one_line(tmp_path, capsys, monkeypatch, argv, message):
+    monkeypatch.chdir(tmp_path)
     (tmp_path / "r.jsonl").write_text("")
     assert main(argv) == 2
     err = capsys.readouterr().err
