@@ -297,6 +297,74 @@ def lazy_dir(obj, names: Sequence[str]) -> list:
     return sorted(set(dir(type(obj))) | set(instance_dict(obj)) | set(names))
 
 
+class LazyEvaluator:
+    """What the drop-in evaluators (``COCOeval``, ``LVISEval``) share about the
+    state a native evaluation builds on demand, and about subclass overrides.
+
+    A subclass lists its :class:`Lazy` attributes in ``_LAZY``, the original's
+    methods the native path stands in for in ``_NATIVE_METHODS``, and the
+    ``eval_imgs`` style (``"coco"`` or ``"lvis"``) in ``_EVAL_IMGS_STYLE``.
+    """
+
+    _LAZY: Tuple[str, ...] = ()
+    _NATIVE_METHODS: Tuple[str, ...] = ()
+    _EVAL_IMGS_STYLE = "coco"
+
+    def __init_subclass__(cls, **kwargs):
+        super().__init_subclass__(**kwargs)
+        # the first class to declare its native methods is the one whose
+        # methods count as not overridden
+        if "_NATIVE_METHODS" in cls.__dict__:
+            cls._native_class = cls
+
+    @property
+    def __dict__(self):
+        """The instance's attributes, those built on demand included (so
+        that ``vars(ev)`` shows ``evalImgs``/``eval_imgs``, ``ious``, ``_gts``
+        and ``_dts`` after a native evaluation)."""
+        return materialize_lazy(self, self._LAZY)
+
+    @__dict__.setter
+    def __dict__(self, value):
+        d = instance_dict(self)
+        d.clear()
+        d.update(value)
+
+    def __dir__(self):
+        # (tab completion must not build the attributes)
+        return lazy_dir(self, self._LAZY)
+
+    def __getstate__(self):
+        """Pickle and copy state: every attribute built, the native
+        evaluation's arrays left out (the copy accumulates with the
+        original library's loops)."""
+        state = dict(materialize_lazy(self, self._LAZY))
+        state.pop("_state", None)
+        return state
+
+    def _overridden(self) -> list:
+        """The methods of ``_NATIVE_METHODS`` a subclass overrides."""
+        cls, native = type(self), self._native_class
+        return [name for name in self._NATIVE_METHODS if getattr(cls, name) is not getattr(native, name)]
+
+    # ------------------------------------------------------- built when read
+    def _build_eval_imgs(self, state) -> list:
+        return state.eval_imgs(self._EVAL_IMGS_STYLE)
+
+    def _build_ious(self, state) -> dict:
+        return state.iou_dict().copy()
+
+    def _build_gts(self, state):
+        gts = state.build_gts()
+        touch_pairs(gts, state.img_ids, state.cat_ids, state.use_cats, state.pooled_cats)
+        return gts
+
+    def _build_dts(self, state):
+        dts = state.build_dts()
+        touch_pairs(dts, state.img_ids, state.cat_ids, state.use_cats, state.pooled_cats)
+        return dts
+
+
 def touch_pairs(table, img_ids: Sequence, cat_ids: Sequence, use_cats: bool,
                 pooled_cats: Sequence) -> None:
     """Index ``table`` (a ``defaultdict(list)``) at every (image, category)

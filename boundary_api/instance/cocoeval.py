@@ -16,8 +16,8 @@ import pycocotools.cocoeval
 from ._columns import select_rows
 from ._gt_columns import ground_truths_by_pair
 from ._checks import warn_suspect
-from ._engine import (Evaluation, Lazy, instance_dict, lazy_dir, leave_ignore_flags, materialize_lazy,
-                      reset_lazy, sorted_unique, touch_pairs)
+from ._engine import (Evaluation, Lazy, LazyEvaluator, instance_dict, leave_ignore_flags, reset_lazy,
+                      sorted_unique, touch_pairs)
 from .cache import cache_for
 from .coco import COCO, masks_unusable, prepare_ground_truths
 from .._io import input_error_class, warn_large_dilation_ratio
@@ -31,7 +31,7 @@ IOU_TYPES = ("segm", "bbox", "keypoints", "boundary")
 log = logging.getLogger(__name__)
 
 
-class COCOeval(pycocotools.cocoeval.COCOeval):
+class COCOeval(LazyEvaluator, pycocotools.cocoeval.COCOeval):
     """COCO evaluation with Boundary AP, a drop-in for pycocotools' COCOeval.
 
     ``iouType='boundary'`` scores a detection against a ground truth with
@@ -94,6 +94,7 @@ class COCOeval(pycocotools.cocoeval.COCOeval):
     #: the methods the native path stands in for; overriding one of them in
     #: a subclass makes ``evaluate()`` call it as pycocotools does
     _NATIVE_METHODS = ("_prepare", "computeIoU", "evaluateImg")
+    _EVAL_IMGS_STYLE = "coco"
 
     def __init__(self, cocoGt=None, cocoDt=None, iouType="segm", dilation_ratio=0.02,
                  use_fast_impl=True, num_threads=None):
@@ -214,37 +215,6 @@ class COCOeval(pycocotools.cocoeval.COCOeval):
         return out
 
     # ------------------------------------------------------------------------
-    @property
-    def __dict__(self):
-        """The instance's attributes, those built on demand included (so
-        that ``vars(ev)`` shows pycocotools' ``evalImgs``, ``ious``, ``_gts``
-        and ``_dts`` after a native evaluation)."""
-        return materialize_lazy(self, self._LAZY)
-
-    @__dict__.setter
-    def __dict__(self, value):
-        d = instance_dict(self)
-        d.clear()
-        d.update(value)
-
-    def __dir__(self):
-        # (tab completion must not build the attributes)
-        return lazy_dir(self, self._LAZY)
-
-    def __getstate__(self):
-        """Pickle and copy state: every attribute built, the native
-        evaluation's arrays left out (the copy accumulates with pycocotools'
-        loops)."""
-        state = dict(materialize_lazy(self, self._LAZY))
-        state.pop("_state", None)
-        return state
-
-    def _overridden(self) -> list:
-        """The methods of :attr:`_NATIVE_METHODS` a subclass overrides."""
-        cls = type(self)
-        return [name for name in self._NATIVE_METHODS
-                if getattr(cls, name) is not getattr(COCOeval, name)]
-
     def _matched_state(self) -> Optional[Evaluation]:
         """The native evaluation ``accumulate()`` may read instead of
         ``evalImgs``: set by a native ``evaluate()``, and ``evalImgs`` not
@@ -386,23 +356,6 @@ class COCOeval(pycocotools.cocoeval.COCOeval):
             return rows
         pos = select_rows(gtc.image_id[rows], img_ids)
         return rows[np.lexsort((rows, pos))]
-
-    # ------------------------------------------------------- built when read
-    def _build_eval_imgs(self, state) -> list:
-        return state.eval_imgs("coco")
-
-    def _build_ious(self, state) -> dict:
-        return state.iou_dict().copy()
-
-    def _build_gts(self, state) -> defaultdict:
-        gts = state.build_gts()
-        touch_pairs(gts, state.img_ids, state.cat_ids, state.use_cats, state.pooled_cats)
-        return gts
-
-    def _build_dts(self, state) -> defaultdict:
-        dts = state.build_dts()
-        touch_pairs(dts, state.img_ids, state.cat_ids, state.use_cats, state.pooled_cats)
-        return dts
 
     def computeIoU(self, imgId, catId):
         """IoU matrix of one image and category, (detections x ground truths).

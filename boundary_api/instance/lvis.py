@@ -67,8 +67,8 @@ with urllib_request_deferred():
     _lvis = _import_lvis_without_vis()
     import lvis.eval as _lvis_eval  # noqa: E402
 
-from ._engine import (Evaluation, Lazy, instance_dict, lazy_dir, leave_ignore_flags, materialize_lazy,
-                      reset_lazy, sorted_unique, touch_pairs)
+from ._engine import (Evaluation, Lazy, LazyEvaluator, instance_dict, leave_ignore_flags, reset_lazy,
+                      sorted_unique, touch_pairs)
 from .._io import (InputBytes, KeyValueError, TypeValueError, input_error_class, loads_json, read_json, read_once,
                    warn_large_dilation_ratio)
 from ._checks import check_instances_dataset, check_results, rle_strings_checked
@@ -497,7 +497,7 @@ def _accumulate_lvis_on_any_numpy(ev) -> None:
 log = logging.getLogger(__name__)
 
 
-class LVISEval(_lvis_eval.LVISEval):
+class LVISEval(LazyEvaluator, _lvis_eval.LVISEval):
     """LVIS evaluation with Boundary AP, a drop-in for ``lvis.LVISEval``.
 
     ``iou_type='boundary'`` uses ``min(mask IoU, boundary IoU)``; 'segm' and
@@ -566,6 +566,7 @@ class LVISEval(_lvis_eval.LVISEval):
     #: the methods the native path stands in for; overriding one of them in
     #: a subclass makes ``evaluate()`` call it as lvis does
     _NATIVE_METHODS = ("_prepare", "_get_gt_dt", "compute_iou", "evaluate_img")
+    _EVAL_IMGS_STYLE = "lvis"
 
     def __init__(self, lvis_gt, lvis_dt, iou_type="segm", max_dets=300, dilation_ratio=0.02,
                  use_fast_impl=True, num_threads=None):
@@ -589,36 +590,6 @@ class LVISEval(_lvis_eval.LVISEval):
             self._reference = True  # lvis' own code, on what it accepts
         if iou_type == "boundary":
             warn_large_dilation_ratio(self.dilation_ratio, logging.getLogger(__name__))
-
-    @property
-    def __dict__(self):
-        """The instance's attributes, those built on demand included (so
-        that ``vars(ev)`` shows lvis' ``eval_imgs``, ``ious``, ``_gts`` and
-        ``_dts`` after a native evaluation)."""
-        return materialize_lazy(self, self._LAZY)
-
-    @__dict__.setter
-    def __dict__(self, value):
-        d = instance_dict(self)
-        d.clear()
-        d.update(value)
-
-    def __dir__(self):
-        # (tab completion must not build the attributes)
-        return lazy_dir(self, self._LAZY)
-
-    def __getstate__(self):
-        """Pickle and copy state: every attribute built, the native
-        evaluation's arrays left out (the copy accumulates with lvis' loops)."""
-        state = dict(materialize_lazy(self, self._LAZY))
-        state.pop("_state", None)
-        return state
-
-    def _overridden(self) -> list:
-        """The methods of :attr:`_NATIVE_METHODS` a subclass overrides."""
-        cls = type(self)
-        return [name for name in self._NATIVE_METHODS
-                if getattr(cls, name) is not getattr(LVISEval, name)]
 
     def _prepare(self):
         """lvis' ``_prepare``; with 'boundary' and an overridden
@@ -729,23 +700,6 @@ class LVISEval(_lvis_eval.LVISEval):
         leave_ignore_flags(state)  # (lvis' evaluate_img leaves them)
         self._state = state
         reset_lazy(self, self._LAZY)
-
-    # ------------------------------------------------------- built when read
-    def _build_eval_imgs(self, state) -> list:
-        return state.eval_imgs("lvis")
-
-    def _build_ious(self, state) -> dict:
-        return state.iou_dict().copy()
-
-    def _build_gts(self, state) -> defaultdict:
-        gts = state.build_gts()
-        touch_pairs(gts, state.img_ids, state.cat_ids, state.use_cats, state.pooled_cats)
-        return gts
-
-    def _build_dts(self, state) -> defaultdict:
-        dts = state.build_dts()
-        touch_pairs(dts, state.img_ids, state.cat_ids, state.use_cats, state.pooled_cats)
-        return dts
 
     def _evaluate_columns(self) -> bool:
         """``evaluate`` for results loaded as columns, without a dict per
