@@ -301,7 +301,8 @@ class LazyEvaluator:
     """What the drop-in evaluators (``COCOeval``, ``LVISEval``) share about the
     state a native evaluation builds on demand, and about subclass overrides.
 
-    A subclass lists its :class:`Lazy` attributes in ``_LAZY``, the original's
+    A subclass lists its :class:`Lazy` attributes in ``_LAZY`` (the per-image
+    results first), the original's
     methods the native path stands in for in ``_NATIVE_METHODS``, and the
     ``eval_imgs`` style (``"coco"`` or ``"lvis"``) in ``_EVAL_IMGS_STYLE``.
     """
@@ -340,6 +341,16 @@ class LazyEvaluator:
         original library's loops)."""
         state = dict(materialize_lazy(self, self._LAZY))
         state.pop("_state", None)
+        return state
+
+    def _matched_state(self) -> Optional["Evaluation"]:
+        """The native evaluation ``accumulate()`` may read instead of the
+        per-image results (``_LAZY[0]``: ``evalImgs`` / ``eval_imgs``): set by a
+        native ``evaluate()``, and those not read or assigned since (else None)."""
+        d = instance_dict(self)
+        state = d.get("_state")
+        if state is None or not state.matched or self._LAZY[0] in d:
+            return None
         return state
 
     def _overridden(self) -> list:

@@ -215,16 +215,6 @@ class COCOeval(LazyEvaluator, pycocotools.cocoeval.COCOeval):
         return out
 
     # ------------------------------------------------------------------------
-    def _matched_state(self) -> Optional[Evaluation]:
-        """The native evaluation ``accumulate()`` may read instead of
-        ``evalImgs``: set by a native ``evaluate()``, and ``evalImgs`` not
-        read or assigned since (else None)."""
-        d = instance_dict(self)
-        state = d.get("_state")
-        if state is None or not state.matched or "evalImgs" in d:
-            return None
-        return state
-
     def evaluate(self):
         """Run per-image evaluation (pycocotools' ``evaluate``).
 

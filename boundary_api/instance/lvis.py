@@ -601,16 +601,6 @@ class LVISEval(LazyEvaluator, _lvis_eval.LVISEval):
                 for anns in table.values():
                     self._to_mask(anns, dataset)
 
-    def _matched_state(self) -> Optional[Evaluation]:
-        """The native evaluation ``accumulate()`` may read instead of
-        ``eval_imgs``: set by a native ``evaluate()``, and ``eval_imgs`` not
-        read or assigned since (else None)."""
-        d = instance_dict(self)
-        state = d.get("_state")
-        if state is None or not state.matched or "eval_imgs" in d:
-            return None
-        return state
-
     def evaluate(self):
         """Run per-image evaluation (lvis' ``evaluate``).
 
