@@ -15,6 +15,7 @@ caller can spread them over threads; results do not depend on the split.
 
 from libc.stdint cimport int64_t, int32_t, uint8_t
 from libc.stdlib cimport malloc, free, qsort
+from libc.math cimport INFINITY
 
 # flags stored per (area, threshold, detection)
 cdef enum:
@@ -31,7 +32,7 @@ def match_pairs(const int64_t[:] pair_g, const int64_t[:] pair_d, const int64_t[
                 int32_t[:, ::1] gt_perm, uint8_t[:, ::1] gt_ig,
                 int32_t[:, :, ::1] dt_match, uint8_t[:, :, ::1] dt_flags,
                 int32_t[:, :, ::1] gt_match,
-                Py_ssize_t lo, Py_ssize_t hi):
+                Py_ssize_t lo, Py_ssize_t hi, bint store_dt_match=True):
     """Match detections to ground truths for pairs ``lo .. hi-1``, every area range.
 
     Outputs, per area range ``a`` (first axis) and threshold ``t``:
@@ -40,17 +41,33 @@ def match_pairs(const int64_t[:] pair_g, const int64_t[:] pair_d, const int64_t[
     ``dt_match[a, t, d]`` the local index of the matched ground truth or -1;
     ``dt_flags[a, t, d]`` bit 1: pycocotools' dtMatches is nonzero, bit 2:
     dtIgnore; ``gt_match[a, t, g0 + j]`` the local index of the detection
-    matched to the j-th sorted ground truth, or -1.
+    matched to the j-th sorted ground truth, or -1.  Without
+    ``store_dt_match``, ``dt_match`` is not written (it may then be any
+    array): the flags are all accumulation needs, and ``dt_match`` (4 bytes
+    per area, threshold and detection) can be made again when asked for.
 
     ``crowd_rule``: a ground truth that is already matched stays available if
     it is a crowd (pycocotools); without it, never (lvis).
+
+    A detection whose largest IoU in its pair is below a threshold cannot
+    match at that threshold (the search takes only IoUs >= the threshold):
+    it skips the search (a NaN IoU counts as +inf here and a NaN threshold
+    never skips, so both search as before).
     """
     cdef Py_ssize_t p, a, t, j, jj, d, G, D, A = area_rng.shape[0], T = iou_thrs.shape[0]
+    cdef Py_ssize_t maxD = 0
     cdef int64_t g0, d0, o0
-    cdef double lo_a, hi_a, thr, best, v
+    cdef double lo_a, hi_a, thr, best, v, mx
     cdef int32_t m, g, gm
     cdef uint8_t ig, fl
     cdef int nonzero_match
+    cdef double* dmax = NULL
+    for p in range(lo, hi):
+        if pair_d[p + 1] - pair_d[p] > maxD:
+            maxD = pair_d[p + 1] - pair_d[p]
+    dmax = <double*> malloc((maxD + 1) * sizeof(double))
+    if dmax == NULL:
+        raise MemoryError()
     with nogil:
         for p in range(lo, hi):
             g0 = pair_g[p]
@@ -58,6 +75,16 @@ def match_pairs(const int64_t[:] pair_g, const int64_t[:] pair_d, const int64_t[
             o0 = pair_o[p]
             G = pair_g[p + 1] - g0
             D = pair_d[p + 1] - d0
+            for d in range(D):
+                mx = -1.0
+                for j in range(G):
+                    v = ious[o0 + d * G + j]
+                    if v != v:
+                        mx = INFINITY   # NaN never skips the search
+                        break
+                    if v > mx:
+                        mx = v
+                dmax[d] = mx
             for a in range(A):
                 lo_a = area_rng[a, 0]
                 hi_a = area_rng[a, 1]
@@ -80,9 +107,10 @@ def match_pairs(const int64_t[:] pair_g, const int64_t[:] pair_d, const int64_t[
                     if thr > 1 - 1e-10:
                         thr = 1 - 1e-10
                     for d in range(D):
-                        dt_match[a, t, d0 + d] = -1
+                        if store_dt_match:
+                            dt_match[a, t, d0 + d] = -1
                         fl = 0
-                        if G > 0:
+                        if G > 0 and not (dmax[d] < thr):
                             best = thr
                             m = -1
                             for j in range(G):
@@ -101,7 +129,8 @@ def match_pairs(const int64_t[:] pair_g, const int64_t[:] pair_d, const int64_t[
                                 m = <int32_t> j
                             if m > -1:
                                 g = gt_perm[a, g0 + m]
-                                dt_match[a, t, d0 + d] = g
+                                if store_dt_match:
+                                    dt_match[a, t, d0 + d] = g
                                 gt_match[a, t, g0 + m] = <int32_t> d
                                 if gt_ig[a, g0 + m]:
                                     fl = F_IGNORE
@@ -113,6 +142,7 @@ def match_pairs(const int64_t[:] pair_g, const int64_t[:] pair_d, const int64_t[
                             if dt_area[d0 + d] < lo_a or dt_area[d0 + d] > hi_a or dt_extra_ignore[d0 + d]:
                                 fl = fl | F_IGNORE
                         dt_flags[a, t, d0 + d] = fl
+    free(dmax)
 
 
 # How many of ``cnt`` items ``items[0:maxdet]`` keeps, Python slice rules: a
@@ -127,8 +157,10 @@ cdef inline int64_t _first_n(int64_t cnt, int64_t maxdet) noexcept nogil:
 
 cdef struct Det:
     double score
-    int64_t seq
-    int64_t idx
+    int64_t seq     # position in gathering order (image order, then rank)
+    int64_t idx     # detection index
+    int64_t rank    # position among its pair's detections (highest score first)
+    int64_t cnt     # detections of its pair
 
 cdef int _det_cmp(const void* pa, const void* pb) noexcept nogil:
     # decreasing score, then increasing position: what a stable sort of -score gives
@@ -164,93 +196,159 @@ def accumulate(const int64_t[:] cat_pair_start, const int64_t[:] pair_img,
     Python slice rules as pycocotools slices them (negative: all but that many
     from the end; no entry may exceed what the pairs hold).  ``precision``/``scores`` are
     ``T x R x K x A x M`` and ``recall`` ``T x K x A x M``, pre-filled with -1.
+
+    The detections of a category are gathered and sorted once, for the
+    largest cut any ``max_dets`` entry makes; each (area, maxDets) cell
+    then walks that order keeping the detections its cut keeps.  A subset
+    of a stable order is the subset's stable order, so every cell sees the
+    order pycocotools' ``np.argsort(-dtScores, kind='mergesort')`` gives it.
     """
-    cdef Py_ssize_t k, a, mi, t, r, i, n, nd, p, c, lo_i, hi_i, mid
+    cdef Py_ssize_t k, a, mi, t, r, i, j, n, nd, p, c, q, lo_i, hi_i, mid, nt
     cdef Py_ssize_t T = dt_flags.shape[1], R = rec_thrs.shape[0]
     cdef Py_ssize_t A = a_list.shape[0], M = max_dets.shape[0]
-    cdef int64_t kk, aa, maxdet, npig, g, cnt, seq, tp, fp, nsel
+    cdef int64_t kk, aa, npig, g, cnt, cm, seq, tp, fp, nsel
     cdef Det* dets = NULL
-    cdef double* rc = NULL
-    cdef double* pr = NULL
+    cdef int64_t* kept = NULL     # per maxDets entry: positions (in sorted order) it keeps
+    cdef int64_t* nkept = NULL
+    cdef uint8_t* fs = NULL       # flags of the sorted detections at one (area, threshold)
+    cdef int64_t* tpos = NULL     # positions (among the kept) of the true positives
+    cdef double* tpr = NULL       # precision at each true positive, then its envelope
     cdef Py_ssize_t cap = 0
     cdef uint8_t fl
     cdef double eps = 2.220446049250313e-16   # np.spacing(1)
+    cdef double pr0, env0, thr, dn
     cdef int err = 0
+    nkept = <int64_t*> malloc((M + 1) * sizeof(int64_t))
+    if nkept == NULL:
+        raise MemoryError()
     with nogil:
         for k in range(lo, hi):
             kk = k_list[k]
+            # gather the detections of the selected images, image by image,
+            # each image's first max over m of _first_n(cnt, max_dets[m])
+            n = 0
+            nsel = 0
+            for p in range(cat_pair_start[kk], cat_pair_start[kk + 1]):
+                if not img_selected[pair_img[p]]:
+                    continue
+                nsel += 1
+                cnt = pair_d[p + 1] - pair_d[p]
+                cm = 0
+                for mi in range(M):
+                    c = _first_n(cnt, max_dets[mi])
+                    if c > cm:
+                        cm = c
+                n += cm
+            if nsel == 0:
+                continue
+            if n > cap:
+                free(dets); free(kept); free(fs); free(tpos); free(tpr)
+                cap = n
+                dets = <Det*> malloc(cap * sizeof(Det))
+                kept = <int64_t*> malloc(cap * (M if M > 0 else 1) * sizeof(int64_t))
+                fs = <uint8_t*> malloc(cap * sizeof(uint8_t))
+                tpos = <int64_t*> malloc(cap * sizeof(int64_t))
+                tpr = <double*> malloc(cap * sizeof(double))
+                if dets == NULL or kept == NULL or fs == NULL or tpos == NULL or tpr == NULL:
+                    err = 1
+                    break
+            seq = 0
+            for p in range(cat_pair_start[kk], cat_pair_start[kk + 1]):
+                if not img_selected[pair_img[p]]:
+                    continue
+                cnt = pair_d[p + 1] - pair_d[p]
+                cm = 0
+                for mi in range(M):
+                    c = _first_n(cnt, max_dets[mi])
+                    if c > cm:
+                        cm = c
+                for i in range(cm):
+                    dets[seq].score = dt_score[pair_d[p] + i]
+                    dets[seq].seq = seq
+                    dets[seq].idx = pair_d[p] + i
+                    dets[seq].rank = i
+                    dets[seq].cnt = cnt
+                    seq += 1
+            if n > 1:
+                qsort(dets, n, sizeof(Det), _det_cmp)
+            for mi in range(M):
+                nd = 0
+                for i in range(n):
+                    if dets[i].rank < _first_n(dets[i].cnt, max_dets[mi]):
+                        kept[mi * cap + nd] = i
+                        nd += 1
+                nkept[mi] = nd
             for a in range(A):
                 aa = a_list[a]
-                for mi in range(M):
-                    maxdet = max_dets[mi]
-                    # gather the detections of the selected images, image by image
-                    n = 0
-                    npig = 0
-                    nsel = 0
-                    for p in range(cat_pair_start[kk], cat_pair_start[kk + 1]):
-                        if not img_selected[pair_img[p]]:
-                            continue
-                        nsel += 1
-                        for g in range(pair_g[p], pair_g[p + 1]):
-                            if gt_ig[aa, g] == 0:
-                                npig += 1
-                        cnt = _first_n(pair_d[p + 1] - pair_d[p], maxdet)
-                        n += cnt
-                    if nsel == 0 or npig == 0:
+                npig = 0
+                for p in range(cat_pair_start[kk], cat_pair_start[kk + 1]):
+                    if not img_selected[pair_img[p]]:
                         continue
-                    if n > cap:
-                        free(dets); free(rc); free(pr)
-                        cap = n
-                        dets = <Det*> malloc(cap * sizeof(Det))
-                        rc = <double*> malloc(cap * sizeof(double))
-                        pr = <double*> malloc(cap * sizeof(double))
-                        if dets == NULL or rc == NULL or pr == NULL:
-                            err = 1
-                            break
-                    seq = 0
-                    for p in range(cat_pair_start[kk], cat_pair_start[kk + 1]):
-                        if not img_selected[pair_img[p]]:
-                            continue
-                        cnt = _first_n(pair_d[p + 1] - pair_d[p], maxdet)
-                        for i in range(cnt):
-                            dets[seq].score = dt_score[pair_d[p] + i]
-                            dets[seq].seq = seq
-                            dets[seq].idx = pair_d[p] + i
-                            seq += 1
-                    qsort(dets, n, sizeof(Det), _det_cmp)
-                    nd = n
-                    for t in range(T):
+                    for g in range(pair_g[p], pair_g[p + 1]):
+                        if gt_ig[aa, g] == 0:
+                            npig += 1
+                if npig == 0:
+                    continue
+                dn = <double> npig
+                for t in range(T):
+                    for i in range(n):
+                        fs[i] = dt_flags[aa, t, dets[i].idx]
+                    for mi in range(M):
+                        nd = nkept[mi]
+                        # pycocotools: tp/fp cumulative sums, rc = tp / npig,
+                        # pr = tp / (fp + tp + eps), pr made non-increasing from
+                        # the right, then searchsorted(rc, recThrs, 'left').  rc
+                        # only rises at a true positive and pr only peaks there, so
+                        # only the true positives (and position 0) are computed.
                         tp = 0
                         fp = 0
-                        for i in range(nd):
-                            fl = dt_flags[aa, t, dets[i].idx]
+                        nt = 0
+                        pr0 = 0.0
+                        for j in range(nd):
+                            fl = fs[kept[mi * cap + j]]
                             if not (fl & F_IGNORE):
                                 if fl & F_MATCHED:
                                     tp += 1
+                                    tpos[nt] = j
+                                    tpr[nt] = <double> tp / ((<double> fp + <double> tp) + eps)
+                                    nt += 1
                                 else:
                                     fp += 1
-                            rc[i] = <double> tp / <double> npig
-                            pr[i] = <double> tp / ((<double> fp + <double> tp) + eps)
-                        recall[t, k, a, mi] = rc[nd - 1] if nd > 0 else 0.0
-                        i = nd - 1
-                        while i > 0:
-                            if pr[i] > pr[i - 1]:
-                                pr[i - 1] = pr[i]
-                            i -= 1
+                            if j == 0:
+                                pr0 = <double> tp / ((<double> fp + <double> tp) + eps)
+                        recall[t, k, a, mi] = <double> tp / dn if nd > 0 else 0.0
+                        q = nt - 1
+                        while q > 0:
+                            if tpr[q] > tpr[q - 1]:
+                                tpr[q - 1] = tpr[q]
+                            q -= 1
+                        env0 = pr0
+                        if nt > 0 and tpr[0] > env0:
+                            env0 = tpr[0]
                         for r in range(R):
-                            # np.searchsorted(rc, thr, side='left')
-                            lo_i = 0
-                            hi_i = nd
-                            while lo_i < hi_i:
-                                mid = (lo_i + hi_i) // 2
-                                if rc[mid] < rec_thrs[r]:
-                                    lo_i = mid + 1
-                                else:
-                                    hi_i = mid
+                            thr = rec_thrs[r]
+                            # the first position whose rc is not below thr
+                            if nd == 0:
+                                lo_i = 0
+                                q = -1
+                            elif not ((<double> (1 if nt > 0 and tpos[0] == 0 else 0)) / dn < thr):
+                                lo_i = 0
+                                q = -1
+                            else:
+                                lo_i = 0
+                                hi_i = nt
+                                while lo_i < hi_i:
+                                    mid = (lo_i + hi_i) // 2
+                                    if <double> (mid + 1) / dn < thr:
+                                        lo_i = mid + 1
+                                    else:
+                                        hi_i = mid
+                                q = lo_i
+                                lo_i = tpos[q] if q < nt else nd
                             if lo_i < nd:
-                                precision[t, r, k, a, mi] = pr[lo_i]
+                                precision[t, r, k, a, mi] = env0 if q < 0 else tpr[q]
                                 if with_scores:
-                                    scores[t, r, k, a, mi] = dets[lo_i].score
+                                    scores[t, r, k, a, mi] = dets[kept[mi * cap + lo_i]].score
                             else:
                                 # pycocotools stops at the first out-of-range
                                 # index: the rest stay 0
@@ -259,10 +357,81 @@ def accumulate(const int64_t[:] cat_pair_start, const int64_t[:] pair_img,
                                     if with_scores:
                                         scores[t, c, k, a, mi] = 0.0
                                 break
-                if err:
-                    break
-            if err:
-                break
-        free(dets); free(rc); free(pr)
+        free(dets); free(kept); free(fs); free(tpos); free(tpr)
+    free(nkept)
     if err:
         raise MemoryError()
+
+
+cdef struct KeyedScore:
+    double neg      # the negated score: ascending, NaN last
+    int64_t idx     # position in the input: ties keep it
+
+cdef int _neg_cmp(const void* pa, const void* pb) noexcept nogil:
+    # np.lexsort's order of a float key (NaN last), ties by position: the
+    # order a stable sort gives
+    cdef const KeyedScore* a = <const KeyedScore*> pa
+    cdef const KeyedScore* b = <const KeyedScore*> pb
+    cdef bint an = a.neg != a.neg
+    cdef bint bn = b.neg != b.neg
+    if an != bn:
+        return 1 if an else -1
+    if not an:
+        if a.neg < b.neg:
+            return -1
+        if a.neg > b.neg:
+            return 1
+    if a.idx < b.idx:
+        return -1
+    if a.idx > b.idx:
+        return 1
+    return 0
+
+
+def order_by_key_and_score(const int64_t[:] key, const double[:] neg, int64_t nkeys, int64_t[:] order):
+    """``np.lexsort((neg, key))`` into ``order``: by ``key`` (each in
+    ``0 .. nkeys-1``), then ``neg`` ascending with NaN last, then position.
+
+    A counting sort by key, then each key's run sorted by score: linear in
+    the number of rows plus ``nkeys``, where a lexsort sorts twice.
+    """
+    cdef Py_ssize_t n = key.shape[0], i, j, s, e
+    cdef int64_t* start = NULL
+    cdef KeyedScore* buf = NULL
+    cdef int err = 0
+    if neg.shape[0] != n or order.shape[0] != n:
+        raise ValueError("key, neg and order must have the same length")
+    start = <int64_t*> malloc((nkeys + 1) * sizeof(int64_t))
+    buf = <KeyedScore*> malloc((n if n > 0 else 1) * sizeof(KeyedScore))
+    if start == NULL or buf == NULL:
+        free(start); free(buf)
+        raise MemoryError()
+    with nogil:
+        for j in range(nkeys + 1):
+            start[j] = 0
+        for i in range(n):
+            if key[i] < 0 or key[i] >= nkeys:
+                err = 1
+                break
+            start[key[i] + 1] += 1
+        if not err:
+            for j in range(nkeys):
+                start[j + 1] += start[j]
+            # stable placement by key
+            for i in range(n):
+                j = key[i]
+                buf[start[j]].neg = neg[i]
+                buf[start[j]].idx = i
+                start[j] += 1
+            # start[j] is now the end of key j's run; sort each run
+            s = 0
+            for j in range(nkeys):
+                e = start[j]
+                if e - s > 1:
+                    qsort(&buf[s], e - s, sizeof(KeyedScore), _neg_cmp)
+                s = e
+            for i in range(n):
+                order[i] = buf[i].idx
+    free(start); free(buf)
+    if err:
+        raise ValueError("a key is outside 0 .. nkeys-1")

@@ -351,6 +351,9 @@ def _unknown_categories_allowed(res: ResultColumns, coco_gt, source: str, strict
 
 def select_rows(values: np.ndarray, keys: Sequence) -> np.ndarray:
     """Position of each value in ``keys`` (first occurrence), -1 when absent."""
+    fast = _select_int_rows(values, keys)
+    if fast is not None:
+        return fast
     first: dict = {}
     for j, k in enumerate(keys):
         try:
@@ -360,3 +363,39 @@ def select_rows(values: np.ndarray, keys: Sequence) -> np.ndarray:
     uniq, inverse = np.unique(values, return_inverse=True)
     lut = np.array([first.get(u, -1) for u in uniq.tolist()], np.int64)
     return lut[inverse.reshape(-1)] if len(values) else np.zeros(0, np.int64)
+
+
+#: key types :func:`_select_int_rows` takes (Python ints, and NumPy's
+#: signed ints, which ``sorted_unique`` leaves in ``params.imgIds``)
+_INT_TYPES = frozenset((int, np.int64, np.int32, np.int16, np.int8))
+
+
+def _select_int_rows(values: np.ndarray, keys: Sequence) -> Optional[np.ndarray]:
+    """:func:`select_rows` for int64 ``values`` and keys that are all plain
+    ``int`` or NumPy signed ints (image and category ids), without sorting the
+    values: a lookup table over the keys' range when it is small, else a
+    binary search in the sorted keys.  None for any other input."""
+    values = np.asarray(values)
+    if values.dtype != np.int64 or values.ndim != 1 or not len(keys):
+        return None
+    if not all(type(k) in _INT_TYPES for k in keys):
+        return None
+    try:
+        karr = np.array(keys, np.int64)
+    except OverflowError:
+        return None
+    uniq, first = np.unique(karr, return_index=True)  # first occurrence of each key
+    first = first.astype(np.int64)
+    lo, hi = int(uniq[0]), int(uniq[-1])
+    if not len(values):
+        return np.zeros(0, np.int64)
+    if hi - lo <= 4 * (len(values) + len(uniq)) and hi - lo < (1 << 26):
+        lut = np.full(hi - lo + 1, -1, np.int64)
+        lut[uniq - lo] = first
+        inside = (values >= lo) & (values <= hi)
+        out = np.full(len(values), -1, np.int64)
+        out[inside] = lut[values[inside] - lo]
+        return out
+    pos = np.searchsorted(uniq, values)
+    pos_in = np.minimum(pos, len(uniq) - 1)
+    return np.where(uniq[pos_in] == values, first[pos_in], -1)

@@ -568,7 +568,13 @@ class Evaluation:
         neg = -columns.score[d_sel]
         if use_cats:
             d_key = d_cat[d_sel] * I + d_img[d_sel]
-            d_order = np.lexsort((d_sel, neg, d_key))
+            n_keys = max(len(cat_ids_used), 1) * I
+            if n_keys <= 4 * len(d_key) + (1 << 20):
+                # = np.lexsort((d_sel, neg, d_key)): d_sel is increasing
+                d_order = np.empty(len(d_key), np.int64)
+                _eval.order_by_key_and_score(d_key, neg, n_keys, d_order)
+            else:
+                d_order = np.lexsort((neg, d_key))
         else:
             d_key = d_img[d_sel]
             d_order = np.lexsort((d_sel, d_cat[d_sel], neg, d_key))
@@ -587,7 +593,8 @@ class Evaluation:
             dropped = columns.score[d_sel[~kept]]
             d_sel, d_key = d_sel[kept], d_key[kept]
         # ---- pairs: every key with a ground truth or a detection, by category then image
-        keys = np.array(sorted_unique(np.concatenate((g_key, d_key_uncut)).astype(np.int64)), np.int64)
+        keys = np.sort(np.concatenate((_distinct_sorted(g_key), _distinct_sorted(d_key_uncut))).astype(np.int64))
+        keys = _distinct_sorted(keys)
         if use_cats:
             self.pair_cat, self.pair_img = keys // I, keys % I
         else:
@@ -780,18 +787,52 @@ class Evaluation:
         G, D = self.num_gt, self.num_dt
         self.gt_perm = np.zeros((A, G), np.int32)
         self.gt_ig = np.zeros((A, G), np.uint8)
-        self.dt_match = np.zeros((A, T, D), np.int32)
         self.dt_flags = np.zeros((A, T, D), np.uint8)
         self.gt_match = np.zeros((A, T, G), np.int32)
         self.iou_thrs = thrs
+        self.__dict__.pop("_dt_match", None)
+        # dt_match (4 bytes per area range, threshold and detection: 79 MB at
+        # 500k detections) is made again from the same IoUs when first read
+        self._match_args = (rng, thrs, bool(crowd_rule), num_threads)
+        self._run_match(self.gt_perm, self.gt_ig, None, self.dt_flags, self.gt_match, rng, thrs, crowd_rule,
+                        threads)
+        self.matched = True
+
+    def _run_match(self, gt_perm, gt_ig, dt_match, dt_flags, gt_match, rng, thrs, crowd_rule, threads) -> None:
+        """:func:`._eval.match_pairs` over every pair on ``threads`` threads;
+        ``dt_match`` None: not stored."""
+        store = dt_match is not None
+        if not store:
+            dt_match = np.zeros((1, 1, 1), np.int32)
         cost = (np.diff(self.pair_g) + 1) * (np.diff(self.pair_d) + 1)
         ranges = split_by_cost(cost, threads * 4)
         run_ranges(lambda lo, hi: _eval.match_pairs(
             self.pair_g, self.pair_d, self.pair_o, self.ious, self.gt_area, self.gt_ignore,
             self.gt_crowd, self.gt_id_nonzero, self.dt_area, self.dt_extra_ignore, self.dt_id_positive,
-            rng, thrs, crowd_rule, self.gt_perm, self.gt_ig, self.dt_match, self.dt_flags,
-            self.gt_match, lo, hi), ranges, threads)
-        self.matched = True
+            rng, thrs, crowd_rule, gt_perm, gt_ig, dt_match, dt_flags,
+            gt_match, lo, hi, store), ranges, threads)
+
+    @property
+    def dt_match(self) -> np.ndarray:
+        """``dt_match[a, t, d]``: the local index of the ground truth matched
+        to detection ``d`` at area range ``a`` and threshold ``t``, or -1;
+        made by matching again (the same kernel on the same IoUs) when first
+        read, since only ``evalImgs``-style output needs it."""
+        out = self.__dict__.get("_dt_match")
+        if out is None:
+            rng, thrs, crowd_rule, num_threads = self._match_args
+            A, T = len(rng), len(thrs)
+            G, D = self.num_gt, self.num_dt
+            out = np.zeros((A, T, D), np.int32)
+            self._run_match(np.zeros((A, G), np.int32), np.zeros((A, G), np.uint8), out,
+                            np.zeros((A, T, D), np.uint8), np.zeros((A, T, G), np.int32), rng, thrs, crowd_rule,
+                            resolve_threads(num_threads))
+            self.__dict__["_dt_match"] = out
+        return out
+
+    @dt_match.setter
+    def dt_match(self, value) -> None:
+        self.__dict__["_dt_match"] = value
 
     def accumulate(self, k_list: Sequence[int], a_list: Sequence[int], max_dets: Sequence[int],
                    img_list: Sequence[int], rec_thrs: Sequence[float], K: int, A: int, M: int,
@@ -887,6 +928,13 @@ def sorted_unique(values) -> list:
     if len(a) > 1:
         a = a[np.concatenate(([True], a[1:] != a[:-1]))]
     return list(a)
+
+
+def _distinct_sorted(a: np.ndarray) -> np.ndarray:
+    """The distinct values of a sorted 1-d array, in order."""
+    if len(a) < 2:
+        return a
+    return a[np.concatenate(([True], a[1:] != a[:-1]))]
 
 
 def _first_positions(keys: Sequence) -> dict:
