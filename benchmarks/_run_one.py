@@ -363,6 +363,8 @@ RUNNERS = {
     ("panoptic", "vernier"): panoptic_vernier,
     ("panoptic", "hotcoco"): panoptic_hotcoco,
 }
+# ``baseline``: another build of boundary_api (run_all.py --baseline DIR puts it first on PYTHONPATH)
+RUNNERS.update({(kind, "baseline"): fn for (kind, tool), fn in list(RUNNERS.items()) if tool == "boundary_api"})
 
 #: metrics each tool computes, by workload kind (what run_all.py schedules)
 SUPPORTS = {
@@ -373,6 +375,8 @@ SUPPORTS = {
     "hotcoco": {"coco": {"segm", "bbox"}, "lvis": {"segm", "bbox"}, "panoptic": {"pq"}},
     "faster": {"coco": {"boundary", "segm", "bbox"}, "lvis": {"boundary", "segm", "bbox"}},
     "ultrafast": {"coco": {"segm", "bbox"}, "lvis": {"segm", "bbox"}},
+    "baseline": {"coco": {"boundary", "segm", "bbox"}, "lvis": {"boundary", "segm", "bbox"},
+                 "panoptic": {"pq", "bpq"}},
     "reference": {"coco": {"segm", "bbox"}, "lvis": {"segm", "bbox"}},
 }
 

@@ -84,8 +84,9 @@ sys.path.insert(0, str(HERE))
 
 import _run_one  # noqa: E402
 
-TOOLS = ["boundary_api", "vernier", "hotcoco", "faster", "ultrafast", "reference"]
-TOOL_LABEL = {"boundary_api": "boundary_api", "vernier": "vernier", "hotcoco": "hotcoco",
+TOOLS = ["boundary_api", "baseline", "vernier", "hotcoco", "faster", "ultrafast", "reference"]
+TOOL_LABEL = {"boundary_api": "boundary_api", "baseline": "boundary_api baseline", "vernier": "vernier",
+              "hotcoco": "hotcoco",
               "faster": "faster-coco-eval", "ultrafast": "ultrafast-pycocotools", "reference": "pycocotools/lvis"}
 WORKLOADS = ["coco500", "val2017", "lvis", "val500k", "lvis300k", "val2m", "panoptic"]
 WORKLOAD_LABEL = {
@@ -155,10 +156,17 @@ def _build_workload(name: str, quick: bool) -> dict:
 # --------------------------------------------------------------------------
 # running one process
 # --------------------------------------------------------------------------
-def child_env(threads: int, n_all: int) -> dict:
+#: ``--baseline DIR``: a folder holding another build of boundary_api (the
+#: ``baseline`` tool runs it, by PYTHONPATH, beside the installed one)
+BASELINE = {"path": None}
+
+
+def child_env(threads: int, n_all: int, tool: str = "") -> dict:
     # The installed boundary_api is measured: the checkout is not put on the
     # path (its uncompiled sources would shadow a plain `pip install .`).
     env = dict(os.environ)
+    if tool == "baseline":
+        env["PYTHONPATH"] = str(BASELINE["path"])
     for k in THREAD_ENV:
         if threads == 1:
             env[k] = "1"
@@ -177,7 +185,8 @@ def run_process(spec: dict, threads: int, n_all: int, pin: bool, timeout: float)
         cmd = ["taskset", "-c", str(cpu)] + cmd
     with tempfile.TemporaryFile("w+") as out, tempfile.TemporaryFile("w+") as err:
         t0 = time.perf_counter()
-        proc = subprocess.Popen(cmd, cwd=str(ROOT), env=child_env(threads, n_all), stdout=out, stderr=err)
+        proc = subprocess.Popen(cmd, cwd=str(ROOT), env=child_env(threads, n_all, spec.get("tool", "")),
+                                stdout=out, stderr=err)
         max_threads, timed_out = 0, False
         try:
             ps = psutil.Process(proc.pid)
@@ -479,6 +488,10 @@ def main(argv=None) -> int:
     ap.add_argument("--out", type=Path, default=None, help="write every run and the summary as JSON here")
     ap.add_argument("--markdown", type=Path, default=None, help="write the markdown tables here")
     ap.add_argument("--build-only", metavar="WORKLOAD", help=argparse.SUPPRESS)
+    ap.add_argument("--baseline", type=Path, metavar="DIR",
+                    help="a folder holding another build of the boundary_api package (e.g. a copy of an "
+                         "older checkout's boundary_api/ with its compiled modules): adds the tool "
+                         "'baseline', run with PYTHONPATH=DIR, for before/after tables")
     ap.add_argument("--render", type=Path, metavar="RESULTS_JSON",
                     help="only print the markdown tables of an earlier --out file")
     args = ap.parse_args(argv)
@@ -491,6 +504,12 @@ def main(argv=None) -> int:
 
     workloads = [w for w in args.workloads.split(",") if w]
     tools = [t for t in args.tools.split(",") if t]
+    if args.baseline is not None:
+        BASELINE["path"] = args.baseline.resolve()
+        if "baseline" not in tools:
+            tools.insert(1 if tools[:1] == ["boundary_api"] else 0, "baseline")
+    elif "baseline" in tools:
+        ap.error("the tool 'baseline' needs --baseline DIR")
     metrics = set(args.metrics.split(","))
     skip = set(x for x in args.skip.split(",") if x)
     bad = [w for w in workloads if w not in WORKLOADS] + [t for t in tools if t not in TOOLS]
@@ -510,7 +529,7 @@ def main(argv=None) -> int:
     versions = _versions()
     for line in header_lines(versions, n_all):
         print(line, file=sys.stderr, flush=True)
-    missing = [t for t in tools if t != "reference" and versions.get(t) == "not installed"]
+    missing = [t for t in tools if t not in ("reference", "baseline") and versions.get(t) == "not installed"]
     if missing:
         print(f"not installed: {', '.join(TOOL_LABEL[t] for t in missing)} (pip install \".[bench]\"); "
               "their runs will fail", file=sys.stderr, flush=True)

@@ -25,7 +25,7 @@ import numpy as np
 from ..masks import _mask
 from ..masks.boundary import MAX_PIXELS, MAX_SIDE, check_rle_strings
 from .._io import InputBytes
-from .._parallel import resolve_threads
+from .._parallel import resolve_threads, run_ranges, split_by_cost
 from . import _checks
 
 __all__ = ["ResultColumns", "load_result_columns"]
@@ -101,19 +101,24 @@ class ResultColumns:
         """How the annotation cache names a result in its messages."""
         return f"result id {r + 1} (image {int(self.image_id[r])!r})"
 
-    def check_rles(self) -> None:
+    def check_rles(self, num_threads: Optional[int] = None) -> None:
         """Decode every RLE string once; raise ValueError naming the first
-        result whose string is malformed or does not cover its image."""
+        result whose string is malformed or does not cover its image.  The
+        strings are decoded on ``num_threads`` threads (None: all cores)."""
         if self.rles_checked:
             return
-        rows = np.arange(self.n, dtype=np.int64)
         # check_rle_strings wants a list; a table over the buffer does the same work
         h, w = self.seg_h, self.seg_w
         sides_ok = (h >= 1) & (w >= 1) & (h <= MAX_SIDE) & (w <= MAX_SIDE)
         size_ok = sides_ok & (np.where(sides_ok, h, 0) * np.where(sides_ok, w, 0) <= MAX_PIXELS)
         status = np.where(size_ok, 0, 3).astype(np.uint8)
         if size_ok.all():
-            status = _mask.check_strings(self.counts_table(rows), h, w)
+            threads = resolve_threads(num_threads)
+            ranges = split_by_cost(self.counts_len, threads * 4) if threads > 1 and self.n > 4096 \
+                else [(0, self.n)]
+            parts = run_ranges(lambda lo, hi: _mask.check_strings(
+                self.counts_table(np.arange(lo, hi, dtype=np.int64)), h[lo:hi], w[lo:hi]), ranges, threads)
+            status = np.concatenate(parts) if parts else np.zeros(0, np.uint8)
         bad = np.flatnonzero(status)
         if len(bad):
             # the shared check words the error exactly as for dict results
@@ -320,7 +325,7 @@ def load_result_columns(coco_gt, path, source: str, num_threads: Optional[int] =
     res = ResultColumns(buf, cols, source)
     if res.kind == "segmentation":
         try:
-            res.check_rles()
+            res.check_rles(num_threads)
         except ValueError:
             return None
         area, box = _mask.area_bbox(res.counts_table(np.arange(res.n)), res.seg_h)

@@ -363,7 +363,7 @@ class Evaluation:
             dt_box = np.zeros((D, 4), np.float64)
             gcache = cache_for(gt_dataset)
             if cols is not None:
-                cols.check_rles()
+                cols.check_rles(threads)
                 dm, dh = cols.counts_table(rows), np.ascontiguousarray(cols.seg_h[rows])
                 if mode == 1:
                     # the detections' boundaries are extracted inside the IoU step,

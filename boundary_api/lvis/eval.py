@@ -283,7 +283,7 @@ class LVISEval(LazyEvaluator, _lvis_eval.LVISEval):
             if not columns.has_segmentation:
                 return False
             try:
-                columns.check_rles()
+                columns.check_rles(self.num_threads)
             except ValueError:
                 return False  # the general path names the result as it does
         img_ids = list(p.img_ids)
