@@ -13,7 +13,7 @@ import numpy as np
 
 from ._original import _lvis_eval
 from .dataset import LVIS, LVISResults, _is_path
-from ..instance._engine import Evaluation, leave_ignore_flags, sorted_unique
+from ..instance._engine import Evaluation, _distinct_sorted, leave_ignore_flags, sorted_unique
 from ..instance._lazy import Lazy, LazyEvaluator, reset_lazy, touch_pairs
 from .._io import input_error_class, warn_large_dilation_ratio
 from ..instance._columns import select_rows
@@ -46,6 +46,50 @@ def _pair_flags(columns, rows, *tests) -> list:
     for out, test in zip(outs, tests):
         answers = np.fromiter((bool(test(i, c)) for i, c in pairs), bool, len(pairs))
         out[sel] = answers[inverse]
+    return outs
+
+
+def _pair_membership(columns, rows, *tables) -> Optional[list]:
+    """:func:`_pair_flags` for the tests ``c in t[i]`` (true if in any of a
+    group's tables): ``tables`` are groups of ``{image_id: collection of
+    category ids}``.  Vectorised when every image looked up is in every
+    table and every id is a plain int; None otherwise (then ask
+    :func:`_pair_flags`, which words any problem as before)."""
+    sel = np.flatnonzero(rows)
+    outs = [np.zeros(columns.n, bool) for _ in tables]
+    if not len(sel):
+        return outs
+    img = columns.image_id[sel]
+    cat = columns.category_id[sel]
+    imgs = _distinct_sorted(np.sort(img))  # (np.unique would import numpy.ma)
+    cats = _distinct_sorted(np.sort(cat))
+    nc = len(cats)
+    key = np.searchsorted(imgs, img) * nc + np.searchsorted(cats, cat)
+    img_list = imgs.tolist()
+    for out, group in zip(outs, tables):
+        allowed_img, allowed_cat = [], []
+        for i in img_list:
+            for table in group:
+                try:
+                    coll = table[i]
+                except (KeyError, TypeError, IndexError):
+                    return None
+                for c in coll:
+                    if type(c) is not int:
+                        return None
+                    allowed_img.append(i)
+                    allowed_cat.append(c)
+        if not allowed_img:
+            continue
+        a_img = np.searchsorted(imgs, np.array(allowed_img, np.int64))
+        try:
+            a_cat_ids = np.array(allowed_cat, np.int64)
+        except OverflowError:
+            return None
+        a_cat = np.searchsorted(cats, a_cat_ids)
+        found = (a_cat < nc) & (cats[np.minimum(a_cat, nc - 1)] == a_cat_ids)
+        allowed = a_img[found] * nc + a_cat[found]
+        out[sel] = np.isin(key, allowed)
     return outs
 
 
@@ -299,8 +343,11 @@ class LVISEval(LazyEvaluator, _lvis_eval.LVISEval):
         keep &= select_rows(columns.category_id, cat_ids) >= 0
         keep &= select_rows(columns.image_id, img_ids) >= 0
         nel = self.img_nel
-        federated, extra = _pair_flags(columns, keep, lambda i, c: c in img_nl[i] or c in img_pl[i],
-                                       lambda i, c: c in nel[i])
+        flags = _pair_membership(columns, keep, (img_nl, img_pl), (nel,))
+        if flags is None:
+            flags = _pair_flags(columns, keep, lambda i, c: c in img_nl[i] or c in img_pl[i],
+                                lambda i, c: c in nel[i])
+        federated, extra = flags
         keep &= federated
         dt._looked_up.append(img_ids)
         if gtc is not None:
