@@ -104,3 +104,25 @@ def test_the_bench_extra_installs_every_peer():
     names = {r.split(">")[0].split("=")[0].split("[")[0].strip() for r in extras["bench"]}
     used = {run_all.DISTS[t] for t in run_all.TOOLS if t not in ("boundary_api", "reference")}
     assert used | {"psutil"} <= names
+
+
+def test_baseline_runs_another_build_beside_the_installed_one(monkeypatch, tmp_path, capsys):
+    _fake(monkeypatch, tmp_path)
+    out = tmp_path / "res.json"
+    status = run_all.main(["--workloads", "coco500", "--metrics", "segm", "--tools", "boundary_api,ultrafast",
+                           "--threads", "1", "--repeats", "1", "--out", str(out), "--baseline", str(tmp_path)])
+    assert status == 0
+    report = json.loads(out.read_text())
+    assert report["tools"] == ["boundary_api", "baseline", "ultrafast"]
+    assert set(report["cells"][0]["results"]) == {"boundary_api", "baseline", "ultrafast"}
+    assert run_all.child_env(1, 2, "baseline")["PYTHONPATH"] == str(tmp_path.resolve())
+    with pytest.raises(SystemExit):
+        run_all.main(["--tools", "baseline", "--workloads", "coco500"])
+
+
+def test_every_peer_that_has_an_lvis_mode_runs_on_the_lvis_workloads():
+    import _run_one
+
+    assert {"segm", "bbox"} <= _run_one.SUPPORTS["ultrafast"]["lvis"]
+    assert ("lvis", "ultrafast") in _run_one.RUNNERS and ("lvis", "baseline") in _run_one.RUNNERS
+    assert {"lvis300k", "val2m"} <= set(run_all.WORKLOADS)
