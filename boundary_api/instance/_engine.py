@@ -261,8 +261,8 @@ class Evaluation:
         self.dt_score = columns.score[self.dt_rows]
         self.nan_scores = bool(np.isnan(self.dt_score).any() or np.isnan(dropped).any())
         self.cat_pair_start = np.searchsorted(self.pair_cat, np.arange(len(self.cat_ids) + 1)).astype(np.int64)
-        self.dt_id = (self.dt_rows + 1).astype(np.float64)
-        self.dt_id_positive = np.ones(len(self.dt_rows), np.int64)
+        # result ids are row + 1 (made when read); every one is positive
+        self.dt_id_positive = np.broadcast_to(np.int64(1), (len(self.dt_rows),))
         self.dt_area = np.ascontiguousarray(columns.area[self.dt_rows], np.float64)
         if gt_columns is not None:
             r = self.gt_rows
@@ -433,14 +433,15 @@ class Evaluation:
         self.gt_perm = np.zeros((A, G), np.int32)
         self.gt_ig = np.zeros((A, G), np.uint8)
         self.dt_flags = np.zeros((A, T, D), np.uint8)
-        self.gt_match = np.zeros((A, T, G), np.int32)
         self.iou_thrs = thrs
         self.__dict__.pop("_dt_match", None)
-        # dt_match (4 bytes per area range, threshold and detection: 79 MB at
-        # 500k detections) is made again from the same IoUs when first read
+        self.__dict__.pop("_gt_match", None)
+        # dt_match and gt_match (4 bytes per area range, threshold and
+        # detection / ground truth: 85 MB at 500k detections) are made again
+        # from the same IoUs when first read
         self._match_args = (rng, thrs, bool(crowd_rule), num_threads)
-        self._run_match(self.gt_perm, self.gt_ig, None, self.dt_flags, self.gt_match, rng, thrs, crowd_rule,
-                        threads)
+        self._run_match(self.gt_perm, self.gt_ig, None, self.dt_flags, np.zeros((A, T, G), np.int32), rng, thrs,
+                        crowd_rule, threads)
         self.matched = True
 
     def _run_match(self, gt_perm, gt_ig, dt_match, dt_flags, gt_match, rng, thrs, crowd_rule, threads) -> None:
@@ -457,27 +458,58 @@ class Evaluation:
             rng, thrs, crowd_rule, gt_perm, gt_ig, dt_match, dt_flags,
             gt_match, lo, hi, store), ranges, threads)
 
+    def _rematch(self) -> None:
+        """Make ``dt_match`` and ``gt_match`` by matching again (the same
+        kernel on the same IoUs)."""
+        rng, thrs, crowd_rule, num_threads = self._match_args
+        A, T = len(rng), len(thrs)
+        G, D = self.num_gt, self.num_dt
+        dt_match = np.zeros((A, T, D), np.int32)
+        gt_match = np.zeros((A, T, G), np.int32)
+        self._run_match(np.zeros((A, G), np.int32), np.zeros((A, G), np.uint8), dt_match,
+                        np.zeros((A, T, D), np.uint8), gt_match, rng, thrs, crowd_rule,
+                        resolve_threads(num_threads))
+        self.__dict__.setdefault("_dt_match", dt_match)
+        self.__dict__.setdefault("_gt_match", gt_match)
+
     @property
     def dt_match(self) -> np.ndarray:
         """``dt_match[a, t, d]``: the local index of the ground truth matched
         to detection ``d`` at area range ``a`` and threshold ``t``, or -1;
-        made by matching again (the same kernel on the same IoUs) when first
-        read, since only ``evalImgs``-style output needs it."""
-        out = self.__dict__.get("_dt_match")
-        if out is None:
-            rng, thrs, crowd_rule, num_threads = self._match_args
-            A, T = len(rng), len(thrs)
-            G, D = self.num_gt, self.num_dt
-            out = np.zeros((A, T, D), np.int32)
-            self._run_match(np.zeros((A, G), np.int32), np.zeros((A, G), np.uint8), out,
-                            np.zeros((A, T, D), np.uint8), np.zeros((A, T, G), np.int32), rng, thrs, crowd_rule,
-                            resolve_threads(num_threads))
-            self.__dict__["_dt_match"] = out
-        return out
+        made when first read, since only ``evalImgs``-style output needs it."""
+        if self.__dict__.get("_dt_match") is None:
+            self._rematch()
+        return self.__dict__["_dt_match"]
 
     @dt_match.setter
     def dt_match(self, value) -> None:
         self.__dict__["_dt_match"] = value
+
+    @property
+    def gt_match(self) -> np.ndarray:
+        """``gt_match[a, t, j]``: the local index of the detection matched to
+        the j-th sorted ground truth, or -1; made when first read."""
+        if self.__dict__.get("_gt_match") is None:
+            self._rematch()
+        return self.__dict__["_gt_match"]
+
+    @gt_match.setter
+    def gt_match(self, value) -> None:
+        self.__dict__["_gt_match"] = value
+
+    @property
+    def dt_id(self) -> np.ndarray:
+        """Detection ids as float64 (as the libraries store matched ids);
+        for results read as columns, row + 1, made when read."""
+        out = self.__dict__.get("_dt_id")
+        if out is None:
+            out = (self.dt_rows + 1).astype(np.float64)
+            self.__dict__["_dt_id"] = out
+        return out
+
+    @dt_id.setter
+    def dt_id(self, value) -> None:
+        self.__dict__["_dt_id"] = value
 
     def accumulate(self, k_list: Sequence[int], a_list: Sequence[int], max_dets: Sequence[int],
                    img_list: Sequence[int], rec_thrs: Sequence[float], K: int, A: int, M: int,
