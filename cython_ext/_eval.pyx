@@ -266,3 +266,136 @@ def accumulate(const int64_t[:] cat_pair_start, const int64_t[:] pair_img,
         free(dets); free(rc); free(pr)
     if err:
         raise MemoryError()
+
+
+def bootstrap_streams(const int64_t[:] stream_start, const int64_t[:] stream_group,
+                      const int64_t[:] ent_img, const uint8_t[:] ent_tp, const int64_t[:] ent_block_end,
+                      const int64_t[:] group_start, const int64_t[:] group_img, const int64_t[:] group_ngt,
+                      const int32_t[:, ::1] counts, const double[:] rec_thrs,
+                      double[:, ::1] psum, double[:, ::1] recall,
+                      Py_ssize_t lo, Py_ssize_t hi):
+    """pycocotools' ``accumulate`` of many image multisets, one stream at a time.
+
+    A *stream* is one (threshold, category, area, maxDets) cell's detections
+    that are not ignored, in the order ``accumulate`` sorts them (decreasing
+    score, then image, then rank in the image); entry ``j`` belongs to image
+    ``ent_img[j]``, is a true positive if ``ent_tp[j]``, and its *block* (the
+    entries of the same image and score that follow it, itself included) ends
+    at ``ent_block_end[j]``.  Resample ``b`` holds image ``i``
+    ``counts[b, i]`` times (``rec_thrs`` ascending): what ``accumulate`` gives for the image list in
+    which each image is repeated so (copies adjacent).  The ground truths
+    that are not ignored of stream ``s`` number ``sum(counts[b, group_img] *
+    group_ngt)`` over its group ``stream_group[s]`` (CSR ``group_start``).
+
+    Outputs for resamples ``lo .. hi-1``: ``psum[b, s]`` the sum over the
+    recall thresholds of the precision, ``recall[b, s]`` the recall; both -1
+    where the cell has no ground truth (pycocotools leaves -1 there).
+    """
+    cdef Py_ssize_t b, s, j, jj, be, e, ne, cap = 0, lo_i, hi_i, mid, gi, prev
+    cdef Py_ssize_t S = stream_group.shape[0], R = rec_thrs.shape[0]
+    cdef Py_ssize_t NG = group_start.shape[0] - 1
+    cdef int64_t w, c, need
+    cdef double tp, fp, npig, total
+    cdef double eps = 2.220446049250313e-16   # np.spacing(1)
+    cdef double* ev_rc = NULL
+    cdef double* ev_pr = NULL
+    cdef double* gsum = <double*> malloc((NG if NG > 0 else 1) * sizeof(double))
+    cdef int err = 0
+    if gsum == NULL:
+        raise MemoryError()
+    with nogil:
+        for b in range(lo, hi):
+            for gi in range(NG):
+                total = 0.0
+                for j in range(group_start[gi], group_start[gi + 1]):
+                    total = total + <double> (counts[b, group_img[j]] * group_ngt[j])
+                gsum[gi] = total
+            for s in range(S):
+                npig = gsum[stream_group[s]]
+                if npig == 0:
+                    psum[b, s] = -1.0
+                    recall[b, s] = -1.0
+                    continue
+                # events: the ends of runs of true positives; room for them first
+                need = 0
+                j = stream_start[s]
+                while j < stream_start[s + 1]:
+                    w = counts[b, ent_img[j]]
+                    be = ent_block_end[j]
+                    if w > 0:
+                        need += 1 if be == j + 1 else w * (be - j)
+                    j = be
+                if need > cap:
+                    cap = 2 * need + 64
+                    free(ev_rc)
+                    free(ev_pr)
+                    ev_rc = <double*> malloc(cap * sizeof(double))
+                    ev_pr = <double*> malloc(cap * sizeof(double))
+                    if ev_rc == NULL or ev_pr == NULL:
+                        err = 1
+                        break
+                ne = 0
+                if err:
+                    break
+                tp = 0.0
+                fp = 0.0
+                j = stream_start[s]
+                while j < stream_start[s + 1]:
+                    w = counts[b, ent_img[j]]
+                    be = ent_block_end[j]
+                    if w == 0:
+                        j = be
+                        continue
+                    if be == j + 1:
+                        # w copies in a row: one run; its end has the highest precision
+                        if ent_tp[j]:
+                            tp = tp + <double> w
+                            ev_rc[ne] = tp / npig
+                            ev_pr[ne] = tp / ((fp + tp) + eps)
+                            ne += 1
+                        else:
+                            fp = fp + <double> w
+                    else:
+                        # equal scores in one image: the copies follow one another whole
+                        for c in range(w):
+                            for jj in range(j, be):
+                                if ent_tp[jj]:
+                                    tp = tp + 1.0
+                                    ev_rc[ne] = tp / npig
+                                    ev_pr[ne] = tp / ((fp + tp) + eps)
+                                    ne += 1
+                                else:
+                                    fp = fp + 1.0
+                    j = be
+                recall[b, s] = tp / npig
+                # precision made monotone (from the right)
+                e = ne - 1
+                while e > 0:
+                    if ev_pr[e] > ev_pr[e - 1]:
+                        ev_pr[e - 1] = ev_pr[e]
+                    e -= 1
+                # recall threshold r reads the first position whose recall reaches
+                # it, inside the first run whose end does: the thresholds in
+                # (rc[e-1], rc[e]] read run e (rec_thrs ascending)
+                total = 0.0
+                prev = 0
+                for e in range(ne):
+                    lo_i = prev
+                    hi_i = R
+                    while lo_i < hi_i:
+                        mid = (lo_i + hi_i) // 2
+                        if rec_thrs[mid] <= ev_rc[e]:
+                            lo_i = mid + 1
+                        else:
+                            hi_i = mid
+                    if lo_i > prev:
+                        total = total + ev_pr[e] * <double> (lo_i - prev)
+                        prev = lo_i
+                    if prev == R:
+                        break
+                psum[b, s] = total
+            if err:
+                break
+        free(ev_rc); free(ev_pr); free(gsum)
+    if err:
+        raise MemoryError()
