@@ -45,6 +45,16 @@ def add_input_flags(p: argparse.ArgumentParser) -> None:
     add_common_flags(p)
 
 
+def add_diagnostic_flags(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--confusion-iou", type=threshold, default=0.5, metavar="T",
+                   help="IoU threshold of the confusion matrix and of the calibration's outcomes (among the "
+                        "evaluation's 0.50:0.05:0.95)")
+    p.add_argument("--calibration-bins", type=positive_int, default=10, metavar="N",
+                   help="bins of equal width on [0, 1] of the reliability diagram")
+    p.add_argument("--lrp-threshold", type=threshold, default=0.5, metavar="T",
+                   help="LRP's true-positive IoU threshold (among 0.50:0.05:0.95)")
+
+
 def parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(
         prog=f"{PROG} analyze",
@@ -57,8 +67,10 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--iou-type", choices=("boundary", "segm"), default="boundary",
                    help="boundary: IoU = min(mask IoU, boundary IoU); segm: mask IoU (plain TIDE, no boundary "
                         "errors)")
+    add_diagnostic_flags(p)
     p.add_argument("--json-out", metavar="PATH",
-                   help="write the breakdown (overall, per size, per category) to this JSON file")
+                   help="write the breakdown (overall, per size, per category), the confusion matrix, the "
+                        "calibration and optimal LRP to this JSON file")
     return p
 
 
@@ -97,7 +109,7 @@ def _table(result, pos_threshold, iou_type: str = "boundary", dilation_ratio: fl
     return "\n".join(lines)
 
 
-def document(args, result, coverage, cats) -> dict:
+def document(args, result, coverage, cats, diagnostics=None) -> dict:
     """The ``--json-out`` document (the shared schema; see cli/output.py)."""
     def errors(values):
         return {k: metric_value(v) for k, v in values.items()}
@@ -115,10 +127,13 @@ def document(args, result, coverage, cats) -> dict:
                        for s, r in result["per_size"].items()}
     out["boundary_coverage"] = coverage
     out["per_category"] = build_document("coco", args.iou_type, None, {}, {}, per_category)["per_category"]
+    if diagnostics is not None:
+        out.update(diagnostics)  # confusion, calibration, lrp (issue 30)
     return out
 
 
 def run(args) -> int:
+    from ..diagnostics.run import diagnose_datasets
     from ..instance.analysis import analyze_errors, boundary_coverage
     from ..report.data import coverage_warning
 
@@ -133,9 +148,15 @@ def run(args) -> int:
     if warning and args.iou_type == "boundary":
         log.warning("%s", warning)
     print(_table(result, args.pos_threshold, args.iou_type, args.dilation_ratio))
+    diagnostics = diagnose_datasets(gt, dt, args.iou_type, args.dilation_ratio, args.max_dets,
+                                    args.confusion_iou, args.calibration_bins, args.lrp_threshold, args.threads)
+    cal, lrp = diagnostics["calibration"], diagnostics["lrp"]
+    print(f"Calibration (IoU {cal['iou_threshold']:g}): ECE {cal['ece'] if cal['ece'] is None else round(cal['ece'], 4)}"
+          f"  MCE {cal['mce'] if cal['mce'] is None else round(cal['mce'], 4)};  optimal LRP (tau "
+          f"{lrp['tp_threshold']:g}): {'n/a' if lrp['olrp'] is None else round(100 * lrp['olrp'], 2)} x100")
     log.info("analyzed in %.2fs", time.time() - tic)
     if args.json_out:
-        write_json(args.json_out, document(args, result, coverage, gt.cats))
+        write_json(args.json_out, document(args, result, coverage, gt.cats, diagnostics))
     return 0
 
 

@@ -39,7 +39,7 @@ from .._parallel import resolve_threads, run_ranges
 from ..instance import _eval
 from ..instance._engine import instance_dict
 
-__all__ = ["bootstrap", "compare", "headline_values", "BootstrapResult"]
+__all__ = ["bootstrap", "compare", "headline_values", "describe", "describe_rows", "BootstrapResult"]
 
 log = logging.getLogger(__name__)
 
@@ -413,10 +413,16 @@ def compare(ev_a, ev_b, resamples: int = 1000, seed: Optional[int] = 0, confiden
 def describe(result: BootstrapResult, confidence: float = 0.95) -> List[str]:
     """Lines of text for a :func:`compare` result: per metric the difference
     x100, its interval, the p-value, and whether it is within noise."""
+    return describe_rows(result, result.names, confidence)
+
+
+def describe_rows(metrics: Dict[str, dict], names: Sequence[str], confidence: float = 0.95) -> List[str]:
+    """:func:`describe` for ``{name: {"a", "b", "difference", "ci", "p_value",
+    "within_noise"}}`` in the order of ``names``."""
     pct = f"{100 * confidence:g}%"
     lines = [f"{'metric':<10}{'A':>8}{'B':>8}{'A-B':>8}   {pct + ' CI of A-B':<20}{'p':>7}  verdict"]
-    for name in result.names:
-        r = result[name]
+    for name in names:
+        r = metrics[name]
         if r["difference"] is None:
             lines.append(f"{name:<10}{'n/a':>8}")
             continue
