@@ -1,2 +1,5 @@
-"""Error analysis of instance evaluations: TIDE, bootstrap intervals and comparison,
-confusion matrix, calibration and LRP, for Boundary, Mask and Box IoU."""
+"""Diagnostics of an instance evaluation: why a score is what it is (TIDE, confusion,
+calibration, LRP) and whether a gain is real (bootstrap intervals, paired comparison)."""
+from .tide import ERROR_TYPES, SIZES, ImageIoUs, analyze_errors, boundary_coverage, pr_curves
+
+__all__ = ["ERROR_TYPES", "SIZES", "analyze_errors", "pr_curves", "boundary_coverage", "ImageIoUs"]

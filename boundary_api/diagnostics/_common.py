@@ -7,7 +7,7 @@ from typing import Dict, List, Optional
 import numpy as np
 import pycocotools.mask as mask_utils
 
-from ..instance._engine import instance_dict
+from ..instance._lazy import instance_dict
 from ..instance.cache import cache_for
 from ..masks.boundary import check_dilation_ratio
 

@@ -37,7 +37,7 @@ import numpy as np
 
 from .._parallel import resolve_threads, run_ranges
 from ..instance import _eval
-from ..instance._engine import instance_dict
+from ..instance._lazy import instance_dict
 
 __all__ = ["bootstrap", "compare", "headline_values", "describe", "describe_rows", "BootstrapResult"]
 

@@ -33,8 +33,8 @@ def is_lvis(gt_data: dict) -> bool:
 
 def _load_gt(gt_path: str):
     from ..instance._checks import check_instances_dataset
-    from ..instance.coco import COCO
-    from ..instance.lvis import LVIS
+    from ..coco.dataset import COCO
+    from ..lvis.dataset import LVIS
 
     data = read_json(gt_path, "ground truth")
     if not isinstance(data, dict):
@@ -59,8 +59,9 @@ def evaluate_files(gt, dt_path: str, iou_type: str = "boundary", dilation_ratio:
         Results: a JSON list (segmentations as compressed RLE for boundary and segm).
     iou_type : {'boundary', 'segm', 'bbox'}
     """
-    from ..instance.cocoeval import COCOeval
-    from ..instance.lvis import LVIS, LVISEval, LVISResults
+    from ..coco.cocoeval import COCOeval
+    from ..lvis.dataset import LVIS, LVISResults
+    from ..lvis.eval import LVISEval
 
     if iou_type not in ("boundary", "segm", "bbox"):
         raise ValueError(f"iou_type must be boundary, segm or bbox, got {iou_type!r}")
@@ -99,7 +100,7 @@ def compare_files(gt_path: str, dt_a: str, dt_b: str, iou_type: str = "boundary"
         "ci", "p_value", "within_noise"}}, "names", "resamples", "seed",
         "confidence", "seconds": {"evaluate", "bootstrap"}}``.
     """
-    from ..instance.lvis import LVIS
+    from ..lvis.dataset import LVIS
 
     tic = time.perf_counter()
     gt = _load_gt(gt_path)
@@ -187,7 +188,7 @@ def diagnose_datasets(gt, dt, iou_type: str = "boundary", dilation_ratio: float 
                       num_threads: Optional[int] = None) -> dict:
     """:func:`diagnose` (no bootstrap) of loaded COCO ground truth and results
     (``boundary-eval analyze``): evaluates them with ``maxDets`` up to ``max_dets``."""
-    from ..instance.cocoeval import COCOeval
+    from ..coco.cocoeval import COCOeval
 
     with contextlib.redirect_stdout(io.StringIO()):
         ev = COCOeval(gt, dt, iou_type, dilation_ratio=dilation_ratio, num_threads=num_threads)
