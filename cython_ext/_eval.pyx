@@ -13,7 +13,7 @@ Both kernels run without the GIL on a range of pairs / categories so that the
 caller can spread them over threads; results do not depend on the split.
 """
 
-from libc.stdint cimport int64_t, int32_t, uint8_t
+from libc.stdint cimport int64_t, int32_t, uint8_t, uint32_t
 from libc.stdlib cimport malloc, free, qsort
 
 # flags stored per (area, threshold, detection)
@@ -268,41 +268,59 @@ def accumulate(const int64_t[:] cat_pair_start, const int64_t[:] pair_img,
         raise MemoryError()
 
 
-def bootstrap_streams(const int64_t[:] stream_start, const int64_t[:] stream_group,
-                      const int64_t[:] ent_img, const uint8_t[:] ent_tp, const int64_t[:] ent_block_end,
-                      const int64_t[:] group_start, const int64_t[:] group_img, const int64_t[:] group_ngt,
-                      const int32_t[:, ::1] counts, const double[:] rec_thrs,
-                      double[:, ::1] psum, double[:, ::1] recall,
-                      Py_ssize_t lo, Py_ssize_t hi):
-    """pycocotools' ``accumulate`` of many image multisets, one stream at a time.
+# bits of an entry of ``bootstrap_cells``: true positive at threshold t (bit t),
+# ignored at threshold t (bit 16 + t), in a block of more than one entry, and
+# the block going on with the next entry
+cdef enum:
+    B_IGNORE = 16
+    B_MULTI = 30
+    B_CONT = 31
 
-    A *stream* is one (threshold, category, area, maxDets) cell's detections
-    that are not ignored, in the order ``accumulate`` sorts them (decreasing
-    score, then image, then rank in the image); entry ``j`` belongs to image
-    ``ent_img[j]``, is a true positive if ``ent_tp[j]``, and its *block* (the
-    entries of the same image and score that follow it, itself included) ends
-    at ``ent_block_end[j]``.  Resample ``b`` holds image ``i``
-    ``counts[b, i]`` times (``rec_thrs`` ascending): what ``accumulate`` gives for the image list in
-    which each image is repeated so (copies adjacent).  The ground truths
-    that are not ignored of stream ``s`` number ``sum(counts[b, group_img] *
-    group_ngt)`` over its group ``stream_group[s]`` (CSR ``group_start``).
 
-    Outputs for resamples ``lo .. hi-1``: ``psum[b, s]`` the sum over the
-    recall thresholds of the precision, ``recall[b, s]`` the recall; both -1
-    where the cell has no ground truth (pycocotools leaves -1 there).
+def bootstrap_cells(const int64_t[:] cell_start, const int64_t[:] cell_group, Py_ssize_t T,
+                    const int32_t[:] ent_img, const uint32_t[:] ent_bits, const uint8_t[:] cell_multi,
+                    const int64_t[:] group_start, const int64_t[:] group_img, const int64_t[:] group_ngt,
+                    const int32_t[:, ::1] counts, const double[:] rec_thrs,
+                    double[:, ::1] psum, double[:, ::1] recall,
+                    Py_ssize_t lo, Py_ssize_t hi):
+    """pycocotools' ``accumulate`` of many image multisets.
+
+    A *cell* is one (area, maxDets, category): the detections that
+    ``accumulate`` reads there (not ignored at one IoU threshold at least), in
+    its order (decreasing score, then image, then rank in the image).  Entry
+    ``j`` belongs to image ``ent_img[j]``; ``ent_bits[j]`` says, per threshold
+    ``t < T <= 16``, whether it is a true positive (bit t) or ignored (bit
+    16 + t), and whether it is one of a *block* of entries of the same image and
+    score (bit 30; bit 31: the block goes on with entry j + 1).  Resample ``b``
+    holds image ``i`` ``counts[b, i]`` times: the result is what ``accumulate``
+    gives for the image list in which each image is repeated so, copies next to
+    one another (``rec_thrs`` ascending).  The ground truths that count number
+    ``sum(counts[b, group_img] * group_ngt)`` over the cell's group (CSR
+    ``group_start``).
+
+    Outputs for resamples ``lo .. hi-1``, at column ``cell * T + t``:
+    ``psum`` the sum over the recall thresholds of the precision, ``recall``
+    the recall; both -1 where the cell has no ground truth.
     """
-    cdef Py_ssize_t b, s, j, jj, be, e, ne, cap = 0, lo_i, hi_i, mid, gi, prev
-    cdef Py_ssize_t S = stream_group.shape[0], R = rec_thrs.shape[0]
+    cdef Py_ssize_t b, s, j, jj, be, t, e, cap = 0, lo_i, hi_i, mid, gi, prev, n
+    cdef Py_ssize_t S = cell_group.shape[0], R = rec_thrs.shape[0]
     cdef Py_ssize_t NG = group_start.shape[0] - 1
     cdef int64_t w, c, need
-    cdef double tp, fp, npig, total
+    cdef uint32_t bits, one = 1
+    cdef double npig, total, dw
     cdef double eps = 2.220446049250313e-16   # np.spacing(1)
+    cdef double tp[16]
+    cdef double fp[16]
+    cdef Py_ssize_t ne[16]
     cdef double* ev_rc = NULL
     cdef double* ev_pr = NULL
     cdef double* gsum = <double*> malloc((NG if NG > 0 else 1) * sizeof(double))
     cdef int err = 0
     if gsum == NULL:
         raise MemoryError()
+    if T > 16:
+        free(gsum)
+        raise ValueError("at most 16 IoU thresholds")
     with nogil:
         for b in range(lo, hi):
             for gi in range(NG):
@@ -311,22 +329,29 @@ def bootstrap_streams(const int64_t[:] stream_start, const int64_t[:] stream_gro
                     total = total + <double> (counts[b, group_img[j]] * group_ngt[j])
                 gsum[gi] = total
             for s in range(S):
-                npig = gsum[stream_group[s]]
+                npig = gsum[cell_group[s]]
                 if npig == 0:
-                    psum[b, s] = -1.0
-                    recall[b, s] = -1.0
+                    for t in range(T):
+                        psum[b, s * T + t] = -1.0
+                        recall[b, s * T + t] = -1.0
                     continue
-                # events: the ends of runs of true positives; room for them first
-                need = 0
-                j = stream_start[s]
-                while j < stream_start[s + 1]:
-                    w = counts[b, ent_img[j]]
-                    be = ent_block_end[j]
-                    if w > 0:
-                        need += 1 if be == j + 1 else w * (be - j)
-                    j = be
-                if need > cap:
-                    cap = 2 * need + 64
+                # room for the events (ends of runs of true positives) of one threshold
+                n = cell_start[s + 1] - cell_start[s]
+                need = n
+                if cell_multi[s]:
+                    need = 0
+                    j = cell_start[s]
+                    while j < cell_start[s + 1]:
+                        be = j + 1
+                        if ent_bits[j] & (one << B_MULTI):
+                            while ent_bits[be - 1] & (one << B_CONT):
+                                be += 1
+                            need += counts[b, ent_img[j]] * (be - j)
+                        else:
+                            need += 1
+                        j = be
+                if need * T > cap:
+                    cap = 2 * need * T + 64
                     free(ev_rc)
                     free(ev_pr)
                     ev_rc = <double*> malloc(cap * sizeof(double))
@@ -334,66 +359,76 @@ def bootstrap_streams(const int64_t[:] stream_start, const int64_t[:] stream_gro
                     if ev_rc == NULL or ev_pr == NULL:
                         err = 1
                         break
-                ne = 0
-                if err:
-                    break
-                tp = 0.0
-                fp = 0.0
-                j = stream_start[s]
-                while j < stream_start[s + 1]:
+                for t in range(T):
+                    tp[t] = 0.0
+                    fp[t] = 0.0
+                    ne[t] = 0
+                j = cell_start[s]
+                while j < cell_start[s + 1]:
+                    bits = ent_bits[j]
                     w = counts[b, ent_img[j]]
-                    be = ent_block_end[j]
-                    if w == 0:
-                        j = be
-                        continue
-                    if be == j + 1:
-                        # w copies in a row: one run; its end has the highest precision
-                        if ent_tp[j]:
-                            tp = tp + <double> w
-                            ev_rc[ne] = tp / npig
-                            ev_pr[ne] = tp / ((fp + tp) + eps)
-                            ne += 1
-                        else:
-                            fp = fp + <double> w
-                    else:
-                        # equal scores in one image: the copies follow one another whole
-                        for c in range(w):
-                            for jj in range(j, be):
-                                if ent_tp[jj]:
-                                    tp = tp + 1.0
-                                    ev_rc[ne] = tp / npig
-                                    ev_pr[ne] = tp / ((fp + tp) + eps)
-                                    ne += 1
+                    if not (bits & (one << B_MULTI)):
+                        if w > 0:
+                            # w copies in a row: one run; its end has the highest precision
+                            dw = <double> w
+                            for t in range(T):
+                                if bits & (one << (B_IGNORE + t)):
+                                    continue
+                                if bits & (one << t):
+                                    tp[t] = tp[t] + dw
+                                    ev_rc[t * need + ne[t]] = tp[t] / npig
+                                    ev_pr[t * need + ne[t]] = tp[t] / ((fp[t] + tp[t]) + eps)
+                                    ne[t] += 1
                                 else:
-                                    fp = fp + 1.0
+                                    fp[t] = fp[t] + dw
+                        j += 1
+                        continue
+                    be = j + 1
+                    while ent_bits[be - 1] & (one << B_CONT):
+                        be += 1
+                    # equal scores in one image: the copies follow one another whole
+                    for c in range(w):
+                        for jj in range(j, be):
+                            bits = ent_bits[jj]
+                            for t in range(T):
+                                if bits & (one << (B_IGNORE + t)):
+                                    continue
+                                if bits & (one << t):
+                                    tp[t] = tp[t] + 1.0
+                                    ev_rc[t * need + ne[t]] = tp[t] / npig
+                                    ev_pr[t * need + ne[t]] = tp[t] / ((fp[t] + tp[t]) + eps)
+                                    ne[t] += 1
+                                else:
+                                    fp[t] = fp[t] + 1.0
                     j = be
-                recall[b, s] = tp / npig
-                # precision made monotone (from the right)
-                e = ne - 1
-                while e > 0:
-                    if ev_pr[e] > ev_pr[e - 1]:
-                        ev_pr[e - 1] = ev_pr[e]
-                    e -= 1
-                # recall threshold r reads the first position whose recall reaches
-                # it, inside the first run whose end does: the thresholds in
-                # (rc[e-1], rc[e]] read run e (rec_thrs ascending)
-                total = 0.0
-                prev = 0
-                for e in range(ne):
-                    lo_i = prev
-                    hi_i = R
-                    while lo_i < hi_i:
-                        mid = (lo_i + hi_i) // 2
-                        if rec_thrs[mid] <= ev_rc[e]:
-                            lo_i = mid + 1
-                        else:
-                            hi_i = mid
-                    if lo_i > prev:
-                        total = total + ev_pr[e] * <double> (lo_i - prev)
-                        prev = lo_i
-                    if prev == R:
-                        break
-                psum[b, s] = total
+                for t in range(T):
+                    recall[b, s * T + t] = tp[t] / npig
+                    # precision made monotone (from the right)
+                    e = ne[t] - 1
+                    while e > 0:
+                        if ev_pr[t * need + e] > ev_pr[t * need + e - 1]:
+                            ev_pr[t * need + e - 1] = ev_pr[t * need + e]
+                        e -= 1
+                    # recall threshold r reads the first position whose recall reaches
+                    # it, inside the first run whose end does: the thresholds in
+                    # (rc[e-1], rc[e]] read run e
+                    total = 0.0
+                    prev = 0
+                    for e in range(ne[t]):
+                        lo_i = prev
+                        hi_i = R
+                        while lo_i < hi_i:
+                            mid = (lo_i + hi_i) // 2
+                            if rec_thrs[mid] <= ev_rc[t * need + e]:
+                                lo_i = mid + 1
+                            else:
+                                hi_i = mid
+                        if lo_i > prev:
+                            total = total + ev_pr[t * need + e] * <double> (lo_i - prev)
+                            prev = lo_i
+                        if prev == R:
+                            break
+                    psum[b, s * T + t] = total
             if err:
                 break
         free(ev_rc); free(ev_pr); free(gsum)

@@ -10,7 +10,7 @@ number on each.  A multiset is evaluated as if each image were in the
 evaluation as often as it was drawn (its ground truths and detections
 repeated); the matching of detections to ground truths is per image, so
 it is computed once (by ``evaluate()``) and only the accumulation runs per
-resample -- in the compiled kernel ``_eval.bootstrap_streams``, which gives
+resample -- in the compiled kernel ``_eval.bootstrap_cells``, which gives
 what ``accumulate()`` + ``summarize()`` give on the dataset with the drawn
 images repeated (copies next to one another in the image order), up to the
 order of a floating-point sum (1e-12).
@@ -188,53 +188,62 @@ class _Streams:
         self.group_start = np.asarray(g_start, np.int64)
         self.group_img = np.asarray(g_img, np.int64)
         self.group_ngt = np.asarray(g_n, np.int64)
-        starts, groups, ents, tps = [0], [], [], []
+        if T > 16:
+            raise ValueError(f"the bootstrap handles at most 16 IoU thresholds, the evaluation has {T}")
+        starts, groups, ents, bits_list = [0], [], [], []
         self.stream_of = {}
         sorted_cat = det_cat[order]
+        weights_t = (np.uint32(1) << np.arange(T, dtype=np.uint32))[:, None]
         for a, m in combos:
             md = max_dets[m]
             keep_m = np.ones(D, bool) if md is None else (det_rank < md if md >= 0 else
                                                          det_rank < (nd[det_pair] + md))
-            for t in range(T):
-                keep = keep_m & ((state.dt_flags[a, t] & 2) == 0)
-                sel = order[keep[order]]
-                cat_sel = sorted_cat[keep[order]]
-                bounds = np.searchsorted(cat_sel, np.arange(K + 1))
-                for k in range(K):
-                    self.stream_of[a, m, t, k] = len(groups)
-                    groups.append(group_of[a, k])
-                    ents.append(sel[bounds[k]:bounds[k + 1]])
-                    # a true positive: matched (bit 1) at this area and threshold
-                    tps.append(state.dt_flags[a, t, ents[-1]] & 1)
-                    starts.append(starts[-1] + bounds[k + 1] - bounds[k])
+            ignored = (state.dt_flags[a] & 2) != 0          # T x D
+            matched = ((state.dt_flags[a] & 1) != 0) & ~ignored
+            bits = ((matched * weights_t).sum(axis=0) | ((ignored * weights_t).sum(axis=0) << 16)).astype(np.uint32)
+            keep = keep_m & ~ignored.all(axis=0)
+            sel = order[keep[order]]
+            bounds = np.searchsorted(sorted_cat[keep[order]], np.arange(K + 1))
+            for k in range(K):
+                cell = len(groups)
+                for t in range(T):
+                    self.stream_of[a, m, t, k] = cell * T + t
+                groups.append(group_of[a, k])
+                ents.append(sel[bounds[k]:bounds[k + 1]])
+                bits_list.append(bits[ents[-1]])
+                starts.append(starts[-1] + bounds[k + 1] - bounds[k])
         ent = np.concatenate(ents) if ents else np.zeros(0, np.int64)
-        self.stream_start = np.asarray(starts, np.int64)
-        self.stream_group = np.asarray(groups, np.int64)
-        self.ent_img = np.ascontiguousarray(det_img[ent], np.int64)
-        self.ent_tp = np.ascontiguousarray(np.concatenate(tps) if tps else np.zeros(0), np.uint8)
-        sid = np.repeat(np.arange(len(groups)), np.diff(self.stream_start))
-        # blocks: entries of one stream, image and score in a row
+        ent_bits = np.concatenate(bits_list) if bits_list else np.zeros(0, np.uint32)
+        self.cell_start = np.asarray(starts, np.int64)
+        self.cell_group = np.asarray(groups, np.int64)
+        self.ent_img = np.ascontiguousarray(det_img[ent], np.int32)
+        # blocks: entries of one cell, image and score in a row
+        cid = np.repeat(np.arange(len(groups)), np.diff(self.cell_start))
         ent_score = score[ent]
-        same = np.zeros(len(ent), bool)
+        cont = np.zeros(len(ent), bool)  # the block goes on with the next entry
         if len(ent) > 1:
-            same[1:] = ((self.ent_img[1:] == self.ent_img[:-1]) & (ent_score[1:] == ent_score[:-1])
-                        & (sid[1:] == sid[:-1]))
-        first = np.flatnonzero(~same)
-        ends = np.append(first[1:], len(ent))
-        self.ent_block_end = np.repeat(ends, np.diff(np.append(first, len(ent)))).astype(np.int64)
+            cont[:-1] = ((self.ent_img[1:] == self.ent_img[:-1]) & (ent_score[1:] == ent_score[:-1])
+                         & (cid[1:] == cid[:-1]))
+        multi = cont.copy()
+        multi[1:] |= cont[:-1]
+        ent_bits = ent_bits | (multi.astype(np.uint32) << np.uint32(30)) | (cont.astype(np.uint32) << np.uint32(31))
+        self.ent_bits = np.ascontiguousarray(ent_bits, np.uint32)
+        self.cell_multi = np.zeros(len(groups), np.uint8)
+        if multi.any():
+            self.cell_multi[np.unique(cid[multi])] = 1
 
     def run(self, counts: np.ndarray, num_threads: Optional[int] = None) -> np.ndarray:
         """The headline numbers for each row of ``counts`` (resamples x images):
         an array (resamples x headlines), NaN where ``summarize`` would give -1."""
         counts = np.ascontiguousarray(counts, np.int32)
-        B, S = counts.shape[0], len(self.stream_group)
+        B, S = counts.shape[0], len(self.cell_group) * self.T
         psum = np.empty((B, S), np.float64)
         recall = np.empty((B, S), np.float64)
         threads = resolve_threads(num_threads)
         step = max(1, -(-B // (threads * 4)))
         ranges = [(lo, min(B, lo + step)) for lo in range(0, B, step)]
-        run_ranges(lambda lo, hi: _eval.bootstrap_streams(
-            self.stream_start, self.stream_group, self.ent_img, self.ent_tp, self.ent_block_end,
+        run_ranges(lambda lo, hi: _eval.bootstrap_cells(
+            self.cell_start, self.cell_group, self.T, self.ent_img, self.ent_bits, self.cell_multi,
             self.group_start, self.group_img, self.group_ngt, counts, self.rec_thrs, psum, recall, lo, hi),
             ranges, threads)
         R = len(self.rec_thrs)
