@@ -314,6 +314,9 @@ def bootstrap_cells(const int64_t[:] cell_start, const int64_t[:] cell_group, Py
     cdef Py_ssize_t ne[16]
     cdef double* ev_rc = NULL
     cdef double* ev_pr = NULL
+    cdef double* ev_tp = NULL
+    cdef double* ev_fp = NULL
+    cdef uint8_t run[16]
     cdef double* gsum = <double*> malloc((NG if NG > 0 else 1) * sizeof(double))
     cdef int err = 0
     if gsum == NULL:
@@ -354,15 +357,20 @@ def bootstrap_cells(const int64_t[:] cell_start, const int64_t[:] cell_group, Py
                     cap = 2 * need * T + 64
                     free(ev_rc)
                     free(ev_pr)
+                    free(ev_tp)
+                    free(ev_fp)
                     ev_rc = <double*> malloc(cap * sizeof(double))
                     ev_pr = <double*> malloc(cap * sizeof(double))
-                    if ev_rc == NULL or ev_pr == NULL:
+                    ev_tp = <double*> malloc(cap * sizeof(double))
+                    ev_fp = <double*> malloc(cap * sizeof(double))
+                    if ev_rc == NULL or ev_pr == NULL or ev_tp == NULL or ev_fp == NULL:
                         err = 1
                         break
                 for t in range(T):
                     tp[t] = 0.0
                     fp[t] = 0.0
                     ne[t] = 0
+                    run[t] = 0
                 j = cell_start[s]
                 while j < cell_start[s + 1]:
                     bits = ent_bits[j]
@@ -376,11 +384,14 @@ def bootstrap_cells(const int64_t[:] cell_start, const int64_t[:] cell_group, Py
                                     continue
                                 if bits & (one << t):
                                     tp[t] = tp[t] + dw
-                                    ev_rc[t * need + ne[t]] = tp[t] / npig
-                                    ev_pr[t * need + ne[t]] = tp[t] / ((fp[t] + tp[t]) + eps)
-                                    ne[t] += 1
+                                    if not run[t]:
+                                        ev_fp[t * need + ne[t]] = fp[t]
+                                        ne[t] += 1
+                                        run[t] = 1
+                                    ev_tp[t * need + ne[t] - 1] = tp[t]
                                 else:
                                     fp[t] = fp[t] + dw
+                                    run[t] = 0
                         j += 1
                         continue
                     be = j + 1
@@ -395,14 +406,22 @@ def bootstrap_cells(const int64_t[:] cell_start, const int64_t[:] cell_group, Py
                                     continue
                                 if bits & (one << t):
                                     tp[t] = tp[t] + 1.0
-                                    ev_rc[t * need + ne[t]] = tp[t] / npig
-                                    ev_pr[t * need + ne[t]] = tp[t] / ((fp[t] + tp[t]) + eps)
-                                    ne[t] += 1
+                                    if not run[t]:
+                                        ev_fp[t * need + ne[t]] = fp[t]
+                                        ne[t] += 1
+                                        run[t] = 1
+                                    ev_tp[t * need + ne[t] - 1] = tp[t]
                                 else:
                                     fp[t] = fp[t] + 1.0
+                                    run[t] = 0
                     j = be
                 for t in range(T):
                     recall[b, s * T + t] = tp[t] / npig
+                    # each run of true positives ends at its highest precision: the
+                    # recall and precision there (pycocotools' formulas)
+                    for e in range(t * need, t * need + ne[t]):
+                        ev_rc[e] = ev_tp[e] / npig
+                        ev_pr[e] = ev_tp[e] / ((ev_fp[e] + ev_tp[e]) + eps)
                     # precision made monotone (from the right)
                     e = ne[t] - 1
                     while e > 0:
@@ -431,6 +450,6 @@ def bootstrap_cells(const int64_t[:] cell_start, const int64_t[:] cell_group, Py
                     psum[b, s * T + t] = total
             if err:
                 break
-        free(ev_rc); free(ev_pr); free(gsum)
+        free(ev_rc); free(ev_pr); free(ev_tp); free(ev_fp); free(gsum)
     if err:
         raise MemoryError()
