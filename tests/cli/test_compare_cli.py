@@ -114,7 +114,8 @@ def test_analyze_json_gains_confusion_calibration_lrp(tmp_path):
 
 @pytest.mark.parametrize("gt, dt, iou_type", [(COCO_GT, COCO_DT, "boundary"),
                                               pytest.param(LVIS_GT, LVIS_DT, "segm", marks=pytest.mark.slow),
-                                              pytest.param(LVIS_GT, LVIS_DT, "bbox", marks=pytest.mark.slow)])
+                                              pytest.param(LVIS_GT, LVIS_DT, "bbox", marks=pytest.mark.slow)],
+                         ids=["coco-boundary", "lvis-segm", "lvis-bbox"])
 def test_diagnose(tmp_path, capsys, gt, dt, iou_type):
     out = tmp_path / "d.json"
     assert main(["diagnose", "--gt", gt, "--dt", dt, "--iou-type", iou_type, "--resamples", "30",
