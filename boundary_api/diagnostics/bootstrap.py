@@ -26,6 +26,11 @@ plain evaluations, ``d = A - B``.  The two-sided p-value tests "no
 difference" with the bootstrap distribution shifted to the null:
 ``p = (1 + #{b : |d_b - d| >= |d|}) / (resamples + 1)``.  A difference is
 *within noise* when its interval contains 0.
+
+AP over resampled image sets is biased upward (the precision envelope takes
+the maximum of a noisier curve): one model's percentile interval can lie above
+its plain AP.  The bias is nearly the same for two models on the same
+resamples; the interval of the paired difference is the one to judge a gain by.
 """
 from __future__ import annotations
 
