@@ -27,8 +27,8 @@ category without ground truth has no LRP (left out); one whose detections
 never hit has oLRP 1, ``oLRP_FN`` 1, no ``oLRP_loc`` and no threshold, and
 ``oLRP_FP`` that of the highest threshold (0 when it keeps no detection).
 The overall ``olrp``, ``fp`` and ``fn`` are means over the categories with
-ground truth; ``loc`` over those with a true positive at their optimum.  On the bundled COCO data, bbox and
-segm, every number equals vernier 0.5.4's (``optimal_lrp``) to 1e-12.
+ground truth; ``loc`` over those with a true positive at their optimum.  On the bundled COCO data, boundary,
+segm and bbox, every number equals vernier 0.5.4's (``optimal_lrp``) to 1e-12.
 """
 from __future__ import annotations
 

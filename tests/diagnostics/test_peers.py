@@ -1,6 +1,7 @@
 """The confusion matrix, calibration and LRP against independent implementations
 on the bundled COCO data, for bbox and segm (issue 30): hotcoco 1.3.0
-(confusion matrix, calibration) and vernier 0.5.4 (optimal LRP).  Each test
+(confusion matrix, calibration) and vernier 0.5.4 (optimal LRP, also with
+Boundary IoU, which vernier computes too).  Each test
 skips only when its peer is not importable (both are in the ``test`` extra)."""
 import contextlib
 import io
@@ -79,13 +80,14 @@ def test_calibration_equals_hotcoco(iou_type, thr):
         assert by_name[name] == pytest.approx(ece, abs=1e-12)
 
 
-@pytest.mark.parametrize("iou_type", ["segm", "bbox"])
+@pytest.mark.parametrize("iou_type", ["boundary", "segm", "bbox"])
 def test_optimal_lrp_equals_vernier(iou_type):
     vernier = pytest.importorskip("vernier")
     from vernier._lrp import optimal_lrp as peer_lrp
 
     dts = _results_with_boxes()
-    kind = vernier.instance.Segm() if iou_type == "segm" else vernier.instance.Bbox()
+    kind = {"boundary": lambda: vernier.instance.Boundary(dilation_ratio=0.02), "segm": vernier.instance.Segm,
+            "bbox": vernier.instance.Bbox}[iou_type]()
     peer = peer_lrp(open(COCO_GT, "rb").read(), json.dumps(dts).encode(), iou=kind)
     ours = optimal_lrp(_ours(iou_type, dts))
     for key, theirs in (("olrp", peer.olrp), ("loc", peer.loc), ("fp", peer.fp), ("fn", peer.fn)):
