@@ -27,8 +27,9 @@ category without ground truth has no LRP (left out); one whose detections
 never hit has oLRP 1, ``oLRP_FN`` 1, no ``oLRP_loc`` and no threshold, and
 ``oLRP_FP`` that of the highest threshold (0 when it keeps no detection).
 The overall ``olrp``, ``fp`` and ``fn`` are means over the categories with
-ground truth; ``loc`` over those with a true positive at their optimum.  On the bundled COCO data, boundary,
-segm and bbox, every number equals vernier 0.5.4's (``optimal_lrp``) to 1e-12.
+ground truth; ``loc`` over those with a true positive at their optimum.  On
+the bundled COCO data, boundary, segm and bbox, every number equals vernier
+0.5.4's (``optimal_lrp``) to 1e-12.
 """
 from __future__ import annotations
 
@@ -71,8 +72,9 @@ def _category(scores, tp, ious, n_gt, tau, grid):
             best = (value, n_tp, n_fp, n_fn, loc, s)
     value, n_tp, n_fp, n_fn, loc, s = best
     if n_tp == 0:
-        # every threshold gives 1; at the highest one, the false positives kept
-        return 1.0, None, (n_fp / n_fp if n_fp else 0.0), 1.0, None
+        # every threshold gives 1; at the highest one, what it keeps is all false
+        # positives (FP rate 1), or nothing (0)
+        return 1.0, None, (1.0 if n_fp else 0.0), 1.0, None
     return float(value), loc / (1.0 - tau) / n_tp, n_fp / (n_tp + n_fp), n_fn / n_gt, float(s)
 
 
