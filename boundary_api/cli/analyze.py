@@ -151,9 +151,12 @@ def run(args) -> int:
     diagnostics = diagnose_datasets(gt, dt, args.iou_type, args.dilation_ratio, args.max_dets,
                                     args.confusion_iou, args.calibration_bins, args.lrp_threshold, args.threads)
     cal, lrp = diagnostics["calibration"], diagnostics["lrp"]
-    print(f"Calibration (IoU {cal['iou_threshold']:g}): ECE {cal['ece'] if cal['ece'] is None else round(cal['ece'], 4)}"
-          f"  MCE {cal['mce'] if cal['mce'] is None else round(cal['mce'], 4)};  optimal LRP (tau "
-          f"{lrp['tp_threshold']:g}): {'n/a' if lrp['olrp'] is None else round(100 * lrp['olrp'], 2)} x100")
+    if not args.quiet:
+        ece = "n/a" if cal["ece"] is None else f"{cal['ece']:.4f}"
+        mce = "n/a" if cal["mce"] is None else f"{cal['mce']:.4f}"
+        olrp = "n/a" if lrp["olrp"] is None else f"{100 * lrp['olrp']:.2f}"
+        print(f"Calibration (IoU {cal['iou_threshold']:g}): ECE {ece}  MCE {mce};  optimal LRP (tau "
+              f"{lrp['tp_threshold']:g}): {olrp} x100")
     log.info("analyzed in %.2fs", time.time() - tic)
     if args.json_out:
         write_json(args.json_out, document(args, result, coverage, gt.cats, diagnostics))
