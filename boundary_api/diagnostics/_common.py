@@ -74,9 +74,9 @@ class EvalView:
 
     # ------------------------------------------------------------ datasets
     def img_ids(self) -> list:
-        if self.style == "coco":
-            return sorted(self.gt.getImgIds())
-        return sorted(self.gt.get_img_ids())
+        """The evaluation's images (``params.imgIds`` / ``img_ids``), sorted."""
+        p = self.ev.params
+        return sorted(set(p.imgIds if self.style == "coco" else p.img_ids))
 
     def anns_of(self, dataset, img_id) -> List[dict]:
         if self.style == "coco":

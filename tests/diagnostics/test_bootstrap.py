@@ -187,6 +187,13 @@ def test_refusals():
         bs.bootstrap(slow, resamples=10)
     with pytest.raises(TypeError):
         bs.bootstrap(object(), resamples=10)
+    with contextlib.redirect_stdout(io.StringIO()):
+        gt = COCO(COCO_GT)
+        part = COCOeval(gt, gt.loadRes(COCO_DT), "segm")
+        part.params.imgIds = sorted(gt.getImgIds())[:50]
+        part.evaluate()
+    with pytest.raises(ValueError, match="different images"):
+        bs.compare(ev, part, resamples=10)
     lv = lvis_eval(load(LVIS_GT), load(LVIS_DT), "bbox")
     with pytest.raises(ValueError, match="COCO evaluation with an LVIS"):
         bs.compare(ev, lv, resamples=10)

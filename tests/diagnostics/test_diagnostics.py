@@ -153,3 +153,13 @@ def test_coco_boundary_is_harder_than_segm():
     assert b["olrp"] > s["olrp"]
     assert np.trace(confusion_matrix(evs["boundary"])["matrix"][:-1, :-1]) < \
         np.trace(confusion_matrix(evs["segm"])["matrix"][:-1, :-1])
+
+
+def test_only_the_evaluated_images_count():
+    ev = _evaluated("bbox")
+    ev.params.imgIds = [1]
+    with contextlib.redirect_stdout(io.StringIO()):
+        ev.evaluate()
+    cm = confusion_matrix(ev, 0.5)
+    assert cm["matrix"][0, 2] == 0 and cm["matrix"].sum() == 3  # image 2's missed cat is not evaluated
+    assert optimal_lrp(ev)["per_category"][1]["fn"] == 0.0
