@@ -81,18 +81,27 @@ def test_lvis_false_forces_coco_rules():
         evaluate_files(LVIS_GT, LVIS_DT, iou_type="segm", lvis=False)
 
 
-def test_the_same_numbers_through_the_dict_path(tmp_path):
-    """A file the column readers do not take (an extra top-level key is fine, a
-    result with a polygon segmentation is not) gives the same numbers read as dicts."""
-    res = json.load(open(COCO_DT))
-    path = tmp_path / "res.json"
-    path.write_text(json.dumps(res, indent=1))
+@pytest.mark.parametrize("gt, dt, iou", [(COCO_GT, COCO_DT, "segm"), (LVIS_GT, LVIS_DT, "boundary")])
+def test_the_same_numbers_through_the_dict_path(monkeypatch, gt, dt, iou):
+    """Files the column readers do not take are read as dicts: same numbers."""
+    import boundary_api.coco.dataset as coco_dataset
+    import boundary_api.instance._gt_columns as gt_columns
+
+    fast = evaluate_files(gt, dt, iou_type=iou)
+    assert fast.gt.__dict__.get("_gt_columns") is not None  # read as columns
+    monkeypatch.setattr(coco_dataset, "load_ground_truth_columns", lambda *a, **k: None)
+    monkeypatch.setattr(gt_columns, "load_ground_truth_columns", lambda *a, **k: None)
+    slow = evaluate_files(gt, dt, iou_type=iou)
+    assert slow.gt.__dict__.get("_gt_columns") is None and fast.lvis == slow.lvis
+    assert slow.metrics == fast.metrics
+
+
+def test_gzip_ground_truth(tmp_path):
     gz = tmp_path / "gt.json.gz"
     with open(COCO_GT, "rb") as src:
         gz.write_bytes(gzip.compress(src.read()))
-    a = evaluate_files(COCO_GT, COCO_DT, iou_type="segm").metrics
-    b = evaluate_files(str(gz), str(path), iou_type="segm").metrics
-    assert a == b
+    assert evaluate_files(str(gz), COCO_DT, iou_type="segm").metrics == \
+        evaluate_files(COCO_GT, COCO_DT, iou_type="segm").metrics
 
 
 def test_a_pipe_is_read_once(tmp_path):
