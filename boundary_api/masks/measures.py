@@ -92,6 +92,7 @@ __all__ = [
     "min_mask_boundary_iou",
     "multiscale_iou",
     "measures",
+    "measures_of_files",
     "crowd_iof",
     "box_iou",
     "label_jaccard",

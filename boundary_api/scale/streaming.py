@@ -43,7 +43,7 @@ except ImportError:  # pragma: no cover - depends on the environment
     _loads = json.loads
 
 __all__ = ["iter_results", "evaluate_streaming", "shard_dataset", "evaluate_shard",
-           "load_manifest", "looks_like_lvis"]
+           "load_manifest", "looks_like_lvis", "streaming_inputs"]
 
 log = logging.getLogger(__name__)
 
