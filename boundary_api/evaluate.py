@@ -18,7 +18,7 @@ import logging
 import os
 import sys
 import time
-from typing import Any, Dict, Optional
+from typing import Any, Dict, Mapping, Optional
 
 import numpy as np
 
@@ -154,7 +154,7 @@ def _check_arguments(iou_type, dilation_ratio, lvis, max_dets, rec_thrs) -> None
 def evaluate_files(gt, dt, *, iou_type: str = "boundary", dilation_ratio: float = 0.02,
                    lvis: Optional[bool] = None, max_dets: Optional[int] = None, rec_thrs: int = 101,
                    num_threads: Optional[int] = None, use_fast_impl: bool = True,
-                   strict: bool = True) -> InstanceEvaluation:
+                   strict: bool = True, params: Optional[Mapping[str, Any]] = None) -> InstanceEvaluation:
     """Read, check and evaluate a COCO or LVIS ground truth and a results file.
 
     Prints what pycocotools / lvis print while loading and evaluating (not
@@ -193,6 +193,10 @@ def evaluate_files(gt, dt, *, iou_type: str = "boundary", dilation_ratio: float 
         that name both files (results that look like a ground truth, box-only
         results for a mask evaluation, categories the ground truth lacks, a
         ground-truth annotation without segmentation) refuse either way.
+    params : mapping, optional
+        Further attributes of the evaluator's ``params`` (COCO names such as
+        ``iouThrs``, LVIS names such as ``iou_thrs``), set after ``max_dets``
+        and ``rec_thrs``, before evaluating.
 
     Returns
     -------
@@ -206,11 +210,14 @@ def evaluate_files(gt, dt, *, iou_type: str = "boundary", dilation_ratio: float 
         bad input, as one line naming the file and the problem.
     """
     _check_arguments(iou_type, dilation_ratio, lvis, max_dets, rec_thrs)
+    if params is not None and not isinstance(params, Mapping):
+        raise TypeError(f"params must be a mapping of parameter names to values, got {type(params).__name__}")
     tic = time.time()
     # a pipe is read once here, so that the fast readers and their fallbacks read the same bytes
     gt = read_once(gt, "ground truth")
     dt = read_once(dt, "results")
     request = _Request(gt, dt, iou_type, lvis, max_dets, num_threads, strict)
+    request.params = dict(params or {})
     loaded = request.as_columns()
     if loaded is None:
         loaded = request.as_dicts()
@@ -351,6 +358,13 @@ def _known_categories(cols, gt) -> bool:
     return set(np.unique(cols.category_id).tolist()) <= gt.cats.keys()
 
 
+def _set_params(ev, params: Mapping[str, Any]) -> None:
+    for name, value in params.items():
+        if not hasattr(ev.params, name):
+            raise ValueError(f"params: the evaluator has no parameter {name!r}")
+        setattr(ev.params, name, value)
+
+
 def _evaluate_lvis(gt, dt, request, dilation_ratio, rec_thrs, use_fast_impl):
     from .lvis import LVISEval
 
@@ -358,6 +372,7 @@ def _evaluate_lvis(gt, dt, request, dilation_ratio, rec_thrs, use_fast_impl):
     ev = LVISEval(gt, dt, iou_type=request.iou_type, max_dets=max_dets, dilation_ratio=dilation_ratio,
                   use_fast_impl=use_fast_impl, num_threads=request.num_threads)
     ev.params.rec_thrs = np.linspace(0.0, 1.0, rec_thrs)
+    _set_params(ev, request.params)
     ev.run()
     return ev, dict(ev.get_results()), max_dets
 
@@ -372,6 +387,7 @@ def _evaluate_coco(gt, dt, request, dilation_ratio, rec_thrs, use_fast_impl):
     ev.params.recThrs = np.linspace(0.0, 1.0, rec_thrs)
     if request.max_dets is not None:
         ev.params.maxDets = [1, min(10, max_dets), max_dets]
+    _set_params(ev, request.params)
     ev.evaluate()
     ev.accumulate()
     # AP at max_dets, not pycocotools' -1 at 100 (issue 25)

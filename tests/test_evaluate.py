@@ -149,8 +149,8 @@ def test_bad_files_are_one_line_value_errors(tmp_path):
     assert isinstance(info.value, ValueError)
     with pytest.raises(ValueError, match=r"were --gt and --dt swapped\?"):
         evaluate_files(COCO_GT, COCO_GT)
-    boxes = _write(tmp_path, "boxes.json", [{"image_id": r["image_id"], "category_id": r["category_id"], "score": r["score"],
-                                            "bbox": [1, 2, 30, 40]} for r in res])
+    boxes = _write(tmp_path, "boxes.json", [{"image_id": r["image_id"], "category_id": r["category_id"],
+                                             "score": r["score"], "bbox": [1, 2, 30, 40]} for r in res])
     with pytest.raises(ValueError) as info:
         evaluate_files(COCO_GT, boxes, iou_type="boundary")
     assert str(info.value) == (f"--iou-type boundary needs results with a 'segmentation' (compressed RLE); "
@@ -191,3 +191,17 @@ def test_a_result_on_an_unknown_image_is_refused(tmp_path):
     path = _write(tmp_path, "stray.json", res + [dict(res[0], image_id=stray)])
     with pytest.raises(ValueError, match=str(stray)):
         evaluate_files(COCO_GT, path, iou_type="segm")
+
+
+def test_params_reach_the_evaluator():
+    coco = evaluate_files(COCO_GT, COCO_DT, iou_type="segm", params={"iouThrs": np.array([0.5, 0.75])})
+    assert list(coco.evaluator.params.iouThrs) == [0.5, 0.75]
+    full = evaluate_files(COCO_GT, COCO_DT, iou_type="segm")
+    assert coco.metrics["AP50"] == full.metrics["AP50"] and coco.metrics["AP75"] == full.metrics["AP75"]
+    labels = ["all", "small", "medium", "large"]
+    lvis = evaluate_files(LVIS_GT, LVIS_DT, iou_type="segm", params={"area_rng_lbl": labels})
+    assert lvis.evaluator.params.area_rng_lbl is labels
+    with pytest.raises(ValueError, match="the evaluator has no parameter 'nope'"):
+        evaluate_files(COCO_GT, COCO_DT, iou_type="segm", params={"nope": 1})
+    with pytest.raises(TypeError, match="params must be a mapping"):
+        evaluate_files(COCO_GT, COCO_DT, params=[("iouThrs", [0.5])])
