@@ -3,15 +3,9 @@ TIDE's error types with Boundary IoU, the boundary error, per size and category.
 from __future__ import annotations
 
 import argparse
-import contextlib
-import io
 import logging
-import time
 
-from .._io import read_json
-from ..instance._checks import check_instances_dataset
 from ._common import PROG, HelpFormatter, InputError, add_common_flags, check_out_path, positive_int, ratio
-from .instances import _check_ground_truth_masks, _check_results_file
 from .output import build_document, metric_value, write_json
 
 log = logging.getLogger("boundary_api")
@@ -74,25 +68,19 @@ def parser() -> argparse.ArgumentParser:
     return p
 
 
-def load(args):
-    """The ground truth and results as boundary_api COCO objects, checked."""
-    from ..coco.dataset import COCO
-
+def check_thresholds(args) -> None:
     if args.pos_threshold < args.background_threshold:
         raise InputError(f"--background-threshold ({args.background_threshold}) is above --pos-threshold "
                          f"({args.pos_threshold})")
-    checks = argparse.Namespace(gt=args.gt, dt=args.dt, iou_type=getattr(args, "iou_type", "boundary"))
-    gt_data = read_json(args.gt, "ground truth")
-    check_instances_dataset(gt_data, args.gt)
-    _check_ground_truth_masks(gt_data, checks)
-    dt_data = read_json(args.dt, "results")
-    _check_results_file(dt_data, checks, gt_data)
-    with contextlib.redirect_stdout(io.StringIO()):
-        gt = COCO.from_dataset(gt_data, args.gt, strict=True)
-        dt = gt.loadRes(dt_data, _source=args.dt, strict=True)
-    if getattr(dt, "_segm_from_bbox", False):
-        raise InputError(f"{args.dt}: results have no 'segmentation' (boxes only); the analysis needs masks")
-    return gt, dt
+
+
+def load(args):
+    """The ground truth and results as boundary_api COCO objects, read and checked
+    by the library."""
+    from ..diagnostics.files import load_files
+
+    check_thresholds(args)
+    return load_files(args.gt, args.dt, iou_type=getattr(args, "iou_type", "boundary"))
 
 
 def _table(result, pos_threshold, iou_type: str = "boundary", dilation_ratio: float = 0.02) -> str:
@@ -133,23 +121,22 @@ def document(args, result, coverage, cats, diagnostics=None) -> dict:
 
 
 def run(args) -> int:
-    from ..diagnostics.run import diagnose_datasets
-    from ..diagnostics.tide import analyze_errors, boundary_coverage
+    from ..diagnostics.files import analyze_files
     from ..report.data import coverage_warning
 
     check_out_path(args.json_out, files={"--gt": args.gt, "--dt": args.dt})
-    tic = time.time()
-    gt, dt = load(args)
-    result = analyze_errors(gt, dt, iou=args.iou_type, dilation_ratio=args.dilation_ratio,
-                            pos_threshold=args.pos_threshold, background_threshold=args.background_threshold,
-                            max_dets=args.max_dets)
-    coverage = boundary_coverage(gt, args.dilation_ratio)
+    check_thresholds(args)
+    analysis = analyze_files(args.gt, args.dt, iou_type=args.iou_type, dilation_ratio=args.dilation_ratio,
+                             pos_threshold=args.pos_threshold, background_threshold=args.background_threshold,
+                             max_dets=args.max_dets, confusion_iou=args.confusion_iou,
+                             calibration_bins=args.calibration_bins, lrp_threshold=args.lrp_threshold,
+                             num_threads=args.threads)
+    result, coverage = analysis["errors"], analysis["coverage"]
     warning = coverage_warning(coverage)
     if warning and args.iou_type == "boundary":
         log.warning("%s", warning)
     print(_table(result, args.pos_threshold, args.iou_type, args.dilation_ratio))
-    diagnostics = diagnose_datasets(gt, dt, args.iou_type, args.dilation_ratio, args.max_dets,
-                                    args.confusion_iou, args.calibration_bins, args.lrp_threshold, args.threads)
+    diagnostics = analysis["diagnostics"]
     cal, lrp = diagnostics["calibration"], diagnostics["lrp"]
     if not args.quiet:
         ece = "n/a" if cal["ece"] is None else f"{cal['ece']:.4f}"
@@ -157,9 +144,7 @@ def run(args) -> int:
         olrp = "n/a" if lrp["olrp"] is None else f"{100 * lrp['olrp']:.2f}"
         print(f"Calibration (IoU {cal['iou_threshold']:g}): ECE {ece}  MCE {mce};  optimal LRP (tau "
               f"{lrp['tp_threshold']:g}): {olrp} x100")
-    log.info("analyzed in %.2fs", time.time() - tic)
+    log.info("analyzed in %.2fs", analysis["seconds"])
     if args.json_out:
-        write_json(args.json_out, document(args, result, coverage, gt.cats, diagnostics))
+        write_json(args.json_out, document(args, result, coverage, analysis["gt"].cats, diagnostics))
     return 0
-
-
