@@ -7,6 +7,7 @@ import io
 import sys
 import logging
 import time
+import warnings
 
 import numpy as np
 
@@ -54,6 +55,13 @@ def instance_parser() -> argparse.ArgumentParser:
     p.add_argument("--max-dets", type=positive_int, default=None, metavar="N",
                    help="detections kept per image (default: 100 for COCO, giving maxDets [1, 10, N] "
                         "as in pycocotools; 300 for LVIS)")
+    p.add_argument("--ap", choices=("standard", "fixed", "pooled"), default="standard",
+                   help="LVIS only. standard: lvis' AP (at most --max-dets per image); fixed: Fixed AP and "
+                        "pooled: Pooled AP (Dave et al. 2021): the --dets-per-cat best results of each "
+                        "category over the whole dataset, no limit per image; pooled ranks all categories "
+                        "together (AP) and each frequency group (APr, APc, APf)")
+    p.add_argument("--dets-per-cat", type=positive_int, default=10000, metavar="K",
+                   help="results kept per category for --ap fixed / pooled (default 10000, the paper's)")
     p.add_argument("--rec-thrs", type=rec_thrs, default=101, metavar="N",
                    help="recall points at which the interpolated precision is sampled: 101 (COCO) or "
                         "11 (PASCAL VOC2007 11-point AP)")
@@ -174,7 +182,22 @@ def _known_categories(cols, gt) -> bool:
 
 
 def _lvis_max_dets(args) -> int:
-    return args.max_dets if args.max_dets is not None else 300
+    if args.max_dets is not None:
+        return args.max_dets
+    return 300 if getattr(args, "ap", "standard") == "standard" else -1
+
+
+def _load_lvis_results(args, gt, max_dets: int, **kw):
+    """``LVISResults(gt, --dt)``; for ``--ap fixed / pooled`` loaded as the
+    paper's scripts load them (top ``--dets-per-cat`` of each category)."""
+    from ..instance.lvis import LVISResults
+    from ..lvis.fixed_pooled import load_results
+
+    if getattr(args, "ap", "standard") == "standard":
+        return LVISResults(gt, args.dt, max_dets=max_dets, strict=True, **kw)
+    dt_data = kw.get("_loaded")
+    return load_results(gt, args.dt if dt_data is None else dt_data, args.iou_type, args.dets_per_cat,
+                        max_dets=max_dets, strict=True)
 
 
 def _lvis_results_as_columns(args, gt, max_dets: int):
@@ -182,12 +205,15 @@ def _lvis_results_as_columns(args, gt, max_dets: int):
     is in the schema and passes every check this command makes; else None
     (the file is then read as dicts and checked one by one, which words the
     problem)."""
-    from ..instance.lvis import LVISResults
-
-    try:
-        dt = LVISResults(gt, args.dt, max_dets=max_dets, strict=True)
-    except (ValueError, TypeError):
-        return None
+    with warnings.catch_warnings(record=True) as said:
+        warnings.simplefilter("always")
+        try:
+            dt = _load_lvis_results(args, gt, max_dets)
+        except (ValueError, TypeError):
+            return None
+    if dt._columns is not None:  # (else the dict path loads it again, and warns then)
+        for w in said:
+            warnings.showwarning(w.message, w.category, w.filename, w.lineno)
     cols = dt._columns
     if cols is None or (args.iou_type in ("segm", "boundary") and not cols.has_segmentation):
         return None
@@ -215,7 +241,7 @@ def run(args) -> int:
     if args.iou_type in ("segm", "boundary"):
         _check_ground_truth_masks(gt_data, args)
     if lvis:
-        from ..instance.lvis import LVIS, LVISResults
+        from ..instance.lvis import LVIS
 
         max_dets = _lvis_max_dets(args)
         with quiet(args.quiet):
@@ -225,7 +251,7 @@ def run(args) -> int:
             dt_data = read_json(args.dt, "results")
             _check_results_file(dt_data, args, gt_data)
             with quiet(args.quiet):
-                dt = LVISResults(gt, args.dt, max_dets=max_dets, _loaded=dt_data, strict=True)
+                dt = _load_lvis_results(args, gt, max_dets, _loaded=dt_data)
         _evaluate_lvis(args, gt, dt, inputs, tic)
     else:
         dt_data = read_json(args.dt, "results")
@@ -251,15 +277,24 @@ def _evaluate_lvis(args, gt, dt, inputs, tic) -> None:
     max_dets = _lvis_max_dets(args)
     with quiet(args.quiet):
         ev = LVISEval(gt, dt, iou_type=iou, max_dets=max_dets, dilation_ratio=args.dilation_ratio,
-                      use_fast_impl=not args.slow, num_threads=args.threads)
+                      use_fast_impl=not args.slow, num_threads=args.threads, ap=args.ap,
+                      dets_per_cat=args.dets_per_cat)
         ev.params.rec_thrs = np.linspace(0.0, 1.0, args.rec_thrs)
         ev.run()
-    print(table_title(True, iou, args.dilation_ratio, max_dets))
+    title = table_title(True, iou, args.dilation_ratio, max_dets)
+    if args.ap != "standard":
+        label = title.split(", up to")[0].replace("LVIS ", f"LVIS {args.ap.capitalize()} ", 1)
+        limit = f"up to {max_dets} per image" if max_dets >= 0 else "no limit per image"
+        title = f"{label}, the top {args.dets_per_cat} results of each category, {limit}:"
+    print(title)
     ev.print_results()
     _report(args, ev, gt, dict(ev.get_results()), True, max_dets, inputs, tic)
 
 
 def _evaluate_coco(args, gt, dt, COCOeval, inputs, tic) -> None:
+    if getattr(args, "ap", "standard") != "standard":
+        raise InputError(f"--ap {args.ap} is LVIS' Fixed / Pooled AP; {args.gt} is not an LVIS ground truth "
+                         "(add --lvis to evaluate it with LVIS rules)")
     iou = args.iou_type
     max_dets = args.max_dets if args.max_dets is not None else 100
     with quiet(args.quiet):
@@ -275,13 +310,21 @@ def _evaluate_coco(args, gt, dt, COCOeval, inputs, tic) -> None:
     _report(args, ev, gt, metrics, False, max_dets, inputs, tic)
 
 
+def _settings_extra(args, lvis: bool) -> dict:
+    extra = {"rec_thrs": args.rec_thrs}
+    if lvis and getattr(args, "ap", "standard") != "standard":
+        extra.update(ap=args.ap, dets_per_cat=args.dets_per_cat)
+    return extra
+
+
 def _report(args, ev, gt, metrics, lvis, max_dets, inputs, tic) -> None:
     iou = args.iou_type
     log.info("evaluated in %.2fs", time.time() - tic)
     if args.json_out:
         cats = gt.cats
         per_category = {}
-        for cat_id, row in per_category_metrics(ev).items():
+        pooled = getattr(ev, "ap", "standard") == "pooled"  # (Pooled AP has no per-category AP)
+        for cat_id, row in ({} if pooled else per_category_metrics(ev)).items():
             entry = {"name": cats[cat_id].get("name")}
             if lvis:
                 entry["frequency"] = cats[cat_id].get("frequency")
@@ -289,5 +332,5 @@ def _report(args, ev, gt, metrics, lvis, max_dets, inputs, tic) -> None:
             per_category[cat_id] = entry
         doc = build_document("lvis" if lvis else "coco", iou, args.dilation_ratio, inputs, metrics,
                              per_category, max_dets=max_dets,
-                             settings_extra={"rec_thrs": args.rec_thrs})
+                             settings_extra=_settings_extra(args, lvis))
         write_json(args.json_out, doc)

@@ -227,8 +227,8 @@ def load_results(lvis_gt, results, iou_type: str = "segm", dets_per_cat: Optiona
 
 def _warn_short(short: int, k: Optional[int], num_cats: int, warn: bool) -> None:
     if short and warn:
-        warnings.warn(f"{short} of the {num_cats} categories with results have fewer than {k} detections: "
-                      f"Fixed AP is lower than it would be with {k} per category (see "
+        warnings.warn(f"{short} of the {num_cats} categories with results have fewer than {k} detections; "
+                      f"Fixed and Pooled AP would be higher with {k} per category (see "
                       f"docs/lvis_fixed_pooled.md on making a detector output them)", UserWarning, stacklevel=4)
 
 
