@@ -43,9 +43,9 @@ __all__ = [
 ]
 
 _LAZY = {
-    "COCO": "instance", "COCOeval": "instance", "AnnotationCache": "instance", "cache_for": "instance",
+    "COCO": "coco", "COCOeval": "coco", "AnnotationCache": "instance", "cache_for": "instance",
     "SuspectInputWarning": "instance",
-    "LVIS": "instance.lvis", "LVISResults": "instance.lvis", "LVISEval": "instance.lvis",
+    "LVIS": "lvis", "LVISResults": "lvis", "LVISEval": "lvis",
     "pq_compute": "panoptic",
     "init_as_pycocotools": "swap", "init_as_lvis": "swap", "restore_originals": "swap", "swapped": "swap",
     "boundary_iou": "masks", "dilation_pixels": "masks", "mask_to_boundary": "masks", "rle_to_boundary": "masks",

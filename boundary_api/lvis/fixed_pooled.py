@@ -20,7 +20,7 @@ import logging
 import os
 import warnings
 from collections import defaultdict
-from typing import Optional, Sequence, Tuple
+from typing import Optional, Tuple
 
 import numpy as np
 
@@ -179,7 +179,7 @@ def load_results(lvis_gt, results, iou_type: str = "segm", dets_per_cat: Optiona
     LVISResults
     """
     from ..instance._columns import load_result_columns
-    from ..instance.lvis import LVIS, LVISResults, _is_path
+    from .dataset import LVIS, LVISResults, _is_path
 
     dets_per_cat = check_dets_per_cat(dets_per_cat)
     if _is_path(lvis_gt):
