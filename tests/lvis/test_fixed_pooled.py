@@ -275,3 +275,20 @@ def test_golden_file_is_the_scripts(folder):
         res, _ = oracle.run_original(case["ap"], oracle.LVIS_GT, oracle.results_path(case["data"], folder),
                                      case["iou_type"], case["dets_per_cat"])
         assert {k: v.hex() for k, v in res.items()} == case["results"]
+
+
+@pytest.mark.slow
+def test_evaluated_pooled_object_pickles():
+    """A pickled evaluated Pooled AP evaluator accumulates (from its eval_imgs)
+    to the same arrays and numbers."""
+    import pickle
+
+    ev = boundary_api.LVISEval(oracle.LVIS_GT, oracle.LVIS_DT, "segm", ap="pooled", dets_per_cat=5)
+    ev.evaluate()
+    copy = pickle.loads(pickle.dumps(ev))
+    assert copy.ap == "pooled" and copy.dets_per_cat == 5
+    for e in (ev, copy):
+        e.accumulate()
+        e.summarize()
+    np.testing.assert_array_equal(ev.eval["precision"], copy.eval["precision"])
+    assert list(ev.get_results().items()) == list(copy.get_results().items())
