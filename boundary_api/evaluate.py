@@ -18,6 +18,7 @@ import logging
 import os
 import sys
 import time
+import warnings
 from typing import Any, Dict, Mapping, Optional
 
 import numpy as np
@@ -33,6 +34,12 @@ IOU_TYPES = {"boundary": "Boundary AP", "segm": "Mask AP", "bbox": "Box AP"}
 
 #: detections per image when ``max_dets`` is not given
 DEFAULT_MAX_DETS = {False: 100, True: 300}
+
+#: LVIS' AP, Fixed AP, Pooled AP (``ap`` of :func:`evaluate_files`; boundary_api.lvis.fixed_pooled)
+AP_KINDS = ("standard", "fixed", "pooled")
+
+#: K of Fixed and Pooled AP when ``dets_per_cat`` is not given (the paper's)
+DEFAULT_DETS_PER_CAT = 10000
 
 
 def table_title(lvis: bool, iou_type: str, dilation_ratio: float, max_dets: int) -> str:
@@ -54,7 +61,12 @@ class InstanceEvaluation:
     dilation_ratio : float
         The boundary width asked for (used by ``"boundary"`` only).
     max_dets : int
-        Detections kept per image.
+        Detections kept per image (-1: no limit, Fixed and Pooled AP).
+    ap : {"standard", "fixed", "pooled"}
+        LVIS' AP, or Fixed / Pooled AP (Dave et al. 2021) of the
+        ``dets_per_cat`` best results of each category.
+    dets_per_cat : int or None
+        K of Fixed / Pooled AP (None for standard AP).
     rec_thrs : int
         Number of recall points of the interpolated precision.
     gt : COCO or LVIS
@@ -71,8 +83,11 @@ class InstanceEvaluation:
     """
 
     def __init__(self, *, lvis: bool, iou_type: str, dilation_ratio: float, max_dets: int, rec_thrs: int,
-                 gt, evaluator, metrics: Dict[str, float], seconds: float):
+                 gt, evaluator, metrics: Dict[str, float], seconds: float, ap: str = "standard",
+                 dets_per_cat: Optional[int] = None):
         self.lvis = lvis
+        self.ap = ap
+        self.dets_per_cat = dets_per_cat
         self.iou_type = iou_type
         self.dilation_ratio = dilation_ratio
         self.max_dets = max_dets
@@ -90,14 +105,33 @@ class InstanceEvaluation:
 
     @property
     def title(self) -> str:
-        """The line above the table (:func:`table_title`)."""
-        return table_title(self.lvis, self.iou_type, self.dilation_ratio, self.max_dets)
+        """The line above the table (:func:`table_title`; for Fixed and Pooled
+        AP, the protocol and its K)."""
+        title = table_title(self.lvis, self.iou_type, self.dilation_ratio, self.max_dets)
+        if self.ap == "standard":
+            return title
+        label = title.split(", up to")[0].replace("LVIS ", f"LVIS {self.ap.capitalize()} ", 1)
+        limit = f"up to {self.max_dets} per image" if self.max_dets >= 0 else "no limit per image"
+        return f"{label}, the top {self.dets_per_cat} results of each category, {limit}:"
+
+    @property
+    def settings(self) -> Dict[str, Any]:
+        """The settings beyond the IoU type, ratio and ``max_dets`` that the
+        numbers depend on (``rec_thrs``; ``ap`` and ``dets_per_cat`` for Fixed
+        and Pooled AP)."""
+        extra: Dict[str, Any] = {"rec_thrs": self.rec_thrs}
+        if self.ap != "standard":
+            extra.update(ap=self.ap, dets_per_cat=self.dets_per_cat)
+        return extra
 
     @property
     def per_category(self) -> Dict[Any, Dict[str, Any]]:
         """Category id -> ``{"name", ("frequency" for LVIS), "AP", "AP50",
         "AP75", "APs", "APm", "APl"}`` (NaN where a category has no ground
-        truth in a range), in the evaluated category order."""
+        truth in a range), in the evaluated category order; empty for Pooled
+        AP, which ranks all categories together."""
+        if self._per_category is None and self.ap == "pooled":
+            self._per_category = {}
         if self._per_category is None:
             from .instance.results import per_category_metrics
 
@@ -136,7 +170,15 @@ def _name(path) -> str:
     return str(path)
 
 
-def _check_arguments(iou_type, dilation_ratio, lvis, max_dets, rec_thrs) -> None:
+def _check_arguments(iou_type, dilation_ratio, lvis, max_dets, rec_thrs, ap="standard",
+                     dets_per_cat=DEFAULT_DETS_PER_CAT) -> None:
+    if ap not in AP_KINDS:
+        raise ValueError(f"ap must be one of {', '.join(map(repr, AP_KINDS))}, got {ap!r}")
+    if dets_per_cat is not None and (isinstance(dets_per_cat, bool) or not isinstance(dets_per_cat, (int, np.integer))
+                                     or dets_per_cat < 1):
+        raise ValueError(f"dets_per_cat must be an integer >= 1 or None, got {dets_per_cat!r}")
+    if ap != "standard" and lvis is False:
+        raise ValueError(f"ap={ap!r} is LVIS' Fixed / Pooled AP; it needs LVIS rules (lvis=None or True)")
     if iou_type not in IOU_TYPES:
         raise ValueError(f"iou_type must be one of {sorted(IOU_TYPES)}, got {iou_type!r}")
     if isinstance(dilation_ratio, bool) or not isinstance(dilation_ratio, (int, float, np.number)) \
@@ -154,7 +196,8 @@ def _check_arguments(iou_type, dilation_ratio, lvis, max_dets, rec_thrs) -> None
 def evaluate_files(gt, dt, *, iou_type: str = "boundary", dilation_ratio: float = 0.02,
                    lvis: Optional[bool] = None, max_dets: Optional[int] = None, rec_thrs: int = 101,
                    num_threads: Optional[int] = None, use_fast_impl: bool = True,
-                   strict: bool = True, params: Optional[Mapping[str, Any]] = None) -> InstanceEvaluation:
+                   strict: bool = True, params: Optional[Mapping[str, Any]] = None, ap: str = "standard",
+                   dets_per_cat: Optional[int] = DEFAULT_DETS_PER_CAT) -> InstanceEvaluation:
     """Read, check and evaluate a COCO or LVIS ground truth and a results file.
 
     Prints what pycocotools / lvis print while loading and evaluating (not
@@ -178,8 +221,8 @@ def evaluate_files(gt, dt, *, iou_type: str = "boundary", dilation_ratio: float 
         None: LVIS rules for an LVIS ground truth, COCO rules otherwise;
         True: LVIS rules; False: COCO rules.
     max_dets : int, optional
-        Detections kept per image: 100 for COCO (``maxDets [1, 10, N]``) and
-        300 for LVIS when not given.
+        Detections kept per image: 100 for COCO (``maxDets [1, 10, N]``), 300
+        for LVIS and no limit for Fixed / Pooled AP when not given.
     rec_thrs : int
         Recall points at which the interpolated precision is sampled (101 as
         COCO, 11 as PASCAL VOC2007).
@@ -197,6 +240,14 @@ def evaluate_files(gt, dt, *, iou_type: str = "boundary", dilation_ratio: float 
         Further attributes of the evaluator's ``params`` (COCO names such as
         ``iouThrs``, LVIS names such as ``iou_thrs``), set after ``max_dets``
         and ``rec_thrs``, before evaluating.
+    ap : {"standard", "fixed", "pooled"}
+        LVIS only: lvis' AP, or Fixed AP / Pooled AP (Dave, Dollar, Ramanan,
+        Kirillov, Girshick 2021) of the ``dets_per_cat`` best results of each
+        category over the whole dataset (:mod:`boundary_api.lvis.fixed_pooled`).
+        A COCO ground truth with ``ap`` other than "standard" is refused.
+    dets_per_cat : int or None
+        K of Fixed / Pooled AP (default 10,000; None keeps every result); a
+        warning counts the categories with fewer results.
 
     Returns
     -------
@@ -209,7 +260,7 @@ def evaluate_files(gt, dt, *, iou_type: str = "boundary", dilation_ratio: float 
         or ``json.JSONDecodeError``) for bad arguments, unreadable files and
         bad input, as one line naming the file and the problem.
     """
-    _check_arguments(iou_type, dilation_ratio, lvis, max_dets, rec_thrs)
+    _check_arguments(iou_type, dilation_ratio, lvis, max_dets, rec_thrs, ap, dets_per_cat)
     if params is not None and not isinstance(params, Mapping):
         raise TypeError(f"params must be a mapping of parameter names to values, got {type(params).__name__}")
     tic = time.time()
@@ -218,10 +269,14 @@ def evaluate_files(gt, dt, *, iou_type: str = "boundary", dilation_ratio: float 
     dt = read_once(dt, "results")
     request = _Request(gt, dt, iou_type, lvis, max_dets, num_threads, strict)
     request.params = dict(params or {})
+    request.ap, request.dets_per_cat = ap, dets_per_cat
     loaded = request.as_columns()
     if loaded is None:
         loaded = request.as_dicts()
     is_lvis, gt_obj, dt_obj = loaded
+    if ap != "standard" and not is_lvis:
+        raise ValueError(f"ap={ap!r} is LVIS' Fixed / Pooled AP; {request.gt_name} is not an LVIS ground truth "
+                         "(lvis=True evaluates it with LVIS rules)")
     if is_lvis:
         ev, metrics, used_dets = _evaluate_lvis(gt_obj, dt_obj, request, dilation_ratio, rec_thrs,
                                                 use_fast_impl)
@@ -230,7 +285,8 @@ def evaluate_files(gt, dt, *, iou_type: str = "boundary", dilation_ratio: float 
                                                 use_fast_impl)
     return InstanceEvaluation(lvis=is_lvis, iou_type=iou_type, dilation_ratio=dilation_ratio,
                               max_dets=used_dets, rec_thrs=int(rec_thrs), gt=gt_obj, evaluator=ev,
-                              metrics=metrics, seconds=time.time() - tic)
+                              metrics=metrics, seconds=time.time() - tic, ap=ap,
+                              dets_per_cat=dets_per_cat if ap != "standard" else None)
 
 
 class _Request:
@@ -247,8 +303,27 @@ class _Request:
         self.strict = strict
         self.masks = iou_type in ("segm", "boundary")
 
+    ap = "standard"
+    dets_per_cat = DEFAULT_DETS_PER_CAT
+
     def lvis_max_dets(self) -> int:
-        return self.max_dets if self.max_dets is not None else DEFAULT_MAX_DETS[True]
+        if self.max_dets is not None:
+            return self.max_dets
+        return DEFAULT_MAX_DETS[True] if self.ap == "standard" else -1
+
+    def lvis_results(self, gt, loaded=None):
+        """``LVISResults(gt, dt)``; for Fixed / Pooled AP loaded as the paper's
+        scripts load them (the top ``dets_per_cat`` of each category)."""
+        from .lvis import LVISResults
+
+        if self.ap == "standard":
+            kw = {} if loaded is None else {"_loaded": loaded}
+            return LVISResults(gt, self.dt, max_dets=self.lvis_max_dets(), strict=self.strict if loaded is not None
+                               else True, **kw)
+        from .lvis.fixed_pooled import load_results
+
+        return load_results(gt, self.dt if loaded is None else loaded, self.iou_type, self.dets_per_cat,
+                            max_dets=self.lvis_max_dets(), strict=self.strict if loaded is not None else True)
 
     # ------------------------------------------------------------------ columns
     def as_columns(self):
@@ -306,12 +381,15 @@ class _Request:
     def lvis_results_as_columns(self, gt):
         """LVIS results read as columns (``LVISResults(gt, path)``) when the
         file is in the schema and passes every check made here; else None."""
-        from .lvis import LVISResults
-
-        try:
-            dt = LVISResults(gt, self.dt, max_dets=self.lvis_max_dets(), strict=True)
-        except (ValueError, TypeError):
-            return None
+        with warnings.catch_warnings(record=True) as said:
+            warnings.simplefilter("always")
+            try:
+                dt = self.lvis_results(gt)
+            except (ValueError, TypeError):
+                return None
+        if dt._columns is not None:  # (else the dict path loads it again, and warns then)
+            for w in said:
+                warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
         cols = dt._columns
         if cols is None or (self.masks and not cols.has_segmentation):
             return None
@@ -329,13 +407,12 @@ class _Request:
         if self.masks:
             check_ground_truth_masks(gt_data, self.gt_name, self.iou_type)
         if lvis:
-            from .lvis import LVIS, LVISResults
+            from .lvis import LVIS
 
             gt = LVIS(self.gt, _loaded=gt_data, strict=self.strict)
             dt = self.lvis_results_as_columns(gt)
             if dt is None:
-                dt_data = self._read_results(gt_data)
-                dt = LVISResults(gt, self.dt, max_dets=self.lvis_max_dets(), _loaded=dt_data, strict=self.strict)
+                dt = self.lvis_results(gt, loaded=self._read_results(gt_data))
             return True, gt, dt
         from .coco.dataset import COCO
 
@@ -370,7 +447,8 @@ def _evaluate_lvis(gt, dt, request, dilation_ratio, rec_thrs, use_fast_impl):
 
     max_dets = request.lvis_max_dets()
     ev = LVISEval(gt, dt, iou_type=request.iou_type, max_dets=max_dets, dilation_ratio=dilation_ratio,
-                  use_fast_impl=use_fast_impl, num_threads=request.num_threads)
+                  use_fast_impl=use_fast_impl, num_threads=request.num_threads, ap=request.ap,
+                  dets_per_cat=request.dets_per_cat)
     ev.params.rec_thrs = np.linspace(0.0, 1.0, rec_thrs)
     _set_params(ev, request.params)
     ev.run()

@@ -42,7 +42,14 @@ def instance_parser() -> argparse.ArgumentParser:
                    help="evaluate with LVIS rules (also chosen automatically for LVIS ground truth)")
     p.add_argument("--max-dets", type=positive_int, default=None, metavar="N",
                    help="detections kept per image (default: 100 for COCO, giving maxDets [1, 10, N] "
-                        "as in pycocotools; 300 for LVIS)")
+                        "as in pycocotools; 300 for LVIS; no limit for --ap fixed / pooled)")
+    p.add_argument("--ap", choices=("standard", "fixed", "pooled"), default="standard",
+                   help="LVIS only. standard: lvis' AP (at most --max-dets per image); fixed: Fixed AP and "
+                        "pooled: Pooled AP (Dave et al. 2021): the --dets-per-cat best results of each "
+                        "category over the whole dataset, no limit per image; pooled ranks all categories "
+                        "together (AP) and each frequency group (APr, APc, APf)")
+    p.add_argument("--dets-per-cat", type=positive_int, default=10000, metavar="K",
+                   help="results kept per category for --ap fixed / pooled (default 10000, the paper's)")
     p.add_argument("--rec-thrs", type=rec_thrs, default=101, metavar="N",
                    help="recall points at which the interpolated precision is sampled: 101 (COCO) or "
                         "11 (PASCAL VOC2007 11-point AP)")
@@ -70,7 +77,7 @@ def run(args) -> int:
         result = evaluate_files(args.gt, args.dt, iou_type=args.iou_type, dilation_ratio=args.dilation_ratio,
                                 lvis=True if args.lvis else None, max_dets=args.max_dets,
                                 rec_thrs=args.rec_thrs, num_threads=args.threads, use_fast_impl=not args.slow,
-                                strict=True)
+                                strict=True, ap=args.ap, dets_per_cat=args.dets_per_cat)
     print(result.title)
     result.print_table()
     _report(args, result, inputs)
@@ -83,5 +90,5 @@ def _report(args, result, inputs) -> None:
     if args.json_out:
         doc = build_document(result.kind, result.iou_type, args.dilation_ratio, inputs, result.metrics,
                              result.per_category, max_dets=result.max_dets,
-                             settings_extra={"rec_thrs": args.rec_thrs})
+                             settings_extra=result.settings)
         write_json(args.json_out, doc)

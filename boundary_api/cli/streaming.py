@@ -103,6 +103,8 @@ def run_shard(args) -> int:
 def _check(args) -> None:
     if args.slow:
         raise InputError("--slow cannot be combined with streaming or cluster evaluation")
+    if args.ap != "standard":  # (the top K of a category spans every chunk)
+        raise InputError(f"--ap {args.ap} cannot be combined with streaming or cluster evaluation")
     if args.workers is not None and args.scheduler is not None:
         raise InputError("--workers and --scheduler exclude each other")
     if args.manifest is not None:
