@@ -205,6 +205,12 @@ class IncrementalEvaluator:
         self.background = bool(background)
         self.max_pending = int(max_pending)
         self.num_threads = resolve_threads(num_threads)
+        #: keep each pair's IoU matrix (for :meth:`ious`); off by default: it grows with the data
+        self._keep_ious = False
+        #: a ground truth's area for 'bbox' from its mask, when masks are evaluated too (torchmetrics')
+        self._gt_area_from_masks = False
+        #: every label evaluated as one category 0 (torchmetrics' micro average); the labels seen are kept
+        self._micro = False
         self._lock = threading.Lock()
         self._executor: Optional[ThreadPoolExecutor] = None
         self._pending: list = []
@@ -354,7 +360,7 @@ class IncrementalEvaluator:
             else:
                 self._explicit_ids = True
             self._n_images += len(images)
-            self._image_keys.append(np.array([im.key for im in images], np.int64))
+            self._image_keys.append(np.array([im.key for im in images if im.evaluated], np.int64))
         if not self.background:
             self._process(images)
             return
@@ -374,8 +380,8 @@ class IncrementalEvaluator:
         prepared = [self._prepare(im) for im in images]
         labels = set()
         for im in prepared:
-            labels.update(im.gt["labels"].tolist())
-            labels.update(im.dt["labels"].tolist())
+            labels.update(im.gt.get("seen", im.gt["labels"]).tolist())
+            labels.update(im.dt.get("seen", im.dt["labels"]).tolist())
         tables = {t: self._evaluate(t, [im for im in prepared if im.evaluated]) for t in self.iou_types}
         with self._lock:
             self._labels |= labels
@@ -398,6 +404,9 @@ class IncrementalEvaluator:
             if labels.dtype.kind not in "iu" and not (labels.dtype.kind == "f" and np.all(np.mod(labels, 1) == 0)):
                 raise ValueError(f"labels must be integers, got {labels.dtype} values {labels[:3].tolist()}")
             side["labels"] = labels.astype(np.int64)
+            if self._micro:
+                side["seen"] = side["labels"]
+                side["labels"] = np.zeros(len(labels), np.int64)
             if is_pred:
                 side["scores"] = _to_numpy(side["scores"], "scores").reshape(-1).astype(np.float64)
             else:
@@ -469,6 +478,8 @@ class IncrementalEvaluator:
             g, d = im.gt, im.dt
             if iou_type == "bbox":
                 g_area = g["boxes"][:, 2] * g["boxes"][:, 3]
+                if self._gt_area_from_masks and "mask_area" in g:
+                    g_area = g["mask_area"]
                 d_area = d["boxes"][:, 2] * d["boxes"][:, 3]
             else:
                 g_area, d_area = g["mask_area"], d["mask_area"]
@@ -498,7 +509,8 @@ class IncrementalEvaluator:
         state.match(self.areaRng, self.iouThrs, crowd_rule=True, num_threads=self.num_threads)
         keys = np.array([im.key for im in images], np.int64)
         labels = np.array(cat_ids if self.useCats else [-1], np.int64)
-        return {
+        extra = {"ious": state.ious} if self._keep_ious else {}
+        return {**extra,
             "pair_key": keys[state.pair_img],
             "pair_label": labels[state.pair_cat] if state.num_pairs else np.zeros(0, np.int64),
             "pair_ng": np.diff(state.pair_g),
@@ -579,6 +591,8 @@ class IncrementalEvaluator:
                               "dt_flags": np.zeros((A, T, 0), np.uint8)}
                 else:
                     joined = {k: np.concatenate([c[k] for c in chunks], axis=-1) for k in _FIELDS}
+                    if all("ious" in c for c in chunks):
+                        joined["ious"] = np.concatenate([c["ious"] for c in chunks])
                 self._chunks[iou_type] = [joined]
             return self._chunks[iou_type][0]
 
@@ -586,6 +600,14 @@ class IncrementalEvaluator:
         keys = np.concatenate(self._image_keys) if self._image_keys else np.zeros(0, np.int64)
         self._image_keys = [keys] if len(keys) else []
         return keys
+
+    def _categories(self) -> list:
+        """The evaluated category axis: every label seen, sorted (``[-1]`` without categories)."""
+        if not self.useCats:
+            return [-1]
+        if self._micro:
+            return [0] if self._labels else []
+        return sorted(self._labels)
 
     def accumulate(self, iou_type: Optional[str] = None) -> dict:
         """``COCOeval.eval`` of one IoU type: ``precision`` (T, R, K, A, M),
@@ -600,7 +622,7 @@ class IncrementalEvaluator:
         if len(keys) > 1 and (keys[1:] == keys[:-1]).any():
             dup = keys[1:][keys[1:] == keys[:-1]][0]
             raise ValueError(f"image id {int(dup)} was given twice")
-        cats = np.array(sorted(self._labels), np.int64) if self.useCats else np.array([-1], np.int64)
+        cats = np.array(self._categories(), np.int64)
         K, A, M = len(cats), len(self.areaRng), len(self.maxDets)
         T, R = len(self.iouThrs), len(self.recThrs)
         ng, nd = tab["pair_ng"], tab["pair_nd"]
@@ -634,6 +656,31 @@ class IncrementalEvaluator:
                                                    scores, True, lo, hi), ranges, self.num_threads)
         return {"precision": precision, "recall": recall, "scores": scores, "classes": cats,
                 "counts": [T, R, K, A, M]}
+
+    def ious(self, iou_type: Optional[str] = None) -> dict:
+        """``COCOeval.ious`` of one IoU type: ``{(image_id, category_id): (D, G)
+        matrix}`` for every evaluated image and category, ``[]`` where either
+        side is empty.  Only for an evaluator made with ``_keep_ious = True``
+        before its first update (the matrices are otherwise not kept)."""
+        self.wait()
+        iou_type = iou_type or self.iou_types[0]
+        tab = self._tables(iou_type)
+        if "ious" not in tab:
+            raise ValueError("the IoU matrices were not kept (set _keep_ious = True before the first update)")
+        ng, nd = tab["pair_ng"], tab["pair_nd"]
+        off = np.concatenate(([0], np.cumsum(ng * nd)))
+        where = {(k, c): p for p, (k, c) in enumerate(zip(tab["pair_key"].tolist(), tab["pair_label"].tolist()))}
+        keys = np.unique(self._keys()).tolist()
+        cats = self._categories()
+        out = {}
+        for img in keys:
+            for cat in cats:
+                p = where.get((img, cat))
+                if p is None or ng[p] == 0 or nd[p] == 0:
+                    out[img, cat] = []
+                else:
+                    out[img, cat] = tab["ious"][off[p]:off[p + 1]].reshape(int(nd[p]), int(ng[p])).copy()
+        return out
 
     def summarize(self, precision: np.ndarray, recall: np.ndarray) -> np.ndarray:
         """The 12 numbers of ``COCOeval.stats`` (detections) from ``precision``
