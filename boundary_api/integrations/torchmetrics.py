@@ -219,7 +219,7 @@ class MeanAveragePrecision(Metric):
                         torch.from_numpy(np.ascontiguousarray(c["gt_ig"].T)).to(device))
                     getattr(self, f"{name}_{t}_dt_score").append(torch.from_numpy(c["dt_score"]).to(device))
                     getattr(self, f"{name}_{t}_dt_flags").append(torch.from_numpy(
-                        np.ascontiguousarray(c["dt_flags"].reshape(-1, D).T)).to(device))
+                        np.ascontiguousarray(c["dt_flags"].reshape(self._A * self._T, D).T)).to(device))
                     if "ious" in c:
                         getattr(self, f"{name}_{t}_ious").append(torch.from_numpy(c["ious"]).to(device))
             if labels:
