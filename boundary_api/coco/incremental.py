@@ -440,7 +440,8 @@ class IncrementalEvaluator:
         arr = _to_numpy(masks, "masks")
         if arr.shape[0] == 0:
             return []
-        fortran = np.asfortranarray((arr != 0).transpose(1, 2, 0)).view(np.uint8)
+        binary = arr.view(np.uint8) if arr.dtype == bool else (arr != 0).view(np.uint8)
+        fortran = np.asfortranarray(binary.transpose(1, 2, 0))
         return [r["counts"] for r in mask_utils.encode(fortran)]
 
     def _device_counts(self, im: _Image, gm, dm, boundary: bool) -> None:
