@@ -265,3 +265,30 @@ def test_two_processes_over_gloo_give_the_single_process_result(tmp_path):
     for key, value in theirs_single.items():
         if key.startswith("segm_") and "per_class" not in key:
             assert torch.equal(got["ours"][key], value), key
+
+
+def test_micro_with_class_metrics_is_micro_for_every_iou_type(synthetic):
+    """Known difference: torchmetrics evaluates the IoU types after the first with macro
+    averaging when class_metrics is on (it reuses its per-class data sets)."""
+    options = dict(iou_type=("segm", "bbox"), class_metrics=True, average="micro")
+    ours = _run(MeanAveragePrecision, synthetic, **options)
+    theirs = _run(TorchmetricsMAP, synthetic, **options)
+    assert torch.equal(ours["segm_map"], theirs["segm_map"])
+    micro = _run(MeanAveragePrecision, synthetic, iou_type=("segm", "bbox"), average="micro")
+    assert torch.equal(ours["bbox_map"], micro["bbox_map"])
+    assert torch.equal(micro["bbox_map"], _run(TorchmetricsMAP, synthetic, iou_type=("segm", "bbox"),
+                                               average="micro")["bbox_map"])
+    macro = _run(TorchmetricsMAP, synthetic, iou_type=("segm", "bbox"))
+    assert torch.equal(theirs["bbox_map"], macro["bbox_map"]) and not torch.equal(theirs["bbox_map"], ours["bbox_map"])
+
+
+def test_per_class_box_numbers_with_several_types_use_box_areas(synthetic):
+    """Known difference: torchmetrics' per-class box numbers with several IoU types read
+    the detections' mask areas for the area ranges (a box of negative area counts as in
+    range); ours are its single-type box numbers."""
+    ours = _run(MeanAveragePrecision, synthetic, iou_type=("bbox", "segm"), class_metrics=True)
+    single = _run(TorchmetricsMAP, synthetic, iou_type="bbox", class_metrics=True)
+    assert torch.equal(ours["bbox_map_per_class"], single["map_per_class"])
+    assert torch.equal(ours["bbox_mar_100_per_class"], single["mar_100_per_class"])
+    theirs = _run(TorchmetricsMAP, synthetic, iou_type=("bbox", "segm"), class_metrics=True)
+    assert not torch.equal(theirs["bbox_map_per_class"], single["map_per_class"])
