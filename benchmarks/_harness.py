@@ -345,7 +345,7 @@ def _extract_child(spec: dict, t: _Timer) -> dict:
     import pycocotools.mask as mask_utils
 
     import boundary_api
-    from boundary_api import reference
+    from boundary_api.masks import reference
 
     t.lap("import")
     with open(spec["dt"]) as f:

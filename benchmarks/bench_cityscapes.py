@@ -165,7 +165,7 @@ def child(case: str, data: Path, ratio: float, reference: str) -> dict:
 def _child(case: str, data: Path, ratio: float, reference: str) -> dict:
     tic = time.perf_counter()
     if case.startswith("boundary_api"):
-        from boundary_api.instance.cityscapes import evaluate_cityscapes
+        from boundary_api.cityscapes import evaluate_cityscapes
 
         r = evaluate_cityscapes(data / "gtFine" / "val", data / "results", iou_type=case.split("-")[1],
                                 dilation_ratio=ratio)

@@ -8,7 +8,7 @@ timing the whole process: interpreter start, imports, loading the ground
 truth and the results, evaluate, accumulate, summarize.  Peak RSS is the
 child's ``ru_maxrss``.  Then times per-mask boundary extraction:
 ``boundary_api.rle_to_boundary`` (one thread) against the OpenCV full-image
-path (decode, ``boundary_api.reference.mask_to_boundary``, encode).
+path (decode, ``boundary_api.masks.reference.mask_to_boundary``, encode).
 
 Prints a markdown table, ratios, the equality checks of the AP values and
 how the numbers compare with the project's targets.  No assertions.

@@ -98,7 +98,7 @@ def generate(images: int, dets_per_image: int, seed: int = 0) -> None:
 
 
 def stream(args) -> dict:
-    from boundary_api.instance.streaming import evaluate_streaming
+    from boundary_api.scale.streaming import evaluate_streaming
 
     gt_path, dt_path = _paths(args.images, args.dets_per_image)
     tic, cpu = time.time(), _cpu_s()
@@ -119,8 +119,8 @@ def _worker_usage():
 def dask_run(args) -> dict:
     import tempfile
 
-    from boundary_api.distributed import evaluate_dask, local_client
-    from boundary_api.instance.streaming import shard_dataset
+    from boundary_api.scale.distributed import evaluate_dask, local_client
+    from boundary_api.scale.streaming import shard_dataset
 
     gt_path, dt_path = _paths(args.images, args.dets_per_image)
     folder = tempfile.mkdtemp(prefix="shards_", dir=DATA)
@@ -150,7 +150,7 @@ def reduce_only(args) -> dict:
 
     import pycocotools.cocoeval
 
-    from boundary_api.instance.partials import Partial, _pack_flags, accumulate_partial, merge_partials
+    from boundary_api.scale.partials import Partial, _pack_flags, accumulate_partial, merge_partials
 
     rng = np.random.default_rng(0)
     params = pycocotools.cocoeval.Params("segm")

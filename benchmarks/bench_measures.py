@@ -1,4 +1,4 @@
-"""Per-pair time of every measure of boundary_api.measures on real COCO masks.
+"""Per-pair time of every measure of boundary_api.masks.measures on real COCO masks.
 
 10,000 (ground truth, detection) mask pairs from the shipped data
 (tests/data/coco: every non-crowd ground truth with every detection of its
@@ -74,10 +74,10 @@ def main(argv=None) -> int:
 
     from boundary_api.masks import boundary_iou as package_boundary_iou
     from boundary_api.masks import reference as R
-    from boundary_api.measures import MEASURES, MF_DILATION_RATIOS, measures
-    import boundary_api.measures as M
+    from boundary_api.masks.measures import MEASURES, MF_DILATION_RATIOS, measures
+    import boundary_api.masks.measures as M
 
-    print_header("boundary_api.measures: per-pair time on COCO masks", args.threads)
+    print_header("boundary_api.masks.measures: per-pair time on COCO masks", args.threads)
     pairs, groups, distinct = load_pairs(args.pairs)
     print(f"- {len(pairs)} pairs ({distinct} distinct ground-truth x detection pairs of {len(groups)} "
           f"images, cycled); oracle on the first {args.oracle_pairs}\n", flush=True)

@@ -44,9 +44,9 @@ __all__ = [
 ]
 
 _LAZY = {
-    "COCO": "instance", "COCOeval": "instance", "AnnotationCache": "instance", "cache_for": "instance",
+    "COCO": "coco", "COCOeval": "coco", "AnnotationCache": "instance", "cache_for": "instance",
     "SuspectInputWarning": "instance",
-    "LVIS": "instance.lvis", "LVISResults": "instance.lvis", "LVISEval": "instance.lvis",
+    "LVIS": "lvis", "LVISResults": "lvis", "LVISEval": "lvis",
     "pq_compute": "panoptic",
     "IncrementalEvaluator": "coco.incremental",
     "init_as_pycocotools": "swap", "init_as_lvis": "swap", "restore_originals": "swap", "swapped": "swap",

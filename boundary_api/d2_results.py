@@ -1,3 +1,4 @@
-"""Compatibility path: see :mod:`boundary_api.integrations.d2_results`."""
-from .integrations.d2_results import *  # noqa: F401,F403
-from .integrations.d2_results import __all__  # noqa: F401
+"""Deprecated path (0.1.0's layout): use :mod:`boundary_api.integrations.d2_results`; see ``boundary_api._deprecated``."""
+from ._deprecated import alias
+
+alias(__name__)

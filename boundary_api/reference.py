@@ -1,2 +1,4 @@
-"""Compatibility path: the oracle lives in :mod:`boundary_api.masks.reference`."""
-from .masks.reference import boundary_iou, mask_to_boundary  # noqa: F401
+"""Deprecated path (0.1.0's layout): use :mod:`boundary_api.masks.reference`; see ``boundary_api._deprecated``."""
+from ._deprecated import alias
+
+alias(__name__)

@@ -97,7 +97,7 @@ _active: Dict[str, _Swap] = {}
 def _originals(library: str) -> Tuple[Dict[str, types.ModuleType], Dict[str, Tuple[type, type]]]:
     """The original modules to stand in for, and (original class, boundary_api class) by name."""
     if library == "pycocotools":
-        from .instance import coco as ours_coco, cocoeval as ours_eval  # imports the originals first
+        from .coco import cocoeval as ours_eval, dataset as ours_coco  # imports the originals first
 
         pkg = ours_coco.pycocotools
         modules = {"pycocotools": pkg, "pycocotools.coco": pkg.coco, "pycocotools.cocoeval": pkg.cocoeval}
@@ -106,11 +106,12 @@ def _originals(library: str) -> Tuple[Dict[str, types.ModuleType], Dict[str, Tup
             "COCOeval": (pkg.cocoeval.COCOeval, ours_eval.COCOeval),
         }
         return modules, classes
-    from .instance import lvis as ours  # imports lvis (without its plotting module) first
+    from . import lvis as ours  # imports lvis (without its plotting module) first
+    from .lvis import _original
 
-    pkg = ours._lvis
+    pkg = _original._lvis
     modules = {"lvis": pkg, "lvis.lvis": sys.modules["lvis.lvis"], "lvis.results": sys.modules["lvis.results"],
-               "lvis.eval": ours._lvis_eval}
+               "lvis.eval": _original._lvis_eval}
     classes = {
         "LVIS": (modules["lvis.lvis"].LVIS, ours.LVIS),
         "LVISResults": (modules["lvis.results"].LVISResults, ours.LVISResults),

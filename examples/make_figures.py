@@ -13,8 +13,8 @@ import os
 import shutil
 import tempfile
 
-from boundary_api.analysis.plots import save_figures
-from boundary_api.analysis.sensitivity import sensitivity_analysis
+from boundary_api.sensitivity.plots import save_figures
+from boundary_api.sensitivity.curves import sensitivity_analysis
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)

@@ -1,92 +1,234 @@
-"""The package's layers: the mask layer at the bottom, one package per paradigm on it
-(never importing one another), integrations and the command line on top; no cycles; the
-documented import paths keep working."""
+"""The package's layout (docs/architecture.md): the mask layer at the bottom, the shared
+instance engine on it, one package per protocol (never importing another protocol),
+one package per concern above them, integrations and the command line on top; no import
+circle; the command line reads and checks nothing itself; the 0.1.0 paths warn and give
+the new modules; no source file grows past ~800 lines without saying why."""
 import ast
 import importlib
 import os
+import re
+import subprocess
+import sys
+import warnings
 
 import pytest
 
 import boundary_api
+from boundary_api._deprecated import MOVED_MODULES
 
 PKG = os.path.dirname(boundary_api.__file__)
+ROOT = os.path.dirname(PKG)
+DOCS = os.path.join(ROOT, "docs", "architecture.md")
 
 # what each part of the package may import from the package (besides itself)
 BASE = {"_io", "_parallel", "_version"}
+PROTOCOLS = {"coco", "lvis", "cityscapes", "panoptic", "semantic"}
 ALLOWED = {
     "masks": BASE,
+    "data": set(),  # the demo's files
     "instance": BASE | {"masks"},
+    # one package per protocol: the mask layer (and, for COCO/LVIS, the instance engine)
+    "coco": BASE | {"masks", "instance"},
+    "lvis": BASE | {"masks", "instance"},
+    "cityscapes": BASE | {"masks"},
     "panoptic": BASE | {"masks"},
     "semantic": BASE | {"masks"},
-    "analysis": BASE | {"masks", "instance", "panoptic"},
-    "integrations": BASE | {"masks", "instance", "panoptic", "semantic"},
-    "report": BASE | {"masks", "instance", "panoptic", "semantic"},
-    # cluster surface on top of the instance package (issue 17)
-    "distributed": BASE | {"masks", "instance"},
-    # opt-in stand-ins for pycocotools / lvis (issue 24)
-    "swap": BASE | {"instance"},
-    "cli": BASE | {"masks", "instance", "panoptic", "semantic", "integrations", "analysis", "report",
-                   "distributed"},
+    # one package per concern, over the protocols
+    "scale": BASE | {"masks", "instance", "coco", "lvis"},
+    "diagnostics": BASE | {"masks", "instance", "coco", "lvis"},
+    "sensitivity": BASE | {"masks", "instance", "coco", "lvis", "panoptic"},
+    "report": BASE | {"masks", "instance", "coco", "lvis", "diagnostics"},
+    "swap": BASE | {"coco", "lvis"},
+    "integrations": BASE | {"masks", "instance", "coco", "lvis", "cityscapes", "panoptic", "semantic", "scale"},
+    "cli": BASE | {"masks", "instance", "coco", "lvis", "cityscapes", "panoptic", "semantic", "scale",
+                   "diagnostics", "sensitivity", "report", "integrations"},
+    # the 0.1.0 paths: each only calls _deprecated.alias
+    "_deprecated": set(),
+    **{old.split(".")[1]: {"_deprecated"} for old in MOVED_MODULES},
 }
 
 
 def _modules():
     for root, _, files in os.walk(PKG):
-        for f in files:
+        for f in sorted(files):
             if f.endswith(".py"):
                 path = os.path.join(root, f)
                 rel = os.path.relpath(path, PKG)[:-3].split(os.sep)
                 yield rel, path
 
 
-def _imports(rel, path):
-    """Top-level parts of boundary_api that the module at ``rel`` imports."""
+def _targets(rel, node):
+    """The modules of boundary_api (as lists of names) an import statement names."""
+    pkg = rel[:-1] if rel[-1] != "__init__" else rel[:-1]
+    if isinstance(node, ast.ImportFrom):
+        if node.level:
+            base = pkg[:len(pkg) - (node.level - 1)]
+            mod = base + (node.module.split(".") if node.module else [])
+        elif node.module and node.module.split(".")[0] == "boundary_api":
+            mod = node.module.split(".")[1:]
+        else:
+            return []
+        return [mod + [a.name] if _is_module(mod + [a.name]) else mod for a in node.names] or [mod]
+    if isinstance(node, ast.Import):
+        return [a.name.split(".")[1:] for a in node.names if a.name.split(".")[0] == "boundary_api"]
+    return []
+
+
+def _is_module(parts):
+    path = os.path.join(PKG, *parts)
+    return os.path.isdir(path) or os.path.exists(path + ".py")
+
+
+def _imports(rel, path, top_level_only=False):
     tree = ast.parse(open(path, encoding="utf-8").read())
-    pkg = rel[:-1]  # the module's package, relative to boundary_api
-    for node in ast.walk(tree):
-        if isinstance(node, ast.ImportFrom):
-            if node.level:
-                base = pkg[:len(pkg) - (node.level - 1)] if node.level > 1 else list(pkg)
-                target = base + (node.module.split(".") if node.module else [])
-                if not target:  # "from . import x" at the top level
-                    target = [node.names[0].name]
-            elif node.module and node.module.split(".")[0] == "boundary_api":
-                target = node.module.split(".")[1:] or [node.names[0].name]
-            else:
-                continue
-            yield target[0]
-        elif isinstance(node, ast.Import):
-            for alias in node.names:
-                parts = alias.name.split(".")
-                if parts[0] == "boundary_api" and len(parts) > 1:
-                    yield parts[1]
+    nodes = tree.body if top_level_only else ast.walk(tree)
+    for node in nodes:
+        for target in _targets(rel, node):
+            if target:
+                yield target
 
 
 @pytest.mark.parametrize("layer", sorted(ALLOWED))
 def test_layers_import_only_downwards(layer):
     bad = []
     for rel, path in _modules():
-        if rel[0] != layer:
-            continue
+        if rel[0] != layer and rel[0] != layer + ".py":
+            if not (len(rel) == 1 and rel[0] == layer):
+                continue
         for target in _imports(rel, path):
-            if target != layer and target not in ALLOWED[layer]:
-                bad.append(f"{'/'.join(rel)}.py imports boundary_api.{target}")
+            if target[0] != layer and target[0] not in ALLOWED[layer]:
+                bad.append(f"{'/'.join(rel)}.py imports boundary_api.{'.'.join(target)}")
     assert bad == []
 
 
-def test_base_modules_import_nothing_from_the_package():
-    for name in BASE:
-        path = os.path.join(PKG, name + ".py")
-        if os.path.exists(path):
-            assert list(_imports([name], path)) == []
+def test_every_part_of_the_package_has_a_rule():
+    parts = {rel[0] for rel, _ in _modules() if len(rel) > 1 or rel[0] not in ("__init__",)}
+    assert parts - set(ALLOWED) - BASE == set()
+
+
+def test_the_layers_form_no_circle():
+    # a depth-first search over ALLOWED: no part reaches itself
+    def reach(part, seen):
+        for nxt in ALLOWED.get(part, ()):
+            if nxt == start:
+                return True
+            if nxt not in seen:
+                seen.add(nxt)
+                if reach(nxt, seen):
+                    return True
+        return False
+
+    for start in ALLOWED:
+        assert not reach(start, set()), start
+
+
+def test_no_import_circle_between_modules():
+    """Module-level imports between the modules of the package form no circle
+    (an import inside a function is allowed to go anywhere its layer may)."""
+    graph = {}
+    for rel, path in _modules():
+        name = ".".join(rel[:-1] if rel[-1] == "__init__" else rel)
+        deps = set()
+        for target in _imports(rel, path, top_level_only=True):
+            deps.add(".".join(target))
+        graph[name] = deps - {name}
+    # a package's __init__ importing its own modules is not a circle back from them
+    state, stack = {}, []
+
+    def visit(node):
+        state[node] = 1
+        stack.append(node)
+        for dep in graph.get(node, ()):
+            if node.startswith(dep + ".") or dep == "":
+                continue  # a module importing its own package's __init__ (its parent)
+            if state.get(dep) == 1:
+                cycle = stack[stack.index(dep):] + [dep]
+                raise AssertionError(" -> ".join(cycle))
+            if dep not in state:
+                visit(dep)
+        stack.pop()
+        state[node] = 2
+
+    for node in sorted(graph):
+        if node not in state:
+            visit(node)
+
+
+def test_protocols_never_import_one_another():
+    for rel, path in _modules():
+        if rel[0] in PROTOCOLS:
+            others = {t[0] for t in _imports(rel, path)} & (PROTOCOLS - {rel[0]})
+            assert not others, ("/".join(rel), others)
 
 
 def test_every_package_says_what_lives_there():
     for entry in sorted(os.listdir(PKG)):
         init = os.path.join(PKG, entry, "__init__.py")
-        if entry in ALLOWED and os.path.exists(init):
+        if os.path.exists(init):
             doc = ast.get_docstring(ast.parse(open(init, encoding="utf-8").read()))
-            assert doc and len(doc.splitlines()) <= 3, entry
+            assert doc and len(doc.splitlines()) <= 6, entry
+
+
+def test_architecture_page_names_every_package_and_rule():
+    page = open(DOCS, encoding="utf-8").read()
+    for entry in sorted(os.listdir(PKG)):
+        if os.path.exists(os.path.join(PKG, entry, "__init__.py")):
+            assert re.search(rf"^\s+{entry}/", page, re.M), f"docs/architecture.md does not draw {entry}/"
+            assert f"`{entry}`" in page, f"docs/architecture.md does not say what {entry} may import"
+    for old, (new, removal) in MOVED_MODULES.items():
+        assert f"`{old}`" in page and f"`{new}`" in page and removal in page, old
+
+
+def _cli_sources():
+    cli = os.path.join(PKG, "cli")
+    for f in sorted(os.listdir(cli)):
+        if f.endswith(".py"):
+            yield f, open(os.path.join(cli, f), encoding="utf-8").read()
+
+
+def test_command_line_reads_and_checks_no_input_itself():
+    """The subcommands parse arguments and call the library, which reads and checks
+    the files: no JSON reading, no private checks of the library in cli/."""
+    bad = []
+    for f, src in _cli_sources():
+        tree = ast.parse(src)
+        for node in ast.walk(tree):
+            if isinstance(node, ast.ImportFrom) and node.module:
+                names = {a.name for a in node.names}
+                if node.module.endswith("_checks") or node.module.endswith("_columns") \
+                        or node.module.endswith("_gt_columns"):
+                    bad.append(f"{f} imports {node.module}")
+                if names & {"read_json", "loads_json", "read_once", "open_input"}:
+                    bad.append(f"{f} imports {sorted(names & {'read_json', 'loads_json', 'read_once', 'open_input'})}")
+            if isinstance(node, ast.Attribute) and node.attr in ("load", "loads") \
+                    and isinstance(node.value, ast.Name) and node.value.id == "json":
+                bad.append(f"{f} calls json.{node.attr}")
+    assert bad == []
+
+
+@pytest.mark.parametrize("old", sorted(MOVED_MODULES))
+def test_old_paths_warn_and_give_the_new_module(old):
+    new, removal = MOVED_MODULES[old]
+    if "detectron2" in new and importlib.util.find_spec("detectron2") is None:
+        # importing it needs Detectron2: check the warning in a process without it
+        code = f"import warnings; warnings.simplefilter('error', DeprecationWarning)\ntry:\n import {old}\n" \
+               f"except DeprecationWarning as e: print(e)"
+        out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=os.sep)
+        assert new in out.stdout and removal in out.stdout, out
+        return
+    sys.modules.pop(old, None)
+    with pytest.warns(DeprecationWarning, match=re.escape(new)) as record:
+        exec(compile(f"import {old}", __file__, "exec"), {})
+    module = sys.modules[old]
+    assert module is importlib.import_module(new)
+    assert removal in str(record[0].message)
+    assert record[0].filename == __file__  # the warning points at the import, not at the package
+
+
+def test_old_paths_warn_at_the_importing_line_in_a_script():
+    code = "import boundary_api.measures\n"
+    out = subprocess.run([sys.executable, "-W", "default", "-c", code], capture_output=True, text=True, cwd=os.sep)
+    assert "<string>:1: DeprecationWarning: boundary_api.measures is deprecated" in out.stderr, out.stderr
 
 
 @pytest.mark.parametrize("path, names", [
@@ -94,12 +236,19 @@ def test_every_package_says_what_lives_there():
                       "mask_to_boundary", "rle_to_boundary", "boundary_iou", "AnnotationCache", "cache_for",
                       "init_as_pycocotools", "init_as_lvis", "restore_originals", "swapped"]),
     ("boundary_api.masks", ["boundary_iou", "dilation_pixels", "mask_to_boundary", "rle_to_boundary"]),
+    ("boundary_api.masks.measures", ["boundary_iou", "mask_iou", "trimap_iou", "multiscale_iou"]),
+    ("boundary_api.masks.reference", ["mask_to_boundary", "boundary_iou"]),
+    ("boundary_api.coco", ["COCO", "COCOeval"]),
+    ("boundary_api.lvis", ["LVIS", "LVISResults", "LVISEval"]),
+    ("boundary_api.cityscapes", ["evaluate_cityscapes", "evaluate_img_lists", "evaluate_arrays", "print_results"]),
     ("boundary_api.panoptic", ["pq_compute", "rgb2id", "id2rgb"]),
-    ("boundary_api.reference", ["mask_to_boundary", "boundary_iou"]),
-    ("boundary_api.d2_results", ["coco_boundary_metrics", "lvis_boundary_metrics", "prepare_results"]),
+    ("boundary_api.semantic", ["SemanticEvaluator", "evaluate_folders"]),
+    ("boundary_api.scale", ["Partial", "evaluate_partial", "merge_partials", "evaluate_streaming", "evaluate_dask"]),
+    ("boundary_api.diagnostics", ["analyze_errors", "pr_curves", "boundary_coverage"]),
+    ("boundary_api.sensitivity.curves", ["sensitivity_analysis"]),
+    ("boundary_api.integrations.d2_results", ["coco_boundary_metrics", "lvis_boundary_metrics", "prepare_results"]),
     ("boundary_api.cli", ["main"]),
     ("boundary_api.report", ["collect", "figures", "write_html", "write_pngs"]),
-    ("boundary_api.instance.analysis", ["analyze_errors", "pr_curves", "boundary_coverage"]),
 ])
 def test_documented_import_paths(path, names):
     module = importlib.import_module(path)
@@ -107,10 +256,30 @@ def test_documented_import_paths(path, names):
         assert callable(getattr(module, name)), (path, name)
 
 
-def test_compatibility_paths_are_the_same_objects():
-    from boundary_api import d2_results, reference
-    from boundary_api.integrations import d2_results as new_d2
-    from boundary_api.masks import reference as new_ref
+def test_top_level_names_are_the_protocol_packages_objects():
+    from boundary_api import coco, instance, lvis
 
-    assert reference.mask_to_boundary is new_ref.mask_to_boundary
-    assert d2_results.coco_boundary_metrics is new_d2.coco_boundary_metrics
+    assert boundary_api.COCOeval is coco.COCOeval and boundary_api.COCO is coco.COCO
+    assert boundary_api.LVISEval is lvis.LVISEval and boundary_api.LVISResults is lvis.LVISResults
+    assert boundary_api.AnnotationCache is instance.AnnotationCache
+
+
+LIMIT = 800
+
+
+def _long_files():
+    for top in ("boundary_api", "cython_ext"):
+        for root, _, files in os.walk(os.path.join(ROOT, top)):
+            for f in files:
+                if f.endswith((".py", ".pyx", ".pxi", ".pxd")):
+                    path = os.path.join(root, f)
+                    with open(path, encoding="utf-8") as fh:
+                        lines = fh.read().splitlines()
+                    if len(lines) > LIMIT:
+                        head = "\n".join(lines[:15]).lower()
+                        if "longer than" not in head and "lines because" not in head:
+                            yield os.path.relpath(path, ROOT), len(lines)
+
+
+def test_no_source_file_is_long_without_a_reason_at_its_top():
+    assert list(_long_files()) == []

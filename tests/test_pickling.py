@@ -35,10 +35,10 @@ import numpy as np
 import pytest
 
 from boundary_api import COCO, LVIS, COCOeval, LVISEval, LVISResults
-from boundary_api.analysis.sensitivity import sensitivity_analysis
-from boundary_api.instance.analysis import analyze_errors, image_ious
+from boundary_api.sensitivity.curves import sensitivity_analysis
+from boundary_api.diagnostics.tide import analyze_errors, image_ious
 from boundary_api.instance.cache import cache_for
-from boundary_api.instance.partials import accumulate_partial, evaluate_partial, merge_partials
+from boundary_api.scale.partials import accumulate_partial, evaluate_partial, merge_partials
 from conftest import COCO_DT, COCO_GT, LVIS_DT, LVIS_GT
 
 CLONES = {

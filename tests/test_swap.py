@@ -230,12 +230,12 @@ def test_lvis_user_code_gives_lvis_numbers(user_module, order, monkeypatch):
     assert ours.get_results() == theirs.get_results()
     boundary_api.restore_originals("lvis")
     assert type(user.evaluate(LVIS_GT, LVIS_DT, "segm")).__module__ == ("lvis.eval" if order == "before"
-                                                                        else "boundary_api.instance.lvis")
+                                                                        else "boundary_api.lvis")
 
 
 def test_partials_take_an_original_lvis_object_while_swapped():
     """boundary_api's own LVIS check still recognises lvis' (original) objects while lvis is swapped."""
-    from boundary_api.instance.lvis import _lvis
+    from boundary_api.lvis._original import _lvis
     from boundary_api.integrations.d2_partials import _is_lvis
 
     gt = _lvis.LVIS(LVIS_GT)

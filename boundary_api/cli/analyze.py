@@ -64,7 +64,7 @@ def parser() -> argparse.ArgumentParser:
 
 def load(args):
     """The ground truth and results as boundary_api COCO objects, checked."""
-    from ..instance.coco import COCO
+    from ..coco.dataset import COCO
 
     if args.pos_threshold < args.background_threshold:
         raise InputError(f"--background-threshold ({args.background_threshold}) is above --pos-threshold "
@@ -84,7 +84,7 @@ def load(args):
 
 
 def _table(result, pos_threshold, iou_type: str = "boundary", dilation_ratio: float = 0.02) -> str:
-    from ..instance.analysis import ERROR_TYPES
+    from ..diagnostics.tide import ERROR_TYPES
 
     sizes = ("small", "medium", "large")
     ap = "n/a" if result["ap"] != result["ap"] else f"{100 * result['ap']:.2f}"
@@ -119,7 +119,7 @@ def document(args, result, coverage, cats) -> dict:
 
 
 def run(args) -> int:
-    from ..instance.analysis import analyze_errors, boundary_coverage
+    from ..diagnostics.tide import analyze_errors, boundary_coverage
     from ..report.data import coverage_warning
 
     check_out_path(args.json_out, files={"--gt": args.gt, "--dt": args.dt})

@@ -53,7 +53,7 @@ def table_title(iou_type: str, dilation_ratio: float, n_images: int) -> str:
 
 
 def run(args) -> int:
-    from ..instance.cityscapes import CityscapesInputError, evaluate_cityscapes, print_results
+    from ..cityscapes import CityscapesInputError, evaluate_cityscapes, print_results
 
     check_out_path(args.json_out, files={}, folders={"--gt-dir": args.gt_dir, "--result-dir": args.result_dir})
     tic = time.time()

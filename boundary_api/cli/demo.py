@@ -165,8 +165,8 @@ def run(args) -> int:
     ``--threads``, ``--slow``, ``--json-out``, ``-q``; ``--iou-type`` is not
     used: the demo always reports both).
     """
-    from ..instance.coco import COCO
-    from ..instance.cocoeval import COCOeval
+    from ..coco.dataset import COCO
+    from ..coco.cocoeval import COCOeval
     from ..instance.results import coco_stat_names, per_category_metrics
     from ._common import check_out_path
 

@@ -122,7 +122,7 @@ def _load_as_columns(args):
     both files are in the schemas and pass every check this command makes:
     ``(lvis, gt, dt)``; else None (the files are then read as dicts and checked
     one by one, which words the problem)."""
-    from ..instance import coco as coco_module
+    from ..coco import dataset as coco_module
 
     printed = io.StringIO()  # shown only if this path is taken (else the dict path prints its own)
     try:
@@ -154,7 +154,7 @@ def _coco_columns(args, gt, gtc):
 
 def _lvis_columns(args):
     from ..instance._gt_columns import load_ground_truth_columns
-    from ..instance.lvis import LVIS
+    from ..lvis import LVIS
 
     gtc = load_ground_truth_columns(args.gt, args.gt, lvis=True)
     if gtc is None or not (args.lvis or _looks_like_lvis({"images": gtc.images, "categories": gtc.categories})):
@@ -182,7 +182,7 @@ def _lvis_results_as_columns(args, gt, max_dets: int):
     is in the schema and passes every check this command makes; else None
     (the file is then read as dicts and checked one by one, which words the
     problem)."""
-    from ..instance.lvis import LVISResults
+    from ..lvis import LVISResults
 
     try:
         dt = LVISResults(gt, args.dt, max_dets=max_dets, strict=True)
@@ -195,8 +195,8 @@ def _lvis_results_as_columns(args, gt, max_dets: int):
 
 
 def run(args) -> int:
-    from ..instance.coco import COCO
-    from ..instance.cocoeval import COCOeval
+    from ..coco.dataset import COCO
+    from ..coco.cocoeval import COCOeval
 
     inputs = {"--gt": args.gt, "--dt": args.dt}
     check_out_path(args.json_out, files=inputs)
@@ -215,7 +215,7 @@ def run(args) -> int:
     if args.iou_type in ("segm", "boundary"):
         _check_ground_truth_masks(gt_data, args)
     if lvis:
-        from ..instance.lvis import LVIS, LVISResults
+        from ..lvis import LVIS, LVISResults
 
         max_dets = _lvis_max_dets(args)
         with quiet(args.quiet):
@@ -245,7 +245,7 @@ def table_title(lvis: bool, iou_type: str, dilation_ratio: float, max_dets: int)
 
 
 def _evaluate_lvis(args, gt, dt, inputs, tic) -> None:
-    from ..instance.lvis import LVISEval
+    from ..lvis import LVISEval
 
     iou = args.iou_type
     max_dets = _lvis_max_dets(args)

@@ -4,7 +4,7 @@ from __future__ import annotations
 import argparse
 import os
 
-from ..analysis.errors import ERRORS
+from ..sensitivity.perturbations import ERRORS
 from ..masks.measures import MEASURES
 from ._common import PROG, HelpFormatter, InputError, add_common_flags, positive_int, ratio
 from .output import build_document, write_json
@@ -51,8 +51,8 @@ def run(args) -> int:
             importlib.import_module(name)
     except ImportError as exc:
         raise InputError(f"the sensitivity analysis needs {exc.name}: pip install 'boundary-api[analysis]'") from None
-    from ..analysis.plots import save_figures
-    from ..analysis.sensitivity import sensitivity_analysis
+    from ..sensitivity.plots import save_figures
+    from ..sensitivity.curves import sensitivity_analysis
 
     if args.seed < 0:
         raise InputError(f"--seed must be >= 0, got {args.seed}")

@@ -94,7 +94,7 @@ def shard_parser() -> argparse.ArgumentParser:
 
 
 def run_shard(args) -> int:
-    from ..instance.streaming import shard_dataset
+    from ..scale.streaming import shard_dataset
 
     manifest = shard_dataset(args.gt, args.out_dir, args.images_per_shard, results=args.dt)
     print(manifest)
@@ -148,8 +148,8 @@ class _ProgressBar:
 
 
 def _dask(args, iou: str, params, max_dets, shards=None):
-    from ..distributed import evaluate_dask, local_client
-    from ..instance.streaming import shard_dataset
+    from ..scale.distributed import evaluate_dask, local_client
+    from ..scale.streaming import shard_dataset
 
     def go(manifest):
         kwargs = dict(iou_type=iou, dilation_ratio=args.dilation_ratio, max_dets=max_dets, params=params,
@@ -196,7 +196,7 @@ def _eval_params(args, lvis: bool):
 
 
 def run(args) -> int:
-    from ..instance.streaming import evaluate_streaming, looks_like_lvis
+    from ..scale.streaming import evaluate_streaming, looks_like_lvis
 
     _check(args)
     inputs = {"--gt": args.gt, "--dt": args.dt, "--manifest": args.manifest}
@@ -205,7 +205,7 @@ def run(args) -> int:
     iou = args.iou_type
     shards = None
     if args.manifest is not None:
-        from ..instance.streaming import load_manifest
+        from ..scale.streaming import load_manifest
 
         shards = load_manifest(args.manifest, allow_partial=args.allow_partial)
         gt_data = read_json(shards[0]["gt"], "ground truth shard") if shards else {}

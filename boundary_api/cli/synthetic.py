@@ -77,7 +77,7 @@ def _check_paths(args) -> None:
 
 
 def run(args) -> int:
-    from ..analysis import synthetic as syn
+    from ..sensitivity import synthetic as syn
 
     _check_paths(args)
     rows = []

@@ -2,7 +2,7 @@
 
 Detectron2's evaluators gather every prediction (masks included) to the main
 process when ``distributed=True``.  Here each rank turns its predictions into a
-compact :class:`~boundary_api.instance.partials.Partial` (scores and match
+compact :class:`~boundary_api.scale.partials.Partial` (scores and match
 flags, no masks) and only the partials are gathered; the main process merges
 them and accumulates, with the numbers of one evaluation over all predictions.
 
@@ -21,7 +21,7 @@ from __future__ import annotations
 
 from typing import Callable, Iterable, List, Optional, Sequence
 
-from ..instance.partials import Partial, accumulate_partial, evaluate_partial, merge_partials
+from ..scale.partials import Partial, accumulate_partial, evaluate_partial, merge_partials
 from .d2_results import CategoryIdMap, _coco_max_dets, prepare_results
 
 __all__ = ["rank_partial", "merge_rank_partials", "evaluate_in_ranks"]
@@ -29,7 +29,7 @@ __all__ = ["rank_partial", "merge_rank_partials", "evaluate_in_ranks"]
 
 def _is_lvis(gt) -> bool:
     # the original lvis package, also while boundary_api.init_as_lvis() stands in for it
-    from ..instance.lvis import _lvis
+    from ..lvis._original import _lvis
 
     return isinstance(gt, _lvis.LVIS)
 
@@ -61,7 +61,7 @@ def rank_partial(gt, predictions: Iterable[dict], iou_type: str = "boundary", *,
         As in :func:`boundary_api.integrations.d2_results.coco_boundary_metrics`
         (contiguous id -> dataset id; COCO ``maxDets`` or the LVIS per-image cap).
     dilation_ratio, num_threads
-        As in :func:`~boundary_api.instance.partials.evaluate_partial`.
+        As in :func:`~boundary_api.scale.partials.evaluate_partial`.
     """
     predictions = list(predictions)
     img_ids = sorted({p["image_id"] for p in predictions})
@@ -84,7 +84,7 @@ def merge_rank_partials(gt, partials: Sequence[Partial], iou_type: str = "bounda
     -------
     COCOeval or LVISEval
         With ``eval`` and ``stats`` / ``results``, as from
-        :func:`~boundary_api.instance.partials.accumulate_partial`.
+        :func:`~boundary_api.scale.partials.accumulate_partial`.
     """
     parts = [p for p in partials if p is not None]
     want = sorted(img_ids) if img_ids is not None else _all_img_ids(gt)

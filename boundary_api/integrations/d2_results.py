@@ -43,8 +43,8 @@ import numpy as np
 import pycocotools.coco
 
 from ..instance._checks import check_results
-from ..instance.coco import COCO
-from ..instance.cocoeval import COCOeval
+from ..coco.dataset import COCO
+from ..coco.cocoeval import COCOeval
 from ..instance.results import coco_stats, per_category_ap
 from ._d2_ground_truth import release_shared_ground_truth, shared_ground_truth  # noqa: F401 (public here)
 from ._d2_tables import TASK, _log_metrics, _log_per_category, format_table  # noqa: F401 (public here)
@@ -313,7 +313,7 @@ def lvis_boundary_metrics(lvis_gt, predictions: Iterable, *, category_id_map: Ca
         logger.warning("No predictions from the model: the %s metrics are NaN.", TASK)
         return {m: float("nan") for m in LVIS_METRICS}
 
-    from ..instance.lvis import LVISEval, LVISResults  # loads lvis (and matplotlib) only here
+    from ..lvis import LVISEval, LVISResults  # loads lvis (and matplotlib) only here
 
     max_dets = 300 if max_dets_per_image is None else int(max_dets_per_image)
     logger.info("Evaluating %s with max detections per image = %d", TASK, max_dets)
@@ -380,7 +380,7 @@ def lvis_task_metrics(lvis_gt, results: List[dict], iou_type: str, *,
             r.pop("bbox", None)
     max_dets = 300 if max_dets_per_image is None else max_dets_per_image
 
-    from ..instance.lvis import LVISEval, LVISResults  # loads lvis (and matplotlib) only here
+    from ..lvis import LVISEval, LVISResults  # loads lvis (and matplotlib) only here
 
     logger.info(f"Evaluating with max detections per image = {max_dets}")
     lvis_dt = LVISResults(lvis_gt, results, max_dets=max_dets)

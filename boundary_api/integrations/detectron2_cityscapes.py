@@ -11,7 +11,7 @@ segmentation, nothing else::
 ``evaluate()`` returns Detectron2's ``results["segm"]`` (computed by
 cityscapesScripts, as in Detectron2) and ``results["boundary"]``: ``AP``,
 ``AP50`` and ``AP-<class>`` in percent (NaN for a class without ground truth),
-computed by :mod:`boundary_api.instance.cityscapes` on the very files written
+computed by :mod:`boundary_api.cityscapes` on the very files written
 for cityscapesScripts.  Importing it requires Detectron2.
 
 Known upstream breakages, worked around here (each logged when it applies):
@@ -52,12 +52,13 @@ except ImportError as exc:  # not installed, or installed but not importable
     raise ImportError(
         "boundary_api's Cityscapes evaluator for Detectron2 needs Detectron2, which is not on PyPI: install "
         "it from source, e.g. pip install 'git+https://github.com/facebookresearch/detectron2.git' (after "
-        "torch). Without Detectron2, boundary_api.instance.cityscapes.evaluate_cityscapes evaluates "
+        "torch). Without Detectron2, boundary_api.cityscapes.evaluate_cityscapes evaluates "
         f"cityscapesScripts' result files directly. (Importing Detectron2 failed with: {exc})"
     ) from exc
 
 from .._parallel import resolve_threads
-from ..instance.cityscapes import CLASSES, LABELS, evaluate_img_lists, find_ground_truth, find_predictions
+from ..cityscapes.evaluation import evaluate_img_lists
+from ..cityscapes.files import CLASSES, LABELS, find_ground_truth, find_predictions
 from ..masks.boundary import check_dilation_ratio
 
 __all__ = ["BoundaryCityscapesInstanceEvaluator"]

@@ -30,6 +30,7 @@ try:
 except ImportError as _exc:
     raise _missing_extension_error(_exc) from None
 
-from .boundary import boundary_iou, dilation_pixels, mask_to_boundary, rle_to_boundary  # noqa: E402
+from .boundary import dilation_pixels, mask_to_boundary, rle_to_boundary  # noqa: E402
+from .iou import boundary_iou  # noqa: E402
 
 __all__ = ["boundary_iou", "dilation_pixels", "mask_to_boundary", "rle_to_boundary"]

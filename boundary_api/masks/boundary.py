@@ -21,7 +21,7 @@ import pycocotools.mask as mask_utils
 from . import _mask
 from .._parallel import resolve_threads, run_ranges, split_by_cost
 
-__all__ = ["dilation_pixels", "mask_to_boundary", "rle_to_boundary", "boundary_iou"]
+__all__ = ["dilation_pixels", "mask_to_boundary", "rle_to_boundary"]
 
 RLE = dict
 
@@ -286,48 +286,3 @@ def _as_mask_list(masks, name: str):
         return list(masks), False
     raise TypeError(f"{name} must be an (H, W) array, an (N, H, W) stack, an RLE dict, or a list of "
                     f"arrays / RLE dicts; got {type(masks).__name__}")
-
-
-def boundary_iou(gt, dt, dilation_ratio: float = 0.02):
-    """Boundary IoU between ground truth and predicted masks.
-
-    ``|G_b & P_b| / |G_b | P_b|`` where ``X_b`` is the boundary of ``X``
-    (:func:`mask_to_boundary`); 0 when both boundaries are empty.  Each mask's
-    boundary is computed on its own, whatever else is in the list.
-
-    Parameters
-    ----------
-    gt, dt : array, RLE dict, or a sequence of them
-        One mask (an ``(H, W)`` array, nonzero = foreground, or a COCO RLE
-        dict), an ``(N, H, W)`` array of ``N`` masks, or a list/tuple of
-        ``(H, W)`` arrays and/or RLE dicts.  Every mask must have the same size.
-    dilation_ratio : float, optional
-        Boundary width as a fraction of the image diagonal (default 0.02).
-
-    Returns
-    -------
-    float or ndarray
-        A float when ``gt`` and ``dt`` are single masks.  Otherwise a float64
-        array of shape ``(len(gt), len(dt))`` -- **rows are ground truths,
-        columns are predictions**: ``out[i, j]`` is the Boundary IoU of
-        ``gt[i]`` and ``dt[j]`` (a single mask counts as a list of one).
-        Note that ``pycocotools.mask.iou(dt, gt, iscrowd)`` is oriented the
-        other way, ``(len(dt), len(gt))``.
-
-    Examples
-    --------
-    >>> a = np.zeros((4, 4), np.uint8); a[0:2, 1] = 1
-    >>> b = np.zeros((4, 4), np.uint8); b[2:4, 1] = 1
-    >>> boundary_iou([a, b], [b])
-    array([[0.],
-           [1.]])
-    """
-    from .measures import boundary_iou as pairwise_boundary_iou  # one Boundary IoU of mask pairs
-
-    ratio = check_dilation_ratio(dilation_ratio)
-    g_items, _ = _as_mask_list(gt, "gt")
-    d_items, _ = _as_mask_list(dt, "dt")
-    sizes = {tuple(x["size"]) if isinstance(x, dict) and "size" in x else np.shape(x) for x in g_items + d_items}
-    if len(sizes) > 1:
-        raise ValueError(f"all masks must have the same size, got {sorted(sizes)}")
-    return pairwise_boundary_iou(gt, dt, ratio)

@@ -8,8 +8,8 @@ import logging
 import math
 from typing import Callable, Optional, Sequence
 
-from ..instance.analysis import analyze_errors, boundary_coverage, image_ious, pr_curves
-from ..instance.cocoeval import COCOeval
+from ..diagnostics.tide import analyze_errors, boundary_coverage, image_ious, pr_curves
+from ..coco.cocoeval import COCOeval
 from ..instance.results import COCO_STAT_NAMES, coco_stats, per_category_ap
 
 __all__ = ["collect", "coverage_warning"]
@@ -48,7 +48,7 @@ def collect(coco_gt, coco_dt, *, dilation_ratio: float = 0.02, iou_thrs: Sequenc
     iou_thrs : sequence of float
         IoU thresholds of the PR curves (among COCO's 0.50:0.05:0.95).
     pos_threshold, background_threshold, max_dets
-        Of the error analysis (:func:`boundary_api.instance.analysis.analyze_errors`).
+        Of the error analysis (:func:`boundary_api.diagnostics.tide.analyze_errors`).
     num_threads : int, optional
         Threads of the evaluators.
     worst : int

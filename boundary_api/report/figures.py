@@ -9,7 +9,7 @@ from typing import Dict, Optional
 import numpy as np
 import pycocotools.mask as mask_utils
 
-from ..instance.analysis import ERROR_TYPES
+from ..diagnostics.tide import ERROR_TYPES
 from ..masks.imagefiles import check_image_file
 
 __all__ = ["figures", "figure_errors", "figure_pr_curves", "figure_scatter", "figure_thumbnail", "to_png"]

@@ -7,7 +7,7 @@ import html
 import os
 from typing import Dict
 
-from ..instance.analysis import ERROR_TYPES
+from ..diagnostics.tide import ERROR_TYPES
 from .figures import ERROR_LABELS
 
 __all__ = ["write_html", "write_pngs"]

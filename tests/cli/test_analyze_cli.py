@@ -10,7 +10,7 @@ import pytest
 from analysis_data import build, rle, square
 from boundary_api import COCO
 from boundary_api.cli import main
-from boundary_api.instance.analysis import ERROR_TYPES, analyze_errors, boundary_coverage
+from boundary_api.diagnostics.tide import ERROR_TYPES, analyze_errors, boundary_coverage
 from conftest import COCO_DT, COCO_GT
 
 

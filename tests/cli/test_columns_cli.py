@@ -8,9 +8,9 @@ from pathlib import Path
 import pytest
 
 import boundary_api.instance._gt_columns as gt_columns_module
-import boundary_api.instance.coco as coco_module
+import boundary_api.coco.dataset as coco_module
 from boundary_api.cli import main
-from boundary_api.instance.cocoeval import COCOeval
+from boundary_api.coco.cocoeval import COCOeval
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "coco"
 COCO_GT = str(DATA / "instances_val2014_100.json")
@@ -57,7 +57,7 @@ LVIS_DT = LVIS_DATA / "lvis_val_100_results_jitter.json"
 
 @pytest.mark.parametrize("iou_type", ["boundary", "segm", "bbox"])
 def test_lvis_files_as_columns_give_the_same_document(tmp_path, monkeypatch, iou_type):
-    import boundary_api.instance.lvis as lvis_module
+    import boundary_api.lvis as lvis_module
 
     gt, dt = LVIS_GT, str(LVIS_DT)
     seen = []

@@ -29,8 +29,8 @@ def _jsonl(path, src):
 @pytest.fixture(scope="module")
 def coco_300():
     """COCOeval at maxDets [1, 10, 300]: the AP every line of the table must show."""
-    from boundary_api.instance.coco import COCO
-    from boundary_api.instance.cocoeval import COCOeval
+    from boundary_api.coco.dataset import COCO
+    from boundary_api.coco.cocoeval import COCOeval
 
     with contextlib.redirect_stdout(io.StringIO()):
         gt = COCO(COCO_GT)
@@ -60,8 +60,8 @@ def test_max_dets_300_reports_ap_at_300(tmp_path, capsys, coco_300, streaming):
 
 def test_default_max_dets_table_is_pycocotools(tmp_path, capsys):
     """With maxDets [1, 10, 100] the table is pycocotools' summarize() line for line."""
-    from boundary_api.instance.coco import COCO
-    from boundary_api.instance.cocoeval import COCOeval
+    from boundary_api.coco.dataset import COCO
+    from boundary_api.coco.cocoeval import COCOeval
 
     out = str(tmp_path / "m.json")
     assert main(["--gt", COCO_GT, "--dt", COCO_DT, "--iou-type", "segm", "-q", "--json-out", out]) == 0
@@ -150,7 +150,7 @@ def test_dt_folder_with_a_file_it_cannot_read_is_refused(tmp_path, capsys, name)
 @pytest.fixture(scope="module")
 def manifests(tmp_path_factory):
     """A complete manifest, one with a shard entry deleted, and their pre-'num_shards' forms."""
-    from boundary_api.instance.streaming import shard_dataset
+    from boundary_api.scale.streaming import shard_dataset
 
     folder = tmp_path_factory.mktemp("shards")
     with contextlib.redirect_stdout(io.StringIO()):

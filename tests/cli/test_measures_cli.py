@@ -10,7 +10,7 @@ import pytest
 
 from boundary_api.cli import main
 from boundary_api.masks import reference
-from boundary_api.measures import MEASURES, measures
+from boundary_api.masks.measures import MEASURES, measures
 
 
 @pytest.fixture

@@ -228,7 +228,7 @@ def test_progress_bar_while_converting_masks(tmp_path):
     # the dict path (files outside the columnar schemas) converts masks one by one, with a bar;
     # read as columns, masks are converted natively in a fraction of a second and need none
     code = ("import boundary_api.instance.cache as cache; cache.PROGRESS_FROM = 100\n"
-            "import boundary_api.instance.coco as c\n"
+            "import boundary_api.coco.dataset as c\n"
             "c.load_ground_truth_columns = c.load_result_columns = lambda *a, **k: None\n"
             "from boundary_api.cli import main\n"
             f"raise SystemExit(main(['--gt', {COCO_GT!r}, '--dt', {COCO_DT!r}, '-q']))\n")

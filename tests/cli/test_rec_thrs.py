@@ -49,7 +49,7 @@ def test_rec_thrs_flag_is_checked(capsys):
 
 
 def test_eleven_point_ap_on_lvis_equals_lvis_own_loops(tmp_path, capsys):
-    from boundary_api.instance.lvis import LVISEval
+    from boundary_api.lvis import LVISEval
     from conftest import LVIS_DT, LVIS_GT
 
     out = tmp_path / "m.json"

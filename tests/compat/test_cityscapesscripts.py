@@ -10,7 +10,7 @@ import warnings
 import numpy as np
 import pytest
 
-from boundary_api.instance import cityscapes as cs
+from boundary_api.cityscapes import evaluation as cs
 from conftest import DATA
 
 VISIBLE = os.path.join(DATA, "cityscapes", "visible")
@@ -249,7 +249,7 @@ def test_an_uncaught_input_error_ends_the_program_with_its_message(data, tmp_pat
 
     gts, preds, _ = data
     _missing_prediction_file(gts, preds, tmp_path)
-    code = ("from boundary_api.instance.cityscapes import evaluate_img_lists\n"
+    code = ("from boundary_api.cityscapes import evaluate_img_lists\n"
             f"evaluate_img_lists({preds!r}, {gts!r}, iou_type='segm')\n")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert out.returncode == 1

@@ -87,8 +87,8 @@ SELECTED = (
 )
 
 #: what the test modules must have bound, per target: module -> name -> class
-BOUNDARY_API_COCO = "boundary_api.instance.coco.COCO"
-BOUNDARY_API_COCOEVAL = "boundary_api.instance.cocoeval.COCOeval"
+BOUNDARY_API_COCO = "boundary_api.coco.dataset.COCO"
+BOUNDARY_API_COCOEVAL = "boundary_api.coco.cocoeval.COCOeval"
 EXPECTED_BINDINGS = {
     "boundary_api": {
         "test_coco_metric": {"COCO": BOUNDARY_API_COCO, "COCOeval_faster": BOUNDARY_API_COCOEVAL,

@@ -17,7 +17,7 @@ import numpy as np
 import pytest
 
 import boundary_api
-from boundary_api.instance.lvis import _accumulate_lvis_on_any_numpy
+from boundary_api.lvis.eval import _accumulate_lvis_on_any_numpy
 from conftest import LVIS_DT, LVIS_GT
 from synth import assert_same_eval_imgs, same_value
 
@@ -244,7 +244,7 @@ def test_ground_truth_dicts_carry_ignore_flags(loading):
 
 def test_vars_shows_the_state_without_building_it_before():
     ev = run(OURS, "segm", "path", steps=("evaluate",))
-    own = boundary_api.instance._engine.instance_dict(ev)
+    own = boundary_api.instance._lazy.instance_dict(ev)
     assert not {"eval_imgs", "ious", "_gts", "_dts"} & set(own)
     assert {"eval_imgs", "ious", "_gts", "_dts"} <= set(dir(ev))  # (tab completion lists them, building nothing)
     assert not {"eval_imgs", "ious", "_gts", "_dts"} & set(own)
@@ -356,10 +356,10 @@ def test_accumulate_before_evaluate(loading, caplog):
 
 # ------------------------------------------------------------------ logging
 def test_the_path_taken_is_logged(caplog):
-    with caplog.at_level(logging.INFO, logger="boundary_api.instance.lvis"):
+    with caplog.at_level(logging.INFO, logger="boundary_api.lvis.eval"):
         run(OURS, "segm", "path")
         run(halving(OURS), "segm", "path")
-    messages = [r.getMessage() for r in caplog.records if r.name == "boundary_api.instance.lvis"]
+    messages = [r.getMessage() for r in caplog.records if r.name == "boundary_api.lvis.eval"]
     assert messages == [
         "LVISEval.evaluate: native matching",
         "LVISEval.accumulate: native",

@@ -283,7 +283,7 @@ def test_ground_truth_dicts_carry_ignore_flags(loading):
 
 def test_vars_shows_the_state_without_building_it_before():
     ev = run(OURS, "segm", "path", steps=("evaluate",))
-    own = boundary_api.instance._engine.instance_dict(ev)
+    own = boundary_api.instance._lazy.instance_dict(ev)
     assert not {"evalImgs", "ious", "_gts", "_dts"} & set(own)  # nothing built yet
     assert {"evalImgs", "ious", "_gts", "_dts"} <= set(dir(ev))  # (tab completion lists them, building nothing)
     assert not {"evalImgs", "ious", "_gts", "_dts"} & set(own)
@@ -391,10 +391,10 @@ def test_accumulate_before_evaluate(loading, capsys):
 
 # ------------------------------------------------------------------ logging
 def test_the_path_taken_is_logged(caplog):
-    with caplog.at_level(logging.INFO, logger="boundary_api.instance.cocoeval"):
+    with caplog.at_level(logging.INFO, logger="boundary_api.coco.cocoeval"):
         run(OURS, "segm", "path")
         run(halving(OURS), "segm", "path")
-    messages = [r.getMessage() for r in caplog.records if r.name == "boundary_api.instance.cocoeval"]
+    messages = [r.getMessage() for r in caplog.records if r.name == "boundary_api.coco.cocoeval"]
     assert messages == [
         "COCOeval.evaluate: native matching",
         "COCOeval.accumulate: native",

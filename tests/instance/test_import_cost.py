@@ -30,7 +30,7 @@ def test_coco_evaluation_imports_no_http_no_numpy_ma_no_matplotlib():
 
 def test_urlretrieve_still_works_when_asked():
     mods = modules_after("""
-        import boundary_api.instance.coco
+        import boundary_api.coco.dataset
         import pycocotools.coco as pc
         import urllib.request
         assert urllib.request.urlretrieve.__module__ == 'urllib.request'

@@ -19,7 +19,7 @@ import pytest
 
 from boundary_api import COCO, LVIS, COCOeval, LVISEval, LVISResults, pq_compute
 from boundary_api._io import InputBytes, read_json, read_once
-from boundary_api.instance.streaming import evaluate_streaming
+from boundary_api.scale.streaming import evaluate_streaming
 from conftest import COCO_DT, COCO_GT, DATA, LVIS_DT, LVIS_GT
 
 TIMEOUT = 60

@@ -186,7 +186,7 @@ def _cityscapes_copy(tmp_path, bomb, where):
 
 @pytest.mark.parametrize("where", ["gt", "mask"])
 def test_cityscapes_python_and_cli(bomb, tmp_path, capsys, where):
-    from boundary_api.instance.cityscapes import evaluate_cityscapes
+    from boundary_api.cityscapes import evaluate_cityscapes
 
     gt_dir, res_dir, path = _cityscapes_copy(tmp_path, bomb, where)
     with pytest.raises(ImageTooLargeError, match="40000x40000"):
@@ -197,7 +197,7 @@ def test_cityscapes_python_and_cli(bomb, tmp_path, capsys, where):
 
 def test_cityscapes_grey_fast_path(tmp_path):
     """8- and 16-bit grey PNGs go to the package's own inflater: refused first."""
-    from boundary_api.instance.cityscapes import _mask_source, _read_png
+    from boundary_api.cityscapes.files import _mask_source, _read_png
 
     for depth in (8, 16):
         path = write_header_bomb(str(tmp_path / f"grey{depth}.png"), depth=depth)
@@ -226,7 +226,7 @@ def test_peak_memory_stays_small(bomb, tmp_path):
         from boundary_api.masks.imagefiles import ImageTooLargeError
         from boundary_api.semantic.labelmaps import read_label_map
         from boundary_api.semantic import evaluate_folders
-        from boundary_api.instance.cityscapes import evaluate_cityscapes
+        from boundary_api.cityscapes import evaluate_cityscapes
         from boundary_api.panoptic import read_panoptic_png
         from boundary_api.report.figures import _load_image
         bomb = {bomb!r}

@@ -1,4 +1,4 @@
-"""The segmentation measures (boundary_api.measures): the run-length kernels against the
+"""The segmentation measures (boundary_api.masks.measures): the run-length kernels against the
 NumPy/OpenCV oracle on adversarial masks, the properties the papers state (as values),
 the basics against pycocotools, and input errors."""
 import json
@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 import boundary_api.masks as masks_pkg
 from boundary_api.masks import dilation_pixels
 from boundary_api.masks import reference as R
-from boundary_api.measures import (
+from boundary_api.masks.measures import (
     MEASURES,
     MF_DILATION_RATIOS,
     boundary_iou,

@@ -1,4 +1,4 @@
-"""The oracle (boundary_api.reference) against the definition written out by hand."""
+"""The oracle (boundary_api.masks.reference) against the definition written out by hand."""
 import numpy as np
 import pytest
 

@@ -44,9 +44,9 @@ def _python_entry_points():
     import os
 
     from boundary_api import LVIS, LVISEval, LVISResults, pq_compute
-    from boundary_api.instance.analysis import image_ious
-    from boundary_api.instance.cityscapes import evaluate_cityscapes
-    from boundary_api.instance.partials import evaluate_partial
+    from boundary_api.diagnostics.tide import image_ious
+    from boundary_api.cityscapes import evaluate_cityscapes
+    from boundary_api.scale.partials import evaluate_partial
     from boundary_api.masks.measures import boundary_iou, measures
     from boundary_api.semantic import SemanticEvaluator
     from conftest import DATA, LVIS_DT, LVIS_GT

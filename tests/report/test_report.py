@@ -11,7 +11,7 @@ import pytest
 
 from analysis_data import build, square
 from boundary_api import COCOeval
-from boundary_api.instance.analysis import ERROR_TYPES, analyze_errors, boundary_coverage, pr_curves
+from boundary_api.diagnostics.tide import ERROR_TYPES, analyze_errors, boundary_coverage, pr_curves
 from boundary_api.instance.results import coco_stats, per_category_ap
 from boundary_api.report import (collect, coverage_warning, figure_errors, figure_pr_curves, figure_scatter,
                                  figure_thumbnail, figures, write_html, write_pngs)
@@ -145,7 +145,7 @@ def test_evaluators_never_import_matplotlib():
         "import sys, contextlib, io\n"
         "import boundary_api\n"
         "from boundary_api import COCO, COCOeval\n"
-        "from boundary_api.instance.analysis import analyze_errors\n"
+        "from boundary_api.diagnostics.tide import analyze_errors\n"
         "with contextlib.redirect_stdout(io.StringIO()):\n"
         f"    gt = COCO({COCO_GT!r}); dt = gt.loadRes({COCO_DT!r})\n"
         "    ev = COCOeval(gt, dt, iouType='boundary'); ev.evaluate(); ev.accumulate(); ev.summarize()\n"

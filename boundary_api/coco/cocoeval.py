@@ -1,0 +1,523 @@
+"""``boundary_api.COCOeval``: pycocotools' COCOeval with ``iouType='boundary'``."""
+from __future__ import annotations
+
+import contextlib
+import copy
+import datetime
+import logging
+import time
+import warnings
+from collections import defaultdict
+from typing import Optional
+
+import numpy as np
+import pycocotools.cocoeval
+
+from ..instance._columns import select_rows
+from ..instance._gt_columns import ground_truths_by_pair
+from ..instance._checks import warn_suspect
+from ..instance._engine import Evaluation, leave_ignore_flags, sorted_unique
+from ..instance._lazy import Lazy, LazyEvaluator, instance_dict, reset_lazy, touch_pairs
+from ..instance.cache import cache_for
+from ..instance._dataset import masks_unusable
+from .dataset import COCO, prepare_ground_truths
+from .._io import input_error_class, warn_large_dilation_ratio
+from .._parallel import resolve_threads
+from ..masks.boundary import check_dilation_ratio
+
+__all__ = ["COCOeval"]
+
+IOU_TYPES = ("segm", "bbox", "keypoints", "boundary")
+
+log = logging.getLogger(__name__)
+
+
+class COCOeval(LazyEvaluator, pycocotools.cocoeval.COCOeval):
+    """COCO evaluation with Boundary AP, a drop-in for pycocotools' COCOeval.
+
+    ``iouType='boundary'`` scores a detection against a ground truth with
+    ``min(mask IoU, boundary IoU)`` (Cheng et al., CVPR 2021); against a crowd
+    ground truth the IoU stays pycocotools' crowd mask IoU.  'segm', 'bbox'
+    and 'keypoints' give pycocotools' numbers.  ``evaluate()``,
+    ``accumulate()``, ``summarize()``, ``params``, ``stats``, ``eval``,
+    ``evalImgs`` and ``ious`` are used as in pycocotools.
+
+    Parameters
+    ----------
+    cocoGt, cocoDt : pycocotools.coco.COCO
+        Ground truth and results (``cocoGt.loadRes(...)``); ``boundary_api.COCO``
+        objects check their input, plain pycocotools ones work too.
+    iouType : {'segm', 'bbox', 'keypoints', 'boundary'}
+    dilation_ratio : float, optional
+        Boundary width as a fraction of the image diagonal (default 0.02).
+    use_fast_impl : bool, optional
+        Match and accumulate in Cython (default).  ``False`` runs
+        pycocotools' own ``evaluateImg`` and ``accumulate`` loops on the same
+        IoUs; the results are identical.
+    num_threads : int, optional
+        Threads for the kernels (default: all cores).  Results do not depend on it.
+
+    Notes
+    -----
+    Which path runs.  ``evaluate()`` takes the native path (IoUs, matching
+    and later ``accumulate()`` in Cython) only when ``use_fast_impl`` is true
+    and the subclass overrides none of ``_prepare``, ``computeIoU`` and
+    ``evaluateImg``; otherwise it runs as pycocotools' ``evaluate`` does,
+    calling ``self._prepare()``, ``self.computeIoU`` for every image and
+    category (the native IoUs of all pairs at once when ``computeIoU`` is
+    this class's own) and ``self.evaluateImg``.  ``accumulate()`` uses the
+    kernels only after a native evaluation whose ``evalImgs`` nobody has read
+    or assigned since; otherwise it is pycocotools' ``accumulate`` on
+    ``evalImgs``, so that changes made to them are seen.  An overridden
+    ``accumulate``, ``summarize`` or ``computeOks`` is always the one called.
+    The path taken is logged (``logging``, level INFO, logger
+    ``boundary_api.coco.cocoeval``).
+
+    After a native evaluation ``evalImgs``, ``ious`` (a dict), ``_gts`` and
+    ``_dts`` (``defaultdict(list)``, with the (image, category) entries
+    pycocotools' loops add) are built from the kernels' arrays the first time
+    they are read, ``vars(ev)`` included; they then have pycocotools' types
+    and contents.  An evaluated object pickles and copies (with those
+    attributes built); the copy accumulates with pycocotools' loops, to the
+    same numbers.  'keypoints' always uses pycocotools' loops.
+    """
+
+    _state: Optional[Evaluation] = None
+    #: run pycocotools' own evaluation code (inputs it accepts that this
+    #: package's checks flagged: the numbers are pycocotools')
+    _reference = False
+    #: the attributes a native evaluation builds when first read
+    _LAZY = ("evalImgs", "ious", "_gts", "_dts")
+    evalImgs = Lazy("_build_eval_imgs")
+    ious = Lazy("_build_ious")
+    _gts = Lazy("_build_gts")
+    _dts = Lazy("_build_dts")
+    #: the methods the native path stands in for; overriding one of them in
+    #: a subclass makes ``evaluate()`` call it as pycocotools does
+    _NATIVE_METHODS = ("_prepare", "computeIoU", "evaluateImg")
+    _EVAL_IMGS_STYLE = "coco"
+
+    def __init__(self, cocoGt=None, cocoDt=None, iouType="segm", dilation_ratio=0.02,
+                 use_fast_impl=True, num_threads=None):
+        if iouType not in IOU_TYPES:
+            raise ValueError(f"iouType must be one of {', '.join(IOU_TYPES)}; got {iouType!r}")
+        self.dilation_ratio = check_dilation_ratio(dilation_ratio)
+        self.use_fast_impl = bool(use_fast_impl)
+        self.num_threads = resolve_threads(num_threads)
+        super().__init__(cocoGt, cocoDt, iouType="segm" if iouType == "boundary" else iouType)
+        self.params.iouType = iouType
+        if iouType == "boundary":
+            warn_large_dilation_ratio(self.dilation_ratio, log)
+        if cocoDt is not None and iouType in ("segm", "boundary"):
+            if isinstance(cocoDt, COCO):
+                from_boxes = cocoDt._segm_from_bbox
+            else:
+                # plain pycocotools results: loadRes gave box-only results the
+                # rectangle polygons of their boxes; Mask AP of those is
+                # pycocotools' answer, a "Boundary AP" of them is not
+                from_boxes = _segmentations_from_boxes(cocoDt) if iouType == "boundary" else 0
+            if from_boxes:
+                message = (f"iouType={iouType!r} needs results with a 'segmentation' (compressed RLE); "
+                           "these results only have boxes")
+                if iouType == "boundary" or _strict(cocoGt, cocoDt):
+                    raise ValueError(message)
+                # pycocotools evaluates the rectangles its loadRes made of the boxes
+                warn_suspect(f"{message}: evaluating the rectangles of the boxes, as pycocotools does "
+                             "(strict=True refuses this)")
+                self._reference = True
+        problems = _input_problems(cocoGt, cocoDt)
+        if problems:
+            if iouType == "boundary":
+                raise ValueError(f"iouType='boundary' cannot evaluate input that failed the checks "
+                                 f"(load it with strict=True to see every problem): {problems[0]}")
+            if iouType in ("segm", "bbox"):
+                self._reference = True  # pycocotools' own code, on what it accepts
+        if cocoGt is not None:
+            # the ground truths' own 'ignore' flags, before pycocotools overwrites them
+            cache_for(cocoGt).remember_ignore_flags()
+
+    def _prepare(self):
+        """pycocotools' ``_prepare`` (polygons rasterised in one native batch,
+        the same RLEs); for 'boundary', a ground truth's own ``ignore`` flag
+        counts as in the Boundary IoU reference (``ignore or iscrowd``), where
+        pycocotools replaces it with ``iscrowd``.  With 'boundary' and an
+        overridden ``computeIoU``, segmentations are made RLEs as for 'segm'."""
+        p = self.params
+        if p.iouType not in ("segm", "bbox", "boundary") or self._reference:
+            return super()._prepare()
+        gts = self._prepare_gts()
+        self._dts = self._detections_by_pair(self.params)
+        if p.iouType == "boundary" and "computeIoU" in self._overridden():
+            # an overriding computeIoU finds RLEs in _gts and _dts, as a
+            # 'segm' one does in pycocotools
+            for gt in gts:
+                gt["segmentation"] = self.cocoGt.annToRLE(gt)
+            for dts in self._dts.values():
+                for dt in dts:
+                    dt["segmentation"] = self.cocoDt.annToRLE(dt)
+        self.evalImgs = defaultdict(list)
+        self.eval = {}
+
+    def _prepare_gts(self) -> list:
+        """The ground-truth half of ``_prepare``: select, convert (segm), set
+        ``ignore``, group into ``_gts``; returns the selected list."""
+        p = self.params
+        ids = {"imgIds": p.imgIds, "catIds": p.catIds} if p.useCats else {"imgIds": p.imgIds}
+        gts = self.cocoGt.loadAnns(self.cocoGt.getAnnIds(**ids))
+        prepare_ground_truths(self.cocoGt, gts, p.iouType, self.num_threads)
+        self._gts = defaultdict(list)
+        for gt in gts:
+            self._gts[gt["image_id"], gt["category_id"]].append(gt)
+        return gts
+
+    def _ground_truth_columns(self):
+        """The ground truth's columns when this evaluation can read them
+        (unread dicts, every mask or box it needs usable), else None."""
+        gtc = self.cocoGt.__dict__.get("_gt_columns") if isinstance(self.cocoGt, COCO) else None
+        if gtc is None or not gtc.ids_unique():
+            # (pycocotools' loadAnns gives, for a repeated annotation id, the last such annotation each time)
+            return None
+        if self.params.iouType == "bbox":
+            return gtc if gtc.has_bbox.all() else None
+        return gtc if gtc.masks_ready(self.num_threads) else None
+
+    def _select_ground_truth_columns(self, gtc):
+        """``_prepare``'s ground-truth selection (``getAnnIds``) on columns:
+        the selected rows in file order and every row's ``ignore`` flag as
+        ``_prepare`` would set it; logged so that dicts made later carry the
+        same changes."""
+        p = self.params
+        sel = np.ones(gtc.n, bool)
+        # getAnnIds: an empty id list selects everything
+        if len(p.imgIds):
+            sel &= select_rows(gtc.image_id, p.imgIds) >= 0
+        if p.useCats and len(p.catIds):
+            sel &= select_rows(gtc.category_id, p.catIds) >= 0
+        rows = np.flatnonzero(sel)
+        gtc.log.append((p.iouType, rows))
+        crowd = gtc.iscrowd != 0
+        ignore = crowd | gtc.own_ignore if p.iouType == "boundary" else crowd
+        return rows, ignore
+
+    def _ground_truths_by_pair(self, rows) -> defaultdict:
+        """pycocotools' ``_gts`` of an evaluation run on columns."""
+        return ground_truths_by_pair(self.cocoGt.dataset["annotations"], rows)
+
+    def _detections_by_pair(self, p) -> defaultdict:
+        """pycocotools' ``_dts``: the selected results by (image, category)."""
+        ids = {"imgIds": p.imgIds, "catIds": p.catIds} if p.useCats else {"imgIds": p.imgIds}
+        dts = self.cocoDt.loadAnns(self.cocoDt.getAnnIds(**ids))
+        if p.iouType == "segm":
+            for dt in dts:
+                dt["segmentation"] = self.cocoDt.annToRLE(dt)
+        out = defaultdict(list)
+        for dt in dts:
+            out[dt["image_id"], dt["category_id"]].append(dt)
+        return out
+
+    # ------------------------------------------------------------------------
+    def evaluate(self):
+        """Run per-image evaluation (pycocotools' ``evaluate``).
+
+        Native unless ``use_fast_impl`` is false or a subclass overrides
+        ``_prepare``, ``computeIoU`` or ``evaluateImg`` (then those are
+        called as pycocotools calls them); see the class notes.
+        """
+        p = self.params
+        if p.iouType == "keypoints":
+            self._state = None
+            log.info("COCOeval.evaluate: pycocotools' evaluate (iouType 'keypoints')")
+            return super().evaluate()
+        if p.iouType == "segm" and not self._reference and not _strict(self.cocoGt, self.cocoDt):
+            self._reference = masks_unusable(self.cocoGt, self.cocoDt)
+        if self._reference and p.iouType in ("segm", "bbox"):
+            self._state = None
+            try:
+                return super().evaluate()
+            except Exception as exc:  # noqa: BLE001 - pycocotools' own failure, named
+                problems = _input_problems(self.cocoGt, self.cocoDt)
+                why = f" ({problems[0]})" if problems else ""
+                cls = input_error_class(type(exc))
+                if not issubclass(cls, type(exc)):
+                    raise
+                raise cls(f"pycocotools' evaluation fails on this input{why}: {type(exc).__name__}: {exc}") from exc
+        tic = time.time()
+        print("Running per image evaluation...")
+        if p.useSegm is not None:
+            p.iouType = "segm" if p.useSegm == 1 else "bbox"
+            print("useSegm (deprecated) is not None. Running {} evaluation".format(p.iouType))
+        print("Evaluate annotation type *{}*".format(p.iouType))
+        p.imgIds = sorted_unique(p.imgIds)
+        if p.useCats:
+            p.catIds = sorted_unique(p.catIds)
+        p.maxDets = sorted(p.maxDets)
+        self.params = p
+
+        self._state = None
+        overridden = self._overridden()
+        if overridden or not self.use_fast_impl or p.iouType not in ("segm", "bbox", "boundary"):
+            why = (f"{type(self).__name__} overrides {', '.join(overridden)}" if overridden
+                   else "use_fast_impl=False")
+            log.info("COCOeval.evaluate: pycocotools' loops (%s)", why)
+            self._evaluate_loops(p, native_iou="computeIoU" not in overridden)
+        else:
+            log.info("COCOeval.evaluate: native matching")
+            self._evaluate_native(p)
+        self._paramsEval = _copy_params(self.params)
+        print("DONE (t={:0.2f}s).".format(time.time() - tic))
+
+    def _evaluate_loops(self, p, native_iou: bool) -> None:
+        """pycocotools' ``evaluate`` after the parameters are normalised:
+        ``self._prepare()``, ``self.computeIoU`` per pair (all pairs at once
+        natively when it is this class's own), ``self.evaluateImg`` per
+        image, category and area range."""
+        self._prepare()
+        cat_ids = p.catIds if p.useCats else [-1]
+        if native_iou and p.iouType in ("segm", "bbox", "boundary"):
+            state = self._pairs(p, cat_ids)
+            state.compute_ious(p.iouType, self.cocoGt, self.cocoDt, self.dilation_ratio, self.num_threads)
+            # the entries pycocotools' computeIoU loop adds to _gts/_dts, in its order
+            touch_pairs(self._gts, p.imgIds, cat_ids, bool(p.useCats), p.catIds)
+            touch_pairs(self._dts, p.imgIds, cat_ids, bool(p.useCats), p.catIds)
+            self.ious = state.iou_dict().copy()
+        else:
+            computeIoU = self.computeIoU
+            self.ious = {(imgId, catId): computeIoU(imgId, catId) for imgId in p.imgIds for catId in cat_ids}
+        evaluateImg = self.evaluateImg
+        maxDet = p.maxDets[-1]
+        self.evalImgs = [evaluateImg(imgId, catId, areaRng, maxDet)
+                         for catId in cat_ids for areaRng in p.areaRng for imgId in p.imgIds]
+
+    def _pairs(self, p, cat_ids) -> Evaluation:
+        """The evaluated pairs of ``_gts``/``_dts`` (as ``_prepare`` left them)."""
+        gts, dts = self._gts, self._dts
+
+        def gather(img_id):
+            return ([g for c in p.catIds for g in gts[img_id, c]],
+                    [d for c in p.catIds for d in dts[img_id, c]])
+
+        return Evaluation(gts, dts, p.imgIds, cat_ids, bool(p.useCats), gather=gather,
+                          max_det=p.maxDets[-1], crowd_key="iscrowd")
+
+    def _evaluate_native(self, p) -> None:
+        """IoUs and matching of every pair in the kernels; ``evalImgs``,
+        ``ious``, ``_gts`` and ``_dts`` are built when read."""
+        cat_ids = p.catIds if p.useCats else [-1]
+        columns = self.cocoDt.__dict__.get("_columns") if isinstance(self.cocoDt, COCO) else None
+        if columns is not None:
+            # results loaded as columns: no per-result dict is made
+            gtc = self._ground_truth_columns()
+            self.evalImgs = defaultdict(list)
+            self.eval = {}
+            if gtc is not None:
+                selected, ignore = self._select_ground_truth_columns(gtc)
+                state = Evaluation.from_columns(None, columns, p.imgIds, cat_ids, bool(p.useCats), p.catIds,
+                                                max_det=p.maxDets[-1], gt_columns=gtc, gt_selected=selected,
+                                                gt_ignore=ignore)
+                order = self._pycocotools_order(gtc, selected, p.imgIds)
+                state.build_gts = lambda: self._ground_truths_by_pair(order)
+            else:
+                gts = self._prepare_gts()
+                state = Evaluation.from_columns(gts, columns, p.imgIds, cat_ids, bool(p.useCats), p.catIds,
+                                                max_det=p.maxDets[-1], crowd_key="iscrowd")
+                base_gts = self._gts
+                state.build_gts = lambda: base_gts
+            frozen = _copy_params(p)
+            state.build_dts = lambda: self._detections_by_pair(frozen)
+        else:
+            self._prepare()
+            state = self._pairs(p, cat_ids)
+            base_gts, base_dts = self._gts, self._dts
+            state.build_gts = lambda: base_gts
+            state.build_dts = lambda: base_dts
+        state.compute_ious(p.iouType, self.cocoGt, self.cocoDt, self.dilation_ratio, self.num_threads)
+        state.match(p.areaRng, p.iouThrs, crowd_rule=True, num_threads=self.num_threads)
+        state.use_cats = bool(p.useCats)
+        state.pooled_cats = list(p.catIds)
+        leave_ignore_flags(state)  # (pycocotools' evaluateImg leaves them)
+        self._state = state
+        reset_lazy(self, self._LAZY)
+
+    @staticmethod
+    def _pycocotools_order(gtc, rows, img_ids):
+        """``rows`` (file order) in the order of pycocotools' ``getAnnIds``:
+        by evaluated image, then file order (file order when no image is
+        given)."""
+        if not len(img_ids) or not len(rows):
+            return rows
+        pos = select_rows(gtc.image_id[rows], img_ids)
+        return rows[np.lexsort((rows, pos))]
+
+    def computeIoU(self, imgId, catId):
+        """IoU matrix of one image and category, (detections x ground truths).
+
+        For 'boundary', ``min(mask IoU, boundary IoU)`` (mask IoU for crowds).
+        """
+        p = self.params
+        if p.iouType not in ("segm", "bbox", "boundary") or self._reference:
+            return super().computeIoU(imgId, catId)
+        if p.useCats:
+            gts, dts = {(imgId, catId): self._gts[imgId, catId]}, {(imgId, catId): self._dts[imgId, catId]}
+        else:
+            gts = {(imgId, -1): [g for c in p.catIds for g in self._gts[imgId, c]]}
+            dts = {(imgId, -1): [d for c in p.catIds for d in self._dts[imgId, c]]}
+        key = next(iter(gts))
+        state = Evaluation(gts, dts, [imgId], [key[1]], True, max_det=p.maxDets[-1])
+        if state.num_pairs == 0:
+            return []
+        state.compute_ious(p.iouType, self.cocoGt, self.cocoDt, self.dilation_ratio, 1)
+        return state.iou_matrix(0)
+
+    def accumulate(self, p=None):
+        """Accumulate per-image results into ``eval`` (pycocotools' ``accumulate``).
+
+        Native after a native ``evaluate()`` whose ``evalImgs`` nobody has
+        read or assigned since, and for parameters that line up with the
+        evaluation; otherwise pycocotools' own ``accumulate`` on ``evalImgs``.
+        """
+        state = self._matched_state()
+        if state is None:
+            log.info("COCOeval.accumulate: pycocotools' accumulate on evalImgs")
+            return super().accumulate(p)
+        if p is None:
+            p = self.params
+        p.catIds = p.catIds if p.useCats == 1 else [-1]
+        _pe = self._paramsEval
+        lists = self._native_lists(p, _pe, state)
+        if lists is None:
+            # parameters that do not line up with the evaluation, NaN scores
+            # or recall thresholds: pycocotools' loops (on the same matching)
+            # index and sort them as they do
+            log.info("COCOeval.accumulate: pycocotools' accumulate (parameters unlike the evaluation's)")
+            return super().accumulate(p)
+        log.info("COCOeval.accumulate: native")
+        print("Accumulating evaluation results...")
+        tic = time.time()
+        if not (len(state.cat_ids) and len(state.area_rng) and len(state.img_ids)):
+            print("Please run evaluate() first")  # (pycocotools, for an empty evalImgs)
+        k_list, a_list, m_list, i_list = lists
+        T, R = len(p.iouThrs), len(p.recThrs)
+        K = len(p.catIds) if p.useCats else 1
+        A, M = len(p.areaRng), len(p.maxDets)
+        precision, recall, scores = state.accumulate(k_list, a_list, m_list, i_list, p.recThrs,
+                                                     K, A, M, True, self.num_threads)
+        self.eval = {
+            "params": p,
+            "counts": [T, R, K, A, M],
+            "date": datetime.datetime.now().strftime("%Y-%m-%d %H:%M:%S"),
+            "precision": precision,
+            "recall": recall,
+            "scores": scores,
+        }
+        print("DONE (t={:0.2f}s).".format(time.time() - tic))
+
+    @staticmethod
+    def _native_lists(p, _pe, state):
+        """pycocotools' ``k_list``, ``a_list``, ``m_list``, ``i_list`` when
+        the kernels can accumulate them from ``state``, else None."""
+        try:
+            pe_cats = list(_pe.catIds) if _pe.useCats else [-1]
+            if (pe_cats != state.cat_ids or list(_pe.imgIds) != state.img_ids
+                    or [list(a) for a in _pe.areaRng] != state.area_rng):
+                return None  # (_paramsEval changed since evaluate())
+            setK = set(pe_cats)
+            setA = set(map(tuple, _pe.areaRng))
+            setM = set(_pe.maxDets)
+            setI = set(_pe.imgIds)
+        except (AttributeError, TypeError, ValueError):
+            return None
+        k_list = [n for n, k in enumerate(p.catIds) if k in setK]
+        m_list = [m for n, m in enumerate(p.maxDets) if m in setM]
+        a_list = [n for n, a in enumerate(map(tuple, p.areaRng)) if a in setA]
+        i_list = [n for n, i in enumerate(p.imgIds) if i in setI]
+        I0, K0, A0 = len(state.img_ids), len(state.cat_ids), len(state.area_rng)
+        same_thrs = len(p.iouThrs) == state.dt_flags.shape[1]
+        if (not same_thrs or state.nan_scores or np.isnan(np.asarray(p.recThrs, np.float64)).any()
+                or any(k >= K0 for k in k_list) or any(a >= A0 for a in a_list)
+                or any(i >= I0 for i in i_list) or any(m > state.max_det for m in m_list)):
+            return None
+        return k_list, a_list, m_list, i_list
+
+    def summarize(self):
+        """Compute and print the 12 summary metrics, as pycocotools does.
+
+        As in pycocotools, the first line (AP over IoU 0.50:0.95) is taken at
+        ``maxDets=100`` (every line at 20 for keypoints) whatever
+        ``params.maxDets`` holds, so it prints -1 when that value is not
+        evaluated; a one-line warning says so (``boundary-eval --max-dets N``
+        reports that AP at N).
+        """
+        _warn_missing_summary_max_dets(self.params)
+        if self.params.iouType != "boundary":
+            return super().summarize()
+        # pycocotools picks the summary by iouType; Boundary AP has the
+        # detection summary
+        with _iou_type_as(self.params, "segm"):
+            super().summarize()
+
+
+def _warn_missing_summary_max_dets(params) -> None:
+    """Warn when pycocotools' summary would print -1 because the ``maxDets``
+    it reads a line at (100, or 20 for keypoints) is not in ``params.maxDets``."""
+    fixed = 20 if params.iouType == "keypoints" else 100
+    max_dets = [int(m) for m in getattr(params, "maxDets", [])]
+    if max_dets and fixed not in max_dets:
+        which = "every line" if fixed == 20 else "the first line (AP @[ IoU=0.50:0.95 | area=all ])"
+        warnings.warn(f"summarize(): params.maxDets {max_dets} has no {fixed}, so {which} is read at "
+                      f"maxDets={fixed} and prints -1, as in pycocotools", stacklevel=3)
+
+
+def _strict(*objs) -> bool:
+    """Whether one of the loaded objects was made with ``strict=True``."""
+    return any(getattr(o, "_strict", False) for o in objs)
+
+
+def _input_problems(*objs) -> tuple:
+    """The problems of the loaded objects' input that were warned about."""
+    return tuple(p for o in objs if o is not None for p in getattr(o, "_input_problems", ()))
+
+
+def _copy_params(p):
+    """``copy.deepcopy(p)`` for pycocotools' ``Params``, without deep-copying
+    the NumPy scalars of ``imgIds`` one by one (immutable, so shared)."""
+    new = copy.copy(p)
+    for key, value in vars(p).items():
+        if isinstance(value, list):
+            if all(type(x) is list for x in value):  # areaRng
+                value = [copy.deepcopy(x) for x in value]
+            elif all(isinstance(x, (int, float, str, np.number)) for x in value):
+                value = list(value)
+            else:
+                value = copy.deepcopy(value)
+        elif value is not None and not isinstance(value, (int, float, str)):
+            value = copy.deepcopy(value)
+        setattr(new, key, value)
+    return new
+
+
+def _segmentations_from_boxes(coco_dt) -> int:
+    """How many results carry the polygon pycocotools' ``loadRes`` makes
+    from a box when a result has no segmentation."""
+    n = 0
+    for ann in coco_dt.anns.values():
+        seg = ann.get("segmentation")
+        if type(seg) is list and len(seg) == 1 and type(seg[0]) is list and len(seg[0]) == 8:
+            box = ann.get("bbox")
+            try:
+                x1, y1, w, h = box
+                x2, y2 = x1 + w, y1 + h
+            except (TypeError, ValueError):
+                continue
+            if seg[0] == [x1, y1, x1, y2, x2, y2, x2, y1]:
+                n += 1
+    return n
+
+
+@contextlib.contextmanager
+def _iou_type_as(params, iou_type):
+    saved = params.iouType
+    params.iouType = iou_type
+    try:
+        yield
+    finally:
+        params.iouType = saved

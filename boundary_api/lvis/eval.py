@@ -1,0 +1,463 @@
+"""``boundary_api.LVISEval``: lvis' LVISEval with ``iou_type='boundary'``."""
+from __future__ import annotations
+
+import datetime
+import logging
+import types
+from collections import defaultdict
+from typing import Optional
+
+import numpy as np
+
+
+
+from ._original import _lvis_eval
+from .dataset import LVIS, LVISResults, _is_path
+from ..instance._engine import Evaluation, leave_ignore_flags, sorted_unique
+from ..instance._lazy import Lazy, LazyEvaluator, reset_lazy, touch_pairs
+from .._io import input_error_class, warn_large_dilation_ratio
+from ..instance._columns import select_rows
+from ..instance._gt_columns import ground_truths_by_pair
+from ..instance._dataset import masks_unusable
+from .._parallel import resolve_threads
+from ..masks.boundary import check_dilation_ratio
+
+__all__ = ["LVISEval"]
+
+
+IOU_TYPES = ("segm", "bbox", "boundary")
+
+
+def _pair_flags(columns, rows, *tests) -> list:
+    """For each ``test(image_id, category_id)`` (Python ints), its answer
+    on every row where ``rows`` is true (asked once per distinct pair),
+    False elsewhere."""
+    sel = np.flatnonzero(rows)
+    outs = [np.zeros(columns.n, bool) for _ in tests]
+    if not len(sel):
+        return outs
+    imgs, img_inv = np.unique(columns.image_id[sel], return_inverse=True)
+    cats, cat_inv = np.unique(columns.category_id[sel], return_inverse=True)
+    nc = len(cats)
+    keys, inverse = np.unique(img_inv.reshape(-1).astype(np.int64) * nc + cat_inv.reshape(-1),
+                              return_inverse=True)
+    pairs = list(zip(imgs[keys // nc].tolist(), cats[keys % nc].tolist()))
+    inverse = inverse.reshape(-1)
+    for out, test in zip(outs, tests):
+        answers = np.fromiter((bool(test(i, c)) for i, c in pairs), bool, len(pairs))
+        out[sel] = answers[inverse]
+    return outs
+
+
+def _accumulate_lvis_on_any_numpy(ev) -> None:
+    """Run lvis' own ``LVISEval.accumulate`` on ``ev``.
+
+    lvis 0.5.3 calls ``np.float``, removed in numpy 1.24; the function is run
+    with a module namespace whose ``np`` also answers ``float``.  Neither
+    numpy nor lvis is changed.
+    """
+    fn = _lvis_eval.LVISEval.accumulate
+    if "float" in np.__dict__:
+        return fn(ev)
+
+    class _NumpyWithFloat:
+        float = float
+
+        def __getattr__(self, name):
+            return getattr(np, name)
+
+    namespace = dict(fn.__globals__)
+    namespace["np"] = _NumpyWithFloat()
+    types.FunctionType(fn.__code__, namespace, fn.__name__, fn.__defaults__, fn.__closure__)(ev)
+
+
+log = logging.getLogger(__name__)
+
+
+class LVISEval(LazyEvaluator, _lvis_eval.LVISEval):
+    """LVIS evaluation with Boundary AP, a drop-in for ``lvis.LVISEval``.
+
+    ``iou_type='boundary'`` uses ``min(mask IoU, boundary IoU)``; 'segm' and
+    'bbox' give lvis' numbers.  The federated rules (negative and
+    not-exhaustive categories), the per-image detection cap and the
+    frequency groups (APr/APc/APf) are lvis' own.  ``run()``,
+    ``evaluate()``, ``accumulate()``, ``summarize()``, ``print_results()``,
+    ``get_results()``, ``results``, ``eval``, ``eval_imgs`` and ``params``
+    behave as in lvis, on numpy 1.x and 2.x.
+
+    Parameters
+    ----------
+    lvis_gt : LVIS or str
+        Ground truth object or annotation path.
+    lvis_dt : LVISResults, str or list of dict
+        Results object, result file or list.
+    iou_type : {'segm', 'bbox', 'boundary'}
+    max_dets : int, optional
+        Detections kept per image when results are loaded here (default 300).
+    dilation_ratio : float, optional
+        Boundary width as a fraction of the image diagonal (default 0.02).
+    use_fast_impl : bool, optional
+        Match and accumulate in Cython (default); ``False`` runs lvis' own
+        loops on the same IoUs with identical results.
+    num_threads : int, optional
+        Threads for the kernels (default: all cores).
+
+    Notes
+    -----
+    With the fast implementation ``eval['dt_pointers']`` is not filled.
+    Results read as columns (``LVISResults(gt, path)``) are evaluated from
+    their arrays, and so is a ground truth read as columns (``LVIS(path)``)
+    alongside them; lvis' ``_gts``/``_dts`` lists and the annotation dicts
+    are then made only if something reads them.
+
+    Which path runs.  ``evaluate()`` takes the native path (IoUs, matching
+    and later ``accumulate()`` in Cython) only when ``use_fast_impl`` is true
+    and the subclass overrides none of ``_prepare``, ``_get_gt_dt``,
+    ``compute_iou`` and ``evaluate_img``; otherwise it runs as lvis'
+    ``evaluate`` does, calling ``self._prepare()``, ``self.compute_iou`` for
+    every image and category (the native IoUs of all pairs at once when
+    ``compute_iou`` is this class's own) and ``self.evaluate_img``.
+    ``accumulate()`` uses the kernels only after a native evaluation whose
+    ``eval_imgs`` nobody has read or assigned since; otherwise it is lvis'
+    ``accumulate`` on ``eval_imgs``.  An overridden ``accumulate`` or
+    ``summarize`` is always the one called.  The path taken is logged
+    (``logging``, level INFO, logger ``boundary_api.lvis``).
+
+    After a native evaluation ``eval_imgs``, ``ious`` (a dict), ``_gts`` and
+    ``_dts`` (``defaultdict(list)``, with the entries lvis' loops add) are
+    built the first time they are read, ``vars(ev)`` included.  An evaluated
+    object pickles and copies (with those attributes built); the copy
+    accumulates with lvis' loops, to the same numbers.
+    """
+
+    _state: Optional[Evaluation] = None
+    #: run lvis' own evaluation code (inputs it accepts that this package's
+    #: checks flagged: the numbers are lvis')
+    _reference = False
+    #: the attributes a native evaluation builds when first read
+    _LAZY = ("eval_imgs", "ious", "_gts", "_dts")
+    eval_imgs = Lazy("_build_eval_imgs")
+    ious = Lazy("_build_ious")
+    _gts = Lazy("_build_gts")
+    _dts = Lazy("_build_dts")
+    #: the methods the native path stands in for; overriding one of them in
+    #: a subclass makes ``evaluate()`` call it as lvis does
+    _NATIVE_METHODS = ("_prepare", "_get_gt_dt", "compute_iou", "evaluate_img")
+    _EVAL_IMGS_STYLE = "lvis"
+
+    def __init__(self, lvis_gt, lvis_dt, iou_type="segm", max_dets=300, dilation_ratio=0.02,
+                 use_fast_impl=True, num_threads=None):
+        if iou_type not in IOU_TYPES:
+            raise ValueError(f"iou_type must be one of {', '.join(IOU_TYPES)}; got {iou_type!r}")
+        self.dilation_ratio = check_dilation_ratio(dilation_ratio)
+        self.use_fast_impl = bool(use_fast_impl)
+        self.num_threads = resolve_threads(num_threads)
+        if _is_path(lvis_gt):
+            lvis_gt = LVIS(lvis_gt)
+        if _is_path(lvis_dt) or isinstance(lvis_dt, list):
+            lvis_dt = LVISResults(lvis_gt, lvis_dt, max_dets=max_dets)
+        super().__init__(lvis_gt, lvis_dt, iou_type="segm" if iou_type == "boundary" else iou_type)
+        self.params.iou_type = iou_type
+        self.params.max_dets = max_dets
+        problems = tuple(p for o in (lvis_gt, lvis_dt) for p in getattr(o, "_input_problems", ()))
+        if problems:
+            if iou_type == "boundary":
+                raise ValueError(f"iou_type='boundary' cannot evaluate input that failed the checks "
+                                 f"(load it with strict=True to see every problem): {problems[0]}")
+            self._reference = True  # lvis' own code, on what it accepts
+        if iou_type == "boundary":
+            warn_large_dilation_ratio(self.dilation_ratio, logging.getLogger(__name__))
+
+    def _prepare(self):
+        """lvis' ``_prepare``; with 'boundary' and an overridden
+        ``compute_iou``, segmentations are made RLEs as for 'segm' (what an
+        overriding ``compute_iou`` finds in ``_gts``/``_dts`` in lvis)."""
+        super()._prepare()
+        if self.params.iou_type == "boundary" and "compute_iou" in self._overridden():
+            for table, dataset in ((self._gts, self.lvis_gt), (self._dts, self.lvis_dt)):
+                for anns in table.values():
+                    self._to_mask(anns, dataset)
+
+    def evaluate(self):
+        """Run per-image evaluation (lvis' ``evaluate``).
+
+        Native unless ``use_fast_impl`` is false or a subclass overrides
+        ``_prepare``, ``_get_gt_dt``, ``compute_iou`` or ``evaluate_img``
+        (then those are called as lvis calls them); see the class notes.
+        """
+        if self.params.iou_type == "segm" and not self._reference \
+                and not (getattr(self.lvis_gt, "_strict", False) or getattr(self.lvis_dt, "_strict", False)):
+            self._reference = masks_unusable(self.lvis_gt, self.lvis_dt)
+        if self._reference:
+            self._state = None
+            try:
+                return super().evaluate()
+            except Exception as exc:  # noqa: BLE001 - lvis' own failure, named
+                problems = tuple(p for o in (self.lvis_gt, self.lvis_dt) for p in getattr(o, "_input_problems", ()))
+                cls = input_error_class(type(exc))
+                if not issubclass(cls, type(exc)):
+                    raise
+                why = f" ({problems[0]})" if problems else ""
+                raise cls(f"lvis' evaluation fails on this input{why}: {type(exc).__name__}: {exc}") from exc
+        p = self.params
+        self.logger.info("Running per image evaluation.")
+        self.logger.info("Evaluate annotation type *{}*".format(p.iou_type))
+        p.img_ids = sorted_unique(p.img_ids)
+        cat_ids = p.cat_ids if p.use_cats else [-1]
+        gts, dts = self._gts, self._dts  # (built now if they come from the previous evaluation)
+        self._state = None
+        self._gts, self._dts = gts, dts
+        overridden = self._overridden()
+        if overridden or not self.use_fast_impl:
+            why = (f"{type(self).__name__} overrides {', '.join(overridden)}" if overridden
+                   else "use_fast_impl=False")
+            log.info("LVISEval.evaluate: lvis' loops (%s)", why)
+            self._evaluate_loops(p, cat_ids, native_iou="compute_iou" not in overridden)
+            return
+        log.info("LVISEval.evaluate: native matching")
+        if self._evaluate_columns():
+            return
+        self._prepare()
+        state = self._pairs(p, cat_ids)
+        state.compute_ious(p.iou_type, self.lvis_gt, self.lvis_dt, self.dilation_ratio, self.num_threads)
+        base_gts, base_dts = self._gts, self._dts
+        state.build_gts = lambda: base_gts
+        state.build_dts = lambda: base_dts
+        self._finish_native(state)
+
+    def _pairs(self, p, cat_ids) -> Evaluation:
+        """The evaluated pairs of ``_gts``/``_dts`` (as ``_prepare`` left them)."""
+        return Evaluation(self._gts, self._dts, p.img_ids, cat_ids, bool(p.use_cats),
+                          gather=lambda img_id: self._get_gt_dt(img_id, -1), max_det=None,
+                          crowd_key=None,
+                          dt_extra_ignore=lambda d: d["category_id"] in self.img_nel[d["image_id"]])
+
+    def _evaluate_loops(self, p, cat_ids, native_iou: bool) -> None:
+        """lvis' ``evaluate`` after the logging: ``self._prepare()``,
+        ``self.compute_iou`` per pair (all pairs at once natively when it is
+        this class's own), ``self.evaluate_img`` per image, category and
+        area range."""
+        self._prepare()
+        if native_iou:
+            state = self._pairs(p, cat_ids)
+            state.compute_ious(p.iou_type, self.lvis_gt, self.lvis_dt, self.dilation_ratio, self.num_threads)
+            if p.use_cats:
+                # the entries lvis' compute_iou loop adds to _gts/_dts, in its order
+                # (without categories the pooling above added them)
+                touch_pairs(self._gts, p.img_ids, cat_ids, True, ())
+                touch_pairs(self._dts, p.img_ids, cat_ids, True, ())
+            self.ious = state.iou_dict().copy()
+        else:
+            compute_iou = self.compute_iou
+            self.ious = {(img_id, cat_id): compute_iou(img_id, cat_id)
+                         for img_id in p.img_ids for cat_id in cat_ids}
+        evaluate_img = self.evaluate_img
+        self.eval_imgs = [evaluate_img(img_id, cat_id, area_rng)
+                          for cat_id in cat_ids for area_rng in p.area_rng for img_id in p.img_ids]
+
+    def _finish_native(self, state) -> None:
+        """Match ``state`` (its IoUs computed) in the kernels and make it the
+        evaluation that ``eval_imgs``, ``ious``, ``_gts`` and ``_dts`` are
+        built from."""
+        p = self.params
+        state.match(p.area_rng, p.iou_thrs, crowd_rule=False, num_threads=self.num_threads)
+        state.use_cats = bool(p.use_cats)
+        # (lvis pools an image's categories under the key (image, -1))
+        state.pooled_cats = [-1] if p.cat_ids else []
+        leave_ignore_flags(state)  # (lvis' evaluate_img leaves them)
+        self._state = state
+        reset_lazy(self, self._LAZY)
+
+    def _evaluate_columns(self) -> bool:
+        """``evaluate`` for results loaded as columns, without a dict per
+        result; False (nothing done) when the general path must run."""
+        p = self.params
+        dt = self.lvis_dt
+        columns = dt.__dict__.get("_columns") if isinstance(dt, LVISResults) else None
+        if (columns is None or not self.use_fast_impl or not p.use_cats or not p.cat_ids
+                or p.iou_type not in IOU_TYPES
+                or any(self._gts.values()) or any(self._dts.values())):
+            # (lvis' _prepare adds to what an earlier evaluation left in _gts/_dts)
+            return False
+        if p.iou_type != "bbox":
+            if not columns.has_segmentation:
+                return False
+            try:
+                columns.check_rles()
+            except ValueError:
+                return False  # the general path names the result as it does
+        img_ids = list(p.img_ids)
+        cat_ids = list(p.cat_ids)
+        gtc = self._ground_truth_columns()
+        if gtc is not None:
+            gts = None
+            gt_rows, gt_order, img_nl, img_pl = self._select_ground_truth_columns(gtc)
+        else:
+            gts, img_nl, img_pl = self._prepare_gts()
+        # lvis' get_ann_ids(img_ids, cat_ids): area in (0, inf), then the federated rule
+        keep = (columns.area > 0) & (columns.area < np.inf)
+        keep &= select_rows(columns.category_id, cat_ids) >= 0
+        keep &= select_rows(columns.image_id, img_ids) >= 0
+        nel = self.img_nel
+        federated, extra = _pair_flags(columns, keep, lambda i, c: c in img_nl[i] or c in img_pl[i],
+                                       lambda i, c: c in nel[i])
+        keep &= federated
+        dt._looked_up.append(img_ids)
+        if gtc is not None:
+            state = Evaluation.from_columns(None, columns, img_ids, cat_ids, True, cat_ids, max_det=None,
+                                            crowd_key=None, dt_keep=keep, dt_extra_ignore=extra,
+                                            gt_columns=gtc, gt_selected=gt_rows, gt_ignore=gtc.own_ignore)
+            state.build_gts = lambda: self._ground_truths_by_pair(gt_order)
+        else:
+            state = Evaluation.from_columns(gts, columns, img_ids, cat_ids, True, cat_ids, max_det=None,
+                                            crowd_key=None, dt_keep=keep, dt_extra_ignore=extra)
+            base_gts = self._gts
+            state.build_gts = lambda: base_gts
+        iou_type = p.iou_type
+        cat_sel = cat_ids if cat_ids else None
+
+        def build_dts():
+            # lvis' _dts from the (now made) result dicts, as its _prepare selects them
+            anns = dt.load_anns(dt.get_ann_ids(img_ids=img_ids, cat_ids=cat_sel))
+            if iou_type == "segm":
+                self._to_mask(anns, dt)
+            out = defaultdict(list)
+            for a in anns:
+                i, c = a["image_id"], a["category_id"]
+                if c not in img_nl[i] and c not in img_pl[i]:
+                    continue
+                out[i, c].append(a)
+            return out
+
+        state.build_dts = build_dts
+        state.compute_ious(p.iou_type, self.lvis_gt, dt, self.dilation_ratio, self.num_threads)
+        self._finish_native(state)
+        return True
+
+    def _prepare_gts(self):
+        """The ground-truth half of lvis' ``_prepare`` (selection, masks for
+        'segm', ``ignore``, ``_gts``, ``img_nel``, ``freq_groups``); returns
+        the selected ground truths and lvis' per-image negative and present
+        category lookups."""
+        p = self.params
+        cat_sel = p.cat_ids if p.cat_ids else None
+        gts = self.lvis_gt.load_anns(self.lvis_gt.get_ann_ids(img_ids=p.img_ids, cat_ids=cat_sel))
+        if p.iou_type == "segm":
+            self._to_mask(gts, self.lvis_gt)
+        for gt in gts:
+            if "ignore" not in gt:
+                gt["ignore"] = 0
+        for gt in gts:
+            self._gts[gt["image_id"], gt["category_id"]].append(gt)
+        img_nl, img_pl = self._image_lookups((ann["image_id"], ann["category_id"]) for ann in gts)
+        return gts, img_nl, img_pl
+
+    def _image_lookups(self, gt_pairs):
+        """The rest of lvis' ``_prepare`` once the ground truths are selected
+        (``gt_pairs``: their (image id, category id)): ``img_nel`` and
+        ``freq_groups`` set, the per-image negative (``img_nl``) and present
+        (``img_pl``) category lookups returned."""
+        p = self.params
+        img_data = self.lvis_gt.load_imgs(ids=p.img_ids)
+        img_nl = {d["id"]: d["neg_category_ids"] for d in img_data}
+        img_pl = defaultdict(set)
+        for img_id, cat_id in gt_pairs:
+            img_pl[img_id].add(cat_id)
+        self.img_nel = {d["id"]: d["not_exhaustive_category_ids"] for d in img_data}
+        self.freq_groups = self._prepare_freq_group()
+        return img_nl, img_pl
+
+    def _ground_truth_columns(self):
+        """The ground truth's columns when this evaluation can read them
+        (unread dicts, every box or mask it needs usable, every evaluated
+        image and category known, so that lvis' look-ups cannot fail), else
+        None (the dicts are then made and read)."""
+        gt = self.lvis_gt
+        gtc = gt.__dict__.get("_gt_columns") if isinstance(gt, LVIS) else None
+        if gtc is None:
+            return None
+        if not gtc.ids_unique():
+            # (lvis' load_anns gives, for a repeated annotation id, the last such annotation each time)
+            return None
+        p = self.params
+        try:
+            if not (all(i in gt.imgs for i in p.img_ids) and all(c in gt.cats for c in p.cat_ids)):
+                return None
+        except TypeError:  # unhashable ids: lvis fails on them, and so do the dicts
+            return None
+        if p.iou_type == "bbox":
+            return gtc if gtc.has_bbox.all() else None
+        return gtc if gtc.masks_ready(self.num_threads) else None
+
+    def _select_ground_truth_columns(self, gtc):
+        """lvis' ground-truth selection (``get_ann_ids(img_ids, cat_ids)``:
+        evaluated images and categories, area in (0, inf)) on columns.
+
+        Returns the selected rows in file order and in lvis' order (by
+        evaluated image, then file order), and lvis' per-image negative and
+        present category lookups.  The selection and the images looked up
+        are logged, so that dicts made later carry what lvis' ``_prepare``
+        would have written into them.
+        """
+        p = self.params
+        img_ids = list(p.img_ids)
+        g_img = select_rows(gtc.image_id, img_ids)
+        keep = (g_img >= 0) & (select_rows(gtc.category_id, list(p.cat_ids)) >= 0)
+        keep &= (gtc.area > 0) & (gtc.area < np.inf)
+        rows = np.flatnonzero(keep)
+        order = rows[np.lexsort((rows, g_img[rows]))]
+        gtc.log.append((p.iou_type, order))
+        self.lvis_gt._looked_up.append(img_ids)
+        pairs = set(zip(gtc.image_id[rows].tolist(), gtc.category_id[rows].tolist()))
+        img_nl, img_pl = self._image_lookups(pairs)
+        return rows, order, img_nl, img_pl
+
+    def _ground_truths_by_pair(self, rows) -> defaultdict:
+        """lvis' ``_gts`` of an evaluation run on ground-truth columns (the
+        dicts are made now): ``rows`` in lvis' selection order."""
+        return ground_truths_by_pair(self.lvis_gt.dataset["annotations"], rows)
+
+    def compute_iou(self, img_id, cat_id):
+        """IoU matrix of one image and category, (detections x ground truths)."""
+        if self._reference:
+            return super().compute_iou(img_id, cat_id)
+        gt, dt = self._get_gt_dt(img_id, cat_id)
+        if len(gt) == 0 and len(dt) == 0:
+            return []
+        state = Evaluation({(img_id, cat_id): gt}, {(img_id, cat_id): dt}, [img_id], [cat_id], True,
+                           max_det=None, crowd_key=None)
+        state.compute_ious(self.params.iou_type, self.lvis_gt, self.lvis_dt, self.dilation_ratio, 1)
+        return state.iou_matrix(0)
+
+    def accumulate(self):
+        """Accumulate per-image results into ``eval`` (lvis' ``accumulate``).
+
+        Native after a native ``evaluate()`` whose ``eval_imgs`` nobody has
+        read or assigned since, and for parameters of the evaluation's
+        shape; otherwise lvis' own ``accumulate`` on ``eval_imgs``.
+        """
+        state = self._matched_state()
+        p = self.params
+        K = len(p.cat_ids) if p.use_cats else 1
+        A, T, R = len(p.area_rng), len(p.iou_thrs), len(p.rec_thrs)
+        if (state is None or state.nan_scores or np.isnan(np.asarray(p.rec_thrs, np.float64)).any()
+                or (K, A, T, len(p.img_ids)) != (len(state.cat_ids), len(state.area_rng),
+                                                 state.dt_flags.shape[1], len(state.img_ids))):
+            # lvis' loops (on the same matching) sort NaN scores, index NaN
+            # recall thresholds and read eval_imgs as they do
+            log.info("LVISEval.accumulate: lvis' accumulate on eval_imgs")
+            return _accumulate_lvis_on_any_numpy(self)
+        log.info("LVISEval.accumulate: native")
+        self.logger.info("Accumulating evaluation results.")
+        if not (K and A and len(p.img_ids)):
+            self.logger.warning("Please run evaluate first.")  # (lvis, for an empty eval_imgs)
+        precision, recall, _ = state.accumulate(
+            range(K), range(A), [np.iinfo(np.int64).max], range(len(p.img_ids)), p.rec_thrs,
+            K, A, 1, with_scores=False, num_threads=self.num_threads)
+        self.eval = {
+            "params": p,
+            "counts": [T, R, K, A],
+            "date": datetime.datetime.now().strftime("%Y-%m-%d %H:%M:%S"),
+            "precision": precision[..., 0],
+            "recall": recall[..., 0],
+        }
