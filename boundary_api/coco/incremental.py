@@ -28,6 +28,7 @@ from ..instance._engine import Evaluation
 from ..masks import _mask
 from ..masks.boundary import boundary_counts, check_dilation_ratio, dilation_pixels_array
 from .._parallel import resolve_threads, run_ranges, split_by_cost
+from ._batch_input import Image, check_side, encode_masks, is_torch, to_numpy, xywh
 
 __all__ = ["IncrementalEvaluator"]
 
@@ -45,68 +46,6 @@ def _coco_params():
     from pycocotools.cocoeval import Params
 
     return Params(iouType="segm")
-
-
-def _is_torch(x) -> bool:
-    t = type(x)
-    return t.__module__.startswith("torch") and hasattr(x, "detach") and hasattr(x, "device")
-
-
-def _to_numpy(x, what: str) -> np.ndarray:
-    """``x`` as a host NumPy array: NumPy arrays as they are, torch tensors
-    (any device) through ``.cpu()``, other arrays through ``__array__`` or DLPack."""
-    if isinstance(x, np.ndarray):
-        return x
-    if _is_torch(x):
-        return x.detach().cpu().numpy()
-    try:
-        return np.asarray(x)
-    except Exception:  # noqa: BLE001 - try DLPack next
-        pass
-    if hasattr(x, "__dlpack__"):
-        return np.from_dlpack(x)
-    raise TypeError(f"{what}: cannot read a {type(x).__name__} as an array")
-
-
-def _shape(x) -> tuple:
-    shape = getattr(x, "shape", None)
-    if shape is None:
-        shape = np.shape(x)
-    return tuple(int(s) for s in shape)
-
-
-def _xywh(boxes: np.ndarray, box_format: str) -> np.ndarray:
-    """Boxes as pycocotools' ``[x, y, w, h]``, float64; the arithmetic done in
-    the boxes' own float type (as torchvision's ``box_convert`` does), then
-    widened."""
-    b = np.asarray(boxes)
-    if b.dtype.kind not in "fiu":
-        raise TypeError(f"boxes must be numbers, got dtype {b.dtype}")
-    b = b.reshape(-1, 4)
-    if b.dtype.kind in "iu":
-        b = b.astype(np.float64)
-    if box_format == "xywh":
-        out = b
-    elif box_format == "xyxy":
-        out = np.stack([b[:, 0], b[:, 1], b[:, 2] - b[:, 0], b[:, 3] - b[:, 1]], axis=1)
-    else:  # cxcywh
-        half_w = b[:, 2] / b.dtype.type(2)
-        half_h = b[:, 3] / b.dtype.type(2)
-        x1 = b[:, 0] - half_w
-        y1 = b[:, 1] - half_h
-        x2 = b[:, 0] + half_w
-        y2 = b[:, 1] + half_h
-        out = np.stack([x1, y1, x2 - x1, y2 - y1], axis=1)
-    return np.ascontiguousarray(out, np.float64)
-
-
-class _Image:
-    """One image's input, checked and ready for the background thread."""
-
-    __slots__ = ("key", "h", "w", "gt", "dt", "evaluated")
-
-    def __init__(self, key, h, w, gt, dt, evaluated=True):
-        self.key, self.h, self.w, self.gt, self.dt, self.evaluated = key, h, w, gt, dt, evaluated
 
 
 class IncrementalEvaluator:
@@ -278,7 +217,7 @@ class IncrementalEvaluator:
         images = self._check_batch(preds, target, image_ids)
         self._submit(images)
 
-    def _check_batch(self, preds, target, image_ids=None, evaluated=None) -> List[_Image]:
+    def _check_batch(self, preds, target, image_ids=None, evaluated=None) -> List[Image]:
         if isinstance(preds, dict) or isinstance(target, dict) or not hasattr(preds, "__len__") \
                 or not hasattr(target, "__len__"):
             raise ValueError("preds and target must be lists with one dict per image")
@@ -298,8 +237,8 @@ class IncrementalEvaluator:
         for n, (p, t) in enumerate(zip(preds, target)):
             if not isinstance(p, dict) or not isinstance(t, dict):
                 raise ValueError(f"image {n}: preds and target must hold one dict per image")
-            gt = self._check_side(t, n, "target", need_masks, need_boxes, False)
-            dt = self._check_side(p, n, "preds", need_masks, need_boxes, True)
+            gt = check_side(t, n, "target", need_masks, need_boxes, False)
+            dt = check_side(p, n, "preds", need_masks, need_boxes, True)
             h = w = None
             if need_masks:
                 sizes = {s for s in (gt.get("hw"), dt.get("hw")) if s is not None}
@@ -307,50 +246,10 @@ class IncrementalEvaluator:
                     raise ValueError(f"image {n}: masks of preds {dt['hw']} and target {gt['hw']} differ in size")
                 h, w = sizes.pop() if sizes else (None, None)
             key = ids[n] if image_ids is not None else None
-            images.append(_Image(key, h, w, gt, dt, True if evaluated is None else bool(evaluated[n])))
+            images.append(Image(key, h, w, gt, dt, True if evaluated is None else bool(evaluated[n])))
         return images
 
-    def _check_side(self, item: dict, n: int, side: str, need_masks: bool, need_boxes: bool,
-                    is_pred: bool) -> dict:
-        keys = ["labels"] + (["scores"] if is_pred else [])
-        if need_boxes:
-            keys.append("boxes")
-        if need_masks:
-            keys.append("masks")
-        for k in keys:
-            if k not in item:
-                raise ValueError(f"image {n}: every dict of {side} needs '{k}'")
-        shape = _shape(item["labels"])
-        if len(shape) > 1:
-            raise ValueError(f"image {n}: {side} 'labels' must be 1-D, got shape {shape}")
-        num = shape[0] if shape else 1
-        out = {"n": num, "labels": item["labels"]}
-        for k in ("scores", "iscrowd", "area"):
-            if k in item and (k != "scores" or is_pred) and (k == "scores" or not is_pred):
-                s = _shape(item[k])
-                if (s[0] if s else 1) != num or len(s) > 1:
-                    raise ValueError(f"image {n}: {side} '{k}' has shape {s} for {num} labels")
-                out[k] = item[k]
-        if need_boxes:
-            s = _shape(item["boxes"])
-            if not ((len(s) == 2 and s[1] == 4 and s[0] == num) or (num == 0 and s in ((0,), (0, 4)))):
-                raise ValueError(f"image {n}: {side} 'boxes' must be ({num}, 4), got shape {s}")
-            out["boxes"] = item["boxes"]
-        if need_masks:
-            s = _shape(item["masks"])
-            if len(s) != 3 or s[0] != num:
-                if num == 0 and (len(s) == 1 and s[0] == 0 or len(s) == 3 and s[0] == 0):
-                    out["masks"] = None
-                else:
-                    raise ValueError(f"image {n}: {side} 'masks' must be ({num}, H, W), got shape {s}")
-            else:
-                if s[1] < 1 or s[2] < 1:
-                    raise ValueError(f"image {n}: {side} 'masks' of an empty image {s[1:]}")
-                out["masks"] = item["masks"]
-                out["hw"] = (s[1], s[2])
-        return out
-
-    def _submit(self, images: List[_Image]) -> None:
+    def _submit(self, images: List[Image]) -> None:
         # image keys are fixed now, in the order of the calls
         if images:
             if images[0].key is None:
@@ -376,7 +275,7 @@ class IncrementalEvaluator:
         self._pending.append(self._executor.submit(self._process, images))
 
     # -------------------------------------------------------------- the work
-    def _process(self, images: List[_Image]) -> None:
+    def _process(self, images: List[Image]) -> None:
         prepared = [self._prepare(im) for im in images]
         labels = set()
         for im in prepared:
@@ -390,17 +289,17 @@ class IncrementalEvaluator:
                     self._chunks[t].append(tab)
 
     def _use_torch(self, masks) -> bool:
-        if masks is None or not _is_torch(masks):
+        if masks is None or not is_torch(masks):
             return False
         if self.torch_masks == "auto":
             return masks.device.type != "cpu"
         return bool(self.torch_masks)
 
-    def _prepare(self, im: _Image) -> _Image:
+    def _prepare(self, im: Image) -> Image:
         """Arrays on the host; masks as RLE (or, on a device, their pixel counts)."""
         for side, is_pred in ((im.gt, False), (im.dt, True)):
             n = side["n"]
-            labels = _to_numpy(side["labels"], "labels").reshape(-1)
+            labels = to_numpy(side["labels"], "labels").reshape(-1)
             if labels.dtype.kind not in "iu" and not (labels.dtype.kind == "f" and np.all(np.mod(labels, 1) == 0)):
                 raise ValueError(f"labels must be integers, got {labels.dtype} values {labels[:3].tolist()}")
             side["labels"] = labels.astype(np.int64)
@@ -408,15 +307,15 @@ class IncrementalEvaluator:
                 side["seen"] = side["labels"]
                 side["labels"] = np.zeros(len(labels), np.int64)
             if is_pred:
-                side["scores"] = _to_numpy(side["scores"], "scores").reshape(-1).astype(np.float64)
+                side["scores"] = to_numpy(side["scores"], "scores").reshape(-1).astype(np.float64)
             else:
                 crowd = side.get("iscrowd")
                 side["iscrowd"] = (np.zeros(n, np.int64) if crowd is None
-                                   else _to_numpy(crowd, "iscrowd").reshape(-1).astype(np.int64))
+                                   else to_numpy(crowd, "iscrowd").reshape(-1).astype(np.int64))
                 area = side.get("area")
-                side["area"] = None if area is None else _to_numpy(area, "area").reshape(-1).astype(np.float64)
+                side["area"] = None if area is None else to_numpy(area, "area").reshape(-1).astype(np.float64)
             if "boxes" in side:
-                side["boxes"] = _xywh(_to_numpy(side["boxes"], "boxes"), self.box_format)
+                side["boxes"] = xywh(to_numpy(side["boxes"], "boxes"), self.box_format)
         masks_types = [t for t in self.iou_types if t != "bbox"]
         if masks_types:
             gm, dm = im.gt.get("masks"), im.dt.get("masks")
@@ -424,40 +323,26 @@ class IncrementalEvaluator:
                 self._device_counts(im, gm, dm, "boundary" in masks_types)
             else:
                 for side in (im.gt, im.dt):
-                    side["rle"] = self._encode(side.get("masks"), im)
+                    side["rle"] = encode_masks(side.get("masks"), im)
                     side["mask_area"] = _mask_areas(side["rle"], im.h)
             im.gt.pop("masks", None)
             im.dt.pop("masks", None)
         return im
 
-    @staticmethod
-    def _encode(masks, im: _Image) -> list:
-        """Compressed RLE counts (bytes) of ``(N, H, W)`` masks, as pycocotools encodes them."""
-        if masks is None:
-            return []
-        import pycocotools.mask as mask_utils
-
-        arr = _to_numpy(masks, "masks")
-        if arr.shape[0] == 0:
-            return []
-        binary = arr.view(np.uint8) if arr.dtype == bool else (arr != 0).view(np.uint8)
-        fortran = np.asfortranarray(binary.transpose(1, 2, 0))
-        return [r["counts"] for r in mask_utils.encode(fortran)]
-
-    def _device_counts(self, im: _Image, gm, dm, boundary: bool) -> None:
+    def _device_counts(self, im: Image, gm, dm, boundary: bool) -> None:
         """Pixel counts of the masks on their device (torch)."""
         from ..masks import torch_kernels
 
         h, w = im.h, im.w
         import torch
 
-        device = (gm if _is_torch(gm) else dm).device
+        device = (gm if is_torch(gm) else dm).device
 
         def on_device(m, n):
             if m is None:
                 return torch.zeros((n, h, w), dtype=torch.bool, device=device)
-            if not _is_torch(m):
-                m = torch.from_numpy(np.ascontiguousarray(_to_numpy(m, "masks")))
+            if not is_torch(m):
+                m = torch.from_numpy(np.ascontiguousarray(to_numpy(m, "masks")))
             return m.to(device)
 
         g = on_device(gm, im.gt["n"])
@@ -467,7 +352,7 @@ class IncrementalEvaluator:
         im.dt["mask_area"] = counts["dt_area"].astype(np.float64)
         im.gt["device_counts"] = counts
 
-    def _evaluate(self, iou_type: str, images: List[_Image]) -> Optional[dict]:
+    def _evaluate(self, iou_type: str, images: List[Image]) -> Optional[dict]:
         """IoUs and per-image matches of one batch for one IoU type: the tables
         ``accumulate`` reads (see ``_FIELDS``)."""
         if not images:
@@ -521,7 +406,7 @@ class IncrementalEvaluator:
             "dt_flags": state.dt_flags,
         }
 
-    def _ious(self, iou_type: str, state: Evaluation, images: List[_Image]) -> np.ndarray:
+    def _ious(self, iou_type: str, state: Evaluation, images: List[Image]) -> np.ndarray:
         out = np.zeros(int(state.pair_o[-1]), np.float64)
         if state.num_pairs == 0:
             return out
