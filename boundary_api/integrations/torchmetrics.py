@@ -16,6 +16,7 @@ Needs torch and torchmetrics (``pip install "boundary_api[torch]"``).
 """
 from __future__ import annotations
 
+import warnings
 from typing import Any, List, Optional, Sequence, Tuple, Union
 
 import numpy as np
@@ -183,6 +184,10 @@ class MeanAveragePrecision(Metric):
             labels = item["labels"] if isinstance(item, dict) and "labels" in item else ()
             return int(labels.shape[0]) if hasattr(labels, "shape") and len(labels.shape) else len(labels)
 
+        if self.warn_on_many_detections and any(count(p) > self.max_detection_thresholds[-1] for p in preds):
+            warnings.warn(f"Encountered more than {self.max_detection_thresholds[-1]} detections in a single image: "
+                          "those with the lowest scores are ignored (as in torchmetrics; set "
+                          "warn_on_many_detections=False to silence this)", UserWarning, stacklevel=2)
         # torchmetrics' COCO conversion leaves out, with masks only, an image without annotations
         pred_in = [with_boxes or count(p) > 0 for p in preds]
         target_in = [with_boxes or count(t) > 0 for t in target]
