@@ -250,6 +250,10 @@ class IncrementalEvaluator:
         return images
 
     def _submit(self, images: List[Image]) -> None:
+        # an error of an earlier batch surfaces here, before this batch counts
+        for f in [f for f in self._pending if f.done()]:
+            self._pending.remove(f)
+            f.result()
         # image keys are fixed now, in the order of the calls
         if images:
             if images[0].key is None:
@@ -263,11 +267,6 @@ class IncrementalEvaluator:
         if not self.background:
             self._process(images)
             return
-        # an error of an earlier batch surfaces here
-        done = [f for f in self._pending if f.done()]
-        for f in done:
-            self._pending.remove(f)
-            f.result()
         while len(self._pending) >= self.max_pending:
             self._pending.pop(0).result()
         if self._executor is None:
