@@ -50,7 +50,7 @@ def _pool(seed: int = 0):
     yy, xx = np.ogrid[:H, :W]
     masks = np.zeros((POOL, H, W), bool)
     for i in range(POOL):
-        size = rng.choice([12, 40, 120])
+        size = max(2, int(rng.choice([12, 40, 120]) * min(H / 480, W / 640)))
         cy, cx = rng.integers(0, H), rng.integers(0, W)
         ry, rx = rng.integers(size // 2, size + 1), rng.integers(size // 2, size + 1)
         if i % 2:
@@ -184,7 +184,9 @@ def child(tool: str, images: int, batch: int, dets: int) -> dict:
     else:
         raise SystemExit(f"unknown tool {tool}")
     t_epoch = 0.0
-    for preds, target in batches(plan, batch, pool):
+    for k, (preds, target) in enumerate(batches(plan, batch, pool)):
+        if k and k % 100 == 0:
+            print(f"    {tool}: batch {k}", file=sys.stderr, flush=True)
         t0 = time.perf_counter()
         update(preds, target)
         dt = time.perf_counter() - t0
@@ -221,17 +223,21 @@ def child(tool: str, images: int, batch: int, dets: int) -> dict:
 
 
 def main() -> int:
+    global H, W
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--images", type=int, default=5000)
     ap.add_argument("--batch", type=int, default=8)
     ap.add_argument("--dets", type=int, default=100)
     ap.add_argument("--tools", default=",".join(TOOLS))
+    ap.add_argument("--size", default=f"{H}x{W}", help="mask size HxW (default 480x640, val2017's); smaller "
+                    "masks measure compute() and the state at full image and detection counts quickly")
     ap.add_argument("--child", help=argparse.SUPPRESS)
     args = ap.parse_args()
+    H, W = (int(v) for v in args.size.lower().split("x"))
     if args.child:
         print("@@RESULT@@ " + json.dumps(child(args.child, args.images, args.batch, args.dets)), flush=True)
         return 0
-    print_header(f"Incremental evaluation: {args.images} images of {H}x{W}, batches of {args.batch}, "
+    print_header(f"Incremental evaluation: {args.images} images of {H}x{W} masks, batches of {args.batch}, "
                  f"{args.dets} detections per image", None)
     rows, failed = [], 0
     for tool in args.tools.split(","):
@@ -240,7 +246,8 @@ def main() -> int:
             rows.append([tool, "not installed"] + [None] * 7)
             continue
         out = subprocess.run([sys.executable, __file__, "--child", tool, "--images", str(args.images),
-                              "--batch", str(args.batch), "--dets", str(args.dets)], capture_output=True, text=True)
+                              "--batch", str(args.batch), "--dets", str(args.dets), "--size", args.size],
+                             capture_output=True, text=True)
         line = [x for x in out.stdout.splitlines() if x.startswith("@@RESULT@@ ")]
         if out.returncode or not line:
             failed += 1
