@@ -317,11 +317,12 @@ class MeanAveragePrecision(Metric):
         main = self._evaluator_of("main")
         per_class_source = self._evaluator_of("macro") if "macro" in self._evaluations else main
         empty = int(self.n_pred_images) == 0 or int(self.n_target_images) == 0
-        res_main = main.compute(per_class=False) if not empty else None
-        res_cls = None
-        if self.class_metrics and not empty:
-            res_cls = per_class_source.compute(per_class=True) if per_class_source is not main else \
-                main.compute(per_class=True)
+        res_main = res_cls = None
+        if not empty:
+            # (one accumulation gives both when the per-class numbers come from the same evaluation)
+            res_main = main.compute(per_class=self.class_metrics and per_class_source is main)
+            if self.class_metrics:
+                res_cls = res_main if per_class_source is main else per_class_source.compute(per_class=True)
         result = {}
         for t in self.iou_type:
             prefix = "" if len(self.iou_type) == 1 else f"{t}_"
@@ -357,9 +358,6 @@ class MeanAveragePrecision(Metric):
         for key, value in ev.ious(iou_type).items():
             out[key] = torch.tensor(value, dtype=torch.float32) if isinstance(value, np.ndarray) else value
         return out
-
-    def _apply(self, fn, exclude_state=()):
-        return super()._apply(fn, exclude_state=exclude_state)
 
     def __getstate__(self):
         self._flush()
