@@ -6,9 +6,10 @@ A 5,000-image epoch (val2017 size) in batches of 8, val2017-size masks
 For each tool, in its own process:
 
 * **update**: the time one ``update(preds, target)`` call keeps the loop
-  (mean and 95th percentile per batch), and the processing time of the whole
-  epoch (``update`` calls plus the background work still to finish at the
-  end) per batch;
+  (mean and 95th percentile per batch), and the loop's whole stall over the
+  epoch per batch (the ``update`` calls plus the wait, at the end, for the
+  background work still running: work done while the loop makes the next
+  batch costs the loop nothing);
 * **compute**: ``compute()`` at the end of the epoch, wall and CPU (process) time: on a
   machine shared with other work the CPU time is the steadier figure;
 * **state**: the bytes the metric keeps (its state arrays / tensors / RLE
@@ -261,7 +262,7 @@ def main() -> int:
                      f"{r['epoch_per_batch'] * 1e3:.1f}", f"{r['compute']:.2f} ({r.get('compute_cpu', 0):.2f})", mb, f"{r['peak_rss_mb']:.0f}",
                      " / ".join(f"{s:.4f}" for s in r["stats"])])
         print(f"  {tool}: done", file=sys.stderr, flush=True)
-    print(md_table(["tool", "update ms (mean)", "update ms (p95)", "epoch ms / batch", "compute() s (CPU s)",
+    print(md_table(["tool", "update ms (mean)", "update ms (p95)", "loop stall ms / batch", "compute() s (CPU s)",
                     "state MB", "peak RSS MB", "AP / AP50"], rows))
     return 1 if failed else 0
 
