@@ -40,6 +40,7 @@ __all__ = [
     "restore_originals",
     "swapped",
     "SuspectInputWarning",
+    "IncrementalEvaluator",
 ]
 
 _LAZY = {
@@ -47,6 +48,7 @@ _LAZY = {
     "SuspectInputWarning": "instance",
     "LVIS": "lvis", "LVISResults": "lvis", "LVISEval": "lvis",
     "pq_compute": "panoptic",
+    "IncrementalEvaluator": "coco.incremental",
     "init_as_pycocotools": "swap", "init_as_lvis": "swap", "restore_originals": "swap", "swapped": "swap",
     "boundary_iou": "masks", "dilation_pixels": "masks", "mask_to_boundary": "masks", "rle_to_boundary": "masks",
 }

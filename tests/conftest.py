@@ -121,6 +121,8 @@ def draw_mutation(data, raw: bytes) -> bytes:
 # and skip, saying what is missing.
 _OPTIONAL_MODULES = {
     "test_torchmetrics.py": "torch",
+    "test_torchmetrics_metric.py": "torch",
+    "test_torch_kernels.py": "torch",
     "test_detectron2_swap.py": "detectron2",
 }
 
