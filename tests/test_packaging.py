@@ -41,6 +41,7 @@ EXT_SUFFIX = sysconfig.get_config_var("EXT_SUFFIX")
 # may reach a distribution.  Planted into the copy that is built.
 PLANTED = [
     "cython_ext/_planted.c",
+    "cython_ext/boundary_api/masks/_planted.c",
     f"boundary_api/_planted{EXT_SUFFIX}",
     "boundary_api/__pycache__/_planted.cpython-311.pyc",
     "build/lib/planted.py",
@@ -212,6 +213,8 @@ def test_sdist_contents(built):
     required |= set(_source_files("docs", {".py", ".md", ".txt"}))
     assert not required - names, f"missing from the sdist: {sorted(required - names)}"
     assert any(n.endswith(".pyx") for n in names)
+    # the declarations that one module cimports from another
+    assert "cython_ext/boundary_api/masks/_rle.pxd" in names
     assert "tests/data/coco/instances_val2014_100.json" in names
     for rel in PLANTED:
         assert rel not in names, f"{rel} must not be in the sdist"
@@ -242,11 +245,15 @@ def test_wheel_contents(built):
         names = set(zf.namelist())
         metadata = zf.read(f"boundary_api-{version}.dist-info/METADATA").decode()
         entry_points = zf.read(f"boundary_api-{version}.dist-info/entry_points.txt").decode()
-    # every Cython module compiled, for this interpreter
-    for pyx in _source_files("cython_ext", {".pyx"}):
-        stem = Path(pyx).stem
-        compiled = [n for n in names if n.startswith("boundary_api/") and n.endswith(stem + EXT_SUFFIX)]
-        assert len(compiled) == 1, f"{pyx} not compiled into the wheel: {sorted(names)}"
+    # every Cython module compiled, for this interpreter, where its path says
+    # (cython_ext/boundary_api/masks/_rle.pyx is boundary_api/masks/_rle), and the
+    # utility module they share
+    modules = [pyx[len("cython_ext/"):-len(".pyx")] for pyx in _source_files("cython_ext", {".pyx"})]
+    assert len(modules) > 1 and all(m.startswith("boundary_api/") for m in modules), modules
+    for module in modules + ["boundary_api/_cyutility"]:
+        assert module + EXT_SUFFIX in names, f"{module} not compiled into the wheel: {sorted(names)}"
+    compiled = [n for n in names if n.endswith(EXT_SUFFIX)]
+    assert len(compiled) == len(modules) + 1, compiled
     # every module and subpackage of the source, and the demo data
     expected = set(_source_files("boundary_api", {".py", ".json"}))
     assert not expected - names, f"missing from the wheel: {sorted(expected - names)}"

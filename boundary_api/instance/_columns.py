@@ -2,7 +2,7 @@
 
 A results file in the COCO results schema (a list of objects with
 ``image_id``, ``category_id``, ``score`` and a ``bbox`` and/or a compressed-RLE
-``segmentation``) is parsed by the native scanner (:mod:`._scan`) straight
+``segmentation``) is parsed by the native scanner (:mod:`._scan_results`) straight
 into arrays, with every RLE string left in one byte buffer.  The evaluation
 reads the arrays; the per-result dicts that pycocotools' ``loadRes`` would
 have made are built only if somebody reads ``dataset``, ``anns``,
@@ -22,7 +22,7 @@ from typing import Dict, List, Optional, Sequence
 
 import numpy as np
 
-from ..masks import _mask
+from ..masks import _rle
 from ..masks.boundary import MAX_PIXELS, MAX_SIDE, check_rle_strings
 from .._io import InputBytes
 from .._parallel import resolve_threads
@@ -90,7 +90,7 @@ class ResultColumns:
     def counts_table(self, rows: np.ndarray):
         """:class:`StringTable` of the RLE strings of ``rows`` (no copy)."""
         rows = np.asarray(rows, np.int64)
-        return _mask.StringTable.from_buffers([self.buf], np.zeros(len(rows), np.int64),
+        return _rle.StringTable.from_buffers([self.buf], np.zeros(len(rows), np.int64),
                                               self.counts_start[rows], self.counts_len[rows])
 
     def counts_str(self, r: int) -> str:
@@ -113,7 +113,7 @@ class ResultColumns:
         size_ok = sides_ok & (np.where(sides_ok, h, 0) * np.where(sides_ok, w, 0) <= MAX_PIXELS)
         status = np.where(size_ok, 0, 3).astype(np.uint8)
         if size_ok.all():
-            status = _mask.check_strings(self.counts_table(rows), h, w)
+            status = _rle.check_strings(self.counts_table(rows), h, w)
         bad = np.flatnonzero(status)
         if len(bad):
             # the shared check words the error exactly as for dict results
@@ -281,7 +281,7 @@ def load_result_columns(coco_gt, path, source: str, num_threads: Optional[int] =
     is scanned on ``num_threads`` threads (None: all cores); the columns do
     not depend on it.
     """
-    from . import _scan
+    from . import _scan_results
 
     table = _image_table(coco_gt)
     if table is None:
@@ -292,7 +292,7 @@ def load_result_columns(coco_gt, path, source: str, num_threads: Optional[int] =
         return None
     if buf is None:
         return None
-    cols = _scan.scan_results(buf, resolve_threads(num_threads))
+    cols = _scan_results.scan_results(buf, resolve_threads(num_threads))
     if cols is None:
         return None
     present = cols["present"]
@@ -311,7 +311,7 @@ def load_result_columns(coco_gt, path, source: str, num_threads: Optional[int] =
     if p0 & HAS_SEGMENTATION:
         if not ((cols["seg_h"] == heights[pos]) & (cols["seg_w"] == widths[pos])).all():
             return None
-        used = max(_scan.compact_counts(buf, cols["counts_start"], cols["counts_len"]), 1)
+        used = max(_scan_results.compact_counts(buf, cols["counts_start"], cols["counts_len"]), 1)
         if region is None:
             buf.resize(used, refcheck=False)  # realloc: the rest of the file is given back
         else:
@@ -323,7 +323,7 @@ def load_result_columns(coco_gt, path, source: str, num_threads: Optional[int] =
             res.check_rles()
         except ValueError:
             return None
-        area, box = _mask.area_bbox(res.counts_table(np.arange(res.n)), res.seg_h)
+        area, box = _rle.area_bbox(res.counts_table(np.arange(res.n)), res.seg_h)
         res.mask_area = area
         res.bbox = np.ascontiguousarray(box)
         res.area = area.astype(np.float64)
