@@ -59,14 +59,20 @@ class ParallelBuildExt(build_ext):
             self.parallel = _cpus()
 
 
+def _cythonize():
+    """The extensions with their .pyx translated to C, in one process per CPU where
+    processes can be started (else in this one)."""
+    options = dict(include_path=[SOURCES], shared_utility_qualified_name=SHARED_UTILITY,
+                   compiler_directives={"language_level": "3", "boundscheck": False, "wraparound": False})
+    if _cpus() > 1:
+        from concurrent.futures.process import BrokenProcessPool
+
+        try:
+            return cythonize(_extensions(), nthreads=_cpus(), **options)
+        except (OSError, BrokenProcessPool) as exc:  # e.g. no /dev/shm for the pool's locks
+            print(f"setup.py: cythonizing in one process ({exc!r})")
+    return cythonize(_extensions(), **options)
+
+
 if __name__ == "__main__":  # (not again in the processes that cythonize in parallel)
-    setup(
-        ext_modules=cythonize(
-            _extensions(),
-            include_path=[SOURCES],
-            shared_utility_qualified_name=SHARED_UTILITY,
-            nthreads=_cpus() if _cpus() > 1 else 0,
-            compiler_directives={"language_level": "3", "boundscheck": False, "wraparound": False},
-        ),
-        cmdclass={"build_ext": ParallelBuildExt},
-    )
+    setup(ext_modules=_cythonize(), cmdclass={"build_ext": ParallelBuildExt})

@@ -351,18 +351,14 @@ def test_every_compiled_module_imports():
         assert module.__file__.endswith(EXT_SUFFIX), module.__file__
 
 
-def test_setup_builds_every_module_side_by_side():
+def test_setup_builds_every_module_side_by_side(monkeypatch):
     """setup.py declares one extension per .pyx plus the shared utility module, the
     largest first, and compiles them with one job per CPU."""
     from setuptools import Distribution
 
     setup = _load_setup()
-    cwd = os.getcwd()
-    os.chdir(ROOT)   # setup.py walks cython_ext/ relative to the checkout, as pip runs it
-    try:
-        extensions = setup._extensions()
-    finally:
-        os.chdir(cwd)
+    monkeypatch.chdir(ROOT)   # setup.py walks cython_ext/ relative to the checkout, as pip runs it
+    extensions = setup._extensions()
     names = [e.name for e in extensions]
     assert names[0] == setup.SHARED_UTILITY == "boundary_api._cyutility"
     assert sorted(names[1:]) == _cython_modules()
@@ -379,3 +375,23 @@ def test_setup_builds_every_module_side_by_side():
     cmd.parallel = 1   # -j 1 / --parallel 1 is obeyed
     cmd.finalize_options()
     assert cmd.parallel == 1
+
+
+def test_setup_cythonizes_in_one_process_where_no_process_pool_starts(monkeypatch, capsys):
+    setup = _load_setup()
+    calls = []
+
+    def fake_cythonize(extensions, **options):
+        calls.append(options.get("nthreads"))
+        assert options["shared_utility_qualified_name"] == "boundary_api._cyutility"
+        if options.get("nthreads"):
+            raise OSError("no /dev/shm")
+        return extensions
+
+    monkeypatch.setattr(setup, "cythonize", fake_cythonize)
+    monkeypatch.setattr(setup, "_cpus", lambda: 2)
+    monkeypatch.chdir(ROOT)
+    extensions = setup._cythonize()
+    assert calls == [2, None]
+    assert extensions[0].name == "boundary_api._cyutility" and len(extensions) == len(_cython_modules()) + 1
+    assert "cythonizing in one process" in capsys.readouterr().out
