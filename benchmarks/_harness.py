@@ -338,6 +338,53 @@ def _lvis_stats_child(spec: dict, t: _Timer) -> dict:
     raise ValueError(lib)
 
 
+#: get_results() keys of Fixed AP (no limit per image: lvis names the AR keys @-1) and Pooled AP
+FIXED_KEYS = LVIS_KEYS[:9] + ["AR@-1", "ARs@-1", "ARm@-1", "ARl@-1"]
+POOLED_KEYS = ["AP", "APr", "APc", "APf"]
+#: large-vocab-devil's names for the Pooled AP keys
+_LVDEVIL_POOLED = {"AP-pooled-all": "AP", "AP-pooled-r": "APr", "AP-pooled-c": "APc", "AP-pooled-f": "APf"}
+
+
+def _lvis_fixed_child(spec: dict, t: _Timer) -> dict:
+    """LVIS Fixed / Pooled AP (``spec['ap']``) with boundary_api, or with
+    large-vocab-devil's own script on lvis (``lib='lvdevil'``, run through
+    tests/lvdevil_oracle.py, which needs ``LVDEVIL_DIR``; not split in phases:
+    all of it counts as 'evaluate')."""
+    import warnings
+
+    ap, iou, k = spec["ap"], spec["iou"], spec.get("dets_per_cat", 10000)
+    keys = POOLED_KEYS if ap == "pooled" else FIXED_KEYS
+    if spec["lib"] == "boundary_api":
+        from boundary_api import LVIS, LVISEval
+        from boundary_api.lvis.fixed_pooled import load_results
+
+        t.lap("import")
+        gt = LVIS(spec["gt"])
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", UserWarning)  # (categories short of K)
+            dt = load_results(gt, spec["dt"], iou, k)
+        t.lap("load")
+        ev = LVISEval(gt, dt, iou_type=iou, ap=ap, dets_per_cat=k, num_threads=spec.get("threads"))
+        ev.evaluate()
+        t.lap("evaluate")
+        ev.accumulate()
+        t.lap("accumulate")
+        ev.summarize()
+        t.lap("summarize")
+        res = ev.get_results()
+        return {"stats": [float(res[key]) for key in keys]}
+    if spec["lib"] == "lvdevil":
+        sys.path.insert(0, str(ROOT / "tests"))
+        import lvdevil_oracle
+
+        t.lap("import")
+        res, _ = lvdevil_oracle.run_original(ap, spec["gt"], spec["dt"], iou, k)
+        t.lap("evaluate")
+        res = {_LVDEVIL_POOLED.get(key, key): v for key, v in res.items()}
+        return {"stats": [float(res[key]) for key in keys]}
+    raise ValueError(spec["lib"])
+
+
 def _extract_child(spec: dict, t: _Timer) -> dict:
     """Per-mask boundary extraction: boundary_api's RLE kernel vs the OpenCV
     full-image path (decode, erode, encode)."""
@@ -383,6 +430,7 @@ def _extract_child(spec: dict, t: _Timer) -> dict:
 CASES: Dict[str, Callable[[dict, _Timer], dict]] = {
     "coco": _coco_stats_child,
     "lvis": _lvis_stats_child,
+    "lvis_fixed": _lvis_fixed_child,
     "extract": _extract_child,
 }
 

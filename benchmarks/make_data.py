@@ -19,6 +19,11 @@ never share a cache entry.  Everything is deterministic for a seed.
     replicated ``copies`` times, with ``dets_per_image`` detections on every
     image: jittered ground-truth masks, and random ellipses on the images
     that have no ground truth.
+``lvis_fixed`` (:func:`lvis_fixed_set`)
+    For LVIS Fixed / Pooled AP: the LVIS ground truth x 10 (1,000 images),
+    1,000 detections on every image (1M), and the six categories with most
+    ground truths topped up to 12,000 detections each (so that K = 10,000
+    cuts them); scores with three decimals.
 ``scale``
     COCO-val sized: the COCO ground truth replicated 50 times (5,000 images)
     and thinned at random to ~36.8k ground truths, 100 detections per image
@@ -500,6 +505,104 @@ def scale_set(copies: int = 50, dets_per_image: int = 100, variants: int = 16,
     return _save(d, gt, dets, meta, t0, verbose)
 
 
+def lvis_fixed_set(copies: int = 10, dets_per_image: int = 1000, big_cats: int = 6, big_count: int = 12000,
+                   variants: int = 8, seed: int = 0, gt_path: Path = LVIS_GT, force: bool = False,
+                   verbose: bool = True) -> DataSet:
+    """An LVIS set for Fixed / Pooled AP (issue 29): the LVIS ground truth x
+    ``copies`` with ``dets_per_image`` detections on every image (jittered
+    ground truths, 20% with a wrong category among those scored on the image;
+    ellipses on images without ground truth), then more detections for the
+    ``big_cats`` categories with most ground truths until each has at least
+    ``big_count`` (so that K = 10,000 cuts them).  Scores have three decimals
+    (ties, at the cut too); every base mask is jittered ``variants`` ways once
+    and the encoded strings reused, as in :func:`scale_set`."""
+    d = _set_dir("lvis", gt_path, {"fixed": 1, "c": copies, "n": dets_per_image, "b": big_cats,
+                                   "k": big_count, "v": variants, "s": seed})
+    if not force and (ds := _cached(d)):
+        return ds
+    t0 = time.perf_counter()
+    _log(verbose, f"building {d.name} ...")
+    src = json.loads(Path(gt_path).read_text())
+    rng = np.random.default_rng([seed, 5])
+    bases = base_masks(src)
+    pool: Dict[int, List[dict]] = {}
+    for ann_id, base in bases.items():
+        if base is None:
+            continue
+        rles = []
+        while len(rles) < variants:
+            rle = jittered_rle(base, rng) if rles else encode_crop(base.crop, base.y0, base.x0, base.h, base.w)
+            if rle is not None:
+                rles.append(rle)
+        pool[ann_id] = rles
+    cat_ids = sorted(c["id"] for c in src["categories"])
+    by_img: Dict[int, list] = {im["id"]: [] for im in src["images"]}
+    for ann in src["annotations"]:
+        if ann["id"] in pool:
+            by_img[ann["image_id"]].append(ann)
+    ellipses = {im["id"]: [ellipse_rle(im["height"], im["width"], rng) for _ in range(variants)]
+                for im in src["images"] if not by_img[im["id"]]}
+    scored = {im["id"]: sorted(set(im.get("neg_category_ids", [])) | {a["category_id"] for a in by_img[im["id"]]})
+              for im in src["images"]}
+    gt = {k: v for k, v in src.items() if k not in ("images", "annotations")}
+    gt["images"], gt["annotations"], dets = [], [], []
+    n = len(src["images"])
+    copy_ids = []
+    for c in range(copies):
+        images, ids = _replicate_images(src["images"], c, n)
+        copy_ids.append(ids)
+        gt["images"] += images
+        for ann in src["annotations"]:
+            gt["annotations"].append(dict(ann, image_id=ids[ann["image_id"]], id=len(gt["annotations"]) + 1))
+        for im in src["images"]:
+            anns, new_id, cats = by_img[im["id"]], ids[im["id"]], scored[im["id"]] or cat_ids
+            scores = np.round(rng.random(dets_per_image), 3)
+            variant = rng.integers(variants, size=dets_per_image)
+            if anns:
+                which = rng.integers(len(anns), size=dets_per_image)
+                wrong = rng.random(dets_per_image) < WRONG_CATEGORY
+                other = rng.integers(len(cats), size=dets_per_image)
+                for j in range(dets_per_image):
+                    ann = anns[which[j]]
+                    cat = cats[other[j]] if wrong[j] else ann["category_id"]
+                    dets.append({"image_id": new_id, "category_id": cat,
+                                 "segmentation": pool[ann["id"]][variant[j]], "score": float(scores[j])})
+            else:
+                other = rng.integers(len(cats), size=dets_per_image)
+                for j in range(dets_per_image):
+                    dets.append({"image_id": new_id, "category_id": cats[other[j]],
+                                 "segmentation": ellipses[im["id"]][variant[j]], "score": float(scores[j])})
+    counts: Dict[int, int] = {}
+    for det in dets:
+        counts[det["category_id"]] = counts.get(det["category_id"], 0) + 1
+    gt_count: Dict[int, int] = {}
+    for ann in src["annotations"]:
+        if ann["id"] in pool:
+            gt_count[ann["category_id"]] = gt_count.get(ann["category_id"], 0) + 1
+    big = sorted(gt_count, key=lambda cat: (-gt_count[cat], cat))[:big_cats]
+    for cat in big:
+        anns = [a for a in src["annotations"] if a["category_id"] == cat and a["id"] in pool]
+        extra = max(0, big_count - counts.get(cat, 0))
+        which = rng.integers(len(anns), size=extra)
+        copy = rng.integers(copies, size=extra)
+        variant = rng.integers(variants, size=extra)
+        scores = np.round(rng.random(extra), 3)
+        for j in range(extra):
+            ann = anns[which[j]]
+            dets.append({"image_id": copy_ids[copy[j]][ann["image_id"]], "category_id": cat,
+                         "segmentation": pool[ann["id"]][variant[j]], "score": float(scores[j])})
+    order = rng.permutation(len(dets))
+    dets = [dets[i] for i in order]
+    counts = {}
+    for det in dets:
+        counts[det["category_id"]] = counts.get(det["category_id"], 0) + 1
+    meta = {"kind": "lvis_fixed", "source": str(gt_path), "copies": copies, "dets_per_image": dets_per_image,
+            "big_cats": big, "big_count": big_count, "variants": variants, "seed": seed,
+            "categories_over_10000": sum(1 for v in counts.values() if v > 10000),
+            "largest_category": max(counts.values())}
+    return _save(d, gt, dets, meta, t0, verbose)
+
+
 def val_set(copies: int = 50, dets_per_gt: int = 0, dets_per_image: int = 0,
             target_gt: int = COCO_VAL_GT, seed: int = 0, gt_path: Path = COCO_GT,
             force: bool = False, verbose: bool = True) -> DataSet:
@@ -581,7 +684,7 @@ def main(argv=None) -> int:
         epilog="Defaults: coco = 5 copies x 8 detections per ground truth (500 images, ~32.7k "
                "detections); lvis = 1 copy x 300 detections per image (100 images, 30k); "
                "scale = 50 copies, ~36.8k ground truths, 100 detections per image (500k).")
-    ap.add_argument("which", choices=["coco", "lvis", "scale", "val2017", "val500k", "all"],
+    ap.add_argument("which", choices=["coco", "lvis", "lvis_fixed", "scale", "val2017", "val500k", "all"],
                     help="which set to build (val2017 / val500k: val_set with 1 detection per ground "
                          "truth / 100 per image, every mask distinct, with boxes)")
     ap.add_argument("--distinct", action="store_true",
@@ -610,6 +713,9 @@ def main(argv=None) -> int:
         elif kind == "lvis":
             ds = lvis_set(args.copies or 1, args.dets_per_image or 300, args.seed, args.lvis_gt, args.force,
                           distinct=args.distinct)
+        elif kind == "lvis_fixed":
+            ds = lvis_fixed_set(args.copies or 10, args.dets_per_image or 1000, seed=args.seed,
+                                gt_path=args.lvis_gt, force=args.force)
         elif kind == "val2017":
             ds = val_set(args.copies or 50, dets_per_gt=1, target_gt=args.target_gt, seed=args.seed,
                          gt_path=args.coco_gt, force=args.force)

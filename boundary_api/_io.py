@@ -278,6 +278,23 @@ def open_input(path) -> Iterator[io.BufferedIOBase]:
         raw.close()
 
 
+def starts_with(path, char: bytes) -> bool:
+    """Whether a file's first non-blank byte is ``char`` (gzip content is
+    looked into); False when it cannot be read or is empty.  Reads the file
+    once from its start: for a pipe, the bytes read are gone."""
+    try:
+        with open_input(path) as f:
+            while True:
+                block = f.read(1 << 12)
+                if not block:
+                    return False
+                block = block.lstrip()
+                if block:
+                    return block[:1] == char
+    except (OSError, EOFError, ValueError):
+        return False
+
+
 def finite_number(v) -> bool:
     """A real number (not a bool) that is finite; cheap for plain floats and ints."""
     if type(v) is float:

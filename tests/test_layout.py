@@ -39,9 +39,11 @@ ALLOWED = {
     "sensitivity": BASE | {"masks", "instance", "coco", "lvis", "panoptic"},
     "report": BASE | {"masks", "instance", "coco", "lvis", "diagnostics"},
     "swap": BASE | {"coco", "lvis"},
+    # instance files (COCO or LVIS from the ground truth) read, checked and evaluated by one call
+    "evaluate": BASE | {"masks", "instance", "coco", "lvis"},
     "integrations": BASE | {"masks", "instance", "coco", "lvis", "cityscapes", "panoptic", "semantic", "scale"},
     "cli": BASE | {"masks", "instance", "coco", "lvis", "cityscapes", "panoptic", "semantic", "scale",
-                   "diagnostics", "sensitivity", "report", "integrations"},
+                   "diagnostics", "sensitivity", "report", "integrations", "evaluate"},
     # the 0.1.0 paths: each only calls _deprecated.alias
     "_deprecated": set(),
     **{old.split(".")[1]: {"_deprecated"} for old in MOVED_MODULES},
@@ -245,6 +247,8 @@ def test_old_paths_warn_at_the_importing_line_in_a_script():
     ("boundary_api.semantic", ["SemanticEvaluator", "evaluate_folders"]),
     ("boundary_api.scale", ["Partial", "evaluate_partial", "merge_partials", "evaluate_streaming", "evaluate_dask"]),
     ("boundary_api.diagnostics", ["analyze_errors", "pr_curves", "boundary_coverage"]),
+    ("boundary_api.evaluate", ["evaluate_files", "table_title"]),
+    ("boundary_api.diagnostics.files", ["load_files", "analyze_files"]),
     ("boundary_api.sensitivity.curves", ["sensitivity_analysis"]),
     ("boundary_api.integrations.d2_results", ["coco_boundary_metrics", "lvis_boundary_metrics", "prepare_results"]),
     ("boundary_api.cli", ["main"]),

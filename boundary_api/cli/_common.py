@@ -119,19 +119,9 @@ def _is_stream(path: str) -> bool:
 
 def _starts_with(path: str, char: bytes) -> bool:
     """Whether a file's first non-blank byte is ``char`` (gzip content is looked into)."""
-    from .._io import open_input
+    from .._io import starts_with
 
-    try:
-        with open_input(path) as f:
-            while True:
-                block = f.read(1 << 12)
-                if not block:
-                    return False
-                block = block.lstrip()
-                if block:
-                    return block[:1] == char
-    except (OSError, EOFError, ValueError):
-        return False
+    return starts_with(path, char)
 
 
 def _looks_like_json_lines(path: str) -> bool:

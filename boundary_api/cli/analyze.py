@@ -3,15 +3,9 @@ TIDE's error types with Boundary IoU, the boundary error, per size and category.
 from __future__ import annotations
 
 import argparse
-import contextlib
-import io
 import logging
-import time
 
-from .._io import read_json
-from ..instance._checks import check_instances_dataset
 from ._common import PROG, HelpFormatter, InputError, add_common_flags, check_out_path, positive_int, ratio
-from .instances import _check_ground_truth_masks, _check_results_file
 from .output import build_document, metric_value, write_json
 
 log = logging.getLogger("boundary_api")
@@ -45,6 +39,16 @@ def add_input_flags(p: argparse.ArgumentParser) -> None:
     add_common_flags(p)
 
 
+def add_diagnostic_flags(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--confusion-iou", type=threshold, default=0.5, metavar="T",
+                   help="IoU threshold of the confusion matrix and of the calibration's outcomes (among the "
+                        "evaluation's 0.50:0.05:0.95)")
+    p.add_argument("--calibration-bins", type=positive_int, default=10, metavar="N",
+                   help="bins of equal width on [0, 1] of the reliability diagram")
+    p.add_argument("--lrp-threshold", type=threshold, default=0.5, metavar="T",
+                   help="LRP's true-positive IoU threshold (among 0.50:0.05:0.95)")
+
+
 def parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(
         prog=f"{PROG} analyze",
@@ -57,30 +61,26 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--iou-type", choices=("boundary", "segm"), default="boundary",
                    help="boundary: IoU = min(mask IoU, boundary IoU); segm: mask IoU (plain TIDE, no boundary "
                         "errors)")
+    add_diagnostic_flags(p)
     p.add_argument("--json-out", metavar="PATH",
-                   help="write the breakdown (overall, per size, per category) to this JSON file")
+                   help="write the breakdown (overall, per size, per category), the confusion matrix, the "
+                        "calibration and optimal LRP to this JSON file")
     return p
 
 
-def load(args):
-    """The ground truth and results as boundary_api COCO objects, checked."""
-    from ..coco.dataset import COCO
-
+def check_thresholds(args) -> None:
     if args.pos_threshold < args.background_threshold:
         raise InputError(f"--background-threshold ({args.background_threshold}) is above --pos-threshold "
                          f"({args.pos_threshold})")
-    checks = argparse.Namespace(gt=args.gt, dt=args.dt, iou_type=getattr(args, "iou_type", "boundary"))
-    gt_data = read_json(args.gt, "ground truth")
-    check_instances_dataset(gt_data, args.gt)
-    _check_ground_truth_masks(gt_data, checks)
-    dt_data = read_json(args.dt, "results")
-    _check_results_file(dt_data, checks, gt_data)
-    with contextlib.redirect_stdout(io.StringIO()):
-        gt = COCO.from_dataset(gt_data, args.gt, strict=True)
-        dt = gt.loadRes(dt_data, _source=args.dt, strict=True)
-    if getattr(dt, "_segm_from_bbox", False):
-        raise InputError(f"{args.dt}: results have no 'segmentation' (boxes only); the analysis needs masks")
-    return gt, dt
+
+
+def load(args):
+    """The ground truth and results as boundary_api COCO objects, read and checked
+    by the library."""
+    from ..diagnostics.files import load_files
+
+    check_thresholds(args)
+    return load_files(args.gt, args.dt, iou_type=getattr(args, "iou_type", "boundary"))
 
 
 def _table(result, pos_threshold, iou_type: str = "boundary", dilation_ratio: float = 0.02) -> str:
@@ -97,7 +97,7 @@ def _table(result, pos_threshold, iou_type: str = "boundary", dilation_ratio: fl
     return "\n".join(lines)
 
 
-def document(args, result, coverage, cats) -> dict:
+def document(args, result, coverage, cats, diagnostics=None) -> dict:
     """The ``--json-out`` document (the shared schema; see cli/output.py)."""
     def errors(values):
         return {k: metric_value(v) for k, v in values.items()}
@@ -115,27 +115,36 @@ def document(args, result, coverage, cats) -> dict:
                        for s, r in result["per_size"].items()}
     out["boundary_coverage"] = coverage
     out["per_category"] = build_document("coco", args.iou_type, None, {}, {}, per_category)["per_category"]
+    if diagnostics is not None:
+        out.update(diagnostics)  # confusion, calibration, lrp (issue 30)
     return out
 
 
 def run(args) -> int:
-    from ..diagnostics.tide import analyze_errors, boundary_coverage
+    from ..diagnostics.files import analyze_files
     from ..report.data import coverage_warning
 
     check_out_path(args.json_out, files={"--gt": args.gt, "--dt": args.dt})
-    tic = time.time()
-    gt, dt = load(args)
-    result = analyze_errors(gt, dt, iou=args.iou_type, dilation_ratio=args.dilation_ratio,
-                            pos_threshold=args.pos_threshold, background_threshold=args.background_threshold,
-                            max_dets=args.max_dets)
-    coverage = boundary_coverage(gt, args.dilation_ratio)
+    check_thresholds(args)
+    analysis = analyze_files(args.gt, args.dt, iou_type=args.iou_type, dilation_ratio=args.dilation_ratio,
+                             pos_threshold=args.pos_threshold, background_threshold=args.background_threshold,
+                             max_dets=args.max_dets, confusion_iou=args.confusion_iou,
+                             calibration_bins=args.calibration_bins, lrp_threshold=args.lrp_threshold,
+                             num_threads=args.threads)
+    result, coverage = analysis["errors"], analysis["coverage"]
     warning = coverage_warning(coverage)
     if warning and args.iou_type == "boundary":
         log.warning("%s", warning)
     print(_table(result, args.pos_threshold, args.iou_type, args.dilation_ratio))
-    log.info("analyzed in %.2fs", time.time() - tic)
+    diagnostics = analysis["diagnostics"]
+    cal, lrp = diagnostics["calibration"], diagnostics["lrp"]
+    if not args.quiet:
+        ece = "n/a" if cal["ece"] is None else f"{cal['ece']:.4f}"
+        mce = "n/a" if cal["mce"] is None else f"{cal['mce']:.4f}"
+        olrp = "n/a" if lrp["olrp"] is None else f"{100 * lrp['olrp']:.2f}"
+        print(f"Calibration (IoU {cal['iou_threshold']:g}): ECE {ece}  MCE {mce};  optimal LRP (tau "
+              f"{lrp['tp_threshold']:g}): {olrp} x100")
+    log.info("analyzed in %.2fs", analysis["seconds"])
     if args.json_out:
-        write_json(args.json_out, document(args, result, coverage, gt.cats))
+        write_json(args.json_out, document(args, result, coverage, analysis["gt"].cats, diagnostics))
     return 0
-
-

@@ -14,6 +14,10 @@ Panoptic segmentation::
     boundary-eval panoptic --gt-json panoptic_val2017.json --gt-folder panoptic_val2017/ \\
         --pred-json pred.json --pred-folder pred/ --iou-type boundary
 
+Is A better than B, beyond the noise of the evaluation set (paired bootstrap)::
+
+    boundary-eval compare --gt instances_val2017.json --dt A.json --dt B.json --resamples 1000
+
 Semantic segmentation (PNG label maps)::
 
     boundary-eval semantic --gt-dir gt/ --pred-dir pred/ --num-classes 19 --json-out m.json
@@ -92,7 +96,7 @@ def _silence_stdout(stream) -> None:
 #: subcommands: name -> module of boundary_api.cli with ``parser()`` and ``run(args)``;
 #: without one of these first, the words are the instance command's (or the demo's)
 SUBCOMMANDS = ("panoptic", "cityscapes", "semantic", "measures", "sensitivity", "synthetic", "analyze",
-               "report", "shard")
+               "report", "shard", "compare", "diagnose")
 
 
 def _dispatch(argv: List[str]) -> int:

@@ -2,13 +2,9 @@
 from __future__ import annotations
 
 import argparse
-import os
 
-import numpy as np
-
-from .._io import read_json
-from ..masks.imagefiles import DEFAULT_MAX_PIXELS, check_image_file
-from ..masks.measures import MEASURE_LABELS, MEASURES, MF_DILATION_RATIOS, measures
+from ..masks.imagefiles import DEFAULT_MAX_PIXELS
+from ..masks.measures import MEASURE_LABELS, MEASURES, MF_DILATION_RATIOS, measures_of_files
 from ._common import PROG, HelpFormatter, InputError, add_common_flags, check_out_path, positive_int, ratio
 from .output import build_document, write_json
 
@@ -39,43 +35,12 @@ def parser() -> argparse.ArgumentParser:
     return p
 
 
-def load_mask(path: str, flag: str, max_pixels=DEFAULT_MAX_PIXELS):
-    """An (H, W) uint8 array from an image file, or a COCO RLE dict from a JSON file
-    (an image of more than ``max_pixels`` pixels is refused from its header)."""
-    if not os.path.isfile(path):
-        raise InputError(f"{flag} {path}: no such file")
-    if path.lower().endswith(".json"):
-        doc = read_json(path, flag)
-        if isinstance(doc, dict) and "segmentation" in doc:
-            doc = doc["segmentation"]
-        if not (isinstance(doc, dict) and "size" in doc and "counts" in doc):
-            raise InputError(f"{flag} {path}: expected a COCO RLE {{'size': [h, w], 'counts': ...}} "
-                             "or an object with such a 'segmentation'")
-        return doc
-    import cv2
-
-    check_image_file(path, f"{flag} image", max_pixels)
-    try:
-        img = cv2.imread(path, cv2.IMREAD_UNCHANGED)
-    except cv2.error as exc:  # e.g. beyond OpenCV's own size limit, with a raised --max-pixels
-        raise InputError(f"{flag} {path}: OpenCV cannot read it: {str(exc).strip().splitlines()[-1]}") from None
-    if img is None:
-        raise InputError(f"{flag} {path}: not an image OpenCV can read (nor a .json RLE)")
-    if img.ndim == 3:
-        img = img.any(axis=2)
-    return (img != 0).astype(np.uint8)
-
-
 def run(args) -> int:
     check_out_path(args.json_out, files={"GT_MASK": args.gt_mask, "PRED_MASK": args.pred_mask})
-    gt = load_mask(args.gt_mask, "GT_MASK", args.max_pixels)
-    pred = load_mask(args.pred_mask, "PRED_MASK", args.max_pixels)
     if args.num_scales < 2:
         raise InputError(f"--num-scales must be at least 2, got {args.num_scales}")
-    try:
-        values = measures(gt, pred, args.dilation_ratio, num_scales=args.num_scales, num_threads=1)
-    except ValueError as exc:
-        raise InputError(f"{args.gt_mask}, {args.pred_mask}: {exc}") from None
+    values = measures_of_files(args.gt_mask, args.pred_mask, args.dilation_ratio, num_scales=args.num_scales,
+                               max_pixels=args.max_pixels, what=("GT_MASK", "PRED_MASK"))
     width = max(len(v) for v in LABELS.values())
     for name in MEASURES:
         print(f"{LABELS[name]:<{width}}  {values[name]:.4f}")

@@ -45,6 +45,9 @@ import numpy as np
 
 __all__ = ["build_document", "write_json", "metric_value", "coco_summary"]
 
+# the COCO summary table is the library's (kept here for the subcommands that import it from here)
+from ..instance.results import coco_summary  # noqa: E402,F401
+
 
 def metric_value(x) -> Optional[float]:
     """A metric as JSON: a float, or None for NaN, infinities, None and the
@@ -55,57 +58,6 @@ def metric_value(x) -> Optional[float]:
     if not math.isfinite(v) or v == -1.0:
         return None
     return v
-
-
-#: the 12 lines of the COCO detection summary: (AP?, IoU threshold or None for
-#: the mean over every threshold, area range label, index into maxDets)
-_SUMMARY = ((True, None, "all", -1), (True, 0.5, "all", -1), (True, 0.75, "all", -1),
-            (True, None, "small", -1), (True, None, "medium", -1), (True, None, "large", -1),
-            (False, None, "all", 0), (False, None, "all", 1), (False, None, "all", 2),
-            (False, None, "small", -1), (False, None, "medium", -1), (False, None, "large", -1))
-
-
-def coco_summary(coco_eval, show: bool = True) -> Dict[str, float]:
-    """The 12 summary metrics of a COCO evaluation after ``accumulate()``, every
-    one of them at the evaluated ``maxDets`` (printed as pycocotools' lines when
-    ``show``).
-
-    pycocotools' ``summarize`` computes the first line (AP over IoU 0.50:0.95)
-    at ``maxDets=100`` whatever ``params.maxDets`` says, so ``--max-dets 300``
-    made it -1; here that line uses the largest ``maxDets`` like the five other
-    AP lines.  With the default ``[1, 10, 100]`` every value and line is
-    pycocotools'.  Each value is the mean of the entries that are not -1 among
-    the precisions (recalls) of the line's IoU thresholds, area range and the
-    ``maxDets`` entries equal to the line's, -1 when there are none.
-
-    Returns
-    -------
-    dict
-        Name (:func:`~boundary_api.instance.results.coco_stat_names`) -> value.
-    """
-    from ..instance.results import coco_stat_names
-
-    params = coco_eval.params
-    max_dets = [int(m) for m in params.maxDets]
-    iou_thrs = np.asarray(params.iouThrs)
-    names = coco_stat_names(max_dets)
-    out: Dict[str, float] = {}
-    for name, (is_ap, thr, area, m) in zip(names, _SUMMARY):
-        wanted = max_dets[m]
-        a = [i for i, label in enumerate(params.areaRngLbl) if label == area]
-        k = [i for i, v in enumerate(max_dets) if v == wanted]
-        values = coco_eval.eval["precision" if is_ap else "recall"]
-        if thr is not None:
-            values = values[np.where(iou_thrs == thr)[0]]
-        values = values[..., a, :][..., k]
-        kept = values[values > -1]
-        value = float(np.mean(kept)) if kept.size else -1.0
-        out[name] = value
-        if show:
-            iou = f"{iou_thrs[0]:0.2f}:{iou_thrs[-1]:0.2f}" if thr is None else f"{thr:0.2f}"
-            title = "Average Precision  (AP)" if is_ap else "Average Recall     (AR)"
-            print(f" {title} @[ IoU={iou:<9} | area={area:>6s} | maxDets={wanted:>3d} ] = {value:0.3f}")
-    return out
 
 
 def _plain(v):

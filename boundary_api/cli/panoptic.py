@@ -2,10 +2,8 @@
 from __future__ import annotations
 
 import argparse
-import time
 
-from .._io import read_json
-from ..panoptic._checks import default_folder
+from ..panoptic import default_folder
 from ..panoptic.idmaps import DEFAULT_MAX_PIXELS
 from ._common import PROG, HelpFormatter, InputError, add_common_flags, check_out_path, given, positive_int, ratio
 from .output import build_document, write_json
@@ -72,7 +70,7 @@ def _metrics(results: dict) -> dict:
 
 
 def run(args) -> int:
-    from ..panoptic import pq_compute
+    from ..panoptic import pq_compute_files
 
     for flag, json_file, folder, folder_flag in (("--gt-json", args.gt_json, args.gt_folder, "--gt-folder"),
                                                  ("--pred-json", args.pred_json, args.pred_folder, "--pred-folder")):
@@ -87,18 +85,17 @@ def run(args) -> int:
     label = LABELS[args.iou_type] + (f" (dilation ratio {args.dilation_ratio:g})"
                                      if args.iou_type == "boundary" else "")
     print(f"{label}, SQ and RQ:")
-    tic = time.perf_counter()
-    results = pq_compute(args.gt_json, args.pred_json, gt_folder=args.gt_folder,
-                         pred_folder=args.pred_folder, iou_type=args.iou_type,
-                         dilation_ratio=args.dilation_ratio, num_threads=args.threads,
-                         max_pixels=args.max_pixels,
-                         boundary_mode=args.boundary_mode.replace("-", "_"), strict=True,
-                         print_progress=False)
+    evaluation = pq_compute_files(args.gt_json, args.pred_json, gt_folder=args.gt_folder,
+                                  pred_folder=args.pred_folder, iou_type=args.iou_type,
+                                  dilation_ratio=args.dilation_ratio, num_threads=args.threads,
+                                  max_pixels=args.max_pixels,
+                                  boundary_mode=args.boundary_mode.replace("-", "_"), strict=True,
+                                  print_progress=False)
+    results = evaluation["results"]
     if not args.quiet:
-        print(f"evaluated in {time.perf_counter() - tic:.2f}s (per-category results: --json-out)")
+        print(f"evaluated in {evaluation['seconds']:.2f}s (per-category results: --json-out)")
     if args.json_out:
-        gt = read_json(args.gt_json, "ground truth JSON")
-        cats = {c["id"]: c for c in gt["categories"]}
+        cats = evaluation["categories"]
         per_category = {}
         for cat_id, r in results["per_class"].items():
             undefined = r["tp"] + r["fp"] + r["fn"] == 0

@@ -11,7 +11,7 @@ import time
 import stat
 
 from ._common import PROG, HelpFormatter, InputError, positive_int
-from .analyze import add_input_flags, load
+from .analyze import add_input_flags, load, threshold
 
 log = logging.getLogger("boundary_api")
 
@@ -34,6 +34,11 @@ def parser() -> argparse.ArgumentParser:
                         "them instead of a blank canvas")
     p.add_argument("--worst", type=positive_int, default=12, metavar="N",
                    help="how many of the worst boundary errors to show")
+    p.add_argument("--resamples", type=int, default=200, metavar="N",
+                   help="bootstrap resamples of the confidence intervals (0: none)")
+    p.add_argument("--seed", type=int, default=0, metavar="S", help="seed of the bootstrap")
+    p.add_argument("--confusion-iou", type=threshold, default=0.5, metavar="T",
+                   help="IoU threshold of the confusion matrix and the calibration (among 0.50:0.05:0.95)")
     p.add_argument("--iou-thrs", default="0.5,0.75", metavar="T,T",
                    help="IoU thresholds of the precision-recall curves (among 0.50:0.05:0.95)")
     return p
@@ -99,12 +104,15 @@ def run(args) -> int:
         import matplotlib  # noqa: F401
     except ImportError:
         raise InputError("the report needs matplotlib: pip install matplotlib") from None
+    if args.resamples < 0 or args.seed < 0:
+        raise InputError("--resamples and --seed must be >= 0")
     gt, dt = load(args)
-    progress = _Progress(total=5)
+    progress = _Progress(total=6)
     try:
         data = collect(gt, dt, dilation_ratio=args.dilation_ratio, iou_thrs=thrs,
                        pos_threshold=args.pos_threshold, background_threshold=args.background_threshold,
-                       max_dets=args.max_dets, num_threads=args.threads, worst=args.worst, step=progress)
+                       max_dets=args.max_dets, num_threads=args.threads, worst=args.worst, step=progress,
+                       resamples=args.resamples, seed=args.seed, diagnostics_iou=args.confusion_iou)
         figs = figures(data, gt, dt, args.images)
         progress("figures")
     finally:

@@ -3,7 +3,6 @@ from __future__ import annotations
 
 import argparse
 import math
-import os
 
 import boundary_api
 from ..masks.imagefiles import DEFAULT_MAX_PIXELS
@@ -63,30 +62,6 @@ def parser() -> argparse.ArgumentParser:
     return p
 
 
-def read_class_names(path: str, num_classes: int) -> list:
-    """Class names from a text file (one per line) or a JSON list; exactly ``num_classes``."""
-    if not os.path.isfile(path):
-        raise InputError(f"--class-names: file not found: {path}")
-    if path.endswith(".json"):
-        from .._io import read_json
-
-        names = read_json(path, "--class-names")
-        if not isinstance(names, list) or not all(isinstance(n, str) for n in names):
-            raise InputError(f"--class-names: {path} must hold a JSON list of strings")
-    else:
-        try:
-            with open(path, encoding="utf-8") as f:
-                lines = f.read().splitlines()
-        except (OSError, UnicodeDecodeError) as exc:
-            raise InputError(f"--class-names: cannot read {path}: {exc}") from None
-        while lines and not lines[-1].strip():
-            lines.pop()
-        names = [line.strip() for line in lines]
-    if len(names) != num_classes:
-        raise InputError(f"--class-names: {path} has {len(names)} names but --num-classes is {num_classes}")
-    return names
-
-
 def _pct(x: float) -> str:
     return "nan" if math.isnan(x) else f"{100 * x:.2f}"
 
@@ -114,10 +89,9 @@ def run(args) -> int:
                    folders={"--gt-dir": args.gt_dir, "--pred-dir": args.pred_dir})
     if not 0 <= args.ignore_index < 2 ** 32:
         raise InputError(f"--ignore-index must be in [0, 2**32), got {args.ignore_index}")
-    names = read_class_names(args.class_names, args.num_classes) if args.class_names else None
     res = evaluate_folders(args.gt_dir, args.pred_dir, args.num_classes, ignore_index=args.ignore_index,
                            dilation_ratio=args.dilation_ratio, num_threads=args.threads,
-                           class_names=names, gt_suffix=args.gt_suffix, pred_suffix=args.pred_suffix,
+                           class_names=args.class_names or None, gt_suffix=args.gt_suffix, pred_suffix=args.pred_suffix,
                            reduce_zero_label=args.reduce_zero_label, max_pixels=args.max_pixels)
     print(f"Semantic segmentation: IoU, Boundary IoU (BIoU, dilation ratio {args.dilation_ratio:g}) "
           "and accuracy per class, in %:")

@@ -19,7 +19,6 @@ from typing import List
 
 import numpy as np
 
-from .._io import read_json
 from ..instance.results import per_category_metrics
 from ._common import (PROG, HelpFormatter, InputError, add_common_flags, check_out_path, deferred_termination,
                       positive_int, quiet)
@@ -104,6 +103,8 @@ def run_shard(args) -> int:
 def _check(args) -> None:
     if args.slow:
         raise InputError("--slow cannot be combined with streaming or cluster evaluation")
+    if args.ap != "standard":  # (the top K of a category spans every chunk)
+        raise InputError(f"--ap {args.ap} cannot be combined with streaming or cluster evaluation")
     if args.workers is not None and args.scheduler is not None:
         raise InputError("--workers and --scheduler exclude each other")
     if args.manifest is not None:
@@ -196,22 +197,16 @@ def _eval_params(args, lvis: bool):
 
 
 def run(args) -> int:
-    from ..scale.streaming import evaluate_streaming, looks_like_lvis
+    from ..scale.streaming import evaluate_streaming, streaming_inputs
 
     _check(args)
     inputs = {"--gt": args.gt, "--dt": args.dt, "--manifest": args.manifest}
     check_out_path(args.json_out, files={k: v for k, v in inputs.items() if v and os.path.isfile(v)})
     tic = time.time()
     iou = args.iou_type
-    shards = None
-    if args.manifest is not None:
-        from ..scale.streaming import load_manifest
-
-        shards = load_manifest(args.manifest, allow_partial=args.allow_partial)
-        gt_data = read_json(shards[0]["gt"], "ground truth shard") if shards else {}
-    else:
-        gt_data = read_json(args.gt, "ground truth")
-    lvis = looks_like_lvis(gt_data)
+    loaded = streaming_inputs(args.gt if args.manifest is None else None, manifest=args.manifest,
+                              allow_partial=args.allow_partial)
+    gt_data, lvis, shards = loaded["dataset"], loaded["lvis"], loaded["shards"]
     if args.lvis and not lvis:
         raise InputError("--lvis: streaming and cluster evaluation choose LVIS rules from the ground "
                          "truth, and this one is not LVIS (images without neg_category_ids)")

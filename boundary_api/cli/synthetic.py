@@ -95,14 +95,9 @@ def run(args) -> int:
             settings = {"factors": args.factor}
     else:
         many = len(args.resolution) > 1
-        if args.evaluate:
-            from .._io import read_json
-
-            data = read_json(args.gt, "ground truth")
-        else:
-            data = args.gt
-        for n in args.resolution:
-            preds = syn.synthetic_instance_predictions(data, n, num_threads=args.threads, progress=not args.quiet)
+        for n, preds, r in syn.synthetic_instance_study(args.gt, args.resolution, evaluate=args.evaluate,
+                                                        dilation_ratio=args.dilation_ratio,
+                                                        num_threads=args.threads, progress=not args.quiet):
             if args.out:
                 out = _out_path(args.out, str(n), many)
                 tmp = f"{out}.tmp-{os.getpid()}"
@@ -110,8 +105,6 @@ def run(args) -> int:
                     json.dump(preds, fh)
                 os.replace(tmp, out)
             if args.evaluate:
-                r = syn.evaluate_instance_predictions(data, preds, dilation_ratio=args.dilation_ratio,
-                                                      num_threads=args.threads)
                 rows.append((f"{n}x{n}", r))
         if args.evaluate:
             _print_instances(rows)

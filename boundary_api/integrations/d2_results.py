@@ -53,6 +53,7 @@ __all__ = [
     "TASK",
     "COCO_METRICS",
     "LVIS_METRICS",
+    "POOLED_METRICS",
     "prepare_results",
     "coco_boundary_metrics",
     "lvis_boundary_metrics",
@@ -68,6 +69,8 @@ log = logging.getLogger(__name__)
 COCO_METRICS = ("AP", "AP50", "AP75", "APs", "APm", "APl")
 #: metrics Detectron2 reports for LVIS instance segmentation, in order
 LVIS_METRICS = COCO_METRICS + ("APr", "APc", "APf")
+#: LVIS Pooled AP's metrics: the pool of all categories, then each frequency group
+POOLED_METRICS = ("AP", "APr", "APc", "APf")
 
 CategoryIdMap = Union[Mapping, Callable, None]
 
@@ -278,7 +281,8 @@ def coco_boundary_metrics(coco_gt, predictions: Iterable, *, category_id_map: Ca
 def lvis_boundary_metrics(lvis_gt, predictions: Iterable, *, category_id_map: CategoryIdMap = None,
                           dilation_ratio: float = 0.02, max_dets_per_image: Optional[int] = None,
                           use_fast_impl: bool = True, num_threads: Optional[int] = None,
-                          logger: Optional[logging.Logger] = None) -> Dict[str, float]:
+                          logger: Optional[logging.Logger] = None, ap: str = "standard",
+                          dets_per_cat: Optional[int] = 10000) -> Dict[str, float]:
     """Boundary AP of gathered Detectron2 predictions on an LVIS dataset.
 
     Parameters
@@ -298,28 +302,36 @@ def lvis_boundary_metrics(lvis_gt, predictions: Iterable, *, category_id_map: Ca
         Passed to :class:`boundary_api.LVISEval`.
     logger : logging.Logger, optional
         Where the table goes (default: this module's logger).
+    ap : {'standard', 'fixed', 'pooled'}, optional
+        LVIS' AP (default), or Fixed / Pooled AP (Dave et al. 2021): the
+        ``dets_per_cat`` best results of each category over the dataset, no
+        limit per image (``max_dets_per_image`` is then ignored); see
+        docs/lvis_fixed_pooled.md.
+    dets_per_cat : int or None, optional
+        K of Fixed / Pooled AP (default 10,000).
 
     Returns
     -------
     dict
-        ``AP, AP50, AP75, APs, APm, APl, APr, APc, APf`` in percent.  A
+        ``AP, AP50, AP75, APs, APm, APl, APr, APc, APf`` in percent
+        (Pooled AP: ``AP, APr, APc, APf``).  A
         metric LVIS cannot compute (it reports -1) is ``-100``, as in
         Detectron2's LVIS tables (``float(value * 100)``); all NaN, with a
         warning, when there are no predictions (as Detectron2).
     """
     logger = logger or log
+    names = _lvis_metric_names(ap)
     results = prepare_results(predictions, category_id_map)
     if not results:
         logger.warning("No predictions from the model: the %s metrics are NaN.", TASK)
-        return {m: float("nan") for m in LVIS_METRICS}
+        return {m: float("nan") for m in names}
 
-    from ..lvis import LVISEval, LVISResults  # loads lvis (and matplotlib) only here
+    from ..lvis import LVISEval  # loads lvis (and matplotlib) only here
 
     max_dets = 300 if max_dets_per_image is None else int(max_dets_per_image)
-    logger.info("Evaluating %s with max detections per image = %d", TASK, max_dets)
-    lvis_dt = LVISResults(lvis_gt, results, max_dets=max_dets)
+    lvis_dt, max_dets = _load_lvis_results(lvis_gt, results, TASK, max_dets, ap, dets_per_cat, logger)
     ev = LVISEval(lvis_gt, lvis_dt, iou_type=TASK, max_dets=max_dets, dilation_ratio=dilation_ratio,
-                  use_fast_impl=use_fast_impl, num_threads=num_threads)
+                  use_fast_impl=use_fast_impl, num_threads=num_threads, ap=ap, dets_per_cat=dets_per_cat)
     ev.run()
     printed = io.StringIO()
     with contextlib.redirect_stdout(printed):  # lvis prints its summary
@@ -328,15 +340,38 @@ def lvis_boundary_metrics(lvis_gt, predictions: Iterable, *, category_id_map: Ca
                 printed.getvalue().rstrip())
     summary = ev.get_results()
     # Detectron2's LVIS convention: value * 100 as it is, so -1 (undefined) shows as -100
-    metrics = {m: float(summary[m] * 100) for m in LVIS_METRICS}
+    metrics = {m: float(summary[m] * 100) for m in names}
     _log_metrics(logger, metrics)
     return metrics
+
+
+def _lvis_metric_names(ap: str) -> tuple:
+    from ..lvis.fixed_pooled import check_ap
+
+    return POOLED_METRICS if check_ap(ap) == "pooled" else LVIS_METRICS
+
+
+def _load_lvis_results(lvis_gt, results: List[dict], iou_type: str, max_dets: int, ap: str,
+                       dets_per_cat: Optional[int], logger: logging.Logger):
+    """``(LVISResults, max_dets)`` of result dicts: capped at ``max_dets``
+    per image for LVIS' AP, the top ``dets_per_cat`` of each category with
+    no limit per image for Fixed / Pooled AP (logged)."""
+    from ..lvis import LVISResults
+    from ..lvis.fixed_pooled import load_results
+
+    if ap == "standard":
+        logger.info("Evaluating %s with max detections per image = %d", iou_type, max_dets)
+        return LVISResults(lvis_gt, results, max_dets=max_dets), max_dets
+    logger.info("Evaluating %s with %s AP: the top %s detections of each category, no limit per image",
+                iou_type, ap.capitalize(), dets_per_cat)
+    return load_results(lvis_gt, results, iou_type, dets_per_cat, max_dets=-1), -1
 
 
 def lvis_task_metrics(lvis_gt, results: List[dict], iou_type: str, *,
                       max_dets_per_image: Optional[int] = None,
                       logger: Optional[logging.Logger] = None,
-                      table: Optional[Callable[[Dict[str, float]], str]] = None) -> Dict[str, float]:
+                      table: Optional[Callable[[Dict[str, float]], str]] = None,
+                      ap: str = "standard", dets_per_cat: Optional[int] = 10000) -> Dict[str, float]:
     """Detectron2's LVIS ``"bbox"`` / ``"segm"`` task, computed with
     :class:`boundary_api.LVISEval` (on any numpy).
 
@@ -361,19 +396,26 @@ def lvis_task_metrics(lvis_gt, results: List[dict], iou_type: str, *,
     table : callable, optional
         ``table(metrics) -> str`` for the logged table (Detectron2's
         ``create_small_table``; default :func:`format_table`).
+    ap : {'standard', 'fixed', 'pooled'}, optional
+        As for :func:`lvis_boundary_metrics` (the result dicts are then
+        left alone: the kept ones are copied).
+    dets_per_cat : int or None, optional
+        K of Fixed / Pooled AP (default 10,000).
 
     Returns
     -------
     dict
-        ``AP, AP50, AP75, APs, APm, APl, APr, APc, APf``, in percent.
+        ``AP, AP50, AP75, APs, APm, APl, APr, APc, APf``, in percent
+        (Pooled AP: ``AP, APr, APc, APf``).
     """
     if iou_type not in ("bbox", "segm"):
         raise ValueError(f"iou_type must be 'bbox' or 'segm' (Detectron2's LVIS tasks), got {iou_type!r}")
     logger = logger or log
+    names = _lvis_metric_names(ap)
     if len(results) == 0:
         logger.warning("No predictions from the model!")
-        return {m: float("nan") for m in LVIS_METRICS}
-    if iou_type == "segm":
+        return {m: float("nan") for m in names}
+    if iou_type == "segm" and ap == "standard":
         # mask areas for small/medium/large, as Detectron2 does
         results = copy.deepcopy(results)
         for r in results:
@@ -382,13 +424,16 @@ def lvis_task_metrics(lvis_gt, results: List[dict], iou_type: str, *,
 
     from ..lvis import LVISEval, LVISResults  # loads lvis (and matplotlib) only here
 
-    logger.info(f"Evaluating with max detections per image = {max_dets}")
-    lvis_dt = LVISResults(lvis_gt, results, max_dets=max_dets)
-    ev = LVISEval(lvis_gt, lvis_dt, iou_type)
+    if ap == "standard":
+        logger.info(f"Evaluating with max detections per image = {max_dets}")
+        lvis_dt = LVISResults(lvis_gt, results, max_dets=max_dets)
+    else:
+        lvis_dt, max_dets = _load_lvis_results(lvis_gt, results, iou_type, max_dets, ap, dets_per_cat, logger)
+    ev = LVISEval(lvis_gt, lvis_dt, iou_type, ap=ap, dets_per_cat=dets_per_cat)
     ev.run()
     ev.print_results()
     summary = ev.get_results()
-    metrics = {m: float(summary[m] * 100) for m in LVIS_METRICS}
+    metrics = {m: float(summary[m] * 100) for m in names}
     if table is None:
         def table(d):
             return format_table(list(d), [list(d.values())])

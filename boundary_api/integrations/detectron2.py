@@ -172,10 +172,23 @@ class BoundaryLVISEvaluator(_BoundaryTask, LVISEvaluator):
         may also name ``"boundary"``.
     dilation_ratio : float, optional
         Boundary width as a fraction of the image diagonal (default 0.02).
+    ap : {'standard', 'fixed', 'pooled'}, optional
+        'fixed': every task ("bbox", "segm", "boundary") reports Fixed AP
+        (Dave et al. 2021): the ``dets_per_cat`` best results of each
+        category over the dataset, no limit per image (``max_dets_per_image``
+        is not used); 'pooled': Pooled AP (``AP, APr, APc, APf``).  The
+        model must output enough results per category: see
+        docs/lvis_fixed_pooled.md.  Default 'standard': LVIS' AP.
+    dets_per_cat : int, optional
+        K of Fixed / Pooled AP (default 10,000).
     """
 
     def __init__(self, dataset_name, tasks=None, distributed=True, output_dir=None, *,
-                 dilation_ratio=0.02, **kwargs):
+                 dilation_ratio=0.02, ap="standard", dets_per_cat=10000, **kwargs):
+        from ..lvis.fixed_pooled import check_ap, check_dets_per_cat
+
+        self._ap = check_ap(ap)
+        self._dets_per_cat = check_dets_per_cat(dets_per_cat)
         tasks = self._take_boundary_task(tasks, dilation_ratio)
         super().__init__(dataset_name, tasks, distributed, output_dir, **kwargs)
         self._lvis_api = self._shared_ground_truth(self._lvis_api)
@@ -210,7 +223,7 @@ class BoundaryLVISEvaluator(_BoundaryTask, LVISEvaluator):
             self._results[task] = lvis_task_metrics(
                 self._lvis_api, lvis_results, task,
                 max_dets_per_image=getattr(self, "_max_dets_per_image", None),
-                logger=self._logger, table=create_small_table)
+                logger=self._logger, table=create_small_table, ap=self._ap, dets_per_cat=self._dets_per_cat)
         if results is None:
             return
         self._results[TASK] = lvis_boundary_metrics(
@@ -219,7 +232,7 @@ class BoundaryLVISEvaluator(_BoundaryTask, LVISEvaluator):
             category_id_map=_plus_one if mapping is None else {v: k for k, v in mapping.items()},
             dilation_ratio=self._dilation_ratio,
             max_dets_per_image=getattr(self, "_max_dets_per_image", None),
-            logger=self._logger,
+            logger=self._logger, ap=self._ap, dets_per_cat=self._dets_per_cat,
         )
 
 

@@ -21,6 +21,7 @@ from ..instance._gt_columns import ground_truths_by_pair
 from ..instance._dataset import masks_unusable
 from .._parallel import resolve_threads
 from ..masks.boundary import check_dilation_ratio
+from . import fixed_pooled
 
 __all__ = ["LVISEval"]
 
@@ -93,7 +94,8 @@ class LVISEval(LazyEvaluator, _lvis_eval.LVISEval):
         Results object, result file or list.
     iou_type : {'segm', 'bbox', 'boundary'}
     max_dets : int, optional
-        Detections kept per image when results are loaded here (default 300).
+        Detections kept per image when results are loaded here (default 300;
+        with ``ap='fixed'`` or ``'pooled'``, -1: no limit).
     dilation_ratio : float, optional
         Boundary width as a fraction of the image diagonal (default 0.02).
     use_fast_impl : bool, optional
@@ -101,6 +103,19 @@ class LVISEval(LazyEvaluator, _lvis_eval.LVISEval):
         loops on the same IoUs with identical results.
     num_threads : int, optional
         Threads for the kernels (default: all cores).
+    ap : {'standard', 'fixed', 'pooled'}, keyword-only
+        'standard' (default): lvis' AP.  'fixed': Fixed AP (Dave et al.
+        2021): results given as a file or list are cut to the
+        ``dets_per_cat`` best of each category over the whole dataset, with
+        no limit per image, then scored with lvis' AP (``AP`` ... ``APf``,
+        and ``AR@-1`` ...).  'pooled': Pooled AP, the same results
+        accumulated over all categories at once (``AP``) and over each
+        frequency group (``APr``, ``APc``, ``APf``), area range 'all' only.
+        See docs/lvis_fixed_pooled.md.
+    dets_per_cat : int or None, keyword-only
+        K of Fixed / Pooled AP (default 10,000; None: no limit).  Results
+        already loaded (an :class:`LVISResults`) are evaluated as given, with
+        a warning if some category has more than K.
 
     Notes
     -----
@@ -145,20 +160,36 @@ class LVISEval(LazyEvaluator, _lvis_eval.LVISEval):
     _NATIVE_METHODS = ("_prepare", "_get_gt_dt", "compute_iou", "evaluate_img")
     _EVAL_IMGS_STYLE = "lvis"
 
-    def __init__(self, lvis_gt, lvis_dt, iou_type="segm", max_dets=300, dilation_ratio=0.02,
-                 use_fast_impl=True, num_threads=None):
+    #: 'standard', 'fixed' or 'pooled' (the ``ap`` argument)
+    ap = "standard"
+    #: Fixed / Pooled AP's K (the ``dets_per_cat`` argument)
+    dets_per_cat = fixed_pooled.DEFAULT_DETS_PER_CAT
+
+    def __init__(self, lvis_gt, lvis_dt, iou_type="segm", max_dets=None, dilation_ratio=0.02,
+                 use_fast_impl=True, num_threads=None, *, ap="standard",
+                 dets_per_cat=fixed_pooled.DEFAULT_DETS_PER_CAT):
         if iou_type not in IOU_TYPES:
             raise ValueError(f"iou_type must be one of {', '.join(IOU_TYPES)}; got {iou_type!r}")
+        self.ap = fixed_pooled.check_ap(ap)
+        self.dets_per_cat = fixed_pooled.check_dets_per_cat(dets_per_cat)
+        if max_dets is None:
+            max_dets = 300 if self.ap == "standard" else -1
         self.dilation_ratio = check_dilation_ratio(dilation_ratio)
         self.use_fast_impl = bool(use_fast_impl)
         self.num_threads = resolve_threads(num_threads)
         if _is_path(lvis_gt):
             lvis_gt = LVIS(lvis_gt)
-        if _is_path(lvis_dt) or isinstance(lvis_dt, list):
+        if self.ap != "standard" and (_is_path(lvis_dt) or isinstance(lvis_dt, list)):
+            lvis_dt = fixed_pooled.load_results(lvis_gt, lvis_dt, iou_type, self.dets_per_cat, max_dets=max_dets)
+        elif _is_path(lvis_dt) or isinstance(lvis_dt, list):
             lvis_dt = LVISResults(lvis_gt, lvis_dt, max_dets=max_dets)
+        elif self.ap != "standard":
+            fixed_pooled.check_loaded(lvis_dt, self.dets_per_cat)
         super().__init__(lvis_gt, lvis_dt, iou_type="segm" if iou_type == "boundary" else iou_type)
         self.params.iou_type = iou_type
         self.params.max_dets = max_dets
+        if self.ap == "pooled":
+            fixed_pooled.only_area_all(self.params)
         problems = tuple(p for o in (lvis_gt, lvis_dt) for p in getattr(o, "_input_problems", ()))
         if problems:
             if iou_type == "boundary":
@@ -429,20 +460,38 @@ class LVISEval(LazyEvaluator, _lvis_eval.LVISEval):
         state.compute_ious(self.params.iou_type, self.lvis_gt, self.lvis_dt, self.dilation_ratio, 1)
         return state.iou_matrix(0)
 
+    def summarize(self):
+        """lvis' ``summarize``; with ``ap='pooled'`` the pooled AP of all
+        categories (``AP``) and of each frequency group (``APr``, ``APc``,
+        ``APf``), area range 'all'."""
+        if self.ap == "pooled":
+            return fixed_pooled.summarize_pooled(self)
+        return super().summarize()
+
     def accumulate(self):
         """Accumulate per-image results into ``eval`` (lvis' ``accumulate``).
 
         Native after a native ``evaluate()`` whose ``eval_imgs`` nobody has
         read or assigned since, and for parameters of the evaluation's
-        shape; otherwise lvis' own ``accumulate`` on ``eval_imgs``.
+        shape; otherwise lvis' own ``accumulate`` on ``eval_imgs``.  With
+        ``ap='pooled'``, precision and recall per pool of categories
+        (:func:`.fixed_pooled.accumulate_pooled`; ``eval['precision']`` is
+        ``T x R x 4 x A``, pools all, r, c, f).
         """
         state = self._matched_state()
         p = self.params
         K = len(p.cat_ids) if p.use_cats else 1
         A, T, R = len(p.area_rng), len(p.iou_thrs), len(p.rec_thrs)
+        same_shape = state is not None and (K, A, T, len(p.img_ids)) == (
+            len(state.cat_ids), len(state.area_rng), state.dt_flags.shape[1], len(state.img_ids))
+        if self.ap == "pooled":
+            if not p.use_cats:
+                raise ValueError("ap='pooled' pools categories: params.use_cats must be true")
+            self.logger.info("Accumulating evaluation results.")
+            log.info("LVISEval.accumulate: pooled (%s)", "native" if same_shape else "on eval_imgs")
+            return fixed_pooled.accumulate_pooled(self, state if same_shape else None)
         if (state is None or state.nan_scores or np.isnan(np.asarray(p.rec_thrs, np.float64)).any()
-                or (K, A, T, len(p.img_ids)) != (len(state.cat_ids), len(state.area_rng),
-                                                 state.dt_flags.shape[1], len(state.img_ids))):
+                or not same_shape):
             # lvis' loops (on the same matching) sort NaN scores, index NaN
             # recall thresholds and read eval_imgs as they do
             log.info("LVISEval.accumulate: lvis' accumulate on eval_imgs")

@@ -14,7 +14,7 @@ import os
 from typing import Optional, Tuple
 
 __all__ = ["DEFAULT_MAX_PIXELS", "ImageTooLargeError", "check_image_file", "check_max_pixels",
-           "image_file_size"]
+           "image_file_size", "read_mask_file"]
 
 #: largest image (width x height) read unless the caller raises the limit:
 #: 2**27 is e.g. 16384 x 8192, far above COCO, Cityscapes, ADE20K or Mapillary
@@ -113,3 +113,47 @@ def check_image_file(path, what: str = "image", max_pixels: Optional[int] = DEFA
             f"{max_pixels} (a guard against decompression bombs); raise it with max_pixels=... "
             "(command line: --max-pixels) if the image is genuine")
     return width, height
+
+
+def read_mask_file(path, what: str = "mask", max_pixels: Optional[int] = DEFAULT_MAX_PIXELS):
+    """One binary mask from a file: an image (any nonzero pixel, of any
+    channel, is foreground) as an (H, W) uint8 array, or a ``.json`` file
+    holding a COCO RLE ``{"size", "counts"}`` (or an object with such a
+    ``"segmentation"``) as that dict.
+
+    An image of more than ``max_pixels`` pixels is refused from its header
+    (:func:`check_image_file`), before decoding.
+
+    Raises
+    ------
+    ValueError
+        One line naming ``what`` and the path: no such file, not valid JSON
+        or not an RLE, not an image OpenCV can read, too large.
+    """
+    import numpy as np
+
+    from .._io import read_json
+
+    path = os.fspath(path)
+    if not os.path.isfile(path):
+        raise ValueError(f"{what} {path}: no such file")
+    if path.lower().endswith(".json"):
+        doc = read_json(path, what)
+        if isinstance(doc, dict) and "segmentation" in doc:
+            doc = doc["segmentation"]
+        if not (isinstance(doc, dict) and "size" in doc and "counts" in doc):
+            raise ValueError(f"{what} {path}: expected a COCO RLE {{'size': [h, w], 'counts': ...}} "
+                             "or an object with such a 'segmentation'")
+        return doc
+    import cv2
+
+    check_image_file(path, f"{what} image", max_pixels)
+    try:
+        img = cv2.imread(path, cv2.IMREAD_UNCHANGED)
+    except cv2.error as exc:  # e.g. beyond OpenCV's own size limit, with a raised max_pixels
+        raise ValueError(f"{what} {path}: OpenCV cannot read it: {str(exc).strip().splitlines()[-1]}") from None
+    if img is None:
+        raise ValueError(f"{what} {path}: not an image OpenCV can read (nor a .json RLE)")
+    if img.ndim == 3:
+        img = img.any(axis=2)
+    return (img != 0).astype(np.uint8)

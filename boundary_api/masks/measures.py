@@ -68,6 +68,7 @@ from __future__ import annotations
 
 import functools
 import numbers
+import os
 from typing import Dict, Iterable, List, Optional, Sequence, Tuple
 
 import numpy as np
@@ -75,6 +76,7 @@ import pycocotools.mask as mask_utils
 
 from . import _measures, _rle
 from .._parallel import resolve_threads, run_ranges, split_by_cost
+from .imagefiles import DEFAULT_MAX_PIXELS
 from .boundary import _as_mask_list, _normalize_rle, check_dilation_ratio, check_rle_strings, dilation_pixels
 
 __all__ = [
@@ -90,6 +92,7 @@ __all__ = [
     "min_mask_boundary_iou",
     "multiscale_iou",
     "measures",
+    "measures_of_files",
     "crowd_iof",
     "box_iou",
     "label_jaccard",
@@ -599,6 +602,45 @@ def measures(gt, pred, dilation_ratio: float = 0.02, *, mf_ratios: Sequence[floa
     if single:
         return {k: float(v[0, 0]) for k, v in res.items()}
     return res
+
+
+def measures_of_files(gt_path, pred_path, dilation_ratio: float = 0.02, *, num_scales: int = 10,
+                      max_pixels: Optional[int] = DEFAULT_MAX_PIXELS,
+                      what: Sequence[str] = ("ground truth mask", "predicted mask")) -> Dict[str, float]:
+    """:func:`measures` of two masks read from files (what ``boundary-eval
+    measures`` runs).
+
+    Parameters
+    ----------
+    gt_path, pred_path : str or path-like
+        Image files (any nonzero pixel is foreground) or ``.json`` files
+        holding a COCO RLE (:func:`~boundary_api.masks.imagefiles.read_mask_file`).
+    dilation_ratio, num_scales
+        As for :func:`measures`.
+    max_pixels : int or None
+        Largest image (width x height) read, checked from the header.
+    what : (str, str)
+        How messages name the two files.
+
+    Returns
+    -------
+    dict
+        ``{name: float}`` in the order of :data:`MEASURES`.
+
+    Raises
+    ------
+    ValueError
+        One line naming the file(s) and the problem (masks of different
+        sizes included).
+    """
+    from .imagefiles import read_mask_file
+
+    gt = read_mask_file(gt_path, what[0], max_pixels)
+    pred = read_mask_file(pred_path, what[1], max_pixels)
+    try:
+        return measures(gt, pred, dilation_ratio, num_scales=num_scales, num_threads=1)
+    except ValueError as exc:
+        raise ValueError(f"{os.fspath(gt_path)}, {os.fspath(pred_path)}: {exc}") from None
 
 
 # --------------------------------------------------------------------------

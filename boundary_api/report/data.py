@@ -8,6 +8,7 @@ import logging
 import math
 from typing import Callable, Optional, Sequence
 
+from ..diagnostics.run import diagnose
 from ..diagnostics.tide import analyze_errors, boundary_coverage, image_ious, pr_curves
 from ..coco.cocoeval import COCOeval
 from ..instance.results import COCO_STAT_NAMES, coco_stats, per_category_ap
@@ -36,7 +37,8 @@ def coverage_warning(coverage: dict) -> Optional[str]:
 def collect(coco_gt, coco_dt, *, dilation_ratio: float = 0.02, iou_thrs: Sequence[float] = (0.5, 0.75),
             pos_threshold: float = 0.5, background_threshold: float = 0.1, max_dets: int = 100,
             num_threads: Optional[int] = None, worst: int = 12,
-            step: Optional[Callable[[str], None]] = None) -> dict:
+            step: Optional[Callable[[str], None]] = None, resamples: int = 200, seed: Optional[int] = 0,
+            diagnostics_iou: float = 0.5) -> dict:
     """Every number of the report.
 
     Parameters
@@ -55,6 +57,10 @@ def collect(coco_gt, coco_dt, *, dilation_ratio: float = 0.02, iou_thrs: Sequenc
         How many of the worst boundary errors to keep for thumbnails.
     step : callable, optional
         Called with a label after each stage (a progress bar).
+    resamples, seed : int
+        Bootstrap resamples (0: no intervals) and their seed.
+    diagnostics_iou : float
+        IoU threshold of the confusion matrix and the calibration.
 
     Returns
     -------
@@ -62,8 +68,10 @@ def collect(coco_gt, coco_dt, *, dilation_ratio: float = 0.02, iou_thrs: Sequenc
         ``summary`` {metric: {"mask", "boundary"}}, ``per_category``
         {cat: {"id", "name", "mask_AP", "boundary_AP", "gap"}}, ``pr``
         {"mask"/"boundary": {area: {thr: precision}}}, ``rec_thrs``, ``errors``
-        (overall, per size, per category), ``coverage``, ``warning`` and
-        ``worst`` (boundary errors, largest mask-boundary IoU gap first).
+        (overall, per size, per category), ``coverage``, ``warning``,
+        ``worst`` (boundary errors, largest mask-boundary IoU gap first) and
+        ``diagnostics`` {"mask"/"boundary": :func:`boundary_api.diagnostics.run.diagnose`}
+        (bootstrap intervals, confusion matrix, calibration, LRP).
     """
     step = step or (lambda label: None)
     evals = {}
@@ -92,6 +100,9 @@ def collect(coco_gt, coco_dt, *, dilation_ratio: float = 0.02, iou_thrs: Sequenc
     step("error analysis")
     coverage = boundary_coverage(coco_gt, dilation_ratio)
     step("boundary coverage")
+    diagnostics = {name: diagnose(evals[kind], iou_threshold=diagnostics_iou, resamples=resamples, seed=seed,
+                                  num_threads=num_threads) for name, kind in (("mask", "segm"), ("boundary", "boundary"))}
+    step("diagnostics")
     warning = coverage_warning(coverage)
     if warning:
         log.warning("%s", warning)
@@ -104,7 +115,9 @@ def collect(coco_gt, coco_dt, *, dilation_ratio: float = 0.02, iou_thrs: Sequenc
         "coverage": coverage,
         "warning": warning,
         "worst": errors["boundary_errors"][:worst],
+        "diagnostics": diagnostics,
         "settings": {"dilation_ratio": dilation_ratio, "iou_thrs": [float(t) for t in iou_thrs],
                      "pos_threshold": pos_threshold, "background_threshold": background_threshold,
-                     "max_dets": max_dets},
+                     "max_dets": max_dets, "resamples": resamples, "seed": seed,
+                     "diagnostics_iou": diagnostics_iou},
     }

@@ -12,7 +12,8 @@ import pycocotools.mask as mask_utils
 from ..diagnostics.tide import ERROR_TYPES
 from ..masks.imagefiles import check_image_file
 
-__all__ = ["figures", "figure_errors", "figure_pr_curves", "figure_scatter", "figure_thumbnail", "to_png"]
+__all__ = ["figures", "figure_errors", "figure_pr_curves", "figure_scatter", "figure_thumbnail", "figure_reliability",
+           "figure_confusion", "figure_intervals", "to_png"]
 
 ERROR_LABELS = {"cls": "classification", "loc": "localization", "both": "cls + loc", "dupe": "duplicate",
                 "bkg": "background", "miss": "missed", "boundary": "boundary"}
@@ -154,6 +155,82 @@ def figure_thumbnail(row: dict, coco_gt, coco_dt, images_dir: Optional[str] = No
     return fig
 
 
+def figure_reliability(diagnostics: dict):
+    """Reliability diagram: per score bin, the fraction of detections matched
+    (at the calibration's IoU) against the mean score, Mask and Boundary IoU."""
+    fig = _figure(5, 4.6)
+    ax = fig.add_subplot(1, 1, 1)
+    ax.plot([0, 1], [0, 1], color="#999999", lw=1, ls="--", label="calibrated")
+    for name, color in (("mask", "#4c72b0"), ("boundary", "#c44e52")):
+        cal = diagnostics[name]["calibration"]
+        pts = [(b["confidence"], b["accuracy"], b["count"]) for b in cal["bins"] if b["count"]]
+        if pts:
+            x, y, n = zip(*pts)
+            ece = "n/a" if cal["ece"] is None else f"{cal['ece']:.3f}"
+            ax.plot(x, y, marker="o", color=color, label=f"{name} IoU (ECE {ece})")
+    ax.set_xlim(0, 1)
+    ax.set_ylim(0, 1)
+    ax.set_xlabel("mean score of the bin")
+    ax.set_ylabel(f"fraction matched at IoU {diagnostics['boundary']['calibration']['iou_threshold']:g}")
+    ax.legend(loc="upper left", fontsize=8)
+    ax.set_title("Reliability diagram")
+    fig.tight_layout()
+    return fig
+
+
+def figure_confusion(confusion: dict, top: int = 25):
+    """Heat map of the normalised confusion matrix (rows: ground truth, columns:
+    detected; background last), on the ``top`` categories with the most ground
+    truths and detections."""
+    m = np.asarray(confusion["matrix"], np.float64)
+    K = m.shape[0] - 1
+    weight = m[:K].sum(axis=1) + m[:, :K].sum(axis=0)
+    keep = sorted(np.argsort(-weight, kind="stable")[:top].tolist())
+    idx = keep + [K]
+    sub = m[np.ix_(idx, idx)]
+    rows = sub.sum(axis=1, keepdims=True)
+    norm = np.divide(sub, rows, out=np.zeros(sub.shape), where=rows > 0)
+    labels = [confusion["names"][k] for k in keep] + ["background"]
+    fig = _figure(8, 7.5)
+    ax = fig.add_subplot(1, 1, 1)
+    im = ax.imshow(norm, cmap="viridis", vmin=0, vmax=1)
+    ax.set_xticks(range(len(labels)))
+    ax.set_xticklabels(labels, rotation=90, fontsize=6)
+    ax.set_yticks(range(len(labels)))
+    ax.set_yticklabels(labels, fontsize=6)
+    ax.set_xlabel("detected")
+    ax.set_ylabel("ground truth")
+    ax.set_title(f"Confusion at Boundary IoU {confusion['iou_threshold']:g} (rows normalised)")
+    fig.colorbar(im, ax=ax, fraction=0.046)
+    fig.tight_layout()
+    return fig
+
+
+def figure_intervals(diagnostics: dict):
+    """The headline numbers of Mask and Boundary IoU with their bootstrap intervals."""
+    fig = _figure(9, 3.4)
+    ax = fig.add_subplot(1, 1, 1)
+    for off, (name, color) in zip((-0.15, 0.15), (("mask", "#4c72b0"), ("boundary", "#c44e52"))):
+        boot = diagnostics[name].get("bootstrap")
+        if not boot:
+            continue
+        names = list(boot["metrics"])
+        for i, n in enumerate(names):
+            m = boot["metrics"][n]
+            if m["value"] is None or m["ci"][0] is None:
+                continue
+            # (a percentile interval need not contain the plain value)
+            ax.vlines([i + off], [100 * m["ci"][0]], [100 * m["ci"][1]], color=color, lw=2)
+            ax.plot([i + off], [100 * m["value"]], "o", color=color, label=name if i == 0 else None)
+        ax.set_xticks(range(len(names)))
+        ax.set_xticklabels(names)
+    ax.set_ylabel("x100")
+    ax.legend(fontsize=8)
+    ax.set_title("Headline numbers with bootstrap intervals over images")
+    fig.tight_layout()
+    return fig
+
+
 def figures(data: dict, coco_gt=None, coco_dt=None, images_dir: Optional[str] = None) -> Dict[str, bytes]:
     """Every figure of the report as PNG bytes, by file name.
 
@@ -164,6 +241,12 @@ def figures(data: dict, coco_gt=None, coco_dt=None, images_dir: Optional[str] = 
         "pr_curves.png": to_png(figure_pr_curves(data["pr"], data["rec_thrs"])),
         "scatter.png": to_png(figure_scatter(data["per_category"])),
     }
+    diag = data.get("diagnostics")
+    if diag:
+        if diag["boundary"].get("bootstrap"):
+            out["intervals.png"] = to_png(figure_intervals(diag))
+        out["confusion.png"] = to_png(figure_confusion(diag["boundary"]["confusion"]))
+        out["reliability.png"] = to_png(figure_reliability(diag))
     if coco_gt is not None and coco_dt is not None:
         for n, row in enumerate(data["worst"]):
             out[f"worst_{n:02d}.png"] = to_png(figure_thumbnail(row, coco_gt, coco_dt, images_dir))

@@ -89,6 +89,9 @@ def write_html(path: str, data: dict, figs: Dict[str, bytes], title: str = "Boun
             ("" if v is None else repr(v), _fmt(v)) for v in (r["mask_AP"], r["boundary_AP"], r["gap"], be)]
         parts.append("<tr>" + "".join(f"<td data-v='{html.escape(str(v))}'>{s}</td>" for v, s in cells) + "</tr>")
     parts.append("</tbody></table>")
+    diag = data.get("diagnostics")
+    if diag:
+        parts.extend(_diagnostics_html(diag, figs))
     thumbs = sorted(k for k in figs if k.startswith("worst_"))
     if thumbs:
         parts.append("<h2>Worst boundary errors</h2><p>Ground truth filled green, prediction outline red; "
@@ -100,6 +103,64 @@ def write_html(path: str, data: dict, figs: Dict[str, bytes], title: str = "Boun
     with open(tmp, "w", encoding="utf-8") as f:
         f.write("".join(parts))
     os.replace(tmp, path)
+
+
+def _diagnostics_html(diag: dict, figs: Dict[str, bytes]) -> list:
+    """The sections of issue 30: intervals, confusion, calibration, LRP."""
+    parts = []
+    boot = diag["boundary"].get("bootstrap")
+    if boot:
+        pct = f"{100 * boot['confidence']:g}%"
+        parts.append(f"<h2>Confidence intervals</h2><p>{pct} bootstrap intervals over images ({boot['resamples']} "
+                     f"resamples, seed {boot['seed']}): another evaluation set of the same size could give any "
+                     "number in the interval.</p><table id='intervals'><tr><th>metric</th><th>Mask</th>"
+                     f"<th>Mask {pct}</th><th>Boundary</th><th>Boundary {pct}</th></tr>")
+        mask = diag["mask"]["bootstrap"]["metrics"]
+        for name, b in boot["metrics"].items():
+            m = mask[name]
+            parts.append(f"<tr><td>{name}</td><td>{_fmt(m['value'])}</td><td>[{_fmt(m['ci'][0])}, "
+                         f"{_fmt(m['ci'][1])}]</td><td>{_fmt(b['value'])}</td><td>[{_fmt(b['ci'][0])}, "
+                         f"{_fmt(b['ci'][1])}]</td></tr>")
+        parts.append("</table>")
+        if "intervals.png" in figs:
+            parts.append(f"<figure>{_img(figs['intervals.png'], 'bootstrap intervals')}</figure>")
+    cm = diag["boundary"]["confusion"]
+    parts.append(f"<h2>Confusion matrix</h2><p>Detections matched across categories at Boundary IoU "
+                 f"{cm['iou_threshold']:g} (greedy, score order); the background row counts unmatched "
+                 "detections, the background column missed objects.</p><table id='confusions'><tr>"
+                 "<th>ground truth</th><th>detected as</th><th>count</th></tr>")
+    for t in cm["top"]:
+        parts.append(f"<tr><td>{html.escape(str(t['gt']))}</td><td>{html.escape(str(t['dt']))}</td>"
+                     f"<td>{t['count']}</td></tr>")
+    if not cm["top"]:
+        parts.append("<tr><td colspan='3'>no confusion between categories</td></tr>")
+    parts.append("</table>")
+    if "confusion.png" in figs:
+        parts.append(f"<figure>{_img(figs['confusion.png'], 'confusion matrix')}</figure>")
+    parts.append("<h2>Calibration</h2><p>Are the scores the probability of a match? ECE and MCE of the scores "
+                 "against being matched at the IoU threshold (10 bins of equal width).</p><table id='calibration'>"
+                 "<tr><th></th><th>ECE</th><th>MCE</th><th>detections</th></tr>")
+    for name in ("mask", "boundary"):
+        c = diag[name]["calibration"]
+        parts.append(f"<tr><td>{name} IoU {c['iou_threshold']:g}</td><td>{_fmt(c['ece'], 1.0)}</td>"
+                     f"<td>{_fmt(c['mce'], 1.0)}</td><td>{c['count']}</td></tr>")
+    parts.append("</table>")
+    if "reliability.png" in figs:
+        parts.append(f"<figure>{_img(figs['reliability.png'], 'reliability diagram')}</figure>")
+    parts.append("<h2>LRP</h2><p>Optimal LRP (Oksuz et al.; x100, lower is better) and its components at each "
+                 "category's optimal score threshold.</p><table id='lrp'><tr><th></th><th>oLRP</th>"
+                 "<th>localisation</th><th>FP</th><th>FN</th></tr>")
+    for name in ("mask", "boundary"):
+        r = diag[name]["lrp"]
+        parts.append(f"<tr><td>{name} IoU</td><td>{_fmt(r['olrp'])}</td><td>{_fmt(r['loc'])}</td>"
+                     f"<td>{_fmt(r['fp'])}</td><td>{_fmt(r['fn'])}</td></tr>")
+    parts.append("</table><table id='lrp_thresholds'><tr><th>category</th><th>oLRP (boundary)</th>"
+                 "<th>optimal score threshold</th></tr>")
+    for r in sorted(diag["boundary"]["lrp"]["per_category"].values(), key=lambda r: -(r["olrp"] or 0)):
+        thr = "–" if r["threshold"] is None else f"{r['threshold']:.2f}"
+        parts.append(f"<tr><td>{html.escape(str(r['name']))}</td><td>{_fmt(r['olrp'])}</td><td>{thr}</td></tr>")
+    parts.append("</table>")
+    return parts
 
 
 def write_pngs(out_dir: str, figs: Dict[str, bytes]) -> None:

@@ -43,7 +43,7 @@ except ImportError:  # pragma: no cover - depends on the environment
     _loads = json.loads
 
 __all__ = ["iter_results", "evaluate_streaming", "shard_dataset", "evaluate_shard",
-           "load_manifest", "looks_like_lvis"]
+           "load_manifest", "looks_like_lvis", "streaming_inputs"]
 
 log = logging.getLogger(__name__)
 
@@ -449,6 +449,43 @@ def shard_dataset(gt, out_dir: PathLike, images_per_shard: int = 1000,
 
 #: version of the manifest layout written by :func:`shard_dataset`
 MANIFEST_VERSION = 2
+
+
+def streaming_inputs(gt=None, *, manifest: Optional[PathLike] = None, allow_partial: bool = False) -> dict:
+    """What a streaming or cluster evaluation starts from, read and checked:
+    the ground truth (of ``gt``, or of the first shard of ``manifest``), the
+    rules it asks for and the manifest's shards.
+
+    Parameters
+    ----------
+    gt : str, path-like or dict, optional
+        The ground truth (COCO or LVIS instances JSON), when no manifest is given.
+    manifest : str or path-like, optional
+        A :func:`shard_dataset` manifest (:func:`load_manifest`), instead of ``gt``.
+    allow_partial : bool, optional
+        As for :func:`load_manifest`.
+
+    Returns
+    -------
+    dict
+        ``{"dataset": the ground truth dict ({} for a manifest without
+        shards), "lvis": whether it is LVIS (:func:`looks_like_lvis`),
+        "shards": the manifest's shards, or None}``.
+
+    Raises
+    ------
+    ValueError
+        An unreadable or invalid file, an incomplete manifest.
+    """
+    if (gt is None) == (manifest is None):
+        raise ValueError("give either gt or manifest")
+    shards = None
+    if manifest is not None:
+        shards = load_manifest(manifest, allow_partial=allow_partial)
+        dataset = read_json(shards[0]["gt"], "ground truth shard") if shards else {}
+    else:
+        dataset = _load_gt(gt)
+    return {"dataset": dataset, "lvis": looks_like_lvis(dataset), "shards": shards}
 
 
 def load_manifest(path: PathLike, *, allow_partial: bool = False) -> List[dict]:

@@ -49,7 +49,7 @@ import logging
 import math
 import os
 import threading
-from typing import Dict, List, Optional, Sequence, Tuple
+from typing import Dict, List, Optional, Sequence, Tuple, Union
 
 import numpy as np
 
@@ -417,20 +417,28 @@ def pair_label_maps(gt_dir, pred_dir, gt_suffix: str = ".png",
 
 def evaluate_folders(gt_dir, pred_dir, num_classes: int, ignore_index: int = 255,
                      dilation_ratio: float = 0.02, num_threads: Optional[int] = None,
-                     class_names: Optional[Sequence[str]] = None, gt_suffix: str = ".png",
+                     class_names: Union[None, str, os.PathLike, Sequence[str]] = None,
+                     gt_suffix: str = ".png",
                      pred_suffix: str = ".png", reduce_zero_label: bool = False,
                      max_pixels: Optional[int] = DEFAULT_MAX_PIXELS) -> Dict[str, object]:
     """mIoU and Boundary IoU of a folder of predicted PNG label maps.
 
     Ground truth and prediction files pair up by relative path
     (:func:`pair_label_maps`); the parameters are :class:`SemanticEvaluator`'s,
-    and ``max_pixels`` :meth:`SemanticEvaluator.process_files`'s.
+    and ``max_pixels`` :meth:`SemanticEvaluator.process_files`'s, except
+    ``class_names``, which may also be the path of a file of names
+    (:func:`~boundary_api.semantic.labelmaps.read_class_names`: one a line,
+    or a ``.json`` list; what ``boundary-eval semantic --class-names`` gives).
 
     Returns
     -------
     dict
         :meth:`SemanticEvaluator.evaluate`'s result.
     """
+    if isinstance(class_names, (str, os.PathLike)):
+        from .labelmaps import read_class_names
+
+        class_names = read_class_names(class_names, num_classes)
     ev = SemanticEvaluator(num_classes, ignore_index=ignore_index, dilation_ratio=dilation_ratio,
                            num_threads=num_threads, class_names=class_names,
                            reduce_zero_label=reduce_zero_label)

@@ -9,7 +9,7 @@ from PIL import Image
 
 from ..masks.imagefiles import DEFAULT_MAX_PIXELS, ImageTooLargeError, check_image_file, check_max_pixels
 
-__all__ = ["read_label_map"]
+__all__ = ["read_label_map", "read_class_names"]
 
 # PIL modes whose pixel values are class ids ("P": palette indices, as in PASCAL VOC)
 _LABEL_MODES = {"L", "P", "I", "I;16", "I;16B", "I;16L"}
@@ -63,3 +63,37 @@ def read_label_map(path, max_pixels: Optional[int] = DEFAULT_MAX_PIXELS) -> np.n
     if arr.ndim != 2:
         raise ValueError(f"{fspath}: expected a single-channel label map, got an array of shape {arr.shape}")
     return arr
+
+
+def read_class_names(path, num_classes: int, what: str = "--class-names") -> list:
+    """Class names from a text file (one name a line, trailing blank lines
+    left out, each name stripped) or a ``.json`` file holding a list of
+    strings; exactly ``num_classes`` of them.
+
+    Raises
+    ------
+    ValueError
+        One line starting with ``what``: no such file, unreadable, not a list
+        of strings, or another number of names than ``num_classes``.
+    """
+    from .._io import read_json
+
+    path = os.fspath(path)
+    if not os.path.isfile(path):
+        raise ValueError(f"{what}: file not found: {path}")
+    if path.endswith(".json"):
+        names = read_json(path, what)
+        if not isinstance(names, list) or not all(isinstance(n, str) for n in names):
+            raise ValueError(f"{what}: {path} must hold a JSON list of strings")
+    else:
+        try:
+            with open(path, encoding="utf-8") as f:
+                lines = f.read().splitlines()
+        except (OSError, UnicodeDecodeError) as exc:
+            raise ValueError(f"{what}: cannot read {path}: {exc}") from None
+        while lines and not lines[-1].strip():
+            lines.pop()
+        names = [line.strip() for line in lines]
+    if len(names) != num_classes:
+        raise ValueError(f"{what}: {path} has {len(names)} names but --num-classes is {num_classes}")
+    return names

@@ -6,7 +6,7 @@ import contextlib
 import io
 import logging
 import os
-from typing import Dict, List, Optional, Sequence
+from typing import Dict, Iterator, List, Optional, Sequence, Tuple
 
 import numpy as np
 import pycocotools.mask as mask_utils
@@ -18,6 +18,7 @@ from .perturbations import downscale_panoptic, low_resolution_mask
 __all__ = [
     "synthetic_instance_predictions",
     "evaluate_instance_predictions",
+    "synthetic_instance_study",
     "synthetic_panoptic_predictions",
     "evaluate_panoptic_predictions",
     "INSTANCE_METRICS",
@@ -141,6 +142,53 @@ def evaluate_instance_predictions(gt, predictions: List[dict], iou_types: Sequen
                 stats = coco_stats(ev)
         res[iou] = {k: (100.0 * v if v is not None and v >= 0 else float("nan")) for k, v in stats.items()}
     return res
+
+
+def synthetic_instance_study(gt, resolutions: Sequence[int] = (28,), *, evaluate: bool = False,
+                             dilation_ratio: float = 0.02, num_threads: Optional[int] = None,
+                             progress: bool = False
+                             ) -> Iterator[Tuple[int, List[dict], Optional[Dict[str, Dict[str, float]]]]]:
+    """The paper's synthetic instance predictions at several resolutions
+    (Tables 3 and 5), from one reading of the ground truth: what
+    ``boundary-eval synthetic`` runs.
+
+    Parameters
+    ----------
+    gt : str, os.PathLike or dict
+        A COCO or LVIS instances file (read and checked once), or its loaded dict.
+    resolutions : sequence of int
+        Sides of the low-resolution masks, one study each.
+    evaluate : bool
+        Also evaluate each set of predictions
+        (:func:`evaluate_instance_predictions`: Mask AP and Boundary AP).
+    dilation_ratio, num_threads, progress
+        As for :func:`synthetic_instance_predictions` and
+        :func:`evaluate_instance_predictions`.
+
+    Yields
+    ------
+    (int, list of dict, dict or None)
+        The resolution, its predictions (:func:`synthetic_instance_predictions`)
+        and, with ``evaluate``, their metrics (else None), one resolution at a
+        time, so that the caller may write each before the next is made.
+
+    Raises
+    ------
+    ValueError
+        An unreadable or invalid ground truth (before anything is yielded).
+    """
+    data = _load(gt)
+
+    def studies():
+        for n in resolutions:
+            preds = synthetic_instance_predictions(data, n, num_threads=num_threads, progress=progress)
+            metrics = None
+            if evaluate:
+                metrics = evaluate_instance_predictions(data, preds, dilation_ratio=dilation_ratio,
+                                                        num_threads=num_threads)
+            yield n, preds, metrics
+
+    return studies()
 
 
 # --------------------------------------------------------------------------

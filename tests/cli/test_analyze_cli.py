@@ -70,7 +70,9 @@ def test_report_png_format(small_case, tmp_path, capsys):
     out = tmp_path / "figs"
     assert main(["report", "--gt", gt, "--dt", dt, "--out", str(out), "--format", "png",
                  "--iou-thrs", "0.5,0.9"]) == 0
-    assert sorted(os.listdir(out)) == ["errors.png", "pr_curves.png", "scatter.png", "worst_00.png"]
+    # (with the diagnostics' figures of issue 30)
+    assert sorted(os.listdir(out)) == ["confusion.png", "errors.png", "intervals.png", "pr_curves.png",
+                                       "reliability.png", "scatter.png", "worst_00.png"]
     assert sorted(os.listdir(tmp_path)) == ["dt.json", "figs", "gt.json"]
     assert capsys.readouterr().out.strip() == f"boundary-eval: wrote {out}"
 

@@ -57,7 +57,8 @@ LVIS_DT = LVIS_DATA / "lvis_val_100_results_jitter.json"
 
 @pytest.mark.parametrize("iou_type", ["boundary", "segm", "bbox"])
 def test_lvis_files_as_columns_give_the_same_document(tmp_path, monkeypatch, iou_type):
-    import boundary_api.lvis as lvis_module
+    import boundary_api.lvis.dataset as lvis_dataset
+    import boundary_api.lvis.eval as lvis_module
 
     gt, dt = LVIS_GT, str(LVIS_DT)
     seen = []
@@ -73,12 +74,12 @@ def test_lvis_files_as_columns_give_the_same_document(tmp_path, monkeypatch, iou
     assert seen[-1] == (True, True)
     with monkeypatch.context() as m:
         m.setattr(gt_columns_module, "load_ground_truth_columns", lambda *a, **k: None)
-        m.setattr(lvis_module, "load_result_columns", lambda *a, **k: None)
+        m.setattr(lvis_dataset, "load_result_columns", lambda *a, **k: None)
         slow = _run(["--gt", gt, "--dt", dt, "--iou-type", iou_type, "--json-out", str(slow_json)])
     assert seen[-1] == (False, False)
     # results outside the schema: both files are read as dicts, as for COCO
     with monkeypatch.context() as m:
-        m.setattr(lvis_module, "load_result_columns", lambda *a, **k: None)
+        m.setattr(lvis_dataset, "load_result_columns", lambda *a, **k: None)
         mixed = _run(["--gt", gt, "--dt", dt, "--iou-type", iou_type])
     assert seen[-1] == (False, False)
     assert mixed == slow

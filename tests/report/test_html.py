@@ -55,7 +55,8 @@ def report(tmp_path_factory):
 def test_every_figure_renders_in_chromium(report, tmp_path):
     res = _probe(report, tmp_path)
     assert res["broken"] == 0  # the probe does see a broken image
-    assert len(res["imgs"]) == 3 + 2  # errors, PR curves, scatter and 2 thumbnails
+    # errors, PR curves, scatter, bootstrap intervals, confusion heat map, reliability diagram, 2 thumbnails
+    assert len(res["imgs"]) == 3 + 3 + 2
     assert all(w > 0 for w in res["imgs"]), res["imgs"]
     assert [r for r in res["remote"] if not r.startswith(("data:", "file:"))] == []
     gaps = [float(v) for v in res["asc"] if v != ""]

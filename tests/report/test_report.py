@@ -127,7 +127,8 @@ def test_coverage_warning_only_when_most_objects_are_all_boundary():
 def test_pngs_and_html(case, tmp_path):
     gt, dt, data = case
     figs = figures(data, gt, dt)
-    assert sorted(figs) == ["errors.png", "pr_curves.png", "scatter.png", "worst_00.png"]
+    assert sorted(figs) == ["confusion.png", "errors.png", "intervals.png", "pr_curves.png", "reliability.png",
+                            "scatter.png", "worst_00.png"]
     assert all(png.startswith(b"\x89PNG") for png in figs.values())
     write_pngs(str(tmp_path / "figs"), figs)
     assert sorted(os.listdir(tmp_path / "figs")) == sorted(figs)
@@ -135,6 +136,12 @@ def test_pngs_and_html(case, tmp_path):
     write_html(str(out), data, figs)
     text = out.read_text()
     assert text.count("<img ") == len(figs) and "http" not in text
+    # the diagnostics' sections (issue 30)
+    for section in ("Confidence intervals", "Confusion matrix", "Calibration", "LRP"):
+        assert f"<h2>{section}</h2>" in text
+    diag = data["diagnostics"]
+    assert f"<td>boundary IoU</td><td>{100 * diag['boundary']['lrp']['olrp']:.1f}</td>" in text
+    assert diag["boundary"]["bootstrap"]["metrics"]["AP"]["value"] == data["summary"]["AP"]["boundary"]
     assert os.listdir(tmp_path) == ["figs", "r.html"] or sorted(os.listdir(tmp_path)) == ["figs", "r.html"]
 
 

@@ -276,3 +276,19 @@ def test_interrupted_streaming_leaves_no_chunk_folder(tmp_path, coco_dets, monke
         evaluate_streaming(COCO_GT, path, "bbox", chunk_images=30, tmp_dir=str(scratch))
     assert len(calls) == 2
     assert os.listdir(scratch) == []
+
+
+def test_streaming_inputs_of_a_file_and_of_a_manifest(tmp_path):
+    from boundary_api.scale.streaming import streaming_inputs
+
+    coco = streaming_inputs(COCO_GT)
+    assert coco["dataset"] == json.load(open(COCO_GT)) and coco["lvis"] is False and coco["shards"] is None
+    assert streaming_inputs(LVIS_GT)["lvis"] is True
+    manifest = shard_dataset(LVIS_GT, tmp_path / "shards", 40)
+    got = streaming_inputs(manifest=manifest)
+    assert got["lvis"] is True and got["shards"] == load_manifest(manifest)
+    assert got["dataset"] == json.load(open(got["shards"][0]["gt"]))
+    with pytest.raises(ValueError, match="ground truth file not found"):
+        streaming_inputs(str(tmp_path / "missing.json"))
+    with pytest.raises(ValueError, match="either gt or manifest"):
+        streaming_inputs(COCO_GT, manifest=manifest)

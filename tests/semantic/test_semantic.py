@@ -3,6 +3,7 @@
 boundary_api.masks.reference.mask_to_boundary per class for the boundary part), on generated
 maps with ignore regions, many touching classes, thin structures and classes present in only
 one map; hypothesis-generated maps; bad input."""
+import json
 import math
 import os
 
@@ -363,3 +364,30 @@ def test_bad_files_name_the_file(tmp_path):
         evaluate_folders(tmp_path / "gt", tmp_path / "nowhere", 3)
     with pytest.raises(ValueError, match=r"no ground truth label maps"):
         evaluate_folders(tmp_path / "pred", tmp_path / "pred", 3, gt_suffix=".jpg")
+
+
+def test_class_names_from_a_file(tmp_path):
+    from boundary_api.semantic import read_class_names
+
+    n = 3
+    (g, p), = dataset(8, 1, n)
+    write_png(str(tmp_path / "gt" / "x.png"), g)
+    write_png(str(tmp_path / "pred" / "x.png"), p)
+    text = tmp_path / "names.txt"
+    text.write_text(" road\nsky \ncar\n\n")
+    listed = tmp_path / "names.json"
+    listed.write_text(json.dumps(["road", "sky", "car"]))
+    assert read_class_names(text, n) == read_class_names(str(listed), n) == ["road", "sky", "car"]
+    by_list = evaluate_folders(tmp_path / "gt", tmp_path / "pred", n, class_names=["road", "sky", "car"])
+    for path in (text, str(listed)):
+        res = evaluate_folders(tmp_path / "gt", tmp_path / "pred", n, class_names=path)
+        assert res["class_names"] == ["road", "sky", "car"]
+        assert res["mIoU"] == by_list["mIoU"] and list(res["IoU"]) == list(by_list["IoU"])
+    with pytest.raises(ValueError, match="names.txt has 3 names but --num-classes is 4"):
+        evaluate_folders(tmp_path / "gt", tmp_path / "pred", 4, class_names=text)
+    bad = tmp_path / "bad.json"
+    bad.write_text('{"a": 1}')
+    with pytest.raises(ValueError, match="must hold a JSON list of strings"):
+        read_class_names(bad, n)
+    with pytest.raises(ValueError, match="file not found"):
+        read_class_names(tmp_path / "none.txt", n)

@@ -92,3 +92,19 @@ def test_bad_inputs(tmp_path):
     p.write_text("[]")
     with pytest.raises(ValueError, match="not a COCO/LVIS instances file"):
         synthetic_instance_predictions(str(p))
+
+
+@pytest.mark.slow
+def test_study_reads_once_and_gives_each_resolution(coco28, tmp_path):
+    from boundary_api.sensitivity.synthetic import synthetic_instance_study
+
+    preds28, res28 = coco28
+    study = list(synthetic_instance_study(COCO_GT, [28, 14], evaluate=True))
+    assert [n for n, _, _ in study] == [28, 14]
+    assert study[0][1] == preds28 and study[0][2] == res28
+    assert study[1][1] == synthetic_instance_predictions(COCO_GT, 14)
+    assert [m for _, _, m in synthetic_instance_study(COCO_GT, [28])] == [None]  # no evaluation asked
+    bad = tmp_path / "bad.json"
+    bad.write_text("[]")
+    with pytest.raises(ValueError, match="not a COCO/LVIS instances file"):
+        synthetic_instance_study(str(bad), [28])  # refused when called, before any prediction is made

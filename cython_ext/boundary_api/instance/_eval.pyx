@@ -13,7 +13,7 @@ Both kernels run without the GIL on a range of pairs / categories so that the
 caller can spread them over threads; results do not depend on the split.
 """
 
-from libc.stdint cimport int64_t, int32_t, uint8_t
+from libc.stdint cimport int64_t, int32_t, uint8_t, uint32_t
 from libc.stdlib cimport malloc, free, qsort
 
 # flags stored per (area, threshold, detection)
@@ -264,5 +264,192 @@ def accumulate(const int64_t[:] cat_pair_start, const int64_t[:] pair_img,
             if err:
                 break
         free(dets); free(rc); free(pr)
+    if err:
+        raise MemoryError()
+
+
+# bits of an entry of ``bootstrap_cells``: true positive at threshold t (bit t),
+# ignored at threshold t (bit 16 + t), in a block of more than one entry, and
+# the block going on with the next entry
+cdef enum:
+    B_IGNORE = 16
+    B_MULTI = 30
+    B_CONT = 31
+
+
+def bootstrap_cells(const int64_t[:] cell_start, const int64_t[:] cell_group, Py_ssize_t T,
+                    const int32_t[:] ent_img, const uint32_t[:] ent_bits, const uint8_t[:] cell_multi,
+                    const int64_t[:] group_start, const int64_t[:] group_img, const int64_t[:] group_ngt,
+                    const int32_t[:, ::1] counts, const double[:] rec_thrs,
+                    double[:, ::1] psum, double[:, ::1] recall,
+                    Py_ssize_t lo, Py_ssize_t hi):
+    """pycocotools' ``accumulate`` of many image multisets.
+
+    A *cell* is one (area, maxDets, category): the detections that
+    ``accumulate`` reads there (not ignored at one IoU threshold at least), in
+    its order (decreasing score, then image, then rank in the image).  Entry
+    ``j`` belongs to image ``ent_img[j]``; ``ent_bits[j]`` says, per threshold
+    ``t < T <= 16``, whether it is a true positive (bit t) or ignored (bit
+    16 + t), and whether it is one of a *block* of entries of the same image and
+    score (bit 30; bit 31: the block goes on with entry j + 1).  Resample ``b``
+    holds image ``i`` ``counts[b, i]`` times: the result is what ``accumulate``
+    gives for the image list in which each image is repeated so, copies next to
+    one another (``rec_thrs`` ascending).  The ground truths that count number
+    ``sum(counts[b, group_img] * group_ngt)`` over the cell's group (CSR
+    ``group_start``).
+
+    Outputs for resamples ``lo .. hi-1``, at column ``cell * T + t``:
+    ``psum`` the sum over the recall thresholds of the precision, ``recall``
+    the recall; both -1 where the cell has no ground truth.
+    """
+    cdef Py_ssize_t b, s, j, jj, be, t, e, cap = 0, lo_i, hi_i, mid, gi, prev, n
+    cdef Py_ssize_t S = cell_group.shape[0], R = rec_thrs.shape[0]
+    cdef Py_ssize_t NG = group_start.shape[0] - 1
+    cdef int64_t w, c, need
+    cdef uint32_t bits, one = 1
+    cdef double npig, total, dw
+    cdef double eps = 2.220446049250313e-16   # np.spacing(1)
+    cdef double tp[16]
+    cdef double fp[16]
+    cdef Py_ssize_t ne[16]
+    cdef double* ev_rc = NULL
+    cdef double* ev_pr = NULL
+    cdef double* ev_tp = NULL
+    cdef double* ev_fp = NULL
+    cdef uint8_t run[16]
+    cdef double* gsum = <double*> malloc((NG if NG > 0 else 1) * sizeof(double))
+    cdef int err = 0
+    if gsum == NULL:
+        raise MemoryError()
+    if T > 16:
+        free(gsum)
+        raise ValueError("at most 16 IoU thresholds")
+    with nogil:
+        for b in range(lo, hi):
+            for gi in range(NG):
+                total = 0.0
+                for j in range(group_start[gi], group_start[gi + 1]):
+                    total = total + <double> (counts[b, group_img[j]] * group_ngt[j])
+                gsum[gi] = total
+            for s in range(S):
+                npig = gsum[cell_group[s]]
+                if npig == 0:
+                    for t in range(T):
+                        psum[b, s * T + t] = -1.0
+                        recall[b, s * T + t] = -1.0
+                    continue
+                # room for the events (ends of runs of true positives) of one threshold
+                n = cell_start[s + 1] - cell_start[s]
+                need = n
+                if cell_multi[s]:
+                    need = 0
+                    j = cell_start[s]
+                    while j < cell_start[s + 1]:
+                        be = j + 1
+                        if ent_bits[j] & (one << B_MULTI):
+                            while ent_bits[be - 1] & (one << B_CONT):
+                                be += 1
+                            need += counts[b, ent_img[j]] * (be - j)
+                        else:
+                            need += 1
+                        j = be
+                if need * T > cap:
+                    cap = 2 * need * T + 64
+                    free(ev_rc)
+                    free(ev_pr)
+                    free(ev_tp)
+                    free(ev_fp)
+                    ev_rc = <double*> malloc(cap * sizeof(double))
+                    ev_pr = <double*> malloc(cap * sizeof(double))
+                    ev_tp = <double*> malloc(cap * sizeof(double))
+                    ev_fp = <double*> malloc(cap * sizeof(double))
+                    if ev_rc == NULL or ev_pr == NULL or ev_tp == NULL or ev_fp == NULL:
+                        err = 1
+                        break
+                for t in range(T):
+                    tp[t] = 0.0
+                    fp[t] = 0.0
+                    ne[t] = 0
+                    run[t] = 0
+                j = cell_start[s]
+                while j < cell_start[s + 1]:
+                    bits = ent_bits[j]
+                    w = counts[b, ent_img[j]]
+                    if not (bits & (one << B_MULTI)):
+                        if w > 0:
+                            # w copies in a row: one run; its end has the highest precision
+                            dw = <double> w
+                            for t in range(T):
+                                if bits & (one << (B_IGNORE + t)):
+                                    continue
+                                if bits & (one << t):
+                                    tp[t] = tp[t] + dw
+                                    if not run[t]:
+                                        ev_fp[t * need + ne[t]] = fp[t]
+                                        ne[t] += 1
+                                        run[t] = 1
+                                    ev_tp[t * need + ne[t] - 1] = tp[t]
+                                else:
+                                    fp[t] = fp[t] + dw
+                                    run[t] = 0
+                        j += 1
+                        continue
+                    be = j + 1
+                    while ent_bits[be - 1] & (one << B_CONT):
+                        be += 1
+                    # equal scores in one image: the copies follow one another whole
+                    for c in range(w):
+                        for jj in range(j, be):
+                            bits = ent_bits[jj]
+                            for t in range(T):
+                                if bits & (one << (B_IGNORE + t)):
+                                    continue
+                                if bits & (one << t):
+                                    tp[t] = tp[t] + 1.0
+                                    if not run[t]:
+                                        ev_fp[t * need + ne[t]] = fp[t]
+                                        ne[t] += 1
+                                        run[t] = 1
+                                    ev_tp[t * need + ne[t] - 1] = tp[t]
+                                else:
+                                    fp[t] = fp[t] + 1.0
+                                    run[t] = 0
+                    j = be
+                for t in range(T):
+                    recall[b, s * T + t] = tp[t] / npig
+                    # each run of true positives ends at its highest precision: the
+                    # recall and precision there (pycocotools' formulas)
+                    for e in range(t * need, t * need + ne[t]):
+                        ev_rc[e] = ev_tp[e] / npig
+                        ev_pr[e] = ev_tp[e] / ((ev_fp[e] + ev_tp[e]) + eps)
+                    # precision made monotone (from the right)
+                    e = ne[t] - 1
+                    while e > 0:
+                        if ev_pr[t * need + e] > ev_pr[t * need + e - 1]:
+                            ev_pr[t * need + e - 1] = ev_pr[t * need + e]
+                        e -= 1
+                    # recall threshold r reads the first position whose recall reaches
+                    # it, inside the first run whose end does: the thresholds in
+                    # (rc[e-1], rc[e]] read run e
+                    total = 0.0
+                    prev = 0
+                    for e in range(ne[t]):
+                        lo_i = prev
+                        hi_i = R
+                        while lo_i < hi_i:
+                            mid = (lo_i + hi_i) // 2
+                            if rec_thrs[mid] <= ev_rc[t * need + e]:
+                                lo_i = mid + 1
+                            else:
+                                hi_i = mid
+                        if lo_i > prev:
+                            total = total + ev_pr[t * need + e] * <double> (lo_i - prev)
+                            prev = lo_i
+                        if prev == R:
+                            break
+                    psum[b, s * T + t] = total
+            if err:
+                break
+        free(ev_rc); free(ev_pr); free(ev_tp); free(ev_fp); free(gsum)
     if err:
         raise MemoryError()
