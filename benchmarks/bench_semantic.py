@@ -34,7 +34,7 @@ import numpy as np
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from _harness import print_header  # noqa: E402
 
-from boundary_api.masks import _mask  # noqa: E402
+from boundary_api.semantic import _kernels as semantic_kernels  # noqa: E402
 from boundary_api.masks.boundary import dilation_pixels  # noqa: E402
 from boundary_api.semantic import SemanticEvaluator, evaluate_folders  # noqa: E402
 from boundary_api.semantic import reference as ref  # noqa: E402
@@ -146,7 +146,7 @@ def main(argv=None):
         conf = np.zeros((N_CLASSES, N_CLASSES + 1), np.int64)
         bst = np.zeros((N_CLASSES, 3), np.int64)
         for g, p in zip(g32, p32):
-            _mask.sem_accumulate(g, p, N_CLASSES, IGNORE, dd, conf, bst)
+            semantic_kernels.sem_accumulate(g, p, N_CLASSES, IGNORE, dd, conf, bst)
         return conf, bst
 
     # interleaved, best of --repeat each, so that load from other processes hits both alike

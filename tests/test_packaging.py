@@ -41,6 +41,7 @@ EXT_SUFFIX = sysconfig.get_config_var("EXT_SUFFIX")
 # may reach a distribution.  Planted into the copy that is built.
 PLANTED = [
     "cython_ext/_planted.c",
+    "cython_ext/boundary_api/masks/_planted.c",
     f"boundary_api/_planted{EXT_SUFFIX}",
     "boundary_api/__pycache__/_planted.cpython-311.pyc",
     "build/lib/planted.py",
@@ -212,6 +213,8 @@ def test_sdist_contents(built):
     required |= set(_source_files("docs", {".py", ".md", ".txt"}))
     assert not required - names, f"missing from the sdist: {sorted(required - names)}"
     assert any(n.endswith(".pyx") for n in names)
+    # the declarations that one module cimports from another
+    assert "cython_ext/boundary_api/masks/_rle.pxd" in names
     assert "tests/data/coco/instances_val2014_100.json" in names
     for rel in PLANTED:
         assert rel not in names, f"{rel} must not be in the sdist"
@@ -242,11 +245,15 @@ def test_wheel_contents(built):
         names = set(zf.namelist())
         metadata = zf.read(f"boundary_api-{version}.dist-info/METADATA").decode()
         entry_points = zf.read(f"boundary_api-{version}.dist-info/entry_points.txt").decode()
-    # every Cython module compiled, for this interpreter
-    for pyx in _source_files("cython_ext", {".pyx"}):
-        stem = Path(pyx).stem
-        compiled = [n for n in names if n.startswith("boundary_api/") and n.endswith(stem + EXT_SUFFIX)]
-        assert len(compiled) == 1, f"{pyx} not compiled into the wheel: {sorted(names)}"
+    # every Cython module compiled, for this interpreter, where its path says
+    # (cython_ext/boundary_api/masks/_rle.pyx is boundary_api/masks/_rle), and the
+    # utility module they share
+    modules = [pyx[len("cython_ext/"):-len(".pyx")] for pyx in _source_files("cython_ext", {".pyx"})]
+    assert len(modules) > 1 and all(m.startswith("boundary_api/") for m in modules), modules
+    for module in modules + ["boundary_api/_cyutility"]:
+        assert module + EXT_SUFFIX in names, f"{module} not compiled into the wheel: {sorted(names)}"
+    compiled = [n for n in names if n.endswith(EXT_SUFFIX)]
+    assert len(compiled) == len(modules) + 1, compiled
     # every module and subpackage of the source, and the demo data
     expected = set(_source_files("boundary_api", {".py", ".json"}))
     assert not expected - names, f"missing from the wheel: {sorted(expected - names)}"
@@ -289,3 +296,102 @@ def test_cibuildwheel_test_command_names_existing_tests():
     assert paths
     missing = [p for p in paths if not (ROOT / p).is_file()]
     assert not missing, f"pyproject.toml [tool.cibuildwheel] test-command names missing files: {missing}"
+
+
+# ---------------------------------------------------------------- the Cython sources
+
+CYTHON_HEADER = ("# cython: language_level=3, boundscheck=False, wraparound=False, cdivision=True, "
+                 "initializedcheck=False")
+
+
+def _cython_modules():
+    """Module names of the .pyx files under cython_ext/ (their path says the name)."""
+    return sorted(p[len("cython_ext/"):-len(".pyx")].replace("/", ".")
+                  for p in _source_files("cython_ext", {".pyx"}))
+
+
+def _load_setup():
+    """setup.py as a module (its ``setup()`` call runs only as a script)."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("_boundary_api_setup", ROOT / "setup.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_cython_sources_are_modules_not_textual_includes():
+    """Issue 31: one extension module per .pyx, sharing code through .pxd + cimport;
+    no include file, and every source compiled with the directives the kernels' C
+    division and indexing rely on (a .pxd's inline functions too)."""
+    sources = _source_files("cython_ext", {".pyx", ".pxd", ".pxi"})
+    assert not [p for p in sources if p.endswith(".pxi")]
+    for path in sources:
+        text = (ROOT / path).read_text(encoding="utf-8")
+        assert text.splitlines()[0] == CYTHON_HEADER, path
+        assert not re.search(r"^\s*include\s+['\"]", text, re.M), f"{path} includes a file textually"
+        if path.endswith(".pxd"):
+            assert (ROOT / (path[:-len(".pxd")] + ".pyx")).is_file(), f"{path} declares no module"
+    modules = _cython_modules()
+    assert all(m.startswith("boundary_api.") for m in modules), modules
+    # the split of issue 31: the tokenizer and both scanners apart, kernels beside their protocol
+    for name in ("boundary_api.instance._json", "boundary_api.instance._scan_results",
+                 "boundary_api.instance._scan_ground_truth", "boundary_api.masks._rle",
+                 "boundary_api.panoptic._kernels", "boundary_api.semantic._kernels",
+                 "boundary_api.cityscapes._kernels"):
+        assert name in modules
+
+
+def test_every_compiled_module_imports():
+    """The modules load, and find what they cimport from one another at import time."""
+    import importlib
+
+    for name in _cython_modules() + ["boundary_api._cyutility"]:
+        module = importlib.import_module(name)
+        assert module.__file__.endswith(EXT_SUFFIX), module.__file__
+
+
+def test_setup_builds_every_module_side_by_side(monkeypatch):
+    """setup.py declares one extension per .pyx plus the shared utility module, the
+    largest first, and compiles them with one job per CPU."""
+    from setuptools import Distribution
+
+    setup = _load_setup()
+    monkeypatch.chdir(ROOT)   # setup.py walks cython_ext/ relative to the checkout, as pip runs it
+    extensions = setup._extensions()
+    names = [e.name for e in extensions]
+    assert names[0] == setup.SHARED_UTILITY == "boundary_api._cyutility"
+    assert sorted(names[1:]) == _cython_modules()
+    sizes = [(ROOT / e.sources[0]).stat().st_size for e in extensions[1:]]
+    assert sizes == sorted(sizes, reverse=True)
+    for ext in extensions:
+        assert ext.extra_compile_args == (["/O2"] if sys.platform == "win32" else ["-O3", "-ffp-contract=off"])
+    cmd = setup.ParallelBuildExt(Distribution())
+    cmd.initialize_options()
+    cmd.finalize_options()
+    assert cmd.parallel == setup._cpus() >= 1
+    cmd = setup.ParallelBuildExt(Distribution())
+    cmd.initialize_options()
+    cmd.parallel = 1   # -j 1 / --parallel 1 is obeyed
+    cmd.finalize_options()
+    assert cmd.parallel == 1
+
+
+def test_setup_cythonizes_in_one_process_where_no_process_pool_starts(monkeypatch, capsys):
+    setup = _load_setup()
+    calls = []
+
+    def fake_cythonize(extensions, **options):
+        calls.append(options.get("nthreads"))
+        assert options["shared_utility_qualified_name"] == "boundary_api._cyutility"
+        if options.get("nthreads"):
+            raise OSError("no /dev/shm")
+        return extensions
+
+    monkeypatch.setattr(setup, "cythonize", fake_cythonize)
+    monkeypatch.setattr(setup, "_cpus", lambda: 2)
+    monkeypatch.chdir(ROOT)
+    extensions = setup._cythonize()
+    assert calls == [2, None]
+    assert extensions[0].name == "boundary_api._cyutility" and len(extensions) == len(_cython_modules()) + 1
+    assert "cythonizing in one process" in capsys.readouterr().out

@@ -62,7 +62,8 @@ from typing import Dict, List, Optional, Sequence
 import numpy as np
 
 from .._parallel import resolve_threads, run_ranges, split_by_cost
-from ..masks import _mask
+from . import _kernels
+from ..masks import _idmaps
 from ..masks.boundary import check_dilation_ratio, dilation_pixels
 from ..masks.imagefiles import DEFAULT_MAX_PIXELS, check_max_pixels
 
@@ -108,7 +109,7 @@ class _GroundTruth:
         self.shape = ids.shape
         if ids.dtype == np.uint16:  # the format's type
             ids = np.ascontiguousarray(ids)
-            counts = _mask.cs_hist16(ids)
+            counts = _kernels.cs_hist16(ids)
             present = np.flatnonzero(counts)
             counts = counts[present]
         else:
@@ -140,12 +141,12 @@ class _GroundTruth:
         lut[void] = k + 1
         self.k = k + 2
         if ids.dtype == np.uint16:
-            self.index = _mask.cs_relabel16(np.ascontiguousarray(ids), lut)
+            self.index = _kernels.cs_relabel16(np.ascontiguousarray(ids), lut)
         else:
             self.index = np.ascontiguousarray(lut[ids])
         self.d = dilation_pixels(ids.shape[0], ids.shape[1], ratio) if iou_type == "boundary" else 0
         if iou_type == "boundary" and k:
-            self.bindex, bpix = _mask.pan_segment_boundaries(self.index, np.arange(1, k + 1, dtype=np.uint32), self.d)
+            self.bindex, bpix = _idmaps.pan_segment_boundaries(self.index, np.arange(1, k + 1, dtype=np.uint32), self.d)
             self.bpixels = bpix.astype(np.int64)
         else:
             self.bindex = None
@@ -167,7 +168,7 @@ def _image_records(gt: _GroundTruth, preds, name: str):
                              f"{name} is {gt.shape[0]}x{gt.shape[1]}")
         stats = None
         if isinstance(mask, _PngMask):
-            stats = _mask.cs_png_mask_stats(mask.zdata, mask.shape[0], mask.shape[1], gt.index, gt.bindex,
+            stats = _kernels.cs_png_mask_stats(mask.zdata, mask.shape[0], mask.shape[1], gt.index, gt.bindex,
                                             gt.k, gt.d)
             if stats is None:  # not decodable here: Pillow reads it (or says what is wrong)
                 mask = _read_png(mask.path, mask.what, True)
@@ -175,7 +176,7 @@ def _image_records(gt: _GroundTruth, preds, name: str):
             if mask.dtype != np.uint8:
                 mask = (mask != 0).view(np.uint8) if mask.dtype == bool else (mask != 0).astype(np.uint8)
             mask = np.ascontiguousarray(mask)
-            stats = _mask.cs_mask_stats(mask, gt.index, gt.bindex, gt.k, gt.d)
+            stats = _kernels.cs_mask_stats(mask, gt.index, gt.bindex, gt.k, gt.d)
         area, inter, barea, binter = stats
         if area == 0:
             continue  # empty masks are skipped

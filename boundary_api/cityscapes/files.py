@@ -13,7 +13,7 @@ from typing import Dict, List, Optional, Sequence, Tuple
 
 import numpy as np
 
-from ..masks import _mask
+from . import _kernels
 from ..masks.imagefiles import DEFAULT_MAX_PIXELS, ImageTooLargeError, check_image_file
 
 logger = logging.getLogger(__name__)
@@ -260,7 +260,7 @@ def _fast_gray(blob: bytes, depth: int) -> Optional[np.ndarray]:
     if found is None:
         return None
     z, h, w = found
-    raw = _mask.cs_png_gray(z, h, w, depth // 8)
+    raw = _kernels.cs_png_gray(z, h, w, depth // 8)
     if raw is None or depth == 8:
         return raw
     return raw.view(">u2").astype(np.uint16)

@@ -14,7 +14,7 @@ with urllib_request_deferred():
     import pycocotools.coco
 
 
-from ..masks import _mask
+from ..masks import _rle
 from .._io import KeyValueError, input_error_class, loads_json, read_json, read_once
 from ..instance._checks import check_instances_dataset, check_results
 from ..instance._columns import load_result_columns
@@ -286,8 +286,8 @@ class COCO(pycocotools.coco.COCO):
                     # compressed RLEs, checked above: areas and boxes in one pass,
                     # of pycocotools' types (numpy.uint32, float64 arrays)
                     heights = np.array([self.imgs[a["image_id"]]["height"] for a in anns], np.int64)
-                    table = _mask.StringTable([a["segmentation"]["counts"] for a in anns])
-                    areas, boxes = _mask.area_bbox(table, heights)
+                    table = _rle.StringTable([a["segmentation"]["counts"] for a in anns])
+                    areas, boxes = _rle.area_bbox(table, heights)
                     boxes = np.asarray(boxes, np.float64)
                     for i, (ann, area, box) in enumerate(zip(anns, areas.astype(np.uint32), boxes)):
                         ann["area"] = area

@@ -25,7 +25,7 @@ import numpy as np
 
 from ..instance import _eval
 from ..instance._engine import Evaluation
-from ..masks import _mask
+from ..masks import _iou, _rle
 from ..masks.boundary import boundary_counts, check_dilation_ratio, dilation_pixels_array
 from .._parallel import resolve_threads, run_ranges, split_by_cost
 from ._batch_input import Image, check_side, encode_masks, is_torch, to_numpy, xywh
@@ -436,7 +436,7 @@ class IncrementalEvaluator:
                                           if G else np.zeros((0, 4)), np.float64)
             dt_box = np.ascontiguousarray(np.concatenate([images[i].dt["boxes"][j:j + 1] for i, j in zip(dpos, drow)])
                                           if D else np.zeros((0, 4)), np.float64)
-            gm = gb = dm = db = _mask.StringTable([])
+            gm = gb = dm = db = _rle.StringTable([])
         else:
             gt_box = np.zeros((G, 4), np.float64)
             dt_box = np.zeros((D, 4), np.float64)
@@ -444,20 +444,20 @@ class IncrementalEvaluator:
             dcounts = [images[i].dt["rle"][j] for i, j in zip(dpos.tolist(), drow.tolist())]
             gh = np.array([images[i].h for i in gpos.tolist()], np.int64)
             dh = np.array([images[i].h for i in dpos.tolist()], np.int64)
-            gm, dm = _mask.StringTable(gcounts), _mask.StringTable(dcounts)
+            gm, dm = _rle.StringTable(gcounts), _rle.StringTable(dcounts)
             if mode == 3:
                 gw = np.array([images[i].w for i in gpos.tolist()], np.int64)
                 dw = np.array([images[i].w for i in dpos.tolist()], np.int64)
                 gd = dilation_pixels_array(gh, gw, self.dilation_ratio)
                 dd = dilation_pixels_array(dh, dw, self.dilation_ratio)
-                gb = _mask.StringTable(boundary_counts(gcounts, gh, gw, gd, self.num_threads))
-                db = _mask.StringTable([])
+                gb = _rle.StringTable(boundary_counts(gcounts, gh, gw, gd, self.num_threads))
+                db = _rle.StringTable([])
                 extra = (dw, dd)
             else:
                 gb, db = gm, dm
         cost = np.diff(state.pair_o) + np.diff(state.pair_g) + np.diff(state.pair_d)
         ranges = split_by_cost(cost, self.num_threads * 4)
-        run_ranges(lambda lo, hi: _mask.iou_pairs(mode, gm, gb, gh, state.gt_crowd, gt_box, dm, db, dh, dt_box,
+        run_ranges(lambda lo, hi: _iou.iou_pairs(mode, gm, gb, gh, state.gt_crowd, gt_box, dm, db, dh, dt_box,
                                                   state.pair_g, state.pair_d, state.pair_o, out, lo, hi, *extra),
                    ranges, self.num_threads)
         return out
@@ -726,5 +726,5 @@ def _mask_areas(counts: list, h: int) -> np.ndarray:
     """Pixel counts (float64) of compressed RLE strings of one image of height ``h``."""
     if not counts:
         return np.zeros(0, np.float64)
-    area, _ = _mask.area_bbox(_mask.StringTable(counts), np.full(len(counts), h, np.int64))
+    area, _ = _rle.area_bbox(_rle.StringTable(counts), np.full(len(counts), h, np.int64))
     return np.asarray(area, np.float64)

@@ -14,7 +14,7 @@ from typing import Any, Dict, Iterable, List, Optional
 import numpy as np
 
 from .._io import AssertionValueError, IndexValueError, KeyValueError, TypeValueError, finite_number, finite_numbers
-from ..masks import _mask
+from ..masks import _polygon
 from ..masks.boundary import check_rle_strings
 
 log = logging.getLogger(__name__)
@@ -331,14 +331,14 @@ def flatten_polygons(segs: List[list]):
     """COCO polygon lists flattened for the kernels.
 
     Returns ``(coords, poly_off, ann_off)`` as
-    :func:`boundary_api.masks._mask.flatten_polygons` gives them, or None
+    :func:`boundary_api.masks._polygon.flatten_polygons` gives them, or None
     when an item is not a list of lists of numbers.
     """
     polys = list(itertools.chain.from_iterable(segs))
     if polys and set(map(type, polys)) != {list}:
         return None
     try:
-        return _mask.flatten_polygons(segs)
+        return _polygon.flatten_polygons(segs)
     except (TypeError, ValueError, OverflowError):
         return None
 
@@ -347,7 +347,7 @@ def polygons_valid(coords: np.ndarray, poly_off: np.ndarray, ann_off: np.ndarray
                    height: np.ndarray, width: np.ndarray) -> np.ndarray:
     """Per annotation, whether :func:`check_polygons` accepts its polygons
     (flattened by :func:`flatten_polygons`; image sizes per annotation)."""
-    return _mask.polygons_acceptable(coords, poly_off, ann_off, np.asarray(height, np.int64),
+    return _polygon.polygons_acceptable(coords, poly_off, ann_off, np.asarray(height, np.int64),
                                      np.asarray(width, np.int64), _MAX_COORD).astype(bool)
 
 

@@ -2,7 +2,7 @@
 
 A results file in the COCO results schema (a list of objects with
 ``image_id``, ``category_id``, ``score`` and a ``bbox`` and/or a compressed-RLE
-``segmentation``) is parsed by the native scanner (:mod:`._scan`) straight
+``segmentation``) is parsed by the native scanner (:mod:`._scan_results`) straight
 into arrays, with every RLE string left in one byte buffer.  The evaluation
 reads the arrays; the per-result dicts that pycocotools' ``loadRes`` would
 have made are built only if somebody reads ``dataset``, ``anns``,
@@ -22,7 +22,7 @@ from typing import Dict, List, Optional, Sequence
 
 import numpy as np
 
-from ..masks import _mask
+from ..masks import _rle
 from ..masks.boundary import MAX_PIXELS, MAX_SIDE, check_rle_strings
 from .._io import InputBytes
 from .._parallel import resolve_threads, run_ranges, split_by_cost
@@ -90,7 +90,7 @@ class ResultColumns:
     def counts_table(self, rows: np.ndarray):
         """:class:`StringTable` of the RLE strings of ``rows`` (no copy)."""
         rows = np.asarray(rows, np.int64)
-        return _mask.StringTable.from_buffers([self.buf], np.zeros(len(rows), np.int64),
+        return _rle.StringTable.from_buffers([self.buf], np.zeros(len(rows), np.int64),
                                               self.counts_start[rows], self.counts_len[rows])
 
     def counts_str(self, r: int) -> str:
@@ -116,7 +116,7 @@ class ResultColumns:
             threads = resolve_threads(num_threads)
             ranges = split_by_cost(self.counts_len, threads * 4) if threads > 1 and self.n > 4096 \
                 else [(0, self.n)]
-            parts = run_ranges(lambda lo, hi: _mask.check_strings(
+            parts = run_ranges(lambda lo, hi: _rle.check_strings(
                 self.counts_table(np.arange(lo, hi, dtype=np.int64)), h[lo:hi], w[lo:hi]), ranges, threads)
             status = np.concatenate(parts) if parts else np.zeros(0, np.uint8)
         bad = np.flatnonzero(status)
@@ -286,7 +286,7 @@ def load_result_columns(coco_gt, path, source: str, num_threads: Optional[int] =
     is scanned on ``num_threads`` threads (None: all cores); the columns do
     not depend on it.
     """
-    from . import _scan
+    from . import _scan_results
 
     table = _image_table(coco_gt)
     if table is None:
@@ -297,7 +297,7 @@ def load_result_columns(coco_gt, path, source: str, num_threads: Optional[int] =
         return None
     if buf is None:
         return None
-    cols = _scan.scan_results(buf, resolve_threads(num_threads))
+    cols = _scan_results.scan_results(buf, resolve_threads(num_threads))
     if cols is None:
         return None
     present = cols["present"]
@@ -316,7 +316,7 @@ def load_result_columns(coco_gt, path, source: str, num_threads: Optional[int] =
     if p0 & HAS_SEGMENTATION:
         if not ((cols["seg_h"] == heights[pos]) & (cols["seg_w"] == widths[pos])).all():
             return None
-        used = max(_scan.compact_counts(buf, cols["counts_start"], cols["counts_len"]), 1)
+        used = max(_scan_results.compact_counts(buf, cols["counts_start"], cols["counts_len"]), 1)
         if region is None:
             buf.resize(used, refcheck=False)  # realloc: the rest of the file is given back
         else:
@@ -328,7 +328,7 @@ def load_result_columns(coco_gt, path, source: str, num_threads: Optional[int] =
             res.check_rles(num_threads)
         except ValueError:
             return None
-        area, box = _mask.area_bbox(res.counts_table(np.arange(res.n)), res.seg_h)
+        area, box = _rle.area_bbox(res.counts_table(np.arange(res.n)), res.seg_h)
         res.mask_area = area
         res.bbox = np.ascontiguousarray(box)
         res.area = area.astype(np.float64)

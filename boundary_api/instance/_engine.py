@@ -4,7 +4,7 @@ Both evaluators let their own library select annotations (``_prepare``), then
 hand the per (image, category) lists to :class:`Evaluation`, which
 
 1. flattens them into *pairs* in the order the library would visit them,
-2. runs the IoU step (:func:`boundary_api.masks._mask.iou_pairs`) over all pairs,
+2. runs the IoU step (:func:`boundary_api.masks._iou.iou_pairs`) over all pairs,
 3. either matches and accumulates in Cython (:mod:`boundary_api.instance._eval`), or
    exposes the IoU matrices for the library's own Python loops.
 
@@ -21,7 +21,7 @@ from typing import Callable, List, Optional, Sequence, Tuple
 import numpy as np
 
 from . import _eval
-from ..masks import _mask
+from ..masks import _iou, _rle
 from ..masks.boundary import dilation_pixels_array
 from .._parallel import resolve_threads, run_ranges, split_by_cost
 from .cache import cache_for
@@ -30,7 +30,7 @@ from ._lazy import IouDict
 
 log = logging.getLogger(__name__)
 
-#: IoU step modes of ``_mask.iou_pairs``
+#: IoU step modes of ``_iou.iou_pairs``
 IOU_MODES = {"segm": 0, "boundary": 1, "bbox": 2}
 #: detections from which the IoU step shows a progress bar (on a terminal)
 LARGE = 100_000
@@ -355,7 +355,7 @@ class Evaluation:
         if mode == 2:
             gt_box = np.ascontiguousarray(gtc.bbox[grows]) if gtc is not None else _boxes(self.gt_anns)
             dt_box = np.ascontiguousarray(cols.bbox[rows]) if cols is not None else _boxes(self.dt_anns)
-            gm = gb = dm = db = _mask.StringTable([])
+            gm = gb = dm = db = _rle.StringTable([])
             gh = np.zeros(G, np.int64)
             dh = np.zeros(D, np.int64)
         else:
@@ -371,26 +371,26 @@ class Evaluation:
                     mode = 3
                     dw = np.ascontiguousarray(cols.seg_w[rows])
                     dd = dilation_pixels_array(dh, dw, dilation_ratio)
-                    db = _mask.StringTable([])
+                    db = _rle.StringTable([])
             if gtc is not None:
                 gm, gh = gtc.mask_table(grows), np.ascontiguousarray(gtc.height[grows])
                 if mode in (1, 3):
                     gb = gtc.boundary_table(grows, dilation_ratio, threads)
             elif mode in (1, 3):
                 gcounts, gh, _, gbound = gcache.masks_and_boundaries(self.gt_anns, dilation_ratio, threads)
-                gb = _mask.StringTable(gbound)
+                gb = _rle.StringTable(gbound)
                 if cols is None:
                     dcounts, dh, _, dbound = cache_for(dt_dataset).masks_and_boundaries(
                         self.dt_anns, dilation_ratio, threads)
-                    db = _mask.StringTable(dbound)
+                    db = _rle.StringTable(dbound)
             else:
                 gcounts, gh, _ = gcache.masks(self.gt_anns)
                 if cols is None:
                     dcounts, dh, _ = cache_for(dt_dataset).masks(self.dt_anns)
             if gtc is None:
-                gm = _mask.StringTable(gcounts)
+                gm = _rle.StringTable(gcounts)
             if cols is None:
-                dm = _mask.StringTable(dcounts)
+                dm = _rle.StringTable(dcounts)
             if mode == 0:
                 gb, db = gm, dm
         out = np.zeros(int(self.pair_o[-1]), np.float64)
@@ -398,7 +398,7 @@ class Evaluation:
         large = D > LARGE
         ranges = split_by_cost(cost, threads * (32 if large else 4))
         extra = (dw, dd) if mode == 3 else (None, None)
-        counts = run_ranges(lambda lo, hi: _mask.iou_pairs(mode, gm, gb, gh, self.gt_crowd, gt_box,
+        counts = run_ranges(lambda lo, hi: _iou.iou_pairs(mode, gm, gb, gh, self.gt_crowd, gt_box,
                                                           dm, db, dh, dt_box, self.pair_g, self.pair_d,
                                                           self.pair_o, out, lo, hi, *extra),
                             ranges, threads, progress="IoU" if large else None, total=self.num_pairs)

@@ -1,6 +1,6 @@
 """A COCO ground truth as column arrays: the fast path of ``COCO(path)``.
 
-The native scanner (:func:`._scan.scan_ground_truth`) reads the file into
+The native scanner (:func:`._scan_ground_truth.scan_ground_truth`) reads the file into
 per-annotation arrays (ids, areas, crowd and ignore flags, boxes, polygons as
 one coordinate array, RLE strings as spans of the file).  Images and
 categories become the usual dicts at once (they are few); the annotation dicts
@@ -23,7 +23,7 @@ from typing import Dict, List, Optional, Tuple
 
 import numpy as np
 
-from ..masks import _mask
+from ..masks import _boundary, _polygon, _rle
 from ..masks.boundary import MAX_PIXELS, MAX_SIDE, dilation_pixels_array
 from .._parallel import resolve_threads, run_ranges, split_by_cost
 from ..masks.polygons import rle_chunks_of_flat_polygons
@@ -162,14 +162,14 @@ class GroundTruthColumns:
                 start[other] = offs[:-1]
                 length[other] = np.diff(offs)
                 buffers.append(b"".join(extra))
-            table = _mask.StringTable.from_buffers(buffers, which[rle], start[rle], length[rle])
-            if _mask.check_strings(table, np.ascontiguousarray(h[rle]), np.ascontiguousarray(w[rle])).any():
+            table = _rle.StringTable.from_buffers(buffers, which[rle], start[rle], length[rle])
+            if _rle.check_strings(table, np.ascontiguousarray(h[rle]), np.ascontiguousarray(w[rle])).any():
                 return None
         return buffers, which, start, length
 
     def mask_table(self, rows: np.ndarray):
         buffers, which, start, length = self._masks
-        return _mask.StringTable.from_buffers(buffers, which[rows], start[rows], length[rows])
+        return _rle.StringTable.from_buffers(buffers, which[rows], start[rows], length[rows])
 
     def boundary_table(self, rows: np.ndarray, dilation_ratio: float, num_threads: Optional[int] = None):
         """Boundary RLEs of ``rows``, computing (in parallel, once per
@@ -190,11 +190,11 @@ class GroundTruthColumns:
             threads = resolve_threads(num_threads)
             m = len(missing)
             ranges = split_by_cost(self._masks[3][missing].astype(np.float64), threads * 8 if m > 2000 else threads)
-            chunks = run_ranges(lambda lo, hi: _mask.boundary_buffer(table, h, w, d, lo, hi), ranges, threads)
+            chunks = run_ranges(lambda lo, hi: _boundary.boundary_buffer(table, h, w, d, lo, hi), ranges, threads)
             _place(zip(ranges, chunks), missing, buffers, which, start, length)
             if self.computed is not None:
                 self.computed["boundaries"] += m
-        return _mask.StringTable.from_buffers(buffers, which[rows], start[rows], length[rows])
+        return _rle.StringTable.from_buffers(buffers, which[rows], start[rows], length[rows])
 
     def made_masks(self):
         """Every annotation's RLE string (bytes), heights and widths, if made."""
@@ -316,7 +316,7 @@ def load_ground_truth_columns(path, source: str, lvis: bool = False) -> Optional
         None when the file is outside the fast schema or fails a check (the
         general path then reads it and words the problem).
     """
-    from . import _scan
+    from . import _scan_ground_truth
     from .._io import InputBytes, loads_json
 
     try:
@@ -327,7 +327,7 @@ def load_ground_truth_columns(path, source: str, lvis: bool = False) -> Optional
                 buf = np.fromfile(f, np.uint8)
     except (OSError, ValueError, TypeError, MemoryError):
         return None
-    cols = _scan.scan_ground_truth(buf)
+    cols = _scan_ground_truth.scan_ground_truth(buf)
     if cols is None or len(cols["ann_id"]) == 0:
         return None
     try:
@@ -372,7 +372,7 @@ def load_ground_truth_columns(path, source: str, lvis: bool = False) -> Optional
         return None  # RLEs of another size than their image's: the general path warns or refuses
     poly = np.flatnonzero(kind == POLYGONS)
     if len(poly):
-        ok = _mask.polygons_acceptable(cols["poly_coords"], cols["poly_off"], _polygon_ann_off(cols, poly),
+        ok = _polygon.polygons_acceptable(cols["poly_coords"], cols["poly_off"], _polygon_ann_off(cols, poly),
                                        np.ascontiguousarray(height[poly]), np.ascontiguousarray(width[poly]),
                                        _MAX_COORD)
         if not ok.all():

@@ -117,7 +117,7 @@ def _without_boxes(columns):
     (the scripts do so for 'segm': areas and boxes then come from the masks);
     None when their RLEs cannot be read (the general path words it)."""
     from ..instance._columns import HAS_BBOX, _COUNTS_FIRST
-    from ..masks import _mask
+    from ..masks import _rle
 
     if columns.kind != "bbox":
         return columns
@@ -126,7 +126,7 @@ def _without_boxes(columns):
     except ValueError:
         return None
     new = columns.take(np.arange(columns.n, dtype=np.int64))
-    area, box = _mask.area_bbox(new.counts_table(np.arange(new.n)), new.seg_h)
+    area, box = _rle.area_bbox(new.counts_table(np.arange(new.n)), new.seg_h)
     new.mask_area = area
     new.bbox = np.ascontiguousarray(box)
     new.area = area.astype(np.float64)

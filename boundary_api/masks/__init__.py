@@ -1,5 +1,5 @@
 """The mask layer every evaluator shares: boundary extraction, Boundary IoU of mask pairs,
-the run-length kernels (``_mask``) and the plain NumPy/OpenCV oracle (``reference``)."""
+the compiled kernels (``_rle``, ``_boundary``, ...) and the NumPy/OpenCV oracle (``reference``)."""
 import importlib.machinery as _machinery
 import os as _os
 
@@ -7,17 +7,18 @@ import os as _os
 def _missing_extension_error(exc: ImportError) -> ImportError:
     """The error to raise when the compiled kernels cannot be imported: say
     why (Python imported the source tree, where nothing is compiled) and what
-    to do, instead of Python's "cannot import name '_mask' ... (most likely
-    due to a circular import)"."""
+    to do, instead of Python's "cannot import name '_rle' ... (most likely
+    due to a circular import)".  ``_rle`` stands for all the compiled modules:
+    every other one needs it."""
     here = _os.path.dirname(_os.path.abspath(__file__))
-    built = [f for f in _os.listdir(here) if f.startswith("_mask.")
+    built = [f for f in _os.listdir(here) if f.startswith("_rle.")
              and f.endswith(tuple(_machinery.EXTENSION_SUFFIXES))]
     if built:
         return ImportError(f"boundary_api's compiled extension {_os.path.join(here, built[0])} "
                            f"could not be loaded ({exc}); rebuild it with `pip install -e .` in the "
                            "source tree, or reinstall boundary_api")
     return ImportError(
-        f"boundary_api's compiled extension (boundary_api.masks._mask) is missing: Python imported "
+        f"boundary_api's compiled extension (boundary_api.masks._rle) is missing: Python imported "
         f"the source tree at {_os.path.dirname(_os.path.dirname(here))}, where nothing is compiled "
         "(this happens when running `python`, `python -m pytest` or `import boundary_api` from the "
         "repository root after `pip install .`). Either build the extension in place with "
@@ -26,7 +27,7 @@ def _missing_extension_error(exc: ImportError) -> ImportError:
 
 
 try:
-    from . import _mask  # noqa: F401  (the Cython kernels)
+    from . import _rle  # noqa: F401  (the first of the compiled kernels)
 except ImportError as _exc:
     raise _missing_extension_error(_exc) from None
 

@@ -18,7 +18,7 @@ from typing import List, Optional, Tuple, Union
 import numpy as np
 import pycocotools.mask as mask_utils
 
-from . import _mask
+from . import _boundary, _rle
 from .._parallel import resolve_threads, run_ranges, split_by_cost
 
 __all__ = ["dilation_pixels", "mask_to_boundary", "rle_to_boundary"]
@@ -158,7 +158,7 @@ def mask_to_boundary(mask, dilation_ratio: float = 0.02) -> np.ndarray:
     if arr.size == 0:
         raise ValueError(f"mask must have at least one pixel, got shape {arr.shape}")
     d = dilation_pixels(arr.shape[0], arr.shape[1], dilation_ratio)
-    return _mask.boundary_dense(np.ascontiguousarray(arr != 0).view(np.uint8), d)
+    return _boundary.boundary_dense(np.ascontiguousarray(arr != 0).view(np.uint8), d)
 
 
 def _normalize_rle(rle, where: str = "rle") -> Tuple[Union[str, bytes], int, int]:
@@ -198,7 +198,7 @@ def check_rle_strings(counts: list, h: np.ndarray, w: np.ndarray, name_of) -> No
         i = int(np.flatnonzero(~size_ok)[0])
         raise ValueError(f"{name_of(i)}: image size {h[i]}x{w[i]} is out of range "
                          f"(sides 1..{MAX_SIDE}, at most {MAX_PIXELS} pixels)")
-    status = _mask.check_strings(_mask.StringTable(counts), h, w)
+    status = _rle.check_strings(_rle.StringTable(counts), h, w)
     bad = np.flatnonzero(status)
     if len(bad):
         i = int(bad[0])
@@ -214,13 +214,13 @@ def boundary_counts(counts: list, h: np.ndarray, w: np.ndarray, d: np.ndarray,
     n = len(counts)
     if n == 0:
         return []
-    table = _mask.StringTable(counts)
+    table = _rle.StringTable(counts)
     threads = resolve_threads(num_threads)
     sizes = np.fromiter((len(c) for c in counts), np.float64, n)
     parts = threads * 8 if n > 2000 else threads
     ranges = split_by_cost(sizes, parts)
     hh, ww, dd = (np.ascontiguousarray(x, dtype=np.int64) for x in (h, w, d))
-    chunks = run_ranges(lambda lo, hi: _mask.boundary_strings(table, hh, ww, dd, lo, hi),
+    chunks = run_ranges(lambda lo, hi: _boundary.boundary_strings(table, hh, ww, dd, lo, hi),
                         ranges, threads, progress=progress if n > 20000 else None, total=n)
     return [b for chunk in chunks for b in chunk]
 

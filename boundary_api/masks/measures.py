@@ -74,7 +74,7 @@ from typing import Dict, Iterable, List, Optional, Sequence, Tuple
 import numpy as np
 import pycocotools.mask as mask_utils
 
-from . import _mask
+from . import _measures, _rle
 from .._parallel import resolve_threads, run_ranges, split_by_cost
 from .imagefiles import DEFAULT_MAX_PIXELS
 from .boundary import _as_mask_list, _normalize_rle, check_dilation_ratio, check_rle_strings, dilation_pixels
@@ -210,14 +210,14 @@ def _check_scales(num_scales) -> int:
 def _features(m: _Masks, bands: np.ndarray, bnd_d: np.ndarray, contour: bool, inner: bool,
               n_scales: int, threads: int):
     n = len(m)
-    table = _mask.StringTable(m.counts)
+    table = _rle.StringTable(m.counts)
     args = (table, m.h, m.w, np.ascontiguousarray(bands, np.int64), np.ascontiguousarray(bnd_d, np.int64),
             int(contour), int(inner), n_scales)
     try:
         if n <= 4 or threads <= 1:
-            return _mask.measure_features(*args, 0, n)
+            return _measures.measure_features(*args, 0, n)
         ranges = split_by_cost(np.fromiter((len(c) for c in m.counts), np.float64, n), threads * 4)
-        parts = run_ranges(lambda lo, hi: _mask.measure_features(*args, lo, hi), ranges, threads)
+        parts = run_ranges(lambda lo, hi: _measures.measure_features(*args, lo, hi), ranges, threads)
     except ValueError:
         m.check()  # names the bad item
         raise
@@ -238,20 +238,20 @@ def _counts(gf, pf, spec: List[Tuple[int, int]], threads: int, pairwise: bool) -
         if G == 0:
             return out
         if threads <= 1 or G < 64:
-            _mask.pair_counts_diag(gf[0], gf[1], pf[0], pf[1], sp, out, 0, G)
+            _measures.pair_counts_diag(gf[0], gf[1], pf[0], pf[1], sp, out, 0, G)
             return out
         ranges = split_by_cost(np.diff(gf[1][:, [0, -1]], axis=1).reshape(-1).astype(np.float64), threads * 4)
-        run_ranges(lambda lo, hi: _mask.pair_counts_diag(gf[0], gf[1], pf[0], pf[1], sp, out, lo, hi),
+        run_ranges(lambda lo, hi: _measures.pair_counts_diag(gf[0], gf[1], pf[0], pf[1], sp, out, lo, hi),
                    ranges, threads)
         return out
     out = np.zeros((G, P, K), np.int64)
     if G == 0 or P == 0:
         return out
     if threads <= 1 or G * P < 64:
-        _mask.pair_counts(gf[0], gf[1], pf[0], pf[1], sp, out, 0, G)
+        _measures.pair_counts(gf[0], gf[1], pf[0], pf[1], sp, out, 0, G)
         return out
     ranges = split_by_cost(np.full(G, float(P)), threads * 4)
-    run_ranges(lambda lo, hi: _mask.pair_counts(gf[0], gf[1], pf[0], pf[1], sp, out, lo, hi), ranges, threads)
+    run_ranges(lambda lo, hi: _measures.pair_counts(gf[0], gf[1], pf[0], pf[1], sp, out, lo, hi), ranges, threads)
     return out
 
 

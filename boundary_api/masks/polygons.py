@@ -11,7 +11,7 @@ from typing import List, Optional, Tuple
 
 import numpy as np
 
-from . import _mask
+from . import _polygon
 from .._parallel import resolve_threads, run_ranges, split_by_cost
 
 __all__ = ["polygons_to_rle", "rle_chunks_of_flat_polygons"]
@@ -78,7 +78,7 @@ def polygons_to_rle(segmentations: list, heights, widths, num_threads: Optional[
         raise ValueError(f"polygons_to_rle: item {i} has an image size {int(h[i])}x{int(w[i])} "
                          "(height and width must be >= 1)")
     try:
-        coords, poly_off, ann_off = _mask.flatten_polygons(
+        coords, poly_off, ann_off = _polygon.flatten_polygons(
             segmentations if type(segmentations) is list else list(segmentations))
     except TypeError as exc:
         raise ValueError(f"polygons_to_rle: segmentations must be lists of polygons, each a list of "
@@ -113,7 +113,7 @@ def rle_chunks_of_flat_polygons(coords: np.ndarray, poly_off: np.ndarray, ann_of
                                 heights: np.ndarray, widths: np.ndarray,
                                 num_threads: Optional[int] = None) -> List[Tuple[Tuple[int, int], tuple]]:
     """:func:`polygons_to_rle` on polygons already flattened (as
-    ``_mask.flatten_polygons`` gives them) and checked, without one Python
+    ``_polygon.flatten_polygons`` gives them) and checked, without one Python
     object per annotation: ``[((lo, hi), (buffer, offsets)), ...]``, the
     compressed RLE of annotation ``lo + i`` being
     ``buffer[offsets[i]:offsets[i + 1]]``, ranges in order covering every
@@ -127,6 +127,6 @@ def rle_chunks_of_flat_polygons(coords: np.ndarray, poly_off: np.ndarray, ann_of
     # cost of an annotation: its number of coordinates
     costs = (poly_off[ann_off[1:]] - poly_off[ann_off[:-1]]).astype(np.float64)
     ranges = split_by_cost(costs, threads * 8 if n > 2000 else threads)
-    chunks = run_ranges(lambda lo, hi: _mask.polygons_rle(coords, poly_off, ann_off, h, w, lo, hi),
+    chunks = run_ranges(lambda lo, hi: _polygon.polygons_rle(coords, poly_off, ann_off, h, w, lo, hi),
                         ranges, threads)
     return list(zip(ranges, chunks))

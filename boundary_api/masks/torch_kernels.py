@@ -8,7 +8,7 @@ outside the image counting as background), and counts pixels there
 small integer tables come back: per mask its area (and boundary area), per
 (detection, ground truth) pair its intersection (and boundary intersection).
 :func:`iou_matrix` turns them into the IoUs pycocotools' kernels and
-:func:`boundary_api.masks._mask.iou_pairs` compute, bit for bit.
+:func:`boundary_api.masks._iou.iou_pairs` compute, bit for bit.
 
 torch is imported when a function here is first called, never when
 ``boundary_api`` is imported.

@@ -6,7 +6,8 @@ from typing import Dict, Optional, Tuple
 
 import numpy as np
 
-from ..masks import _mask
+from ..masks import _idmaps, _png
+from . import _kernels
 from ..masks.boundary import check_dilation_ratio, dilation_pixels
 from ..masks.imagefiles import DEFAULT_MAX_PIXELS, ImageTooLargeError, check_max_pixels
 
@@ -42,7 +43,7 @@ def rgb2id(color) -> np.ndarray:
     arr = np.asarray(color)
     if arr.ndim != 3 or arr.shape[2] < 3 or arr.dtype != np.uint8:
         raise ValueError(f"expected an (H, W, 3) uint8 colour image, got shape {arr.shape} and dtype {arr.dtype}")
-    return _mask.pan_color_to_id(np.ascontiguousarray(arr), False)
+    return _kernels.pan_color_to_id(np.ascontiguousarray(arr), False)
 
 
 def id2rgb(ids) -> np.ndarray:
@@ -153,10 +154,10 @@ def _read_ids(path: str, limit: Optional[int], buffers: Optional[_Buffers] = Non
     if buffers is None or width * height > 1032 * len(blob):
         # (Deflate expands at most 1032 times: a file this small cannot hold
         # so many pixels, and no memory is set aside for them)
-        ids = _mask.pan_png_ids(blob)
+        ids = _png.pan_png_ids(blob)
     else:
         buffers.reserve(width, height, slot)
-        ids = _mask.pan_png_ids(blob, buffers.scratch, buffers.ids[slot])
+        ids = _png.pan_png_ids(blob, buffers.scratch, buffers.ids[slot])
     if ids is not None:
         return ids
     return _read_other(path)
@@ -175,7 +176,7 @@ def _read_other(path: str) -> np.ndarray:
     if arr.ndim == 2 and arr.dtype in (np.uint8, np.uint16):
         return arr.astype(np.uint32)
     if arr.ndim == 3 and arr.shape[2] in (3, 4) and arr.dtype == np.uint8:
-        return _mask.pan_color_to_id(np.ascontiguousarray(arr), True)
+        return _kernels.pan_color_to_id(np.ascontiguousarray(arr), True)
     raise ValueError(f"unsupported panoptic PNG {path}: shape {arr.shape}, dtype {arr.dtype} "
                      "(expected 8-bit RGB or a single channel of ids)")
 
@@ -196,7 +197,7 @@ def _read_with_pillow(path: str) -> np.ndarray:
     except (OSError, ValueError, SyntaxError) as exc:
         raise ValueError(f"cannot read panoptic PNG {path}: {exc}") from None
     if mode in ("RGB", "RGBA", "RGBX"):
-        return _mask.pan_color_to_id(np.ascontiguousarray(arr), False)
+        return _kernels.pan_color_to_id(np.ascontiguousarray(arr), False)
     if arr.ndim == 2 and np.issubdtype(arr.dtype, np.integer):
         if arr.size and arr.min() < 0:
             raise ValueError(f"panoptic PNG {path} has negative ids")
@@ -245,7 +246,7 @@ def segment_boundaries(ids, segment_ids=None, dilation_ratio: float = 0.02) -> T
             raise ValueError("segment_ids must lie in [0, 2**32)")
         sel = sel.astype(np.uint32)
     d = dilation_pixels(arr.shape[0], arr.shape[1], ratio)
-    bmap, area = _mask.pan_segment_boundaries(arr, sel, d)
+    bmap, area = _idmaps.pan_segment_boundaries(arr, sel, d)
     return bmap, {int(s): int(a) for s, a in zip(sel.tolist(), area.tolist())}
 
 

@@ -71,7 +71,8 @@ from typing import Any, Dict, List, Optional, Tuple
 
 import numpy as np
 
-from ..masks import _mask
+from ..masks import _boundary
+from . import _kernels
 from .._io import read_json
 from .._parallel import resolve_threads, run_ranges
 from ..masks.boundary import check_dilation_ratio, dilation_pixels
@@ -125,7 +126,7 @@ def _evaluate_image(job: _Job, boundary: bool, ratio: float, marker: Optional[in
                          f"but the ground truth PNG is {gt.shape[0]}x{gt.shape[1]}")
     gt_segs, pred_segs = job.gt_segs, job.pred_segs
 
-    keys, counts = _mask.pan_pair_counts(gt, pred)
+    keys, counts = _kernels.pan_pair_counts(gt, pred)
     g_ids = (keys >> np.uint64(32)).tolist()
     p_ids = (keys & np.uint64(_MAX_ID)).tolist()
     inters = counts.tolist()
@@ -221,7 +222,7 @@ def _apply_boundary_iou(matches: List[list], gt: np.ndarray, pred: np.ndarray, g
         p_sel = _distinct(np.array([m[1] for m in matches], np.uint32))
         pair_g = np.searchsorted(g_sel, [m[0] for m in matches]).astype(np.int64)
         pair_p = np.searchsorted(p_sel, [m[1] for m in matches]).astype(np.int64)
-        out = _mask.pan_boundary_pairs(gt, pred, g_sel, p_sel, pair_g, pair_p, d)
+        out = _kernels.pan_boundary_pairs(gt, pred, g_sel, p_sel, pair_g, pair_p, d)
         stats = zip(*(a.tolist() for a in out))
     for m, (g_area, p_area, inter, p_void) in zip(matches, stats):
         union = p_area + g_area - inter - p_void
@@ -253,7 +254,7 @@ def _literal_boundary_stats(matches, gt, pred, gt_segs, pred_segs, d, marker):
                 area[sid] = 0
                 continue
             mask = bmap == sid
-            bnd = _mask.boundary_dense(mask.view(np.uint8), d).view(bool)
+            bnd = _boundary.boundary_dense(mask.view(np.uint8), d).view(bool)
             bmap[mask] = marker
             bmap[bnd] = sid
             area[sid] = int(np.count_nonzero(bnd))
@@ -261,7 +262,7 @@ def _literal_boundary_stats(matches, gt, pred, gt_segs, pred_segs, d, marker):
 
     gb, g_area = label_map(gt, gt_segs)
     pb, p_area = label_map(pred, pred_segs)
-    keys, counts = _mask.pan_pair_counts(gb, pb)
+    keys, counts = _kernels.pan_pair_counts(gb, pb)
     count = dict(zip(keys.tolist(), counts.tolist()))
     return [(g_area[g], p_area[p], count.get(g << 32 | p, 0), count.get(VOID << 32 | p, 0))
             for g, p, _ in matches]

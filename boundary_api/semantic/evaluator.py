@@ -54,7 +54,7 @@ from typing import Dict, List, Optional, Sequence, Tuple, Union
 import numpy as np
 
 from .._parallel import resolve_threads, run_ranges
-from ..masks import _mask
+from . import _kernels
 from ..masks.boundary import check_dilation_ratio, dilation_pixels
 from ..masks.imagefiles import DEFAULT_MAX_PIXELS, check_max_pixels
 from .labelmaps import read_label_map
@@ -198,7 +198,7 @@ class SemanticEvaluator:
                     bstat: np.ndarray) -> None:
         h, w = g.shape
         d = dilation_pixels(h, w, self.dilation_ratio) if h and w else 1
-        which, pos = _mask.sem_accumulate(g, p, self.num_classes, self.ignore_index, d, conf, bstat)
+        which, pos = _kernels.sem_accumulate(g, p, self.num_classes, self.ignore_index, d, conf, bstat)
         if which:
             arr = g if which == 1 else p
             y, x = divmod(int(pos), w)

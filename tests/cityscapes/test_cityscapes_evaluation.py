@@ -19,7 +19,8 @@ from PIL import Image
 
 from boundary_api.cityscapes import evaluation as cs
 from boundary_api.cityscapes import files as cs_files
-from boundary_api.masks import _mask, dilation_pixels
+from boundary_api.cityscapes import _kernels as cityscapes_kernels
+from boundary_api.masks import dilation_pixels
 from boundary_api.masks.reference import mask_to_boundary as dense_boundary
 from conftest import DATA, golden_cases
 
@@ -245,7 +246,7 @@ def test_pixel_counts_equal_dense_computation(seed, size, ratio):
     g = cs._GroundTruth(gt, "gt", "boundary", ratio)
     assert g.d == dilation_pixels(size[0], size[1], ratio)
     for mask, _, _ in preds[:6]:
-        area, inter, barea, binter = _mask.cs_mask_stats(mask.astype(np.uint8), g.index, g.bindex, g.k, g.d)
+        area, inter, barea, binter = cityscapes_kernels.cs_mask_stats(mask.astype(np.uint8), g.index, g.bindex, g.k, g.d)
         want, w_area, w_barea, w_void = dense_stats(gt, mask, ratio)
         assert (area, barea, int(inter[g.k - 1])) == (w_area, w_barea, w_void)
         for j, iid in enumerate(g.inst_id):
@@ -331,11 +332,11 @@ def test_png_decoder_equals_pillow(tmp_path_factory, h, w, kind, level, depth, s
         gidx = rng.integers(0, 5, (h, w)).astype(np.uint32)
         bidx = np.where(rng.random((h, w)) < 0.3, gidx, 0).astype(np.uint32)
         for d in (0, 1, 3):
-            fused = _mask.cs_png_mask_stats(src.zdata, h, w, gidx, bidx, 5, d)
-            dense = _mask.cs_mask_stats(a, gidx, bidx, 5, d)
+            fused = cityscapes_kernels.cs_png_mask_stats(src.zdata, h, w, gidx, bidx, 5, d)
+            dense = cityscapes_kernels.cs_mask_stats(a, gidx, bidx, 5, d)
             assert fused[0] == dense[0] and fused[2] == dense[2]
             assert np.array_equal(fused[1], dense[1]) and np.array_equal(fused[3], dense[3])
-        assert _mask.cs_png_mask_stats(b"\x00" + src.zdata[1:], h, w, gidx, bidx, 5, 1) is None  # bad header
+        assert cityscapes_kernels.cs_png_mask_stats(b"\x00" + src.zdata[1:], h, w, gidx, bidx, 5, 1) is None  # bad header
 
 
 def test_inflate_mixed_blocks():
@@ -350,7 +351,7 @@ def test_inflate_mixed_blocks():
         c = zlib.compressobj(9)
         z = c.compress(b"".join(rows[:cut])) + c.flush(zlib.Z_FULL_FLUSH)
         z += c.compress(b"".join(rows[cut:])) + c.flush(zlib.Z_SYNC_FLUSH) + c.flush()
-        got = _mask.cs_png_gray(z, 40, 50, 1)
+        got = cityscapes_kernels.cs_png_gray(z, 40, 50, 1)
         assert got is not None and got.tobytes() == b"".join(r[1:] for r in rows)
 
 
@@ -358,10 +359,10 @@ def test_png_decoder_rejects_corrupt_streams():
     import zlib
 
     good = zlib.compress(b"\x00\x01\x02\x03" * 3)
-    assert _mask.cs_png_gray(good, 3, 3, 1).tolist() == [[1, 2, 3]] * 3
+    assert cityscapes_kernels.cs_png_gray(good, 3, 3, 1).tolist() == [[1, 2, 3]] * 3
     for bad in (b"", b"\x78\x9c", good[:-8], good[:2] + b"\xff" * 8, zlib.compress(b"\x00" * 11)):
-        assert _mask.cs_png_gray(bad, 3, 3, 1) is None
-    assert _mask.cs_png_gray(zlib.compress(b"\x07\x01\x02\x03" * 3), 3, 3, 1) is None  # bad filter
+        assert cityscapes_kernels.cs_png_gray(bad, 3, 3, 1) is None
+    assert cityscapes_kernels.cs_png_gray(zlib.compress(b"\x07\x01\x02\x03" * 3), 3, 3, 1) is None  # bad filter
 
 
 def test_masks_in_other_modes_read_as_pillow_L(tmp_path):

@@ -1,4 +1,4 @@
-"""boundary_api.instance._scan: the native results-JSON scanner against json.loads.
+"""boundary_api.instance._scan_results: the native results-JSON scanner against json.loads.
 
 Every accepted input must give exactly json.loads' view (values bit for bit,
 int-vs-float kinds, presence, key order, unescaped counts strings); every other
@@ -13,7 +13,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from boundary_api.instance import _scan
+from boundary_api.instance import _scan_results
 from conftest import COCO_DT, LVIS_DT, draw_mutation, guarded_views
 
 KEY_CODE = {"image_id": 1, "category_id": 2, "score": 3, "bbox": 4, "segmentation": 5}
@@ -94,7 +94,7 @@ def assert_columns(cols, data, buf):
 def scan_checked(data):
     """Scan a copy of ``data``: None with the buffer untouched, or json.loads' view."""
     buf = bytearray(data)
-    cols = _scan.scan_results(buf)
+    cols = _scan_results.scan_results(buf)
     if cols is None:
         assert buf == data
     else:
@@ -111,7 +111,7 @@ def scan_guarded(data):
     data = bytes(data)
     results = []
     for view in guarded_views(data):
-        cols = _scan.scan_results(view)
+        cols = _scan_results.scan_results(view)
         if cols is None:
             assert bytes(view) == data
         else:
@@ -424,7 +424,7 @@ def test_refused(name):
     data = REFUSED[name].encode("utf-8")
     assert scan_guarded(data) is True
     buf = bytearray(data)
-    assert _scan.scan_results(buf) is None and buf == data
+    assert _scan_results.scan_results(buf) is None and buf == data
 
 
 def test_refusal_late_in_the_file_leaves_earlier_counts_escaped():
@@ -432,7 +432,7 @@ def test_refusal_late_in_the_file_leaves_earlier_counts_escaped():
     data = ('[{"image_id":1,"category_id":2,"score":1,"segmentation":{"size":[1,1],"counts":"a\\\\b"}},'
             '{"image_id":1,"category_id":2,"score":NaN}]').encode()
     buf = bytearray(data)
-    assert _scan.scan_results(buf) is None
+    assert _scan_results.scan_results(buf) is None
     assert buf == data
 
 
@@ -448,14 +448,14 @@ def test_threads_scan_side_by_side():
         data = f.read()
     bufs = [bytearray(data) for _ in range(4)]
     with ThreadPoolExecutor(2) as pool:
-        cols = list(pool.map(_scan.scan_results, bufs))
+        cols = list(pool.map(_scan_results.scan_results, bufs))
     for c, b in zip(cols, bufs):
         assert_columns(c, data, b)
 
 
 def test_read_only_buffer_is_a_type_error_not_a_crash():
     with pytest.raises((TypeError, ValueError, BufferError)):
-        _scan.scan_results(doc().encode())
+        _scan_results.scan_results(doc().encode())
 
 
 # --------------------------------------------------------------------------- compact_counts
@@ -465,10 +465,10 @@ def test_read_only_buffer_is_a_type_error_not_a_crash():
 def test_compact_counts_keeps_every_string(results, style):
     data = json.dumps(results, **style).encode()
     buf = bytearray(data)
-    cols = _scan.scan_results(buf)
+    cols = _scan_results.scan_results(buf)
     counts = [r["segmentation"]["counts"] if "segmentation" in r else "" for r in results]
     start = cols["counts_start"]
-    used = _scan.compact_counts(buf, start, cols["counts_len"])
+    used = _scan_results.compact_counts(buf, start, cols["counts_len"])
     assert used == sum(len(c) for c in counts)
     del buf[used:]
     assert bytes(buf).decode("ascii") == "".join(counts)
@@ -481,16 +481,16 @@ def test_compact_counts_keeps_every_string(results, style):
 def test_compact_counts_refuses_bad_ranges():
     buf = bytearray(b"0123456789")
     with pytest.raises(ValueError, match="entries"):
-        _scan.compact_counts(buf, np.array([0, 1], np.int64), np.array([1], np.int64))
+        _scan_results.compact_counts(buf, np.array([0, 1], np.int64), np.array([1], np.int64))
     with pytest.raises(ValueError, match="outside"):
-        _scan.compact_counts(buf, np.array([8], np.int64), np.array([3], np.int64))
+        _scan_results.compact_counts(buf, np.array([8], np.int64), np.array([3], np.int64))
     with pytest.raises(ValueError, match="outside"):
-        _scan.compact_counts(buf, np.array([-1], np.int64), np.array([3], np.int64))
+        _scan_results.compact_counts(buf, np.array([-1], np.int64), np.array([3], np.int64))
     with pytest.raises(ValueError, match="previous"):
-        _scan.compact_counts(buf, np.array([5, 2], np.int64), np.array([2, 2], np.int64))
+        _scan_results.compact_counts(buf, np.array([5, 2], np.int64), np.array([2, 2], np.int64))
     assert buf == b"0123456789"
     start = np.array([2, 0, 6], np.int64)
-    assert _scan.compact_counts(buf, start, np.array([3, 0, 2], np.int64)) == 5
+    assert _scan_results.compact_counts(buf, start, np.array([3, 0, 2], np.int64)) == 5
     assert bytes(buf[:5]) == b"23467" and start.tolist() == [0, 3, 3]
 
 
@@ -510,8 +510,8 @@ def test_random_shuffled_real_file_round_trip():
 def test_docstring_examples_run():
     import doctest
     runner = doctest.DocTestRunner(optionflags=doctest.ELLIPSIS)
-    for test in doctest.DocTestFinder().find(_scan.scan_results, "scan_results",
-                                             globs={"scan_results": _scan.scan_results}):
+    for test in doctest.DocTestFinder().find(_scan_results.scan_results, "scan_results",
+                                             globs={"scan_results": _scan_results.scan_results}):
         runner.run(test)
     assert runner.summarize(verbose=False).attempted >= 5
     assert runner.summarize(verbose=False).failed == 0

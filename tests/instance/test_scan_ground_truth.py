@@ -1,4 +1,4 @@
-"""boundary_api.instance._scan.scan_ground_truth: the native ground-truth scanner against json.loads.
+"""boundary_api.instance._scan_ground_truth.scan_ground_truth: the native ground-truth scanner against json.loads.
 
 Every accepted input must give exactly json.loads' view (ids, sizes, areas
 and coordinates bit for bit as ``float()`` gives them, flags, offsets, spans
@@ -13,7 +13,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from boundary_api.instance import _scan
+from boundary_api.instance import _scan_ground_truth
 from conftest import COCO_GT, LVIS_GT, draw_mutation, guarded_views
 
 INT64 = ["img_id", "img_height", "img_width", "cat_id", "ann_id", "ann_image_id",
@@ -178,7 +178,7 @@ def scan_guarded(data):
     data = bytes(data)
     results = []
     for view in guarded_views(data):
-        cols = _scan.scan_ground_truth(view.toreadonly())
+        cols = _scan_ground_truth.scan_ground_truth(view.toreadonly())
         assert bytes(view) == data
         if cols is not None:
             assert_columns(cols, data)
@@ -188,7 +188,7 @@ def scan_guarded(data):
 
 
 def scan_checked(data):
-    cols = _scan.scan_ground_truth(np.frombuffer(bytes(data), np.uint8))
+    cols = _scan_ground_truth.scan_ground_truth(np.frombuffer(bytes(data), np.uint8))
     if cols is not None:
         assert_columns(cols, data)
     return cols
@@ -347,7 +347,7 @@ def test_real_ground_truth_equals_json_loads():
     kinds = cols["ann_seg_kind"]
     assert (kinds == 1).any() and (kinds == 3).any()      # polygons and crowd RLEs
     # numpy array from numpy.fromfile, as the loader reads it
-    again = _scan.scan_ground_truth(np.fromfile(COCO_GT, np.uint8))
+    again = _scan_ground_truth.scan_ground_truth(np.fromfile(COCO_GT, np.uint8))
     for k in cols:
         assert np.array_equal(cols[k], again[k])
 
@@ -413,10 +413,10 @@ def test_read_only_inputs_are_accepted_and_untouched():
         data = f.read()
     arr = np.frombuffer(data, np.uint8)
     assert not arr.flags.writeable
-    cols = _scan.scan_ground_truth(arr)
-    assert cols is not None and _scan.scan_ground_truth(data) is not None
+    cols = _scan_ground_truth.scan_ground_truth(arr)
+    assert cols is not None and _scan_ground_truth.scan_ground_truth(data) is not None
     buf = bytearray(data)
-    _scan.scan_ground_truth(buf)
+    _scan_ground_truth.scan_ground_truth(buf)
     assert buf == data
 
 
@@ -655,7 +655,7 @@ def test_threads_scan_side_by_side():
     with open(COCO_GT, "rb") as f:
         data = np.frombuffer(f.read(), np.uint8)
     with ThreadPoolExecutor(4) as pool:
-        outs = list(pool.map(_scan.scan_ground_truth, [data] * 8))
+        outs = list(pool.map(_scan_ground_truth.scan_ground_truth, [data] * 8))
     for out in outs[1:]:
         assert all(np.array_equal(out[k], outs[0][k]) for k in out)
 
@@ -664,8 +664,8 @@ def test_docstring_examples_run():
     import doctest
     finder = doctest.DocTestFinder()
     runner = doctest.DocTestRunner()
-    for t in finder.find(_scan.scan_ground_truth, "scan_ground_truth",
-                         globs={"scan_ground_truth": _scan.scan_ground_truth}):
+    for t in finder.find(_scan_ground_truth.scan_ground_truth, "scan_ground_truth",
+                         globs={"scan_ground_truth": _scan_ground_truth.scan_ground_truth}):
         runner.run(t)
     assert runner.failures == 0 and runner.tries >= 3
 

@@ -1,4 +1,4 @@
-"""boundary_api.instance._scan: the split (multi-thread) results scan against one thread.
+"""boundary_api.instance._scan_results: the split (multi-thread) results scan against one thread.
 
 ``scan_results(buf, num_threads=k)`` may cut a file at candidate object starts
 and scan the chunks side by side.  Whatever the input, the outcome must be the
@@ -17,7 +17,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from boundary_api.instance import _scan
+from boundary_api.instance import _scan_results
 from boundary_api.instance._columns import load_result_columns
 from conftest import COCO_DT, COCO_GT, LVIS_DT, guarded_views
 from test_scan import REFUSED, RLE_ALPHABET, SMALL, assert_columns, dump_raw, result_list
@@ -39,14 +39,14 @@ def scan_same(data, threads=THREADS, min_bytes=1):
     """
     data = bytes(data)
     ref_buf = bytearray(data)
-    ref = _scan.scan_results(ref_buf, 1)
+    ref = _scan_results.scan_results(ref_buf, 1)
     if ref is None:
         assert ref_buf == data
     traces = []
     for k in threads:
         buf = bytearray(data)
         trace = []
-        got = _scan.scan_results(buf, k, _min_parallel_bytes=min_bytes, _trace=trace)
+        got = _scan_results.scan_results(buf, k, _min_parallel_bytes=min_bytes, _trace=trace)
         traces.append(trace)
         if ref is None:
             assert got is None, (k, trace)
@@ -121,7 +121,7 @@ def test_json_dumps_of_real_files_split_equal_one_thread():
         assert ref is not None and set(kinds(traces)) == {"split"}
         # with the default threshold these small files are not split
         trace = []
-        assert _scan.scan_results(bytearray(data), 4, _trace=trace) is not None
+        assert _scan_results.scan_results(bytearray(data), 4, _trace=trace) is not None
         assert trace == [("single", 1, -1)]
 
 
@@ -233,18 +233,18 @@ def test_refused_inputs_stay_refused_split(name):
 @pytest.mark.parametrize("bad", [0, -1])
 def test_num_threads_below_one_is_a_value_error(bad):
     with pytest.raises(ValueError, match="num_threads"):
-        _scan.scan_results(bytearray(SMALL), bad)
+        _scan_results.scan_results(bytearray(SMALL), bad)
 
 
 @pytest.mark.parametrize("bad", [True, 1.5, "2", None])
 def test_num_threads_not_an_integer_is_a_type_error(bad):
     with pytest.raises(TypeError, match="num_threads"):
-        _scan.scan_results(bytearray(SMALL), bad)
+        _scan_results.scan_results(bytearray(SMALL), bad)
 
 
 def test_numpy_integer_thread_count_is_accepted():
     trace = []
-    cols = _scan.scan_results(bytearray(_many_small()), np.int64(2), _min_parallel_bytes=1, _trace=trace)
+    cols = _scan_results.scan_results(bytearray(_many_small()), np.int64(2), _min_parallel_bytes=1, _trace=trace)
     assert cols is not None and trace == [("split", 2, -1)]
 
 
@@ -255,10 +255,10 @@ def test_load_result_columns_same_for_every_thread_count(monkeypatch):
 
     gt = COCO(COCO_GT)
     one = load_result_columns(gt, COCO_DT, COCO_DT, num_threads=1)
-    monkeypatch.setattr(_scan, "MIN_PARALLEL_BYTES", 1)
+    monkeypatch.setattr(_scan_results, "MIN_PARALLEL_BYTES", 1)
     # the real scanner, recording which way it went
-    traces, scan = [], _scan.scan_results
-    monkeypatch.setattr(_scan, "scan_results", lambda buf, k: scan(buf, k, _trace=traces))
+    traces, scan = [], _scan_results.scan_results
+    monkeypatch.setattr(_scan_results, "scan_results", lambda buf, k: scan(buf, k, _trace=traces))
     for k in (2, 3):
         got = load_result_columns(gt, COCO_DT, COCO_DT, num_threads=k)
         assert traces.pop() == ("split", k, -1)
@@ -275,8 +275,8 @@ def test_load_result_columns_same_for_every_thread_count(monkeypatch):
 def test_absurd_thread_count_is_capped():
     data = _many_small(300)
     trace = []
-    cols = _scan.scan_results(bytearray(data), 10 ** 9, _min_parallel_bytes=1, _trace=trace)
-    assert trace == [("split", _scan.MAX_CHUNKS, -1)]
+    cols = _scan_results.scan_results(bytearray(data), 10 ** 9, _min_parallel_bytes=1, _trace=trace)
+    assert trace == [("split", _scan_results.MAX_CHUNKS, -1)]
     ref, ref_buf, _ = scan_same(data, threads=())
     assert all(cols[key].tobytes() == ref[key].tobytes() for key in ref)
 
@@ -291,7 +291,7 @@ def test_split_scan_stays_inside_the_buffer():
         for view in guarded_views(data):
             for k in (2, 3):
                 view[:] = data
-                got = _scan.scan_results(view, k, _min_parallel_bytes=1)
+                got = _scan_results.scan_results(view, k, _min_parallel_bytes=1)
                 assert (got is None) == (want is None)
                 assert bytes(view) == bytes(want_buf)
                 if got is not None:

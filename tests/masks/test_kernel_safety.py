@@ -11,7 +11,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from boundary_api import boundary_iou, dilation_pixels, mask_to_boundary, rle_to_boundary
-from boundary_api.masks import _mask, reference
+from boundary_api.masks import _boundary, _idmaps, _rle, reference
+from boundary_api.semantic import _kernels as semantic_kernels
 from boundary_api.masks.boundary import MAX_PIXELS, check_rle_strings
 from test_boundary import make_mask, masks, ratios
 
@@ -23,10 +24,10 @@ def encode(m):
 @pytest.fixture
 def budget():
     """Set the kernel's bitset budget per tile (64-bit words); restored afterwards."""
-    old = _mask._set_boundary_budget(1 << 20)
-    _mask._set_boundary_budget(old)
-    yield _mask._set_boundary_budget
-    _mask._set_boundary_budget(old)
+    old = _boundary._set_boundary_budget(1 << 20)
+    _boundary._set_boundary_budget(old)
+    yield _boundary._set_boundary_budget
+    _boundary._set_boundary_budget(old)
 
 
 # --------------------------------------------------------------- strips
@@ -40,7 +41,7 @@ def test_tiny_tiles_give_the_oracle(budget, mask, ratio, words):
     budget(words)
     expected = encode(reference.mask_to_boundary(mask, ratio))["counts"]
     d = min(dilation_pixels(*mask.shape, ratio), max(mask.shape))
-    got, peak = _mask._boundary_probe(encode(mask)["counts"], mask.shape[0], mask.shape[1], d)
+    got, peak = _boundary._boundary_probe(encode(mask)["counts"], mask.shape[0], mask.shape[1], d)
     assert got == expected
     np.testing.assert_array_equal(mask_to_boundary(mask, ratio), reference.mask_to_boundary(mask, ratio))
     assert rle_to_boundary(encode(mask), ratio)["counts"] == expected
@@ -56,7 +57,7 @@ def test_many_strips_on_larger_masks(budget, shape, kind, ratio):
     # 1, 4, 40: streaming (in row strips when tall); 1000, 3000: column chunks; 1 << 20: whole box
     for words in (1, 4, 40, 1000, 3000, 1 << 20):
         budget(words)
-        got, _ = _mask._boundary_probe(encode(mask)["counts"], *shape, d)
+        got, _ = _boundary._boundary_probe(encode(mask)["counts"], *shape, d)
         assert got == expected, words
 
 
@@ -78,11 +79,11 @@ def test_large_box_needs_modest_scratch(budget):
     rle = mask_utils.frPyObjects({"size": [n, n], "counts": [0, n * n]}, n, n)
     d = dilation_pixels(n, n)
     want = mask_utils.frPyObjects({"size": [n, n], "counts": full_frame_counts(n, d)}, n, n)["counts"]
-    got, peak = _mask._boundary_probe(rle["counts"], n, n, d)
+    got, peak = _boundary._boundary_probe(rle["counts"], n, n, d)
     assert got == want
     assert peak < 16 * 2**20               # 8 MiB of bitsets, plus the strips' runs
     budget(1 << 12)                         # 32 KiB of bitsets: many more strips, same answer
-    got, peak = _mask._boundary_probe(rle["counts"], n, n, d)
+    got, peak = _boundary._boundary_probe(rle["counts"], n, n, d)
     assert got == want
     assert peak < 8 * 2**20
     assert rle_to_boundary(rle)["counts"] == want
@@ -123,11 +124,11 @@ def test_huge_dilation_gives_the_whole_mask():
     for _ in range(20):
         r = make_mask("blob", 40, 30, int(rng.integers(1 << 30)), 0.5)
         for d in (15, 16, 20, 40, 2**31, 2**62, 2**63 - 1, 2**80):
-            np.testing.assert_array_equal(_mask.boundary_dense(r, d), r)
-            got, _ = _mask._boundary_probe(encode(r)["counts"], 40, 30, d)
+            np.testing.assert_array_equal(_boundary.boundary_dense(r, d), r)
+            got, _ = _boundary._boundary_probe(encode(r)["counts"], 40, 30, d)
             assert got == encode(r)["counts"]
         ids = r.astype(np.uint32)
-        bmap, _ = _mask.pan_segment_boundaries(np.ascontiguousarray(ids), np.array([1], np.uint32), 2**80)
+        bmap, _ = _idmaps.pan_segment_boundaries(np.ascontiguousarray(ids), np.array([1], np.uint32), 2**80)
         np.testing.assert_array_equal(bmap, ids)
 
 
@@ -141,7 +142,7 @@ def test_d_at_half_the_box_edge_equals_the_oracle():
             erode = reference.cv2.erode(
                 reference.cv2.copyMakeBorder(mask, 1, 1, 1, 1, reference.cv2.BORDER_CONSTANT, value=0),
                 np.ones((3, 3), np.uint8), iterations=d)[1:h + 1, 1:w + 1] if d else mask
-            np.testing.assert_array_equal(_mask.boundary_dense(mask, d), mask - erode, err_msg=f"{h}x{w} d={d}")
+            np.testing.assert_array_equal(_boundary.boundary_dense(mask, d), mask - erode, err_msg=f"{h}x{w} d={d}")
 
 
 def test_dilation_that_is_not_a_finite_number_is_refused():
@@ -152,9 +153,9 @@ def test_dilation_that_is_not_a_finite_number_is_refused():
     with pytest.raises(ValueError, match="dilation_ratio"):
         rle_to_boundary(encode(np.ones((4, 4))), 1e308)
     with pytest.raises(ValueError, match="d must be >= 0"):
-        _mask.boundary_dense(np.ones((3, 3), np.uint8), -1)
+        _boundary.boundary_dense(np.ones((3, 3), np.uint8), -1)
     with pytest.raises(ValueError, match="d must be >= 0"):
-        _mask.boundary_strings(_mask.StringTable([b"03"]), np.array([3], np.int64), np.array([1], np.int64),
+        _boundary.boundary_strings(_rle.StringTable([b"03"]), np.array([3], np.int64), np.array([1], np.int64),
                                np.array([-2], np.int64), 0, 1)
 
 
@@ -233,7 +234,7 @@ def test_huge_dilation_in_the_measures_and_semantic_kernels():
     out = []
     for d in (40, 2**62, 2**80):
         conf, bstat = np.zeros((3, 4), np.int64), np.zeros((3, 3), np.int64)
-        assert _mask.sem_accumulate(gt, pred, 3, 255, d, conf, bstat) == (0, -1)
+        assert semantic_kernels.sem_accumulate(gt, pred, 3, 255, d, conf, bstat) == (0, -1)
         out.append((conf, bstat))
     for conf, bstat in out[1:]:
         np.testing.assert_array_equal(conf, out[0][0])

@@ -1,5 +1,5 @@
 """Importing the source tree, where the Cython extension is not built (issue 9, item 11):
-the error says what is wrong and what to do, instead of "cannot import name '_mask' ...
+the error says what is wrong and what to do, instead of "cannot import name '_rle' ...
 (most likely due to a circular import)"."""
 import importlib.machinery
 import os
@@ -28,7 +28,7 @@ def test_import_from_a_source_tree_says_what_to_do(tmp_path):
         assert proc.returncode == 1
         last = proc.stderr.strip().splitlines()[-1]
         assert last == (
-            "ImportError: boundary_api's compiled extension (boundary_api.masks._mask) is missing: Python "
+            "ImportError: boundary_api's compiled extension (boundary_api.masks._rle) is missing: Python "
             f"imported the source tree at {root}, where nothing is compiled (this happens when running "
             "`python`, `python -m pytest` or `import boundary_api` from the repository root after "
             "`pip install .`). Either build the extension in place with `pip install -e .` (for development), "
@@ -38,7 +38,7 @@ def test_import_from_a_source_tree_says_what_to_do(tmp_path):
 
 def test_a_broken_extension_is_named(tmp_path):
     root = _source_copy(tmp_path)
-    bad = root / "boundary_api" / "masks" / ("_mask" + importlib.machinery.EXTENSION_SUFFIXES[0])
+    bad = root / "boundary_api" / "masks" / ("_rle" + importlib.machinery.EXTENSION_SUFFIXES[0])
     bad.write_bytes(b"not a shared object")
     proc = subprocess.run([sys.executable, "-c", "import boundary_api"], capture_output=True, text=True, cwd=root)
     assert proc.returncode == 1

@@ -9,7 +9,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from boundary_api.masks import _mask
+from boundary_api.masks import _polygon
 from boundary_api.masks.polygons import polygons_to_rle
 
 DATA = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "data")
@@ -232,23 +232,23 @@ def test_kernel_refuses_inconsistent_arrays():
     ann_off = np.array([0, 1, 2], np.int64)
     h = np.array([10, 10], np.int64)
     w = np.array([10, 10], np.int64)
-    buf, offs = _mask.polygons_rle(coords, poly_off, ann_off, h, w, 0, 2)
+    buf, offs = _polygon.polygons_rle(coords, poly_off, ann_off, h, w, 0, 2)
     assert [buf[offs[i]:offs[i + 1]] for i in range(2)] == [
         reference([[1, 1, 5, 1, 5, 5]], 10, 10), reference([[2, 2, 8, 2, 8, 8]], 10, 10)]
     with pytest.raises(ValueError, match="outside the arrays"):
-        _mask.polygons_rle(coords, poly_off, ann_off, h, w, 0, 3)
+        _polygon.polygons_rle(coords, poly_off, ann_off, h, w, 0, 3)
     with pytest.raises(ValueError, match="item 1 has an image size 0x10"):
-        _mask.polygons_rle(coords, poly_off, ann_off, np.array([10, 0], np.int64), w, 0, 2)
+        _polygon.polygons_rle(coords, poly_off, ann_off, np.array([10, 0], np.int64), w, 0, 2)
     with pytest.raises(ValueError, match="item 1 has no polygons"):
-        _mask.polygons_rle(coords, poly_off, np.array([0, 2, 2], np.int64), h, w, 0, 2)
+        _polygon.polygons_rle(coords, poly_off, np.array([0, 2, 2], np.int64), h, w, 0, 2)
     with pytest.raises(ValueError, match="item 0 has no polygons or its polygon offsets are out of range"):
-        _mask.polygons_rle(coords, poly_off, np.array([0, 3, 3], np.int64), h, w, 0, 1)
+        _polygon.polygons_rle(coords, poly_off, np.array([0, 3, 3], np.int64), h, w, 0, 1)
     with pytest.raises(ValueError, match="item 1, polygon 0: offsets out of range"):
-        _mask.polygons_rle(coords, np.array([0, 6, 13], np.int64), ann_off, h, w, 0, 2)
+        _polygon.polygons_rle(coords, np.array([0, 6, 13], np.int64), ann_off, h, w, 0, 2)
     with pytest.raises(ValueError, match="item 0, polygon 0: offsets out of range"):
-        _mask.polygons_rle(coords, np.array([0, 4, 12], np.int64), ann_off, h, w, 0, 1)
+        _polygon.polygons_rle(coords, np.array([0, 4, 12], np.int64), ann_off, h, w, 0, 1)
     for bad in (np.nan, np.inf, 3e8):
         c = coords.copy()
         c[9] = bad
         with pytest.raises(ValueError, match="item 1, polygon 0 has a coordinate that is not finite or too large"):
-            _mask.polygons_rle(c, poly_off, ann_off, h, w, 0, 2)
+            _polygon.polygons_rle(c, poly_off, ann_off, h, w, 0, 2)

@@ -10,7 +10,7 @@ import pytest
 
 torch = pytest.importorskip("torch")
 
-from boundary_api.masks import _mask, reference, torch_kernels  # noqa: E402
+from boundary_api.masks import _boundary, _iou, _rle, reference, torch_kernels  # noqa: E402
 from boundary_api.masks.boundary import boundary_counts, dilation_pixels_array  # noqa: E402
 
 from incremental_data import make_images, random_mask  # noqa: E402
@@ -51,7 +51,7 @@ def test_erosion_boundaries_equal_the_cython_kernel_and_opencv(h, w, d):
     t = torch.from_numpy(masks)
     eroded = torch_kernels.erode(t, d).numpy()
     for m, e in zip(masks, eroded):
-        expected = _mask.boundary_dense(np.ascontiguousarray(m).view(np.uint8), d)
+        expected = _boundary.boundary_dense(np.ascontiguousarray(m).view(np.uint8), d)
         assert np.array_equal((m & ~e).astype(np.uint8), expected)
 
 
@@ -73,14 +73,14 @@ def _rle_ious(dt, gt, crowd, mode, ratio):
     dc, gc = enc(dt), enc(gt)
     hh = lambda n: np.full(n, h, np.int64)
     ww = lambda n: np.full(n, w, np.int64)
-    gm, dm = _mask.StringTable(gc), _mask.StringTable(dc)
+    gm, dm = _rle.StringTable(gc), _rle.StringTable(dc)
     if mode == 1:
-        gb = _mask.StringTable(boundary_counts(gc, hh(G), ww(G), dilation_pixels_array(hh(G), ww(G), ratio)))
-        db = _mask.StringTable(boundary_counts(dc, hh(D), ww(D), dilation_pixels_array(hh(D), ww(D), ratio)))
+        gb = _rle.StringTable(boundary_counts(gc, hh(G), ww(G), dilation_pixels_array(hh(G), ww(G), ratio)))
+        db = _rle.StringTable(boundary_counts(dc, hh(D), ww(D), dilation_pixels_array(hh(D), ww(D), ratio)))
     else:
         gb, db = gm, dm
     out = np.zeros(D * G)
-    _mask.iou_pairs(mode, gm, gb, hh(G), crowd.astype(np.uint8), np.zeros((G, 4)), dm, db, hh(D), np.zeros((D, 4)),
+    _iou.iou_pairs(mode, gm, gb, hh(G), crowd.astype(np.uint8), np.zeros((G, 4)), dm, db, hh(D), np.zeros((D, 4)),
                     np.array([0, G], np.int64), np.array([0, D], np.int64), np.array([0, D * G], np.int64), out, 0, 1)
     return out.reshape(D, G)
 

@@ -1,4 +1,4 @@
-"""The package's own PNG decoder for panoptic id maps (``_mask.pan_png_ids``, used by
+"""The package's own PNG decoder for panoptic id maps (``_png.pan_png_ids``, used by
 ``read_panoptic_png`` and ``pq_compute``): every filter type, pixel kind and Deflate
 block type against ids computed from the pixels, and OpenCV; and every file it does
 not take (or that is damaged) left to OpenCV/Pillow as before."""
@@ -13,7 +13,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from PIL import Image
 
-from boundary_api.masks import _mask
+from boundary_api.masks import _png
+from boundary_api.panoptic import _kernels as panoptic_kernels
 from boundary_api.panoptic import read_panoptic_png
 from boundary_api.panoptic.idmaps import _Buffers, _read_ids, _read_other
 
@@ -122,7 +123,7 @@ def test_every_filter_kind_and_block_type_gives_the_pixels(tmp_path_factory, ima
     kind, pixels, filters = image
     blob = encode(pixels, kind, filters, level, strategy, pieces, before, after)
     want = oracle_ids(pixels, kind)
-    got = _mask.pan_png_ids(blob)
+    got = _png.pan_png_ids(blob)
     assert got is not None and got.dtype == np.uint32 and got.flags.c_contiguous
     np.testing.assert_array_equal(got, want)
     # the file is a valid PNG: OpenCV reads the same ids from it
@@ -149,7 +150,7 @@ def test_large_flat_images_with_long_matches(kind):
             rng.integers(0, high, size=shape[2:])
     for filters in ([int(f) for f in rng.integers(0, 5, h)], [1] * h, [2] * h, [4] * h):
         for level in (1, 9):
-            got = _mask.pan_png_ids(encode(pixels, kind, filters, level))
+            got = _png.pan_png_ids(encode(pixels, kind, filters, level))
             np.testing.assert_array_equal(got, oracle_ids(pixels, kind))
 
 
@@ -165,7 +166,7 @@ def test_files_written_by_opencv_and_pillow(tmp_path):
     cv2.imwrite(str(tmp_path / "g16.png"), gray)
     for name, want in (("cv.png", ids), ("pil.png", ids), ("rgba.png", ids), ("g16.png", gray)):
         blob = (tmp_path / name).read_bytes()
-        np.testing.assert_array_equal(_mask.pan_png_ids(blob), want)
+        np.testing.assert_array_equal(_png.pan_png_ids(blob), want)
         np.testing.assert_array_equal(read_panoptic_png(tmp_path / name), want)
 
 
@@ -177,7 +178,7 @@ def test_shipped_coco_panoptic_pngs_equal_opencv():
     assert paths
     for path in paths:
         with open(path, "rb") as f:
-            got = _mask.pan_png_ids(f.read())
+            got = _png.pan_png_ids(f.read())
         assert got is not None
         np.testing.assert_array_equal(got, _read_other(path))
 
@@ -217,45 +218,45 @@ def _flat_rgb():
 def test_kinds_it_does_not_take_are_left_to_the_other_readers(tmp_path):
     px = _flat_rgb()
     # interlaced, palette, grey + alpha, 16-bit colour, transparency chunk
-    assert _mask.pan_png_ids(encode(px, "rgb", interlace=1)) is None
+    assert _png.pan_png_ids(encode(px, "rgb", interlace=1)) is None
     pal = Image.fromarray(px).convert("P")
     pal.save(tmp_path / "pal.png")
-    assert _mask.pan_png_ids((tmp_path / "pal.png").read_bytes()) is None
+    assert _png.pan_png_ids((tmp_path / "pal.png").read_bytes()) is None
     np.testing.assert_array_equal(read_panoptic_png(tmp_path / "pal.png"), oracle_ids(np.asarray(pal.convert("RGB")),
                                                                                      "rgb"))
     Image.fromarray(px[..., 0]).convert("LA").save(tmp_path / "la.png")
-    assert _mask.pan_png_ids((tmp_path / "la.png").read_bytes()) is None
+    assert _png.pan_png_ids((tmp_path / "la.png").read_bytes()) is None
     cv2.imwrite(str(tmp_path / "rgb16.png"), px.astype(np.uint16) * 257)
-    assert _mask.pan_png_ids((tmp_path / "rgb16.png").read_bytes()) is None
+    assert _png.pan_png_ids((tmp_path / "rgb16.png").read_bytes()) is None
     blob = encode(px, "rgb")
     trns = blob[:33] + chunk(b"tRNS", b"\0\0\0\0\0\0") + blob[33:]
-    assert _mask.pan_png_ids(trns) is None
+    assert _png.pan_png_ids(trns) is None
     # not a PNG at all, or empty
-    assert _mask.pan_png_ids(b"") is None
-    assert _mask.pan_png_ids(b"GIF89a" + bytes(40)) is None
+    assert _png.pan_png_ids(b"") is None
+    assert _png.pan_png_ids(b"GIF89a" + bytes(40)) is None
 
 
 def test_damaged_files_are_refused():
     px = _flat_rgb()
     blob = encode(px, "rgb", level=9)
-    assert _mask.pan_png_ids(blob) is not None
+    assert _png.pan_png_ids(blob) is not None
     a, b = _idat_span(blob)
     # a wrong CRC anywhere
     for i in (20, a, b - 1, len(blob) - 1):
-        assert _mask.pan_png_ids(_tamper(blob, i, blob[i] ^ 1, False)) is None
+        assert _png.pan_png_ids(_tamper(blob, i, blob[i] ^ 1, False)) is None
     # right CRCs but a wrong checksum of the data (last 4 bytes of the zlib stream)
     for i in range(b - 4, b):
-        assert _mask.pan_png_ids(_tamper(blob, i, blob[i] ^ 0x10, True)) is None
+        assert _png.pan_png_ids(_tamper(blob, i, blob[i] ^ 0x10, True)) is None
     # an unknown filter type (5) in row 0, with a valid stream checksum and chunk CRC
     stored = encode(px, "rgb", filters=[0] * 6, level=0)
     a, b = _idat_span(stored)
     data = bytearray(zlib.decompress(stored[a:b]))
     data[0] = 5
     wrong = stored[:a - 8] + chunk(b"IDAT", zlib.compress(bytes(data), 0)) + stored[b + 4:]
-    assert _mask.pan_png_ids(wrong) is None
+    assert _png.pan_png_ids(wrong) is None
     # every truncation
     for n in range(len(blob)):
-        assert _mask.pan_png_ids(blob[:n]) is None
+        assert _png.pan_png_ids(blob[:n]) is None
 
 
 @settings(max_examples=200, deadline=None)
@@ -267,13 +268,13 @@ def test_mutations_never_crash_and_never_give_a_wrong_image(pos, value, fix_crc)
     blob = encode(px, "rgb", level=9)
     i = pos % len(blob)
     bad = _tamper(blob, i, value, fix_crc)
-    got = _mask.pan_png_ids(bad)
+    got = _png.pan_png_ids(bad)
     if got is None:
         return
     # accepted: then it is the same image as OpenCV reads (when OpenCV reads it)
     arr = cv2.imdecode(np.frombuffer(bad, np.uint8), cv2.IMREAD_UNCHANGED)
     assert arr is not None and arr.ndim == 3
-    np.testing.assert_array_equal(got, _mask.pan_color_to_id(np.ascontiguousarray(arr), True))
+    np.testing.assert_array_equal(got, panoptic_kernels.pan_color_to_id(np.ascontiguousarray(arr), True))
 
 
 def test_damaged_file_is_a_clear_error(tmp_path):
@@ -316,7 +317,7 @@ def test_header_promising_more_than_the_data_holds_is_refused_before_allocating(
     blob[29:33] = struct.pack(">I", zlib.crc32(bytes(blob[12:29])) & 0xFFFFFFFF)
     tracemalloc.start()
     try:
-        assert _mask.pan_png_ids(bytes(blob)) is None
+        assert _png.pan_png_ids(bytes(blob)) is None
         peak = tracemalloc.get_traced_memory()[1]
     finally:
         tracemalloc.stop()

@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 from hypothesis import HealthCheck, example, given, settings, strategies as st
 
-from boundary_api.masks import _mask
+from boundary_api.panoptic import _kernels as panoptic_kernels
 from boundary_api.masks.boundary import dilation_pixels
 from boundary_api.cli import main
 from boundary_api.panoptic import id2rgb, pq_compute, read_panoptic_png, rgb2id, segment_boundaries
@@ -121,7 +121,7 @@ def test_boundary_pairs_match_oracle():
     pg, pp = pg.ravel().astype(np.int64), pp.ravel().astype(np.int64)
     ratio = 0.01
     d = dilation_pixels(*gt.shape, ratio)
-    ga, pa, inter, pv = _mask.pan_boundary_pairs(gt, pred, g_sel, p_sel, pg, pp, d)
+    ga, pa, inter, pv = panoptic_kernels.pan_boundary_pairs(gt, pred, g_sel, p_sel, pg, pp, d)
     gb = {s: mask_to_boundary(gt == s, ratio).astype(bool) for s in g_sel}
     pb = {s: mask_to_boundary(pred == s, ratio).astype(bool) for s in p_sel}
     void = gt == 0
@@ -133,7 +133,7 @@ def test_boundary_pairs_match_oracle():
 def test_pair_counts_match_unique():
     gt = read_panoptic_png(os.path.join(GT_DIR, "000000142238.png"))
     pred = read_panoptic_png(os.path.join(PAN, "pred_shift3", "000000142238.png"))
-    keys, counts = _mask.pan_pair_counts(gt, pred)
+    keys, counts = panoptic_kernels.pan_pair_counts(gt, pred)
     u, c = np.unique(gt.astype(np.uint64) << np.uint64(32) | pred, return_counts=True)
     assert np.array_equal(keys, u) and np.array_equal(counts, c)
 

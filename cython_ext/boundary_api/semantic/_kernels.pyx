@@ -1,6 +1,21 @@
-# Included by _mask.pyx. Semantic segmentation kernel: one pass over a pair of label maps
+# cython: language_level=3, boundscheck=False, wraparound=False, cdivision=True, initializedcheck=False
+"""Semantic segmentation kernel: confusion counts and per-class boundary counts of
+a pair of label maps.
+
+Private module (``boundary_api.semantic._kernels``).
+"""
+
+# Semantic segmentation kernel: one pass over a pair of label maps
 # gives the confusion counts and the per-class runs, then each class's boundary comes from
 # the shared run-length boundary kernel (_boundary), never from an erosion of the label map.
+
+from libc.stdint cimport int64_t, uint32_t
+from libc.stdlib cimport malloc, free
+from libc.string cimport memset
+
+from boundary_api.masks._rle cimport (I64Vec, _i64_reserve, _push_interval, _area, _intersection,
+                                      _new_vecs, _free_vecs)
+from boundary_api.masks._boundary cimport BoundaryWork, _bw_init, _bw_free, _boundary
 
 # ==========================================================================
 # ---- semantic ----

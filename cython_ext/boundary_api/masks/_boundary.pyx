@@ -1,5 +1,22 @@
-# Included by _mask.pyx. The boundary kernel (M AND NOT erode(M)) on ones-intervals and
-# its entry points for RLE strings and dense masks.
+# cython: language_level=3, boundscheck=False, wraparound=False, cdivision=True, initializedcheck=False
+"""The boundary kernel (M AND NOT erode(M)) on ones-intervals and its entry points
+for RLE strings and dense masks.
+
+Private module (``boundary_api.masks._boundary``); the masks are held as in
+``boundary_api.masks._rle`` (maximal ones-intervals in column-major order).  The
+scratch struct and the declarations other kernel modules cimport are in
+``_boundary.pxd``.
+"""
+
+from cpython.bytes cimport PyBytes_FromStringAndSize
+from libc.stdint cimport int64_t, uint64_t, uint8_t
+from libc.stdlib cimport malloc, realloc, free
+from libc.string cimport memset, memcpy
+
+from boundary_api.masks._rle cimport I64Vec, ByteVec, StringTable, _push_interval, _decode, _encode
+
+import numpy as np
+
 
 # --------------------------------------------------------------------------
 # boundary
@@ -24,38 +41,9 @@ cdef inline void _set_bits(uint64_t* col, int64_t a, int64_t b) noexcept nogil:
     col[wb] |= mb
 
 
-# Scratch of the boundary kernel, one per thread.  The bitsets cover a part of
-# the mask's bounding box at a time (see ``_boundary``), so their size is
-# bounded by ``_budget_words`` rather than by the box's area.
-cdef struct BoundaryWork:
-    uint64_t* words      # bitsets of the current tile
-    Py_ssize_t cap       # words allocated
-    Py_ssize_t peak      # most words any tile asked for (for tests)
-    I64Vec tmp           # outputs of the row strips, before they are merged
-    int64_t* cur         # per row strip: a cursor into tmp, then (from ncur/2 on) its end
-    Py_ssize_t ncur
-
 # Words of bitset scratch a tile may use (per thread): 8 MiB.  Private;
 # tests lower it with ``_set_boundary_budget`` to force many small tiles.
 cdef Py_ssize_t _budget_words = 1 << 20
-
-
-cdef inline void _bw_init(BoundaryWork* bw) noexcept nogil:
-    bw.words = NULL
-    bw.cap = 0
-    bw.peak = 0
-    bw.tmp.data = NULL
-    bw.tmp.n = 0
-    bw.tmp.cap = 0
-    bw.cur = NULL
-    bw.ncur = 0
-
-
-cdef inline void _bw_free(BoundaryWork* bw) noexcept nogil:
-    free(bw.words)
-    free(bw.tmp.data)
-    free(bw.cur)
-    _bw_init(bw)
 
 
 cdef inline int _bw_reserve(BoundaryWork* bw, Py_ssize_t need) noexcept nogil:

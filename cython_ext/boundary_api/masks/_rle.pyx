@@ -1,85 +1,26 @@
-# Included by _mask.pyx. RLE plumbing: growable C buffers, the compressed-string codec,
-# interval geometry (area, box, intersection), string tables and the checks built on them.
+# cython: language_level=3, boundscheck=False, wraparound=False, cdivision=True, initializedcheck=False
+"""Run-length plumbing: the RLE string codec, interval geometry and string tables.
 
-# --------------------------------------------------------------------------
-# small growable buffers (C only)
-# --------------------------------------------------------------------------
+Private module (``boundary_api.masks._rle``).  Everything here works on the COCO
+run-length format: a mask of ``h x w`` pixels is read in column-major order and
+stored as alternating runs of zeros and ones, the counts being packed into an
+ASCII string (5 bits per character, a continuation bit, and counts after the
+second one stored as a difference to the count two places before).
 
-cdef struct I64Vec:
-    int64_t* data
-    Py_ssize_t n
-    Py_ssize_t cap
+Inside the kernels a mask is held as its *ones-intervals*: a sorted list of
+half-open ``[start, end)`` pixel positions in column-major order, maximal (no
+two touch).  The public wrappers in ``boundary_api.masks.boundary`` validate input;
+the ``nogil`` loops below trust it.  The buffers, the inline interval helpers and
+the declarations the other kernel modules cimport are in ``_rle.pxd``.
+"""
 
-cdef struct ByteVec:
-    char* data
-    Py_ssize_t n
-    Py_ssize_t cap
+from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_GET_SIZE
+from cpython.unicode cimport PyUnicode_Check, PyUnicode_AsUTF8AndSize
+from cpython.bytes cimport PyBytes_Check
+from libc.stdint cimport int64_t, uint8_t
+from libc.stdlib cimport malloc, free
 
-# scratch bitsets of the measures' own kernels (the boundary kernel keeps its
-# own, bounded, BoundaryWork)
-cdef struct WordBuf:
-    uint64_t* data
-    Py_ssize_t cap
-
-cdef inline int _words_reserve(WordBuf* v, Py_ssize_t need) noexcept nogil:
-    cdef uint64_t* p
-    if need <= v.cap:
-        return 0
-    p = <uint64_t*> realloc(v.data, need * sizeof(uint64_t))
-    if p == NULL:
-        return -1
-    v.data = p
-    v.cap = need
-    return 0
-
-cdef inline int _i64_reserve(I64Vec* v, Py_ssize_t need) noexcept nogil:
-    cdef Py_ssize_t cap
-    cdef int64_t* p
-    if need <= v.cap:
-        return 0
-    cap = v.cap * 2 if v.cap > 0 else 64
-    while cap < need:
-        cap *= 2
-    p = <int64_t*> realloc(v.data, cap * sizeof(int64_t))
-    if p == NULL:
-        return -1
-    v.data = p
-    v.cap = cap
-    return 0
-
-cdef inline int _bytes_reserve(ByteVec* v, Py_ssize_t need) noexcept nogil:
-    cdef Py_ssize_t cap
-    cdef char* p
-    if need <= v.cap:
-        return 0
-    cap = v.cap * 2 if v.cap > 0 else 256
-    while cap < need:
-        cap *= 2
-    p = <char*> realloc(v.data, cap)
-    if p == NULL:
-        return -1
-    v.data = p
-    v.cap = cap
-    return 0
-
-# Interval append that keeps one mask's list maximal: a run starting where the
-# last one ended extends it.  ``first`` is where the current mask's intervals
-# begin in ``v``: a buffer may hold several masks one after the other, and a
-# run is never merged into an interval of an earlier mask, even when the two
-# touch in column-major order (the last run of one object followed by the
-# first run of the next).
-cdef inline int _push_interval(I64Vec* v, Py_ssize_t first, int64_t s, int64_t e) noexcept nogil:
-    if e <= s:
-        return 0
-    if v.n > first and v.data[v.n - 1] == s:
-        v.data[v.n - 1] = e
-        return 0
-    if _i64_reserve(v, v.n + 2) != 0:
-        return -1
-    v.data[v.n] = s
-    v.data[v.n + 1] = e
-    v.n += 2
-    return 0
+import numpy as np
 
 
 # --------------------------------------------------------------------------
@@ -194,40 +135,6 @@ cdef int _encode(const int64_t* se, Py_ssize_t n, int64_t total, ByteVec* out) n
 # geometry helpers
 # --------------------------------------------------------------------------
 
-cdef inline int64_t _area(const int64_t* se, Py_ssize_t n) noexcept nogil:
-    cdef int64_t a = 0
-    cdef Py_ssize_t i = 0
-    while i < n:
-        a += se[i + 1] - se[i]
-        i += 2
-    return a
-
-# pixel bounding box as [x0, x1) x [y0, y1); all zero for an empty mask
-cdef inline void _bbox(const int64_t* se, Py_ssize_t n, int64_t h, int64_t* bb) noexcept nogil:
-    cdef Py_ssize_t i = 0
-    cdef int64_t cs, ce, r0, r1
-    bb[0] = 0; bb[1] = 0; bb[2] = 0; bb[3] = 0
-    if n == 0:
-        return
-    bb[0] = se[0] // h
-    bb[1] = (se[n - 1] - 1) // h + 1
-    bb[2] = h
-    bb[3] = 0
-    while i < n:
-        cs = se[i] // h
-        ce = (se[i + 1] - 1) // h
-        if cs != ce:
-            bb[2] = 0
-            bb[3] = h
-            return
-        r0 = se[i] - cs * h
-        r1 = se[i + 1] - ce * h
-        if r0 < bb[2]:
-            bb[2] = r0
-        if r1 > bb[3]:
-            bb[3] = r1
-        i += 2
-
 # number of pixels in both interval lists
 cdef int64_t _intersection(const int64_t* a, Py_ssize_t na, const int64_t* b, Py_ssize_t nb) noexcept nogil:
     cdef Py_ssize_t i = 0, j = 0, lo, hi, mid
@@ -270,6 +177,27 @@ cdef int64_t _intersection(const int64_t* a, Py_ssize_t na, const int64_t* b, Py
     return tot
 
 
+
+cdef void _free_vecs(I64Vec* v, Py_ssize_t k) noexcept nogil:
+    cdef Py_ssize_t j
+    if v == NULL:
+        return
+    for j in range(k):
+        free(v[j].data)
+    free(v)
+
+
+cdef I64Vec* _new_vecs(Py_ssize_t k) noexcept nogil:
+    cdef I64Vec* v = <I64Vec*> malloc((k if k > 0 else 1) * sizeof(I64Vec))
+    cdef Py_ssize_t j
+    if v != NULL:
+        for j in range(k):
+            v[j].data = NULL
+            v[j].n = 0
+            v[j].cap = 0
+    return v
+
+
 # --------------------------------------------------------------------------
 # string tables: borrowed pointers to RLE strings for nogil loops
 # --------------------------------------------------------------------------
@@ -277,12 +205,9 @@ cdef int64_t _intersection(const int64_t* a, Py_ssize_t na, const int64_t* b, Py
 cdef class StringTable:
     """Pointers to a list of RLE count strings (``str`` or ``bytes``).
 
-    Holds a reference to the list so that the pointers stay valid.
+    Holds a reference to the list so that the pointers stay valid.  (Its C
+    attributes are declared in ``_rle.pxd``.)
     """
-    cdef const unsigned char** ptr
-    cdef Py_ssize_t* size
-    cdef readonly Py_ssize_t n
-    cdef object _keep
 
     def __cinit__(self, list items):
         cdef Py_ssize_t i, sz

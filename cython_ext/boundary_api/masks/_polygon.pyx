@@ -1,5 +1,10 @@
-# Included by _mask.pyx. COCO polygons to compressed RLE strings, byte for byte
-# what pycocotools writes for ``merge(frPyObjects(polygons, h, w))``.
+# cython: language_level=3, boundscheck=False, wraparound=False, cdivision=True, initializedcheck=False
+"""COCO polygons to compressed RLE strings, natively (``boundary_api.masks.polygons``).
+
+Private module (``boundary_api.masks._polygon``).
+"""
+
+# Byte for byte what pycocotools writes for ``merge(frPyObjects(polygons, h, w))``.
 #
 # The rasterisation follows pycocotools' rules (maskApi.c, rleFrPoly):
 #   * vertices are scaled by 5 and rounded as the C cast ``(int)(5*c + .5)``
@@ -31,9 +36,17 @@
 # FMA); the column and row of a toggle, which pycocotools computes in doubles
 # too, are computed in integers, which gives the same values (see _poly_push).
 
+from cpython.bytes cimport PyBytes_FromStringAndSize
 from cpython.float cimport PyFloat_AsDouble
 from cpython.list cimport PyList_Check
 from cpython.tuple cimport PyTuple_Check
+from libc.stdint cimport int64_t, uint8_t
+from libc.stdlib cimport free
+from libc.string cimport memset
+
+from boundary_api.masks._rle cimport I64Vec, ByteVec, _i64_reserve, _encode
+
+import numpy as np
 
 # bound on the scaled coordinates |5*c + .5|: pycocotools computes with them
 # (and their differences) in C ints, and needs memory in proportion to them

@@ -1,11 +1,26 @@
-# Included by _mask.pyx. Cityscapes instance kernel: the statistics of one binary
+# cython: language_level=3, boundscheck=False, wraparound=False, cdivision=True, initializedcheck=False
+"""Cityscapes instance kernels: pixel and boundary counts of binary prediction masks
+against a ground-truth index map, and the ground truth's own PNG decoding helpers.
+
+Private module (``boundary_api.cityscapes._kernels``).
+"""
+
+# Cityscapes instance kernel: the statistics of one binary
 # prediction mask (a decoded PNG) against a ground-truth index map, in one pass.
 #
-# Positions are row-major, as in _panoptic.pxi: the row-major positions of an H x W
+# Positions are row-major, as in boundary_api.masks._idmaps: the row-major positions of an H x W
 # image are the column-major positions of its W x H transpose and the boundary
 # commutes with transposition, so ``_boundary`` is called with h = W, w = H.
 
-from libc.stdint cimport uint32_t, uint16_t, int16_t, int8_t
+from libc.stdint cimport int64_t, uint8_t, uint16_t, uint32_t, uint64_t
+from libc.stdlib cimport malloc, free
+from libc.string cimport memcpy
+
+from boundary_api.masks._rle cimport I64Vec, _push_interval
+from boundary_api.masks._boundary cimport BoundaryWork, _bw_init, _bw_free, _boundary
+from boundary_api.masks._png cimport _inflate, _unfilter_row
+
+import numpy as np
 
 
 cdef inline int _scan_row(const uint8_t* row, int64_t base, int64_t W, const uint32_t* g,

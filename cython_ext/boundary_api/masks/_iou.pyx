@@ -1,5 +1,16 @@
-# Included by _mask.pyx. The IoU step: mask, boundary and box IoU of (detection, ground
-# truth) pairs, GIL-free.
+# cython: language_level=3, boundscheck=False, wraparound=False, cdivision=True, initializedcheck=False
+"""The IoU step of the instance evaluators: mask, boundary and box IoU of
+(detection, ground truth) pairs, GIL-free.
+
+Private module (``boundary_api.masks._iou``), used by ``boundary_api.instance._engine``.
+"""
+
+from libc.stdint cimport int64_t, uint8_t
+from libc.stdlib cimport malloc, free
+
+from boundary_api.masks._rle cimport I64Vec, StringTable, _decode, _area, _bbox, _intersection
+from boundary_api.masks._boundary cimport BoundaryWork, _bw_init, _bw_free, _boundary
+
 
 def iou_pairs(int mode,
               StringTable gt_mask, StringTable gt_bnd, const int64_t[:] gt_h,

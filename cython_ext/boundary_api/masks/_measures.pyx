@@ -1,4 +1,10 @@
-# Included by _mask.pyx. The segmentation measures of boundary_api.measures (Mask IoU,
+# cython: language_level=3, boundscheck=False, wraparound=False, cdivision=True, initializedcheck=False
+"""The segmentation measures side by side (``boundary_api.masks.measures``).
+
+Private module (``boundary_api.masks._measures``).
+"""
+
+# The segmentation measures of boundary_api.measures (Mask IoU,
 # pixel accuracy, Trimap IoU, F-measure, mF-measure, Boundary IoU, Multiscale IoU): per
 # mask, a fixed list of ones-interval sets ("features": the mask, its contour, its
 # boundary, two-sided bands of the contour, grid cells of the contour); per pair, the
@@ -11,6 +17,17 @@
 #   3 .. 3+nb-1      band X_{d_k} = dilate(X_1, (2 d_k + 1)^2), clipped to the image
 #   3+nb             inner band M AND X_{d_0}
 #   4+nb .. 4+nb+ns-1  cells of X_1 on grids of 2^k x 2^k pixels (coarse column-major)
+
+from libc.stdint cimport int64_t, uint64_t
+from libc.stdlib cimport free
+from libc.string cimport memset, memcpy
+
+from boundary_api.masks._rle cimport (I64Vec, WordBuf, StringTable, _words_reserve, _i64_reserve,
+                                      _push_interval, _decode, _bbox, _intersection)
+from boundary_api.masks._boundary cimport BoundaryWork, _bw_init, _bw_free, _boundary, ba_ctz64
+
+import numpy as np
+
 
 cdef inline void _m_set_bits(uint64_t* col, int64_t a, int64_t b) noexcept nogil:
     # set bits [a, b) of a column bitset

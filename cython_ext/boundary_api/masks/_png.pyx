@@ -1,4 +1,12 @@
-# Included by _mask.pyx. PNG decoding for the panoptic and Cityscapes readers: a
+# cython: language_level=3, boundscheck=False, wraparound=False, cdivision=True, initializedcheck=False
+"""PNG decoding for the panoptic and Cityscapes readers.
+
+Private module (``boundary_api.masks._png``): a Deflate inflater, the PNG
+container and the row filters, and :func:`pan_png_ids` (a whole PNG file into
+one word per pixel).  ``_png.pxd`` declares what the protocol kernels cimport.
+"""
+
+# PNG decoding for the panoptic and Cityscapes readers: a
 # Deflate inflater (RFC 1950/1951), the PNG container (chunks, CRCs) and the row
 # filters, the last ones also straight into the segment ids of colour images.
 #
@@ -8,7 +16,12 @@
 # (a pixel's bytes, first byte lowest), with shortcuts where the filtered pixel
 # is zero or the neighbours agree.
 
-from libc.stdint cimport uint32_t, uint16_t, int16_t, int8_t
+from libc.stdint cimport uint8_t, uint16_t, uint32_t, uint64_t, int8_t, int16_t, int32_t
+from libc.stdlib cimport malloc, free
+from libc.string cimport memset, memcpy
+
+import numpy as np
+
 
 # --------------------------------------------------------------------------
 # Inflater
@@ -354,42 +367,6 @@ cdef int _inflate(const uint8_t* src, Py_ssize_t n, uint8_t* out, Py_ssize_t cap
     return 0
 
 
-cdef inline void _unfilter_row(int f, const uint8_t* line, const uint8_t* prev, uint8_t* cur,
-                               Py_ssize_t rb, int bpp) noexcept nogil:
-    """PNG row reconstruction (filters 1-4; ``prev`` NULL on the first row)."""
-    cdef Py_ssize_t x
-    cdef int a, bb, c, p, pa, pb, pc
-    if f == 2 and prev == NULL:
-        memcpy(cur, line, rb)
-    elif f == 1:
-        for x in range(rb):
-            cur[x] = <uint8_t> (line[x] + (cur[x - bpp] if x >= bpp else 0))
-    elif f == 2:
-        for x in range(rb):
-            cur[x] = <uint8_t> (line[x] + prev[x])
-    elif f == 3:
-        for x in range(rb):
-            a = cur[x - bpp] if x >= bpp else 0
-            bb = prev[x] if prev != NULL else 0
-            cur[x] = <uint8_t> (line[x] + ((a + bb) >> 1))
-    else:
-        for x in range(rb):
-            a = cur[x - bpp] if x >= bpp else 0
-            bb = prev[x] if prev != NULL else 0
-            c = prev[x - bpp] if (prev != NULL and x >= bpp) else 0
-            p = a + bb - c
-            pa = p - a if p >= a else a - p
-            pb = p - bb if p >= bb else bb - p
-            pc = p - c if p >= c else c - p
-            if pa <= pb and pa <= pc:
-                cur[x] = <uint8_t> (line[x] + a)
-            elif pb <= pc:
-                cur[x] = <uint8_t> (line[x] + bb)
-            else:
-                cur[x] = <uint8_t> (line[x] + c)
-
-
-
 # --------------------------------------------------------------------------
 # Container: chunks and their CRCs
 # --------------------------------------------------------------------------
@@ -683,3 +660,66 @@ cdef int _png_decode_words(const _PngInfo* info, int kind, uint32_t* out, uint8_
         prev = cur
         y += 1
     return status
+
+
+def pan_png_ids(const uint8_t[::1] png, uint8_t[::1] scratch=None, uint32_t[::1] out=None):
+    """Segment ids of a panoptic PNG file, decoded natively, or None.
+
+    Parameters
+    ----------
+    png : bytes-like
+        The whole file.
+    scratch : uint8 ndarray, optional
+        Working memory reused from call to call (used when large enough,
+        else memory is allocated for the call).
+    out : uint32 ndarray, optional
+        Where to write the ids when it has room for them; the result is then
+        a view of it (valid until it is reused).
+
+    Returns
+    -------
+    (H, W) uint32 ndarray or None
+        ``R + 256 G + 65536 B`` of an 8-bit RGB or RGBA image (alpha
+        ignored); the sample of an 8- or 16-bit greyscale image.  None for
+        any other file: interlaced, palette, grey with alpha, 16-bit colour,
+        with a transparency chunk, a wrong CRC or malformed (the caller
+        decodes those, or reports them, another way).
+
+    Raises
+    ------
+    MemoryError
+        If the image does not fit in memory.
+    """
+    cdef _PngInfo info
+    cdef int kind, status
+    cdef Py_ssize_t n = png.shape[0], need
+    cdef uint32_t[::1] o
+    cdef uint8_t[::1] w
+    if n == 0:
+        return None
+    with nogil:
+        kind = _png_parse(&png[0], n, &info)
+    if kind == 0:
+        return None
+    if kind < 0:
+        raise MemoryError()
+    try:
+        need = _png_scratch_size(&info, kind)
+        if scratch is not None and scratch.shape[0] >= need:
+            w = scratch
+        else:
+            w = np.empty(need, np.uint8)
+        if out is not None and out.shape[0] >= info.height * info.width:
+            ids = np.asarray(out)[:info.height * info.width].reshape(info.height, info.width)
+        else:
+            ids = np.empty((info.height, info.width), np.uint32)
+    except MemoryError:
+        free(info.zbuf)
+        raise
+    o = ids.reshape(-1)
+    with nogil:
+        status = _png_decode_words(&info, kind, &o[0], &w[0])
+        free(info.zbuf)
+    if status:
+        return None
+    return ids

@@ -1,0 +1,334 @@
+# cython: language_level=3, boundscheck=False, wraparound=False, cdivision=True, initializedcheck=False
+# The JSON tokenizer shared by the two native scanners (boundary_api.instance.
+# _scan_results and _scan_ground_truth), for cimport: the tables, the inline token
+# readers (compiled into each scanner) and the declarations of the others, which
+# _json.pyx defines.  Every reader takes the position ``p`` and the end of the
+# buffer, never reads at or past ``end``, and returns the position after the token,
+# or NULL when the bytes are not that token (strict JSON grammar).
+
+from libc.stdint cimport int64_t, uint8_t, uint32_t, uint64_t
+from libc.string cimport memcmp
+
+ctypedef const unsigned char* cptr
+
+
+# byte classes inside a JSON string: 0 plain, 1 quote, 2 backslash, 3 refused
+cdef uint8_t STR_CLASS[256]
+
+
+# powers of ten that are exact doubles (10**22 is the largest)
+cdef double POW10[23]
+
+
+# eight bytes at a time (SWAR): a byte equal to zero shows as its high bit in
+# (v - ONES) & ~v & HIGHS; as a whole-word test this is exact
+cdef uint64_t ONES
+cdef uint64_t HIGHS
+
+
+# nesting limit of the whole document (the top-level object is level 1)
+cdef enum:
+    MAX_DEPTH = 64
+
+
+
+cdef inline uint64_t _load8(cptr p) noexcept nogil:
+    """Eight bytes as a little-endian word whatever the machine (first byte lowest).
+
+    Compilers turn this into one load on little-endian machines.
+    """
+    return (<uint64_t> p[0] | (<uint64_t> p[1] << 8) | (<uint64_t> p[2] << 16)
+            | (<uint64_t> p[3] << 24) | (<uint64_t> p[4] << 32) | (<uint64_t> p[5] << 40)
+            | (<uint64_t> p[6] << 48) | (<uint64_t> p[7] << 56))
+
+
+cdef inline uint64_t _special8(uint64_t x) noexcept nogil:
+    """High bits of the bytes that are a quote, a backslash, < 0x20 or >= 0x80.
+
+    Borrows only run towards higher bytes, so the lowest flagged byte is
+    always a true one (higher flags may be spurious); zero means none.
+    """
+    cdef uint64_t q = x ^ (ONES * 0x22)
+    cdef uint64_t b = x ^ (ONES * 0x5c)
+    return (((x - ONES * 0x20) & ~x) | ((q - ONES) & ~q) | ((b - ONES) & ~b) | x) & HIGHS
+
+
+cdef inline uint64_t _backslash8(uint64_t x) noexcept nogil:
+    """High bits of the backslash bytes (the lowest one exact, as above)."""
+    cdef uint64_t b = x ^ (ONES * 0x5c)
+    return ((b - ONES) & ~b) & HIGHS
+
+
+cdef inline Py_ssize_t _first8(uint64_t mask) noexcept nogil:
+    """Index (in memory order) of the lowest flagged byte of a non-zero mask."""
+    cdef uint64_t low = mask & (~mask + 1)
+    return <Py_ssize_t> (((low >> 7) * <uint64_t> 0x0001020304050607ULL) >> 56)
+
+
+cdef inline cptr _ws(cptr p, cptr end) noexcept nogil:
+    """Skip JSON whitespace."""
+    while p < end and (p[0] == 32 or p[0] == 10 or p[0] == 13 or p[0] == 9):
+        p += 1
+    return p
+
+
+cdef inline cptr _int(cptr p, cptr end, int64_t* out) noexcept nogil:
+    """A JSON integer token of at most 18 digits; NULL when not one."""
+    cdef bint neg = 0
+    cdef int64_t v = 0
+    cdef int nd = 0
+    if p < end and p[0] == 45:   # '-'
+        neg = 1
+        p += 1
+    if p >= end:
+        return NULL
+    if p[0] == 48:               # '0'
+        p += 1
+    elif 49 <= p[0] <= 57:
+        while p < end and 48 <= p[0] <= 57:
+            nd += 1
+            if nd > 18:
+                return NULL
+            v = v * 10 + (p[0] - 48)
+            p += 1
+    else:
+        return NULL
+    # a fraction or an exponent makes it a float token: refused
+    if p < end and (p[0] == 46 or p[0] == 101 or p[0] == 69):
+        return NULL
+    out[0] = -v if neg else v
+    return p
+
+
+# Correctly rounded conversion of an already validated number token (strtod)
+cdef double _strtod_token(cptr s, Py_ssize_t n, bint* ok) noexcept nogil
+
+
+cdef inline cptr _num(cptr p, cptr end, double* out, bint* is_int) noexcept nogil:
+    """A JSON number token (strict grammar) as the double ``float(token)`` gives.
+
+    Integer tokens have at most 15 digits (beyond, the double could not give
+    back the int that ``json.loads`` makes): NULL otherwise, and NULL for
+    anything that is not a number token.
+    """
+    cdef cptr start = p
+    cdef bint neg = 0, frac = 0, expo = 0, eneg = 0, ok = 1
+    cdef uint64_t m = 0
+    # 64-bit counters: no overflow whatever the token's length
+    cdef int64_t nd = 0      # significant digits (leading zeros skipped)
+    cdef int64_t ndig = 0    # digits of the integer part
+    cdef int64_t fd = 0      # digits after the point that shift the exponent
+    cdef int64_t e = 0, e10
+    cdef int d
+    is_int[0] = 0
+    if p < end and p[0] == 45:
+        neg = 1
+        p += 1
+    if p >= end:
+        return NULL
+    if p[0] == 48:
+        p += 1
+        ndig = 1
+    elif 49 <= p[0] <= 57:
+        while p < end and 48 <= p[0] <= 57:
+            if nd < 19:
+                m = m * 10 + (p[0] - 48)
+            nd += 1
+            ndig += 1
+            p += 1
+    else:
+        return NULL
+    if p < end and p[0] == 46:            # '.'
+        frac = 1
+        p += 1
+        if p >= end or not (48 <= p[0] <= 57):
+            return NULL
+        while p < end and 48 <= p[0] <= 57:
+            d = p[0] - 48
+            if nd or d:
+                if nd < 19:
+                    m = m * 10 + d
+                    fd += 1   # only digits kept in m shift the exponent
+                nd += 1
+            else:
+                fd += 1       # a leading zero after the point
+            p += 1
+    if p < end and (p[0] == 101 or p[0] == 69):   # 'e' 'E'
+        expo = 1
+        p += 1
+        if p < end and (p[0] == 43 or p[0] == 45):
+            eneg = p[0] == 45
+            p += 1
+        if p >= end or not (48 <= p[0] <= 57):
+            return NULL
+        while p < end and 48 <= p[0] <= 57:
+            if e < 100000:
+                e = e * 10 + (p[0] - 48)
+            p += 1
+    if not frac and not expo:
+        is_int[0] = 1
+        if ndig > 15:
+            return NULL
+        # "-0" is the int 0, whose float is +0.0
+        out[0] = <double> (-<int64_t> m if neg else <int64_t> m)
+        return p
+    is_int[0] = 0
+    if m == 0 and nd <= 19:
+        out[0] = -0.0 if neg else 0.0
+        return p
+    e10 = (-e if eneg else e) - fd
+    if nd <= 19 and m <= (<uint64_t> 1 << 53) and -22 <= e10 <= 22:
+        # exact operands, one correctly rounded operation (Clinger's fast path)
+        if e10 >= 0:
+            out[0] = <double> m * POW10[e10]
+        else:
+            out[0] = <double> m / POW10[-e10]
+        if neg:
+            out[0] = -out[0]
+        return p
+    out[0] = _strtod_token(start, p - start, &ok)
+    if not ok:
+        return NULL
+    return p
+
+
+cdef inline cptr _colon(cptr p, cptr end) noexcept nogil:
+    p = _ws(p, end)
+    if p >= end or p[0] != 58:
+        return NULL
+    return _ws(p + 1, end)
+
+
+cdef inline int _hex4(cptr p) noexcept nogil:
+    """Four hex digits (in bounds) as an int, -1 when not hex."""
+    cdef int v = 0, k, c
+    for k in range(4):
+        c = p[k]
+        if 48 <= c <= 57:
+            c -= 48
+        elif 97 <= c <= 102:
+            c -= 87
+        elif 65 <= c <= 70:
+            c -= 55
+        else:
+            return -1
+        v = v * 16 + c
+    return v
+
+
+cdef inline cptr _escape(cptr p, cptr end, uint32_t* cp) noexcept nogil:
+    """The escape at ``p`` (a backslash) and its code point; NULL when invalid.
+
+    Surrogates must come in valid pairs (lone ones give NULL: stricter than
+    json.loads, as strict as UTF-8).
+    """
+    cdef int h, l
+    cdef unsigned char c
+    if p + 1 >= end:
+        return NULL
+    c = p[1]
+    if c == 34 or c == 92 or c == 47:
+        cp[0] = c
+    elif c == 98:
+        cp[0] = 8
+    elif c == 102:
+        cp[0] = 12
+    elif c == 110:
+        cp[0] = 10
+    elif c == 114:
+        cp[0] = 13
+    elif c == 116:
+        cp[0] = 9
+    elif c == 117:
+        if end - p < 6:
+            return NULL
+        h = _hex4(p + 2)
+        if h < 0 or 0xDC00 <= h < 0xE000:
+            return NULL
+        if 0xD800 <= h < 0xDC00:
+            if end - p < 12 or p[6] != 92 or p[7] != 117:
+                return NULL
+            l = _hex4(p + 8)
+            if not (0xDC00 <= l < 0xE000):
+                return NULL
+            cp[0] = 0x10000 + ((<uint32_t> (h - 0xD800)) << 10) + <uint32_t> (l - 0xDC00)
+            return p + 12
+        cp[0] = <uint32_t> h
+        return p + 6
+    else:
+        return NULL
+    return p + 2
+
+
+cdef inline cptr _utf8(cptr p, cptr end) noexcept nogil:
+    """One strict UTF-8 sequence at ``p`` (first byte >= 0x80), as Python decodes it."""
+    cdef unsigned char c = p[0]
+    cdef unsigned char lo = 0x80, hi = 0xBF
+    if c < 0xC2:
+        return NULL
+    if c < 0xE0:
+        if end - p < 2 or (p[1] & 0xC0) != 0x80:
+            return NULL
+        return p + 2
+    if c < 0xF0:
+        if end - p < 3:
+            return NULL
+        if c == 0xE0:
+            lo = 0xA0
+        elif c == 0xED:
+            hi = 0x9F     # no encoded surrogates
+        if not (lo <= p[1] <= hi) or (p[2] & 0xC0) != 0x80:
+            return NULL
+        return p + 3
+    if c < 0xF5:
+        if end - p < 4:
+            return NULL
+        if c == 0xF0:
+            lo = 0x90
+        elif c == 0xF4:
+            hi = 0x8F     # at most U+10FFFF
+        if not (lo <= p[1] <= hi) or (p[2] & 0xC0) != 0x80 or (p[3] & 0xC0) != 0x80:
+            return NULL
+        return p + 4
+    return NULL
+
+
+# Validate the JSON string at ``p`` (on its quote); the byte after its closing quote
+# (``esc`` set when it holds an escape)
+cdef cptr _string(cptr p, cptr end, int* esc) noexcept nogil
+
+
+# Decode the validated string body [s, e) into UTF-8; -1 if over ``cap`` bytes
+cdef Py_ssize_t _decode(cptr s, cptr e, unsigned char* out, Py_ssize_t cap) noexcept nogil
+
+
+cdef inline cptr _lit(cptr p, cptr end, const char* lit, Py_ssize_t n) noexcept nogil:
+    if end - p < n or memcmp(p, lit, n) != 0:
+        return NULL
+    return p + n
+
+
+# Validate a JSON number token of any length (strict grammar)
+cdef cptr _skipnum(cptr p, cptr end) noexcept nogil
+
+
+# Validate and skip any JSON value at ``p`` that lies inside ``depth`` containers
+cdef cptr _skip(cptr p, cptr end, int depth) noexcept nogil
+
+
+cdef inline cptr _sep(cptr p, cptr end, unsigned char close, bint* more) noexcept nogil:
+    """After a member: ',' (``more``) or the closing byte; NULL otherwise."""
+    p = _ws(p, end)
+    if p >= end:
+        return NULL
+    if p[0] == 44:
+        more[0] = 1
+        return _ws(p + 1, end)
+    if p[0] == close:
+        more[0] = 0
+        return p + 1
+    return NULL
+
+
+# A numpy array that owns the C block ``ptr[0]`` (freed with the array)
+cdef object _take(void** ptr, object dtype, tuple shape)

@@ -1,0 +1,758 @@
+# cython: language_level=3, boundscheck=False, wraparound=False, cdivision=True, initializedcheck=False
+"""Native scanner for COCO instances *ground-truth* JSON: the file into column arrays.
+
+Private module (``boundary_api.instance._scan_ground_truth``).  Same conventions
+as the results scanner (``_scan_results``: strict JSON grammar, numbers exactly as
+float() gives them, None for anything outside the schema, never a read outside
+the buffer), but every JSON value of a key outside the schema is accepted and
+skipped, so strings are validated in full (UTF-8, escapes).  The token readers
+are in ``_json``.
+"""
+
+from libc.stdint cimport int64_t, uint8_t, uint32_t, uint64_t
+from libc.stdlib cimport realloc, free
+from libc.string cimport memset, memcmp
+
+from boundary_api.instance._json cimport (cptr, STR_CLASS, MAX_DEPTH, _load8, _special8, _first8, _ws,
+                                          _int, _num, _colon, _escape, _string, _decode, _lit, _skip,
+                                          _sep, _take)
+
+import numpy as np
+
+
+# key codes (bit ``code`` of a context mask says the key is known there)
+cdef enum:
+    KC_IMAGES = 1
+    KC_ANNOTATIONS = 2
+    KC_CATEGORIES = 3
+    KC_ID = 4
+    KC_HEIGHT = 5
+    KC_WIDTH = 6
+    KC_IMAGE_ID = 7
+    KC_CATEGORY_ID = 8
+    KC_AREA = 9
+    KC_ISCROWD = 10
+    KC_BBOX = 11
+    KC_IGNORE = 12
+    KC_SEGMENTATION = 13
+    KC_SIZE = 14
+    KC_COUNTS = 15
+
+cdef enum:
+    M_TOP = (1 << KC_IMAGES) | (1 << KC_ANNOTATIONS) | (1 << KC_CATEGORIES)
+    M_IMG = (1 << KC_ID) | (1 << KC_HEIGHT) | (1 << KC_WIDTH)
+    M_CAT = 1 << KC_ID
+    M_ANN = ((1 << KC_ID) | (1 << KC_IMAGE_ID) | (1 << KC_CATEGORY_ID) | (1 << KC_AREA)
+             | (1 << KC_ISCROWD) | (1 << KC_BBOX) | (1 << KC_IGNORE) | (1 << KC_SEGMENTATION))
+    # (``iscrowd`` is optional: LVIS annotations have none; ``ann_has_iscrowd`` says which do)
+    M_ANN_REQUIRED = (1 << KC_ID) | (1 << KC_IMAGE_ID) | (1 << KC_CATEGORY_ID) | (1 << KC_AREA)
+    M_RLE = (1 << KC_SIZE) | (1 << KC_COUNTS)
+
+# (the nesting limit of the whole document, MAX_DEPTH, is the tokenizer's: _json.pxd)
+cdef enum:
+    # most keys outside the schema in one interpreted object (duplicates are
+    # looked for among them pairwise); more gives None
+    KS_CAP = 64
+
+# output columns
+cdef enum:
+    C_IMG_ID = 0
+    C_IMG_H
+    C_IMG_W
+    C_CAT_ID
+    C_ANN_ID
+    C_ANN_IMG
+    C_ANN_CAT
+    C_ANN_AREA        # float64
+    C_ANN_CROWD
+    C_ANN_BBOX        # float64, 4 per annotation
+    C_ANN_HAS_BBOX    # uint8
+    C_ANN_IGNORE      # uint8
+    C_ANN_KIND        # uint8
+    C_ANN_RLE_H
+    C_ANN_RLE_W
+    C_ANN_CSTART
+    C_ANN_CLEN
+    C_ANN_CESC        # uint8
+    C_POLY_COORDS     # float64
+    C_POLY_OFF
+    C_ANN_POLY_OFF
+    C_RLE_COUNTS
+    C_ANN_RLE_OFF
+    C_ANN_HAS_CROWD   # uint8
+    NCOL
+
+
+cdef struct Vec:
+    char* data
+    Py_ssize_t n      # elements
+    Py_ssize_t cap    # elements
+
+
+cdef struct KeySet:
+    # keys outside the schema seen in the current object: offset into the
+    # buffer (>= 0) or -(offset into buf) - 1 for a decoded escaped key
+    int64_t ref[KS_CAP]
+    Py_ssize_t len[KS_CAP]
+    int n
+    Vec buf           # decoded escaped keys (bytes)
+
+
+cdef struct GT:
+    Vec col[NCOL]
+    KeySet top
+    KeySet obj
+    int64_t span[6]   # images, categories, annotations: [start, end) each
+    bint nomem
+
+
+cdef bint _vgrow(Vec* v, Py_ssize_t need, Py_ssize_t item) noexcept nogil:
+    """Room for ``need`` elements of ``item`` bytes (doubling); 0 when out of memory."""
+    cdef Py_ssize_t cap = v.cap * 2 if v.cap else 256
+    cdef void* t
+    while cap < need:
+        cap *= 2
+    t = realloc(v.data, <size_t> cap * <size_t> item)
+    if t == NULL:
+        return 0
+    v.data = <char*> t
+    v.cap = cap
+    return 1
+
+
+cdef inline Vec* _room(GT* g, int c, Py_ssize_t item) noexcept nogil:
+    """Column ``c`` with room for one more element of ``item`` bytes; NULL
+    (and ``g.nomem`` set) when out of memory."""
+    cdef Vec* v = &g.col[c]
+    if v.n == v.cap and not _vgrow(v, v.n + 1, item):
+        g.nomem = 1
+        return NULL
+    return v
+
+
+cdef inline bint _pi(GT* g, int c, int64_t x) noexcept nogil:
+    cdef Vec* v = _room(g, c, 8)
+    if v == NULL:
+        return 0
+    (<int64_t*> v.data)[v.n] = x
+    v.n += 1
+    return 1
+
+
+cdef inline bint _pf(GT* g, int c, double x) noexcept nogil:
+    cdef Vec* v = _room(g, c, 8)
+    if v == NULL:
+        return 0
+    (<double*> v.data)[v.n] = x
+    v.n += 1
+    return 1
+
+
+cdef inline bint _pu(GT* g, int c, uint8_t x) noexcept nogil:
+    cdef Vec* v = _room(g, c, 1)
+    if v == NULL:
+        return 0
+    (<uint8_t*> v.data)[v.n] = x
+    v.n += 1
+    return 1
+
+
+cdef inline bint _is(cptr s, const char* lit, Py_ssize_t n) noexcept nogil:
+    return memcmp(s, lit, n) == 0
+
+
+cdef int _classify(cptr s, Py_ssize_t n) noexcept nogil:
+    """The code of a (decoded) key, 0 when it is none of the schema's."""
+    if n == 2:
+        return KC_ID if _is(s, b"id", 2) else 0
+    if n == 4:
+        if _is(s, b"bbox", 4):
+            return KC_BBOX
+        if _is(s, b"area", 4):
+            return KC_AREA
+        if _is(s, b"size", 4):
+            return KC_SIZE
+        return 0
+    if n == 5:
+        return KC_WIDTH if _is(s, b"width", 5) else 0
+    if n == 6:
+        if _is(s, b"images", 6):
+            return KC_IMAGES
+        if _is(s, b"height", 6):
+            return KC_HEIGHT
+        if _is(s, b"ignore", 6):
+            return KC_IGNORE
+        if _is(s, b"counts", 6):
+            return KC_COUNTS
+        return 0
+    if n == 7:
+        return KC_ISCROWD if _is(s, b"iscrowd", 7) else 0
+    if n == 8:
+        return KC_IMAGE_ID if _is(s, b"image_id", 8) else 0
+    if n == 10:
+        return KC_CATEGORIES if _is(s, b"categories", 10) else 0
+    if n == 11:
+        if _is(s, b"annotations", 11):
+            return KC_ANNOTATIONS
+        if _is(s, b"category_id", 11):
+            return KC_CATEGORY_ID
+        return 0
+    if n == 12:
+        return KC_SEGMENTATION if _is(s, b"segmentation", 12) else 0
+    return 0
+
+
+cdef cptr _gkey(cptr p, cptr end, cptr base, GT* g, KeySet* ks, uint32_t known,
+                int* code) noexcept nogil:
+    """A key at ``p`` (NULL unless on a quote); its code when in ``known``, else 0.
+
+    Keys outside ``known`` are remembered in ``ks`` (when given) and a repeated
+    one gives NULL; repeats of known keys are the caller's to refuse.
+    """
+    cdef int esc, c, i
+    cdef cptr q, s, kp, other
+    cdef Py_ssize_t n, dl, off
+    cdef unsigned char tmp[16]
+    cdef int64_t ref
+    if p >= end or p[0] != 34:
+        return NULL
+    q = _string(p, end, &esc)
+    if q == NULL:
+        return NULL
+    s = p + 1
+    n = q - 1 - s
+    if esc:
+        dl = _decode(s, q - 1, tmp, 16)
+        c = _classify(tmp, dl) if dl >= 0 else 0
+    else:
+        c = _classify(s, n)
+    if c and ((known >> c) & 1):
+        code[0] = c
+        return q
+    code[0] = 0
+    if ks == NULL:
+        return q
+    if ks.n == KS_CAP:
+        return NULL
+    if esc:
+        off = ks.buf.n
+        if off + n > ks.buf.cap and not _vgrow(&ks.buf, off + n, 1):
+            g.nomem = 1
+            return NULL
+        dl = _decode(s, q - 1, <unsigned char*> ks.buf.data + off, n)
+        if dl < 0:
+            return NULL
+        ks.buf.n = off + dl
+        ref = -(<int64_t> off) - 1
+        kp = <cptr> ks.buf.data + off
+        n = dl
+    else:
+        ref = s - base
+        kp = s
+    for i in range(ks.n):
+        if ks.len[i] == n:
+            if ks.ref[i] >= 0:
+                other = base + ks.ref[i]
+            else:
+                other = <cptr> ks.buf.data + (-ks.ref[i] - 1)
+            if memcmp(other, kp, n) == 0:
+                return NULL
+    ks.ref[ks.n] = ref
+    ks.len[ks.n] = n
+    ks.n += 1
+    return q
+
+
+cdef cptr _image(cptr p, cptr end, cptr base, GT* g) noexcept nogil:
+    """One image object at ``p`` (on '{')."""
+    cdef int code
+    cdef uint32_t seen = 0
+    cdef int64_t v[3]
+    cdef bint more = 1
+    g.obj.n = 0
+    g.obj.buf.n = 0
+    p = _ws(p + 1, end)
+    while more:
+        p = _gkey(p, end, base, g, &g.obj, M_IMG, &code)
+        if p == NULL:
+            return NULL
+        p = _colon(p, end)
+        if p == NULL:
+            return NULL
+        if code == 0:
+            p = _skip(p, end, 3)
+        else:
+            if seen & (1u << code):
+                return NULL
+            seen |= 1u << code
+            p = _int(p, end, &v[code - KC_ID])
+            if p != NULL and code != KC_ID and v[code - KC_ID] < 1:
+                return NULL
+        if p == NULL:
+            return NULL
+        p = _sep(p, end, 125, &more)
+        if p == NULL:
+            return NULL
+    if seen != M_IMG:
+        return NULL
+    if not (_pi(g, C_IMG_ID, v[0]) and _pi(g, C_IMG_H, v[1]) and _pi(g, C_IMG_W, v[2])):
+        return NULL
+    return p
+
+
+cdef cptr _category(cptr p, cptr end, cptr base, GT* g) noexcept nogil:
+    """One category object at ``p`` (on '{')."""
+    cdef int code
+    cdef bint seen = 0, more = 1
+    cdef int64_t v = 0
+    g.obj.n = 0
+    g.obj.buf.n = 0
+    p = _ws(p + 1, end)
+    while more:
+        p = _gkey(p, end, base, g, &g.obj, M_CAT, &code)
+        if p == NULL:
+            return NULL
+        p = _colon(p, end)
+        if p == NULL:
+            return NULL
+        if code == 0:
+            p = _skip(p, end, 3)
+        else:
+            if seen:
+                return NULL
+            seen = 1
+            p = _int(p, end, &v)
+        if p == NULL:
+            return NULL
+        p = _sep(p, end, 125, &more)
+        if p == NULL:
+            return NULL
+    if not seen or not _pi(g, C_CAT_ID, v):
+        return NULL
+    return p
+
+
+cdef cptr _polygons(cptr p, cptr end, GT* g) noexcept nogil:
+    """``[[x, y, ...], ...]`` at ``p`` (on '['): coordinates and offsets appended."""
+    cdef bint more, more2, is_int
+    cdef double x
+    p = _ws(p + 1, end)
+    if p < end and p[0] == 93:
+        return p + 1
+    more = 1
+    while more:
+        if p >= end or p[0] != 91:
+            return NULL
+        p = _ws(p + 1, end)
+        if p < end and p[0] == 93:
+            p += 1
+        else:
+            more2 = 1
+            while more2:
+                p = _num(p, end, &x, &is_int)
+                if p == NULL or not _pf(g, C_POLY_COORDS, x):
+                    return NULL
+                p = _sep(p, end, 93, &more2)
+                if p == NULL:
+                    return NULL
+        if not _pi(g, C_POLY_OFF, g.col[C_POLY_COORDS].n):
+            return NULL
+        p = _sep(p, end, 93, &more)
+        if p == NULL:
+            return NULL
+    return p
+
+
+cdef inline cptr _counts_string(cptr p, cptr end, int64_t* clen, uint8_t* escaped) noexcept nogil:
+    """A compressed counts string at ``p`` (on its quote): printable ASCII only.
+
+    Escapes allowed: ``\\\\ \\" \\/`` and ``\\uXXXX`` of a byte 0x20..0x7f.
+    """
+    cdef cptr s = p + 1
+    cdef uint64_t mask
+    cdef uint32_t cp
+    cdef unsigned char c
+    p = s
+    escaped[0] = 0
+    while True:
+        while p + 8 <= end:
+            mask = _special8(_load8(p))
+            if mask:
+                p += _first8(mask)
+                break
+            p += 8
+        else:
+            while p < end and STR_CLASS[p[0]] == 0:
+                p += 1
+        if p >= end:
+            return NULL
+        c = STR_CLASS[p[0]]
+        if c == 1:
+            clen[0] = p - s
+            return p + 1
+        if c == 3:
+            return NULL
+        escaped[0] = 1
+        p = _escape(p, end, &cp)
+        if p == NULL or not (0x20 <= cp <= 0x7f):
+            return NULL
+
+
+cdef cptr _rle(cptr p, cptr end, cptr base, GT* g, int64_t* hw, int64_t* cse,
+               uint8_t* kind, uint8_t* escaped) noexcept nogil:
+    """``{"size": [h, w], "counts": str | [int, ...]}`` at ``p`` (on '{'), either order."""
+    cdef int code, k
+    cdef uint32_t seen = 0
+    cdef bint more
+    cdef int64_t v
+    p = _ws(p + 1, end)
+    for k in range(2):
+        p = _gkey(p, end, base, g, NULL, M_RLE, &code)
+        if p == NULL or code == 0 or (seen & (1u << code)):
+            return NULL
+        seen |= 1u << code
+        p = _colon(p, end)
+        if p == NULL:
+            return NULL
+        if code == KC_SIZE:
+            if p >= end or p[0] != 91:
+                return NULL
+            p = _int(_ws(p + 1, end), end, &hw[0])
+            if p == NULL:
+                return NULL
+            p = _ws(p, end)
+            if p >= end or p[0] != 44:
+                return NULL
+            p = _int(_ws(p + 1, end), end, &hw[1])
+            if p == NULL:
+                return NULL
+            p = _ws(p, end)
+            if p >= end or p[0] != 93:
+                return NULL
+            p += 1
+        elif p < end and p[0] == 34:
+            kind[0] = 2
+            cse[0] = p + 1 - base
+            p = _counts_string(p, end, &cse[1], escaped)
+        elif p < end and p[0] == 91:
+            kind[0] = 3
+            p = _ws(p + 1, end)
+            if p < end and p[0] == 93:
+                p += 1
+            else:
+                more = 1
+                while more:
+                    p = _int(p, end, &v)
+                    if p == NULL or v < 0 or not _pi(g, C_RLE_COUNTS, v):
+                        return NULL
+                    p = _sep(p, end, 93, &more)
+                    if p == NULL:
+                        return NULL
+        else:
+            return NULL
+        if p == NULL:
+            return NULL
+        p = _ws(p, end)
+        if p >= end or p[0] != (44 if k == 0 else 125):
+            return NULL
+        p = _ws(p + 1, end) if k == 0 else p + 1
+    return p
+
+
+cdef cptr _annotation(cptr p, cptr end, cptr base, GT* g) noexcept nogil:
+    """One annotation object at ``p`` (on '{')."""
+    cdef int code, k
+    cdef uint32_t seen = 0
+    cdef int64_t ids[3]
+    cdef int64_t crowd = 0
+    cdef int64_t hw[2]
+    cdef int64_t cse[2]
+    cdef double area = 0.0, x = 0.0
+    cdef double box[4]
+    cdef uint8_t ignore = 0, kind = 0, escaped = 0
+    cdef bint more = 1, is_int
+    hw[0] = hw[1] = cse[0] = cse[1] = 0
+    box[0] = box[1] = box[2] = box[3] = 0.0
+    g.obj.n = 0
+    g.obj.buf.n = 0
+    p = _ws(p + 1, end)
+    while more:
+        p = _gkey(p, end, base, g, &g.obj, M_ANN, &code)
+        if p == NULL:
+            return NULL
+        p = _colon(p, end)
+        if p == NULL:
+            return NULL
+        if code == 0:
+            p = _skip(p, end, 3)
+        else:
+            if seen & (1u << code):
+                return NULL
+            seen |= 1u << code
+            if code == KC_ID or code == KC_IMAGE_ID or code == KC_CATEGORY_ID:
+                p = _int(p, end, &ids[0 if code == KC_ID else (1 if code == KC_IMAGE_ID else 2)])
+            elif code == KC_AREA:
+                p = _num(p, end, &area, &is_int)
+            elif code == KC_ISCROWD:
+                p = _int(p, end, &crowd)
+                if p != NULL and crowd != 0 and crowd != 1:
+                    return NULL
+            elif code == KC_BBOX:
+                if p >= end or p[0] != 91:
+                    return NULL
+                p += 1
+                for k in range(4):
+                    p = _num(_ws(p, end), end, &box[k], &is_int)
+                    if p == NULL:
+                        return NULL
+                    p = _ws(p, end)
+                    if p >= end or p[0] != (93 if k == 3 else 44):
+                        return NULL
+                    p += 1
+            elif code == KC_IGNORE:
+                if p < end and p[0] == 116:
+                    ignore = 2
+                    p = _lit(p, end, b"true", 4)
+                elif p < end and p[0] == 102:
+                    ignore = 1
+                    p = _lit(p, end, b"false", 5)
+                else:
+                    p = _num(p, end, &x, &is_int)
+                    ignore = 1 if x == 0.0 else 2
+            else:   # segmentation
+                if p < end and p[0] == 91:
+                    kind = 1
+                    p = _polygons(p, end, g)
+                elif p < end and p[0] == 123:
+                    p = _rle(p, end, base, g, hw, cse, &kind, &escaped)
+                else:
+                    return NULL
+        if p == NULL:
+            return NULL
+        p = _sep(p, end, 125, &more)
+        if p == NULL:
+            return NULL
+    if (seen & M_ANN_REQUIRED) != M_ANN_REQUIRED:
+        return NULL
+    for k in range(4):
+        if not _pf(g, C_ANN_BBOX, box[k]):
+            return NULL
+    if not (_pi(g, C_ANN_ID, ids[0]) and _pi(g, C_ANN_IMG, ids[1])
+            and _pi(g, C_ANN_CAT, ids[2]) and _pf(g, C_ANN_AREA, area)
+            and _pi(g, C_ANN_CROWD, crowd)
+            and _pu(g, C_ANN_HAS_BBOX, 1 if seen & (1u << KC_BBOX) else 0)
+            and _pu(g, C_ANN_IGNORE, ignore) and _pu(g, C_ANN_KIND, kind)
+            and _pi(g, C_ANN_RLE_H, hw[0]) and _pi(g, C_ANN_RLE_W, hw[1])
+            and _pi(g, C_ANN_CSTART, cse[0] if kind == 2 else 0)
+            and _pi(g, C_ANN_CLEN, cse[1] if kind == 2 else 0)
+            and _pu(g, C_ANN_CESC, escaped)
+            and _pi(g, C_ANN_POLY_OFF, g.col[C_POLY_OFF].n - 1)
+            and _pi(g, C_ANN_RLE_OFF, g.col[C_RLE_COUNTS].n)
+            and _pu(g, C_ANN_HAS_CROWD, 1 if seen & (1u << KC_ISCROWD) else 0)):
+        return NULL
+    return p
+
+
+cdef cptr _array_of(cptr p, cptr end, cptr base, GT* g, int which) noexcept nogil:
+    """The array of images (1), annotations (2) or categories (3) at ``p`` (on '[')."""
+    cdef bint more = 1
+    p = _ws(p + 1, end)
+    if p < end and p[0] == 93:
+        return p + 1
+    while more:
+        if p >= end or p[0] != 123:
+            return NULL
+        if which == KC_IMAGES:
+            p = _image(p, end, base, g)
+        elif which == KC_ANNOTATIONS:
+            p = _annotation(p, end, base, g)
+        else:
+            p = _category(p, end, base, g)
+        if p == NULL:
+            return NULL
+        p = _sep(p, end, 93, &more)
+        if p == NULL:
+            return NULL
+    return p
+
+
+cdef int _gt(cptr base, Py_ssize_t size, GT* g) noexcept nogil:
+    """Scan the whole file: 0 accepted, 1 refused, 2 out of memory."""
+    cdef cptr p = base
+    cdef cptr end = base + size
+    cdef cptr start
+    cdef int code, k
+    cdef uint32_t seen = 0
+    cdef bint more = 1
+    if not (_pi(g, C_POLY_OFF, 0) and _pi(g, C_ANN_POLY_OFF, 0) and _pi(g, C_ANN_RLE_OFF, 0)):
+        return 2
+    p = _ws(p, end)
+    if p >= end or p[0] != 123:
+        return 1
+    p = _ws(p + 1, end)
+    while more:
+        p = _gkey(p, end, base, g, &g.top, M_TOP, &code)
+        if p != NULL:
+            p = _colon(p, end)
+        if p != NULL:
+            if code == 0:
+                p = _skip(p, end, 1)
+            elif (seen & (1u << code)) or p >= end or p[0] != 91:
+                p = NULL
+            else:
+                seen |= 1u << code
+                start = p
+                p = _array_of(p, end, base, g, code)
+                if p != NULL:
+                    k = 0 if code == KC_IMAGES else (2 if code == KC_CATEGORIES else 4)
+                    g.span[k] = start - base
+                    g.span[k + 1] = p - base
+        if p != NULL:
+            p = _sep(p, end, 125, &more)
+        if p == NULL:
+            return 2 if g.nomem else 1
+    if seen != M_TOP:
+        return 1
+    p = _ws(p, end)
+    return 0 if p == end else 1
+
+
+cdef void _gt_free(GT* g) noexcept nogil:
+    cdef int c
+    for c in range(NCOL):
+        free(g.col[c].data)
+        g.col[c].data = NULL
+    free(g.top.buf.data)
+    free(g.obj.buf.data)
+    g.top.buf.data = NULL
+    g.obj.buf.data = NULL
+
+
+# name, dtype, which count gives its length (0 images, 1 categories, 2 annotations,
+# 3 own element count), width
+_GT_COLUMNS = (
+    ("img_id", np.int64, 0, 1), ("img_height", np.int64, 0, 1), ("img_width", np.int64, 0, 1),
+    ("cat_id", np.int64, 1, 1),
+    ("ann_id", np.int64, 2, 1), ("ann_image_id", np.int64, 2, 1),
+    ("ann_category_id", np.int64, 2, 1), ("ann_area", np.float64, 2, 1),
+    ("ann_iscrowd", np.int64, 2, 1), ("ann_bbox", np.float64, 2, 4),
+    ("ann_has_bbox", np.uint8, 2, 1), ("ann_ignore", np.uint8, 2, 1),
+    ("ann_seg_kind", np.uint8, 2, 1), ("ann_rle_h", np.int64, 2, 1),
+    ("ann_rle_w", np.int64, 2, 1), ("ann_counts_start", np.int64, 2, 1),
+    ("ann_counts_len", np.int64, 2, 1), ("ann_counts_escaped", np.uint8, 2, 1),
+    ("poly_coords", np.float64, 3, 1), ("poly_off", np.int64, 3, 1),
+    ("ann_poly_off", np.int64, 3, 1), ("rle_counts", np.int64, 3, 1),
+    ("ann_rle_off", np.int64, 3, 1), ("ann_has_iscrowd", np.uint8, 2, 1),
+)
+
+
+assert len(_GT_COLUMNS) == NCOL
+
+
+def scan_ground_truth(const unsigned char[::1] buf not None):
+    """Parse a COCO instances ground-truth JSON file into column arrays, or return ``None``.
+
+    Parameters
+    ----------
+    buf : numpy.ndarray of uint8, bytes or bytearray
+        The whole file (any contiguous byte buffer, read-only is enough; it is
+        never modified).
+
+    Returns
+    -------
+    dict of numpy.ndarray or None
+        ``None`` for anything outside the schema (the caller then falls back
+        to a general JSON parser, which also words any error): the top level
+        must be an object (whitespace around it, no BOM) with ``images``,
+        ``annotations`` and ``categories`` once each, arrays of objects; any
+        other key may hold any valid JSON value (skipped, nesting at most 64
+        levels in the whole document).  No key may repeat within the top
+        level, an image, a category or an annotation, and at most 64 keys
+        outside the schema per such object.  Images need ``id``, ``height``,
+        ``width`` (integer tokens of at most 18 digits, sizes >= 1),
+        categories ``id``; annotations ``id``, ``image_id``, ``category_id``
+        (integer tokens), ``area`` (a number), optionally ``iscrowd`` (the
+        integer token 0 or 1; LVIS has none), ``bbox`` (exactly 4 numbers), ``ignore`` (a
+        number, ``true`` or ``false``) and ``segmentation``: polygons (an
+        array of arrays of numbers) or an RLE object with exactly ``size``
+        (2 integer tokens) and ``counts`` (a string of bytes 0x20..0x7f,
+        escapes only ``\\\\ \\" \\/`` or ``\\u00XX`` of such a byte, or an
+        array of integer tokens >= 0).  Numbers follow the strict JSON grammar
+        (integer tokens used as numbers at most 15 digits).  Strings must be
+        valid UTF-8; lone surrogate escapes and encoded surrogates, which
+        json.loads lets through, are refused too.
+
+        Otherwise a dict with, for I images, C categories, A annotations,
+        P polygons:
+
+        ``images_span``, ``categories_span``, ``annotations_span`` : int64 (2,),
+            ``[start, end)`` of the array values in ``buf``
+        ``img_id``, ``img_height``, ``img_width`` : int64 (I,)
+        ``cat_id`` : int64 (C,)
+        ``ann_id``, ``ann_image_id``, ``ann_category_id``, ``ann_iscrowd`` : int64 (A,)
+            (``ann_iscrowd`` 0 where absent; ``ann_has_iscrowd`` uint8 says where present)
+        ``ann_area`` : float64 (A,), ``float`` of the value
+        ``ann_bbox`` : float64 (A, 4), zeros where absent; ``ann_has_bbox`` uint8
+        ``ann_ignore`` : uint8, 0 absent, 1 falsy, 2 truthy
+        ``ann_seg_kind`` : uint8, 0 none, 1 polygons, 2 compressed RLE,
+            3 uncompressed RLE
+        ``poly_coords`` : float64, every polygon coordinate in order;
+            ``poly_off`` int64 (P + 1); ``ann_poly_off`` int64 (A + 1)
+        ``ann_rle_h``, ``ann_rle_w`` : int64 (A,), RLE size, 0 for other kinds
+        ``ann_counts_start``, ``ann_counts_len`` : int64 (A,), the raw (still
+            escaped) counts string in ``buf`` for kind 2, else 0;
+            ``ann_counts_escaped`` uint8, 1 when it holds a backslash
+        ``rle_counts`` : int64, uncompressed counts in order; ``ann_rle_off``
+            int64 (A + 1)
+
+    Examples
+    --------
+    >>> cols = scan_ground_truth(b'{"images": [{"id": 1, "height": 4, "width": 5}],'
+    ...     b' "annotations": [{"id": 3, "image_id": 1, "category_id": 2, "area": 2,'
+    ...     b' "iscrowd": 0, "segmentation": [[0, 0, 1, 0, 1, 1]]}],'
+    ...     b' "categories": [{"id": 2, "name": "x"}], "info": null}')
+    >>> cols["poly_coords"].tolist(), cols["poly_off"].tolist(), cols["ann_poly_off"].tolist()
+    ([0.0, 0.0, 1.0, 0.0, 1.0, 1.0], [0, 6], [0, 1])
+    >>> scan_ground_truth(b'{"images": [], "annotations": [], "categories": {}}') is None
+    True
+    """
+    cdef Py_ssize_t size = buf.shape[0]
+    cdef GT g
+    cdef int status, c
+    cdef cptr base
+    cdef Py_ssize_t n
+    cdef Py_ssize_t counts[3]
+    cdef void* shrunk
+    if size == 0:
+        return None
+    memset(&g, 0, sizeof(GT))
+    base = &buf[0]
+    with nogil:
+        status = _gt(base, size, &g)
+    if status != 0:
+        _gt_free(&g)
+        if status == 2:
+            raise MemoryError("boundary_api: no memory to scan the ground-truth file")
+        return None
+    counts[0] = g.col[C_IMG_ID].n
+    counts[1] = g.col[C_CAT_ID].n
+    counts[2] = g.col[C_ANN_ID].n
+    try:
+        out = {"images_span": np.array([g.span[0], g.span[1]], np.int64),
+               "categories_span": np.array([g.span[2], g.span[3]], np.int64),
+               "annotations_span": np.array([g.span[4], g.span[5]], np.int64)}
+        for c in range(NCOL):
+            name, dtype, which, width = _GT_COLUMNS[c]
+            n = g.col[c].n if which == 3 else counts[which]
+            shape = (n, width) if width > 1 else (n,)
+            if n == 0:
+                out[name] = np.zeros(shape, dtype)
+            else:
+                # hand back the unused tail (up to half of a doubled block)
+                shrunk = realloc(g.col[c].data, <size_t> g.col[c].n * <size_t> np.dtype(dtype).itemsize)
+                if shrunk != NULL:
+                    g.col[c].data = <char*> shrunk
+                out[name] = _take(<void**> &g.col[c].data, dtype, shape)
+        return out
+    finally:
+        _gt_free(&g)   # frees only what was not taken

@@ -1,0 +1,818 @@
+# cython: language_level=3, boundscheck=False, wraparound=False, cdivision=True, initializedcheck=False
+# Longer than 800 lines because the whole-file scan and the chunked parallel scan share
+# the column buffers and both passes: apart, they would export those through a .pxd.
+"""Native scanner for COCO *results* JSON: the file straight into column arrays.
+
+Private module (``boundary_api.instance._scan_results``).  A results file is a JSON
+array of detections, each an object with ``image_id``, ``category_id``,
+``score`` and optionally ``bbox`` and an RLE ``segmentation``.  Turning it into
+one Python dict per detection costs more than the evaluation of box AP itself;
+this scanner reads the bytes once, without the GIL, and returns one numpy
+array per field, with every RLE ``counts`` string left in the caller's buffer
+(unescaped in place) and located by offset and length.
+
+It only accepts a narrow, common schema (see :func:`scan_results`); for
+anything else it returns ``None`` and leaves the buffer untouched, so that the
+caller can hand the same bytes to a general JSON parser, which also words any
+error.  It never raises for bad input and never reads outside the buffer.
+A large file may be scanned in chunks on several threads, with the very same
+outcome as on one (see :func:`scan_results`).
+"""
+
+from libc.stdint cimport int64_t, int32_t, uint8_t, uint64_t
+from libc.stdlib cimport calloc, realloc, free
+from libc.string cimport memcpy, memmove, memset, memchr
+
+from boundary_api.instance._json cimport (cptr, STR_CLASS, _load8, _special8, _backslash8, _first8, _ws,
+                                          _int, _num, _colon, _take)
+
+import numpy as np
+
+# bits of ``present``
+cdef enum:
+    P_IMAGE = 1
+    P_CAT = 2
+    P_SCORE = 4
+    P_BBOX = 8
+    P_SEG = 16
+
+# bit of ``key_order``: segmentation had "counts" before "size"
+cdef enum:
+    K_COUNTS_FIRST = 1 << 30
+
+# the result being parsed; copied into the columns once its object closed
+cdef struct Rec:
+    int64_t image_id
+    int64_t category_id
+    double score
+    double bbox[4]
+    int64_t seg_h
+    int64_t seg_w
+    int64_t cstart     # offset of the counts string (first byte after the quote)
+    int64_t clen       # escaped length while scanning, unescaped length after
+    int64_t cesc       # offset of the first backslash in counts from cstart, or -1
+    int32_t key_order
+    uint8_t present
+    uint8_t int_kind
+
+
+cdef inline cptr _key(cptr p, cptr end, int* code) noexcept nogil:
+    """A key string at ``p`` (on its opening quote): the code of the known key."""
+    cdef cptr s
+    cdef Py_ssize_t n
+    if p >= end or p[0] != 34:
+        return NULL
+    p += 1
+    s = p
+    while p < end and STR_CLASS[p[0]] == 0:
+        p += 1
+    if p >= end or p[0] != 34:
+        return NULL      # truncated, escaped or refused byte
+    n = p - s
+    code[0] = 0
+    if n == 8 and s[0] == 105 and s[1] == 109 and s[2] == 97 and s[3] == 103 and s[4] == 101 \
+            and s[5] == 95 and s[6] == 105 and s[7] == 100:                      # image_id
+        code[0] = 1
+    elif n == 11 and s[0] == 99 and s[1] == 97 and s[2] == 116 and s[3] == 101 and s[4] == 103 \
+            and s[5] == 111 and s[6] == 114 and s[7] == 121 and s[8] == 95 and s[9] == 105 \
+            and s[10] == 100:                                                    # category_id
+        code[0] = 2
+    elif n == 5 and s[0] == 115 and s[1] == 99 and s[2] == 111 and s[3] == 114 and s[4] == 101:
+        code[0] = 3                                                              # score
+    elif n == 4 and s[0] == 98 and s[1] == 98 and s[2] == 111 and s[3] == 120:
+        code[0] = 4                                                              # bbox
+    elif n == 12 and s[0] == 115 and s[1] == 101 and s[2] == 103 and s[3] == 109 and s[4] == 101 \
+            and s[5] == 110 and s[6] == 116 and s[7] == 97 and s[8] == 116 and s[9] == 105 \
+            and s[10] == 111 and s[11] == 110:                                   # segmentation
+        code[0] = 5
+    elif n == 4 and s[0] == 115 and s[1] == 105 and s[2] == 122 and s[3] == 101:
+        code[0] = 6                                                              # size
+    elif n == 6 and s[0] == 99 and s[1] == 111 and s[2] == 117 and s[3] == 110 and s[4] == 116 \
+            and s[5] == 115:                                                     # counts
+        code[0] = 7
+    return p + 1
+
+
+cdef inline cptr _counts(cptr p, cptr end, cptr base, Rec* r) noexcept nogil:
+    """Validate the counts string at ``p`` (on its quote); record where it is.
+
+    Nothing is written here: unescaping waits until the whole file passed.
+    """
+    cdef cptr s
+    cdef uint8_t c
+    cdef uint64_t mask
+    if p >= end or p[0] != 34:
+        return NULL
+    p += 1
+    s = p
+    r.cstart = s - base
+    r.cesc = -1
+    while True:
+        while p + 8 <= end:
+            mask = _special8(_load8(p))
+            if mask:
+                p += _first8(mask)
+                break
+            p += 8
+        else:
+            while p < end and STR_CLASS[p[0]] == 0:
+                p += 1
+        if p >= end:
+            return NULL
+        c = STR_CLASS[p[0]]
+        if c == 1:
+            r.clen = p - s
+            return p + 1
+        if c == 3:
+            return NULL
+        # backslash: only \\ \" \/ are in the schema
+        if p + 1 >= end or not (p[1] == 92 or p[1] == 34 or p[1] == 47):
+            return NULL
+        if r.cesc < 0:
+            r.cesc = p - s
+        p += 2
+
+
+cdef cptr _segm(cptr p, cptr end, cptr base, Rec* r) noexcept nogil:
+    """``{"size": [h, w], "counts": "..."}`` in either key order."""
+    cdef int code, seen = 0, k
+    cdef int64_t v
+    if p >= end or p[0] != 123:
+        return NULL
+    p = _ws(p + 1, end)
+    for k in range(2):
+        p = _key(p, end, &code)
+        if p == NULL:
+            return NULL
+        p = _colon(p, end)
+        if p == NULL:
+            return NULL
+        if code == 6 and not (seen & 1):
+            seen |= 1
+            if p >= end or p[0] != 91:
+                return NULL
+            p = _int(_ws(p + 1, end), end, &r.seg_h)
+            if p == NULL:
+                return NULL
+            p = _ws(p, end)
+            if p >= end or p[0] != 44:
+                return NULL
+            p = _int(_ws(p + 1, end), end, &r.seg_w)
+            if p == NULL:
+                return NULL
+            p = _ws(p, end)
+            if p >= end or p[0] != 93:
+                return NULL
+            p += 1
+        elif code == 7 and not (seen & 2):
+            if seen == 0:
+                r.key_order |= K_COUNTS_FIRST
+            seen |= 2
+            p = _counts(p, end, base, r)
+            if p == NULL:
+                return NULL
+        else:
+            return NULL
+        p = _ws(p, end)
+        if p >= end:
+            return NULL
+        if k == 0:
+            if p[0] != 44:
+                return NULL
+            p = _ws(p + 1, end)
+        elif p[0] != 125:
+            return NULL
+    return p + 1
+
+
+cdef cptr _bbox(cptr p, cptr end, Rec* r) noexcept nogil:
+    """An array of exactly four numbers."""
+    cdef int k
+    cdef bint is_int
+    if p >= end or p[0] != 91:
+        return NULL
+    p += 1
+    for k in range(4):
+        p = _num(_ws(p, end), end, &r.bbox[k], &is_int)
+        if p == NULL:
+            return NULL
+        if is_int:
+            r.int_kind |= <uint8_t> (2 << k)
+        p = _ws(p, end)
+        if p >= end or p[0] != (93 if k == 3 else 44):
+            return NULL
+        p += 1
+    return p
+
+
+cdef struct Cols:
+    # one C array per output column (the returned numpy arrays take them over)
+    int64_t* image_id
+    int64_t* category_id
+    double* score
+    double* bbox          # 4 per result
+    int64_t* seg_h
+    int64_t* seg_w
+    int64_t* cstart
+    int64_t* clen
+    uint8_t* present
+    uint8_t* int_kind
+    int32_t* key_order
+    int64_t* cesc         # scratch for pass two, freed before returning
+
+
+cdef void _cols_free(Cols* c) noexcept nogil:
+    free(c.image_id)
+    free(c.category_id)
+    free(c.score)
+    free(c.bbox)
+    free(c.seg_h)
+    free(c.seg_w)
+    free(c.cstart)
+    free(c.clen)
+    free(c.present)
+    free(c.int_kind)
+    free(c.key_order)
+    free(c.cesc)
+    memset(c, 0, sizeof(Cols))
+
+
+cdef bint _grow(void** ptr, size_t nbytes) noexcept nogil:
+    """realloc ``ptr[0]``; on failure it keeps its old block."""
+    cdef void* t = realloc(ptr[0], nbytes if nbytes else 1)
+    if t == NULL:
+        return 0
+    ptr[0] = t
+    return 1
+
+
+cdef bint _cols_resize_outputs(Cols* c, Py_ssize_t cap) noexcept nogil:
+    """Resize the returned columns (every one but ``cesc``) to ``cap`` rows."""
+    cdef size_t n = <size_t> cap
+    return (_grow(<void**> &c.image_id, n * 8) and _grow(<void**> &c.category_id, n * 8)
+            and _grow(<void**> &c.score, n * 8) and _grow(<void**> &c.bbox, n * 32)
+            and _grow(<void**> &c.seg_h, n * 8) and _grow(<void**> &c.seg_w, n * 8)
+            and _grow(<void**> &c.cstart, n * 8) and _grow(<void**> &c.clen, n * 8)
+            and _grow(<void**> &c.present, n) and _grow(<void**> &c.int_kind, n)
+            and _grow(<void**> &c.key_order, n * 4))
+
+
+cdef bint _cols_resize(Cols* c, Py_ssize_t cap) noexcept nogil:
+    """Resize every column, ``cesc`` included, to ``cap`` rows."""
+    return _cols_resize_outputs(c, cap) and _grow(<void**> &c.cesc, <size_t> cap * 8)
+
+
+cdef int _scan_objects(cptr base, Py_ssize_t size, Py_ssize_t start, Py_ssize_t stop,
+                       Cols* cols, Py_ssize_t* n_out) noexcept nogil:
+    """Pass one from the object that starts at ``start``: validate and fill the columns.
+
+    With ``stop < 0`` the objects run to the closing ``]`` of the array, which
+    only whitespace may follow (the whole rest of the file).  With
+    ``stop >= 0`` (a chunk of a split scan) the scan ends as soon as the next
+    object would start at or after ``stop``.
+
+    Returns 0 when every object passed (and, with ``stop >= 0``, the next
+    object starts exactly at ``stop``), 1 when an object or the array's end is
+    refused by the grammar, 2 when memory ran out, 3 (only with
+    ``stop >= 0``) when the objects did not lead exactly to ``stop``: the
+    array ended first, or an object straddles it.
+    """
+    cdef cptr p = base + start
+    cdef cptr end = base + size
+    cdef Rec rec
+    cdef Rec* r = &rec
+    cdef Py_ssize_t n = 0, cap
+    cdef int code, nk, k
+    cdef bint is_int
+    # grown by doubling; a result takes under 100 bytes
+    cap = ((stop if stop >= 0 else size) - start) // 1024 + 16
+    if not _cols_resize(cols, cap):
+        return 2
+    while True:
+        if n == cap:
+            cap = cap * 2
+            if not _cols_resize(cols, cap):
+                return 2
+        r.present = 0
+        r.int_kind = 0
+        r.key_order = 0
+        r.bbox[0] = r.bbox[1] = r.bbox[2] = r.bbox[3] = 0.0
+        r.seg_h = r.seg_w = r.cstart = r.clen = 0
+        r.cesc = -1
+        if p >= end or p[0] != 123:
+            return 1
+        p = _ws(p + 1, end)
+        nk = 0
+        while True:
+            p = _key(p, end, &code)
+            if p == NULL or code == 0 or code > 5 or (r.present & (1 << (code - 1))):
+                return 1   # unknown or repeated key
+            r.present |= <uint8_t> (1 << (code - 1))
+            r.key_order |= code << (3 * nk)
+            nk += 1
+            p = _colon(p, end)
+            if p == NULL:
+                return 1
+            if code == 1:
+                p = _int(p, end, &r.image_id)
+            elif code == 2:
+                p = _int(p, end, &r.category_id)
+            elif code == 3:
+                p = _num(p, end, &r.score, &is_int)
+                if is_int:
+                    r.int_kind |= 1
+            elif code == 4:
+                p = _bbox(p, end, r)
+            else:
+                p = _segm(p, end, base, r)
+            if p == NULL:
+                return 1
+            p = _ws(p, end)
+            if p >= end:
+                return 1
+            if p[0] == 44:
+                p = _ws(p + 1, end)
+                continue
+            if p[0] == 125:
+                p += 1
+                break
+            return 1
+        if (r.present & (P_IMAGE | P_CAT | P_SCORE)) != (P_IMAGE | P_CAT | P_SCORE):
+            return 1
+        cols.image_id[n] = r.image_id
+        cols.category_id[n] = r.category_id
+        cols.score[n] = r.score
+        for k in range(4):
+            cols.bbox[4 * n + k] = r.bbox[k]
+        cols.seg_h[n] = r.seg_h
+        cols.seg_w[n] = r.seg_w
+        cols.cstart[n] = r.cstart
+        cols.clen[n] = r.clen
+        cols.cesc[n] = r.cesc
+        cols.present[n] = r.present
+        cols.int_kind[n] = r.int_kind
+        cols.key_order[n] = r.key_order
+        n += 1
+        p = _ws(p, end)
+        if p >= end:
+            return 1
+        if p[0] == 44:
+            p = _ws(p + 1, end)
+            if stop >= 0 and p - base >= stop:
+                n_out[0] = n
+                # the next object must begin exactly where the next chunk began
+                return 0 if p - base == stop else 3
+            continue
+        if p[0] == 93:
+            if stop >= 0:
+                return 3   # the array ended before the next chunk's start
+            break
+        return 1
+    p = _ws(p + 1, end)
+    if p != end:
+        return 1
+    n_out[0] = n
+    return 0
+
+
+cdef int _head(cptr base, Py_ssize_t size, Py_ssize_t* first) noexcept nogil:
+    """Offset of the first object of the array (its ``{`` unchecked): 0 ok, 1 refused."""
+    cdef cptr p = _ws(base, base + size)
+    cdef cptr end = base + size
+    if p >= end or p[0] != 91:
+        return 1
+    p = _ws(p + 1, end)
+    if p >= end or p[0] == 93:
+        return 1          # truncated, or empty: left to the general parser
+    first[0] = p - base
+    return 0
+
+
+cdef int _scan(cptr base, Py_ssize_t size, Cols* cols, Py_ssize_t* n_out) noexcept nogil:
+    """Pass one over the whole file.  0 ok, 1 refused, 2 no memory."""
+    cdef Py_ssize_t first = 0
+    cdef int status
+    if _head(base, size, &first):
+        return 1
+    status = _scan_objects(base, size, first, -1, cols, n_out)
+    if status == 0:
+        # hand back the unused tail; if shrinking failed the larger blocks still serve
+        _cols_resize(cols, n_out[0])
+    return status
+
+
+cdef void _unescape(unsigned char* base, Cols* cols, Py_ssize_t n) noexcept nogil:
+    """Pass two, only after the whole file passed: unescape counts in place."""
+    cdef Py_ssize_t i
+    cdef unsigned char* p
+    cdef unsigned char* w
+    cdef unsigned char* q
+    cdef unsigned char c
+    cdef uint64_t x, mask
+    cdef Py_ssize_t k, j
+    for i in range(n):
+        if cols.cesc[i] < 0:
+            continue
+        w = p = base + cols.cstart[i] + cols.cesc[i]
+        q = base + cols.cstart[i] + cols.clen[i]
+        while p < q:
+            if p + 8 <= q:
+                x = _load8(p)
+                mask = _backslash8(x)
+                if mask == 0:
+                    memmove(w, p, 8)   # w <= p
+                    p += 8
+                    w += 8
+                    continue
+                # only the bytes before the backslash: writing more would
+                # overwrite source bytes not yet read
+                k = _first8(mask)
+                for j in range(k):
+                    w[j] = p[j]
+                p += k
+                w += k
+            c = p[0]
+            if c == 92:
+                # validated: the escaped byte is the byte itself (backslash, quote, slash)
+                c = p[1]
+                p += 2
+            else:
+                p += 1
+            w[0] = c
+            w += 1
+        cols.clen[i] = w - (base + cols.cstart[i])
+
+
+# --------------------------------------------------------------------------- split scan
+#
+# A large file is cut at k-1 candidate object starts (a '{' after '}' ',' with
+# only whitespace between) and the chunks are scanned on k threads.  A
+# candidate may lie inside a string; chunk i-1, which starts at a verified
+# object start, proves chunk i's candidate only by arriving at it exactly as
+# the start of its next object.  Chunk 0 starts where the whole-file scan
+# starts, so by induction every chunk then scans exactly the objects the
+# whole-file scan would, and the columns concatenate to its output.
+
+#: files below this size are scanned on one thread (a split costs thread starts)
+MIN_PARALLEL_BYTES = 8 << 20
+#: at most this many chunks (and threads) whatever ``num_threads`` says
+MAX_CHUNKS = 256
+
+
+cdef inline bint _is_ws(unsigned char c) noexcept nogil:
+    return c == 32 or c == 10 or c == 13 or c == 9
+
+
+cdef Py_ssize_t _candidate(cptr base, Py_ssize_t lo, Py_ssize_t hi) noexcept nogil:
+    """First ``{`` in ``[lo, hi)`` preceded, whitespace aside, by ``,`` and then
+    ``}``; -1 when there is none."""
+    cdef const void* q
+    cdef Py_ssize_t j, b
+    while lo < hi:
+        q = memchr(base + lo, 123, <size_t> (hi - lo))
+        if q == NULL:
+            return -1
+        j = <cptr> q - base
+        b = j - 1
+        while b >= 0 and _is_ws(base[b]):
+            b -= 1
+        if b >= 0 and base[b] == 44:
+            b -= 1
+            while b >= 0 and _is_ws(base[b]):
+                b -= 1
+            if b >= 0 and base[b] == 125:
+                return j
+        lo = j + 1
+    return -1
+
+
+cdef void _cols_copy(Cols* dst, Py_ssize_t at, Cols* src, Py_ssize_t n) noexcept nogil:
+    """Rows ``[0, n)`` of ``src`` into rows ``[at, at + n)`` of ``dst`` (not ``cesc``)."""
+    cdef size_t m = <size_t> n
+    if n == 0:
+        return
+    memcpy(dst.image_id + at, src.image_id, m * 8)
+    memcpy(dst.category_id + at, src.category_id, m * 8)
+    memcpy(dst.score + at, src.score, m * 8)
+    memcpy(dst.bbox + 4 * at, src.bbox, m * 32)
+    memcpy(dst.seg_h + at, src.seg_h, m * 8)
+    memcpy(dst.seg_w + at, src.seg_w, m * 8)
+    memcpy(dst.cstart + at, src.cstart, m * 8)
+    memcpy(dst.clen + at, src.clen, m * 8)
+    memcpy(dst.present + at, src.present, m)
+    memcpy(dst.int_kind + at, src.int_kind, m)
+    memcpy(dst.key_order + at, src.key_order, m * 4)
+
+
+cdef class _SplitScan:
+    """The state of one split scan: chunk starts, per-chunk columns and statuses.
+
+    Its methods take a range of chunk indices and run without the GIL; the C
+    blocks still owned when it dies are freed then.
+    """
+    cdef unsigned char* base
+    cdef Py_ssize_t size
+    cdef Py_ssize_t k
+    cdef Py_ssize_t* starts   # k + 1 entries, the last -1 (to the end of the array)
+    cdef Py_ssize_t* ns       # results per chunk
+    cdef Py_ssize_t* offs     # first output row per chunk
+    cdef int* status
+    cdef Cols* cols           # cols[0] becomes the output once all chunks passed
+
+    def __cinit__(self, Py_ssize_t k):
+        self.k = k
+        self.starts = <Py_ssize_t*> calloc(k + 1, sizeof(Py_ssize_t))
+        self.ns = <Py_ssize_t*> calloc(k, sizeof(Py_ssize_t))
+        self.offs = <Py_ssize_t*> calloc(k, sizeof(Py_ssize_t))
+        self.status = <int*> calloc(k, sizeof(int))
+        self.cols = <Cols*> calloc(k, sizeof(Cols))
+        if (self.starts == NULL or self.ns == NULL or self.offs == NULL or self.status == NULL
+                or self.cols == NULL):
+            raise MemoryError("boundary_api: no memory to split the results scan")
+
+    def __dealloc__(self):
+        cdef Py_ssize_t i
+        if self.cols != NULL:
+            for i in range(self.k):
+                _cols_free(&self.cols[i])
+        free(self.cols)
+        free(self.starts)
+        free(self.ns)
+        free(self.offs)
+        free(self.status)
+
+    def scan(self, Py_ssize_t lo, Py_ssize_t hi):
+        """Pass one over chunks ``[lo, hi)``."""
+        cdef Py_ssize_t i
+        with nogil:
+            for i in range(lo, hi):
+                self.status[i] = _scan_objects(self.base, self.size, self.starts[i],
+                                               self.starts[i + 1], &self.cols[i], &self.ns[i])
+
+    def finish(self, Py_ssize_t lo, Py_ssize_t hi):
+        """Pass two over chunks ``[lo, hi)``: unescape their counts in place and
+        move their rows into the output (``cols[0]``, already grown to all rows)."""
+        cdef Py_ssize_t i
+        with nogil:
+            for i in range(lo, hi):
+                _unescape(self.base, &self.cols[i], self.ns[i])
+                free(self.cols[i].cesc)
+                self.cols[i].cesc = NULL
+                if i > 0:
+                    _cols_copy(&self.cols[0], self.offs[i], &self.cols[i], self.ns[i])
+                    _cols_free(&self.cols[i])
+
+
+cdef int _split_scan(_SplitScan job, unsigned char* base, Py_ssize_t size, int num_threads,
+                     Py_ssize_t* n_out, list trace) except -1:
+    """Scan ``base[:size]`` as ``job.k`` chunks on ``num_threads`` threads.
+
+    Returns 0 when the columns are in ``job.cols[0]`` (``n_out[0]`` rows, counts
+    unescaped), 1 when the file is certainly refused (the whole-file scan
+    would refuse it; the buffer untouched), 4 when the split proved nothing
+    (the buffer untouched; the caller scans the whole file).
+    """
+    from concurrent.futures import ThreadPoolExecutor
+
+    cdef Py_ssize_t i, k = job.k, total = 0
+    cdef int s
+    job.base = base
+    job.size = size
+    # chunk i is the range [i, i + 1); one pool for both passes (threads start once)
+    with ThreadPoolExecutor(max_workers=min(num_threads, k)) as pool:
+        list(pool.map(job.scan, range(k), range(1, k + 1)))
+        for i in range(k):
+            s = job.status[i]
+            if s == 0:
+                continue
+            # chunks 0..i-1 passed and led exactly to chunk i's start, so the
+            # whole-file scan reaches chunk i's start too and refuses what chunk i refused
+            if s == 1:
+                if trace is not None:
+                    trace.append(("refused", k, i))
+                return 1
+            if trace is not None:
+                trace.append(("fallback", k, i))
+            return 4
+        for i in range(k):
+            job.offs[i] = total
+            total += job.ns[i]
+        if not _cols_resize_outputs(&job.cols[0], total):
+            if trace is not None:
+                trace.append(("fallback", k, -1))
+            return 4
+        # from here on the buffer changes: every chunk passed and every start is proven
+        list(pool.map(job.finish, range(k), range(1, k + 1)))
+    n_out[0] = total
+    if trace is not None:
+        trace.append(("split", k, -1))
+    return 0
+
+
+def scan_results(unsigned char[::1] buf not None, num_threads=1, *, _min_parallel_bytes=None,
+                 _trace=None):
+    """Parse a COCO results JSON file into column arrays, or return ``None``.
+
+    Parameters
+    ----------
+    buf : bytearray
+        The whole file, writable (any writable contiguous byte buffer).  On
+        success the RLE ``counts`` strings are unescaped in place; on ``None``
+        the buffer is left exactly as it was.
+    num_threads : int, default 1
+        Threads to scan with.  A file of at least :data:`MIN_PARALLEL_BYTES`
+        is cut into ``num_threads`` chunks (at most :data:`MAX_CHUNKS`) at
+        likely object starts, scanned side by side; the result (columns,
+        offsets, buffer) is the same as on one thread for every input.  A cut that the scan does not confirm as
+        an object start (one inside a string, say) makes it scan the whole
+        file on one thread instead.
+    _min_parallel_bytes : int, optional
+        Private (tests): the file size from which to split, instead of
+        :data:`MIN_PARALLEL_BYTES`.
+    _trace : list, optional
+        Private (tests): receives one tuple saying how the scan went:
+        ``("single", 1, -1)``, ``("split", k, -1)`` (``k`` chunks, all
+        confirmed), ``("refused", k, i)`` (chunk ``i`` refused after every
+        earlier one was confirmed: ``None`` without a second scan) or
+        ``("fallback", k, i)`` (chunk ``i``'s start unconfirmed or no memory;
+        then the whole-file scan's tuple follows).
+
+    Returns
+    -------
+    dict of numpy.ndarray or None
+        ``None`` when the input is not in the fast schema: a non-empty JSON
+        array (whitespace around it allowed, no BOM) of objects whose keys are
+        among ``image_id``, ``category_id``, ``score`` (all three required),
+        ``bbox`` and ``segmentation``, each at most once, in any order, not
+        escaped; ids integer tokens of at most 18 digits; ``score`` and the
+        four ``bbox`` values JSON numbers (integer tokens of at most 15
+        digits); ``segmentation`` exactly ``{"size": [h, w], "counts": str}``
+        with integer ``h``, ``w`` and ASCII ``counts`` (no control bytes, only
+        the escapes ``\\\\``, ``\\"``, ``\\/``).  Anything else, including any
+        malformed JSON, gives ``None``.
+
+        Otherwise a dict, every array of length ``n`` (number of results):
+
+        ``image_id``, ``category_id`` : int64
+        ``score`` : float64, equal to ``float`` of the parsed value
+        ``bbox`` : float64, shape (n, 4), zeros where absent
+        ``seg_h``, ``seg_w`` : int64, ``segmentation["size"]``, 0 where absent
+        ``counts_start``, ``counts_len`` : int64, where the unescaped counts
+            string lies in ``buf`` (0, 0 where absent)
+        ``present`` : uint8, bits 1 image_id, 2 category_id, 4 score, 8 bbox,
+            16 segmentation
+        ``int_kind`` : uint8, bit 0 the score was an integer token, bits 1..4
+            ``bbox[0..3]`` were
+        ``key_order`` : int32, 3 bits per key in order of appearance (first key
+            lowest; codes 1 image_id, 2 category_id, 3 score, 4 bbox,
+            5 segmentation), plus bit 30 when ``counts`` came before ``size``
+
+    Examples
+    --------
+    >>> buf = bytearray(b'[{"image_id": 1, "category_id": 2, "score": 0.5,'
+    ...                 b' "segmentation": {"size": [4, 4], "counts": "a\\\\/b"}}]')
+    >>> cols = scan_results(buf)
+    >>> s, n = cols["counts_start"][0], cols["counts_len"][0]
+    >>> bytes(buf[s:s + n])
+    b'a/b'
+    >>> int(cols["present"][0]) == 1 | 2 | 4 | 16
+    True
+    >>> scan_results(bytearray(b'[{"image_id": 1.0, "category_id": 2, "score": 0.5}]')) is None
+    True
+    """
+    cdef Py_ssize_t size = buf.shape[0], n = 0, first = 0, lo, hi, cand, i, k
+    cdef Cols c
+    cdef int status
+    cdef unsigned char* base
+    cdef _SplitScan job
+    if isinstance(num_threads, bool) or not isinstance(num_threads, (int, np.integer)):
+        raise TypeError(f"num_threads must be a positive integer, got {num_threads!r}")
+    if num_threads < 1:
+        raise ValueError(f"num_threads must be >= 1, got {num_threads}")
+    min_bytes = MIN_PARALLEL_BYTES if _min_parallel_bytes is None else int(_min_parallel_bytes)
+    if size == 0:
+        return None
+    memset(&c, 0, sizeof(Cols))
+    base = &buf[0]
+    if num_threads > 1 and size >= min_bytes and _head(base, size, &first) == 0:
+        # chunk starts: the first object, then one candidate in each further
+        # k-th of the file (none when that part has no candidate)
+        k = min(num_threads, MAX_CHUNKS)
+        starts = [first]
+        cand = first
+        for i in range(1, k):
+            # (no negative indexing here: the module is compiled without wraparound)
+            lo = max(size // k * i, cand + 1)
+            hi = size if i == k - 1 else size // k * (i + 1)
+            if lo >= hi:
+                continue
+            with nogil:
+                lo = _candidate(base, lo, hi)
+            if lo >= 0:
+                cand = lo
+                starts.append(cand)
+        if len(starts) > 1:
+            job = _SplitScan(len(starts))
+            for i in range(len(starts)):
+                job.starts[i] = starts[i]
+            job.starts[len(starts)] = -1
+            status = _split_scan(job, base, size, int(num_threads), &n, _trace)
+            if status == 1:
+                return None
+            if status == 0:
+                c = job.cols[0]
+                memset(&job.cols[0], 0, sizeof(Cols))   # the output now belongs to c
+                return _columns(&c, n)
+            job = None   # its blocks are freed before the whole-file scan
+    if _trace is not None:
+        _trace.append(("single", 1, -1))
+    with nogil:
+        status = _scan(base, size, &c, &n)
+        if status == 0:
+            _unescape(base, &c, n)
+        free(c.cesc)
+        c.cesc = NULL
+    if status != 0:
+        _cols_free(&c)
+        if status == 2:
+            raise MemoryError("boundary_api: no memory to scan the results file")
+        return None
+    return _columns(&c, n)
+
+
+cdef dict _columns(Cols* cp, Py_ssize_t n):
+    """The output dict of :func:`scan_results`; takes the blocks of ``cp[0]``."""
+    cdef Cols c = cp[0]
+    memset(cp, 0, sizeof(Cols))
+    free(c.cesc)
+    c.cesc = NULL
+    try:
+        return {
+            "image_id": _take(<void**> &c.image_id, np.int64, (n,)),
+            "category_id": _take(<void**> &c.category_id, np.int64, (n,)),
+            "score": _take(<void**> &c.score, np.float64, (n,)),
+            "bbox": _take(<void**> &c.bbox, np.float64, (n, 4)),
+            "seg_h": _take(<void**> &c.seg_h, np.int64, (n,)),
+            "seg_w": _take(<void**> &c.seg_w, np.int64, (n,)),
+            "counts_start": _take(<void**> &c.cstart, np.int64, (n,)),
+            "counts_len": _take(<void**> &c.clen, np.int64, (n,)),
+            "present": _take(<void**> &c.present, np.uint8, (n,)),
+            "int_kind": _take(<void**> &c.int_kind, np.uint8, (n,)),
+            "key_order": _take(<void**> &c.key_order, np.int32, (n,)),
+        }
+    finally:
+        _cols_free(&c)   # frees only what an exception left untaken
+
+
+def compact_counts(unsigned char[::1] buf not None, int64_t[::1] counts_start not None,
+                   const int64_t[::1] counts_len not None):
+    """Move every counts string to the front of ``buf``, contiguously, in order.
+
+    Parameters
+    ----------
+    buf : bytearray
+        The buffer :func:`scan_results` scanned.
+    counts_start : numpy.ndarray of int64
+        Offsets of the strings; updated in place to their new offsets.
+    counts_len : numpy.ndarray of int64
+        Their lengths (entries of length 0 are given the current end).
+
+    Returns
+    -------
+    int
+        The number of bytes now used at the front of ``buf``; the caller may
+        ``del buf[used:]`` to free the rest.
+
+    Raises
+    ------
+    ValueError
+        If the arrays differ in length, a string lies outside ``buf``, or the
+        non-empty strings are not in increasing, non-overlapping order (moving
+        them would overwrite one not yet moved).
+    """
+    cdef Py_ssize_t n = counts_start.shape[0], i, size = buf.shape[0]
+    cdef int64_t pos = 0, prev_end = 0, s, l
+    cdef unsigned char* base
+    if counts_len.shape[0] != n:
+        raise ValueError(f"counts_start has {n} entries but counts_len {counts_len.shape[0]}")
+    for i in range(n):
+        s = counts_start[i]
+        l = counts_len[i]
+        if l == 0:
+            continue
+        if l < 0 or s < prev_end or s > size - l:
+            raise ValueError(f"counts string {i} (start {s}, length {l}) lies outside the buffer "
+                             f"or before the end of the previous one ({prev_end})")
+        prev_end = s + l
+    if size == 0:
+        counts_start[:] = 0
+        return 0
+    base = &buf[0]
+    with nogil:
+        for i in range(n):
+            l = counts_len[i]
+            if l:
+                memmove(base + pos, base + counts_start[i], l)
+            counts_start[i] = pos
+            pos += l
+    return pos
