@@ -1,5 +1,7 @@
 """``boundary-eval analyze --gt GT.json --dt RESULTS.json``: why Boundary AP is low --
-TIDE's error types with Boundary IoU, the boundary error, per size and category."""
+TIDE's error types with Boundary IoU, the boundary error, per size and category,
+the confusion matrix, calibration and optimal LRP (COCO or LVIS ground truth;
+boundary, segm or bbox)."""
 from __future__ import annotations
 
 import argparse
@@ -22,9 +24,10 @@ def threshold(text: str) -> float:
 
 
 def add_input_flags(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--gt", required=True, metavar="GT.json", help="ground truth: COCO instances JSON")
+    p.add_argument("--gt", required=True, metavar="GT.json", help="ground truth: COCO instances JSON or LVIS JSON (told apart by the content)")
     p.add_argument("--dt", required=True, metavar="DT.json",
-                   help="results: JSON list of {image_id, category_id, segmentation (compressed RLE), score}")
+                   help="results: JSON list of {image_id, category_id, segmentation (compressed RLE), score} "
+                        "(bbox instead of segmentation for --iou-type bbox)")
     p.add_argument("--dilation-ratio", type=ratio, default=0.02, metavar="R",
                    help="boundary width as a fraction of the image diagonal")
     p.add_argument("--pos-threshold", type=threshold, default=0.5, metavar="T",
@@ -58,9 +61,10 @@ def parser() -> argparse.ArgumentParser:
                     "Prints ΔAP x100 per error type, overall and per object size.",
         formatter_class=HelpFormatter)
     add_input_flags(p)
-    p.add_argument("--iou-type", choices=("boundary", "segm"), default="boundary",
+    p.add_argument("--iou-type", choices=("boundary", "segm", "bbox"), default="boundary",
                    help="boundary: IoU = min(mask IoU, boundary IoU); segm: mask IoU (plain TIDE, no boundary "
-                        "errors)")
+                        "errors); bbox: box IoU (confusion, calibration and LRP only: TIDE's breakdown is "
+                        "computed for boundary and segm on COCO ground truth)")
     add_diagnostic_flags(p)
     p.add_argument("--json-out", metavar="PATH",
                    help="write the breakdown (overall, per size, per category), the confusion matrix, the "
@@ -97,26 +101,38 @@ def _table(result, pos_threshold, iou_type: str = "boundary", dilation_ratio: fl
     return "\n".join(lines)
 
 
-def document(args, result, coverage, cats, diagnostics=None) -> dict:
-    """The ``--json-out`` document (the shared schema; see cli/output.py)."""
+def document(args, analysis: dict) -> dict:
+    """The ``--json-out`` document (the shared schema; see cli/output.py):
+    ``errors``, ``counts``, ``per_size``, ``per_category`` and
+    ``boundary_coverage`` are null where the library did not compute them, and
+    ``notes`` says why."""
     def errors(values):
         return {k: metric_value(v) for k, v in values.items()}
 
-    per_category = {c: {"name": cats.get(c, {}).get("name"), "AP": r["ap"], "errors": errors(r["errors"])}
-                    for c, r in sorted(result["per_category"].items(), key=lambda kv: kv[0])}
-    doc = build_document("coco", args.iou_type, args.dilation_ratio, {"--gt": args.gt, "--dt": args.dt},
-                         {"AP": result["ap"]}, max_dets=args.max_dets,
+    result, coverage = analysis["errors"], analysis["coverage"]
+    cats = analysis["gt"].cats
+    doc = build_document(analysis["kind"], args.iou_type, args.dilation_ratio, {"--gt": args.gt, "--dt": args.dt},
+                         {"AP": None if result is None else result["ap"]}, max_dets=args.max_dets,
                          settings_extra={"pos_threshold": args.pos_threshold,
                                          "background_threshold": args.background_threshold})
     out = {k: doc[k] for k in ("boundary_api_version", "settings", "AP")}
-    out["errors"] = errors(result["errors"])
-    out["counts"] = dict(result["counts"])
-    out["per_size"] = {s: {"AP": metric_value(r["ap"]), "errors": errors(r["errors"]), "counts": dict(r["counts"])}
-                       for s, r in result["per_size"].items()}
+    if result is None:
+        out.update({"errors": None, "counts": None, "per_size": None})
+    else:
+        out["errors"] = errors(result["errors"])
+        out["counts"] = dict(result["counts"])
+        out["per_size"] = {s: {"AP": metric_value(r["ap"]), "errors": errors(r["errors"]),
+                               "counts": dict(r["counts"])} for s, r in result["per_size"].items()}
     out["boundary_coverage"] = coverage
-    out["per_category"] = build_document("coco", args.iou_type, None, {}, {}, per_category)["per_category"]
-    if diagnostics is not None:
-        out.update(diagnostics)  # confusion, calibration, lrp (issue 30)
+    if result is None:
+        out["per_category"] = None
+    else:
+        per_category = {c: {"name": cats.get(c, {}).get("name"), "AP": r["ap"], "errors": errors(r["errors"])}
+                        for c, r in sorted(result["per_category"].items(), key=lambda kv: kv[0])}
+        out["per_category"] = build_document(analysis["kind"], args.iou_type, None, {}, {},
+                                             per_category)["per_category"]
+    out.update(analysis["diagnostics"])  # confusion, calibration, lrp (issue 30)
+    out["notes"] = dict(analysis["notes"])
     return out
 
 
@@ -132,13 +148,16 @@ def run(args) -> int:
                              calibration_bins=args.calibration_bins, lrp_threshold=args.lrp_threshold,
                              num_threads=args.threads)
     result, coverage = analysis["errors"], analysis["coverage"]
-    warning = coverage_warning(coverage)
+    warning = coverage_warning(coverage) if coverage is not None else None
     if warning and args.iou_type == "boundary":
         log.warning("%s", warning)
-    print(_table(result, args.pos_threshold, args.iou_type, args.dilation_ratio))
+    if result is None:
+        print(f"TIDE error breakdown: not computed: {analysis['notes']['errors']}.")
+    else:
+        print(_table(result, args.pos_threshold, args.iou_type, args.dilation_ratio))
     diagnostics = analysis["diagnostics"]
     cal, lrp = diagnostics["calibration"], diagnostics["lrp"]
-    if not args.quiet:
+    if not args.quiet or result is None:
         ece = "n/a" if cal["ece"] is None else f"{cal['ece']:.4f}"
         mce = "n/a" if cal["mce"] is None else f"{cal['mce']:.4f}"
         olrp = "n/a" if lrp["olrp"] is None else f"{100 * lrp['olrp']:.2f}"
@@ -146,5 +165,5 @@ def run(args) -> int:
               f"{lrp['tp_threshold']:g}): {olrp} x100")
     log.info("analyzed in %.2fs", analysis["seconds"])
     if args.json_out:
-        write_json(args.json_out, document(args, result, coverage, analysis["gt"].cats, diagnostics))
+        write_json(args.json_out, document(args, analysis))
     return 0

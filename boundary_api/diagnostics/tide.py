@@ -407,27 +407,32 @@ def pr_curves(coco_eval, iou_thrs=(0.5, 0.75)) -> Dict[str, Dict[float, np.ndarr
 
     Parameters
     ----------
-    coco_eval : boundary_api.COCOeval
+    coco_eval : boundary_api.COCOeval or boundary_api.LVISEval
         After ``accumulate()``.
     iou_thrs : sequence of float
-        IoU thresholds among ``params.iouThrs``.
+        IoU thresholds among the evaluation's (``params.iouThrs`` or ``params.iou_thrs``).
 
     Returns
     -------
     dict
-        ``{area label: {iou threshold: precision array over params.recThrs}}``
-        for the largest ``maxDets``; a point where no category has a value is NaN.
+        ``{area label: {iou threshold: precision array over the recall
+        thresholds}}`` (COCOeval: for the largest ``maxDets``); a point where no
+        category has a value is NaN.
     """
     p = coco_eval.params
-    prec = coco_eval.eval["precision"]
+    prec = np.asarray(coco_eval.eval["precision"])
+    if prec.ndim == 5:  # COCOeval: (T, R, K, A, M); LVISEval: (T, R, K, A)
+        prec = prec[..., -1]
+    thrs = np.asarray(p.iouThrs if hasattr(p, "iouThrs") else p.iou_thrs)
+    labels = p.areaRngLbl if hasattr(p, "areaRngLbl") else p.area_rng_lbl
     out = {}
-    for a, label in enumerate(p.areaRngLbl):
+    for a, label in enumerate(labels):
         out[label] = {}
         for t in iou_thrs:
-            k = np.flatnonzero(np.isclose(p.iouThrs, t))
+            k = np.flatnonzero(np.isclose(thrs, t))
             if not k.size:
-                raise ValueError(f"IoU threshold {t} is not among params.iouThrs")
-            x = prec[k[0], :, :, a, -1]
+                raise ValueError(f"IoU threshold {t} is not among the evaluation's IoU thresholds")
+            x = prec[k[0], :, :, a]
             valid = x > -1
             n = valid.sum(axis=1)
             with np.errstate(invalid="ignore"):
