@@ -63,8 +63,8 @@ def parser() -> argparse.ArgumentParser:
     add_input_flags(p)
     p.add_argument("--iou-type", choices=("boundary", "segm", "bbox"), default="boundary",
                    help="boundary: IoU = min(mask IoU, boundary IoU); segm: mask IoU (plain TIDE, no boundary "
-                        "errors); bbox: box IoU (confusion, calibration and LRP only: TIDE's breakdown is "
-                        "computed for boundary and segm on COCO ground truth)")
+                        "errors); bbox: box IoU (TIDE's error types with box IoU, no boundary errors). On LVIS ground "
+                        "truth TIDE's breakdown is left out (one line says why)")
     add_diagnostic_flags(p)
     p.add_argument("--json-out", metavar="PATH",
                    help="write the breakdown (overall, per size, per category), the confusion matrix, the "
@@ -92,7 +92,8 @@ def _table(result, pos_threshold, iou_type: str = "boundary", dilation_ratio: fl
 
     sizes = ("small", "medium", "large")
     ap = "n/a" if result["ap"] != result["ap"] else f"{100 * result['ap']:.2f}"
-    what = f"Boundary AP, dilation ratio {dilation_ratio:g}" if iou_type == "boundary" else "Mask AP"
+    what = {"boundary": f"Boundary AP, dilation ratio {dilation_ratio:g}", "segm": "Mask AP",
+            "bbox": "Box AP"}[iou_type]
     lines = [f"TIDE AP (IoU {pos_threshold:g}; {what}): {ap}    ΔAP x100 from fixing each error type:",
              f"{'error':<10}{'all':>8}" + "".join(f"{s:>8}" for s in sizes) + f"{'count':>8}"]
     for t in ERROR_TYPES:

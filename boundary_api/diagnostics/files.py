@@ -88,10 +88,9 @@ def analyze_files(gt, dt, *, iou_type: str = "boundary", dilation_ratio: float =
 
     The confusion matrix, calibration and LRP exist for every ground truth
     (COCO or LVIS) and ``iou_type``.  TIDE's breakdown exists for COCO ground
-    truth with boundary or segm (TIDE defines neither LVIS' federated
-    negatives nor, here, box IoU), the boundary coverage for boundary and segm
-    (it measures masks); where one does not exist it is ``None`` and
-    ``notes`` says why.
+    truth (TIDE defines no error types for LVIS' federated categories), the
+    boundary coverage for boundary and segm (it measures masks); where one
+    does not exist it is ``None`` and ``notes`` says why.
 
     Parameters
     ----------
@@ -154,9 +153,6 @@ def tide_notes(kind: str, iou_type: str) -> Dict[str, str]:
         notes["errors"] = ("TIDE's error breakdown is not computed for LVIS ground truth: TIDE defines its "
                            "error types for exhaustively annotated images, not for LVIS' federated "
                            "negative and not-exhaustive categories")
-    elif iou_type == "bbox":
-        notes["errors"] = ("TIDE's error breakdown is computed for mask IoU (segm) and Boundary IoU "
-                           "(boundary) only, not for box IoU (bbox)")
     if iou_type == "bbox":
         notes["boundary_coverage"] = ("the boundary coverage measures ground-truth masks; box IoU (bbox) "
                                       "uses no boundary")

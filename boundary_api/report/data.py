@@ -105,7 +105,8 @@ def collect(coco_gt, coco_dt, *, dilation_ratio: float = 0.02, iou_thrs: Sequenc
         largest mask-boundary IoU gap first), ``notes`` {part: why it is None}
         and ``diagnostics`` {label: :func:`boundary_api.diagnostics.run.diagnose`}
         (bootstrap intervals, confusion matrix, calibration, LRP).  TIDE's
-        ``errors`` and ``worst`` exist for COCO ground truth with boundary,
+        ``errors`` exist for COCO ground truth (with box IoU for bbox, which has
+        no boundary errors: ``worst`` is then empty),
         ``coverage`` for boundary (else None, [] and a note:
         :func:`boundary_api.diagnostics.files.tide_notes`).
     """
@@ -137,8 +138,8 @@ def collect(coco_gt, coco_dt, *, dilation_ratio: float = 0.02, iou_thrs: Sequenc
     notes = tide_notes("lvis" if lvis else "coco", iou_type)
     errors, worst_rows = None, []
     if "errors" not in notes:
-        images = image_ious(coco_gt, coco_dt, dilation_ratio, max_dets)
-        result = analyze_errors(coco_gt, coco_dt, iou="boundary", pos_threshold=pos_threshold,
+        images = image_ious(coco_gt, coco_dt, dilation_ratio, max_dets, iou_type)
+        result = analyze_errors(coco_gt, coco_dt, iou=iou_type, pos_threshold=pos_threshold,
                                 background_threshold=background_threshold, max_dets=max_dets, images=images)
         errors = {k: result[k] for k in ("ap", "errors", "counts", "per_size", "per_category")}
         worst_rows = result["boundary_errors"][:worst]

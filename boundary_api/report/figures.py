@@ -39,7 +39,7 @@ def to_png(fig) -> bytes:
     return buf.getvalue()
 
 
-def figure_errors(errors: dict):
+def figure_errors(errors: dict, what: str = "min(mask, boundary) IoU"):
     """Bars of each error type's ΔAP (x100), overall and per size."""
     fig = _figure(9, 3.2)
     groups = [("all", errors["errors"])] + [(s, errors["per_size"][s]["errors"]) for s in SIZES[1:]]
@@ -53,7 +53,7 @@ def figure_errors(errors: dict):
         ax.invert_yaxis()
         ax.set_title(label)
         ax.set_xlabel("ΔAP")
-    fig.suptitle("AP gained by fixing each error type (TIDE, min(mask, boundary) IoU)")
+    fig.suptitle(f"AP gained by fixing each error type (TIDE, {what})")
     fig.tight_layout()
     return fig
 
@@ -256,7 +256,8 @@ def figures(data: dict, coco_gt=None, coco_dt=None, images_dir: Optional[str] = 
     """
     out = {}
     if data.get("errors") is not None:  # (None: not computed; data["notes"] says why)
-        out["errors.png"] = to_png(figure_errors(data["errors"]))
+        box = "box" in data.get("kinds", {})
+        out["errors.png"] = to_png(figure_errors(data["errors"], "box IoU" if box else "min(mask, boundary) IoU"))
     out["pr_curves.png"] = to_png(figure_pr_curves(data["pr"], data["rec_thrs"]))
     if set(data.get("kinds", KINDS["boundary"])) >= {"mask", "boundary"}:
         out["scatter.png"] = to_png(figure_scatter(data["per_category"]))

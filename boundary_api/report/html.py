@@ -82,7 +82,7 @@ def write_html(path: str, data: dict, figs: Dict[str, bytes], title: str = "Boun
         parts.append(_note(data, "errors", "Error breakdown"))
     else:
         parts.append("<p>ΔAP (x100) gained by fixing each error type alone (TIDE, "
-                     f"IoU = min(mask IoU, boundary IoU), foreground {data['settings']['pos_threshold']}, background "
+                     f"IoU = {'box IoU' if 'box' in labels else 'min(mask IoU, boundary IoU)'}, foreground {data['settings']['pos_threshold']}, background "
                      f"{data['settings']['background_threshold']}; TIDE AP {_fmt(e['ap'])}). <b>boundary</b>: detections "
                      "that Mask IoU accepts but Boundary IoU rejects (also counted in the six).</p>"
                      "<table id='errors'><tr><th>error</th><th>all</th><th>small</th><th>medium</th><th>large</th>"

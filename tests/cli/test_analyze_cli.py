@@ -224,14 +224,20 @@ def test_analyze_bbox_on_coco(tmp_path, capsys):
     out = tmp_path / "a.json"
     assert main(["analyze", "--gt", COCO_GT, "--dt", COCO_DT, "--iou-type", "bbox", "-q",
                  "--json-out", str(out)]) == 0
-    printed = capsys.readouterr().out.splitlines()
-    # (-q keeps the one line that replaces the table: nothing else would be printed)
-    assert printed[0] == ("TIDE error breakdown: not computed: TIDE's error breakdown is computed for mask IoU "
-                          "(segm) and Boundary IoU (boundary) only, not for box IoU (bbox).")
+    printed = capsys.readouterr().out
+    assert printed.startswith("TIDE AP (IoU 0.5; Box AP): 64.13")
     doc = _strict(out.read_text())
     assert doc["settings"]["kind"] == "coco" and doc["settings"]["iou_type"] == "bbox"
-    assert doc["errors"] is None and doc["boundary_coverage"] is None and doc["per_category"] is None
-    assert set(doc["notes"]) == {"errors", "boundary_coverage"}
+    with contextlib.redirect_stdout(io.StringIO()):
+        gt = COCO(COCO_GT)
+        dt = gt.loadRes(COCO_DT)
+    ref = analyze_errors(gt, dt, iou="bbox")
+    assert doc["AP"] == ref["ap"] and doc["errors"] == ref["errors"] and doc["counts"] == ref["counts"]
+    for size in ("small", "medium", "large"):
+        assert doc["per_size"][size]["errors"] == ref["per_size"][size]["errors"]
+    assert doc["per_category"]["1"]["errors"] == ref["per_category"][1]["errors"]
+    # the boundary coverage measures masks: left out, with the reason
+    assert doc["boundary_coverage"] is None and list(doc["notes"]) == ["boundary_coverage"]
     _assert_diagnostics_of(doc, _reference_evaluator(COCO_GT, COCO_DT, "bbox"))
 
 

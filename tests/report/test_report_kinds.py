@@ -14,7 +14,7 @@ from boundary_api import COCO, COCOeval, LVIS, LVISEval, LVISResults
 from boundary_api.cli import main
 from boundary_api.diagnostics.bootstrap import bootstrap, headline_values
 from boundary_api.diagnostics.run import diagnose
-from boundary_api.diagnostics.tide import boundary_coverage, pr_curves
+from boundary_api.diagnostics.tide import analyze_errors, boundary_coverage, pr_curves
 from boundary_api.instance.results import coco_stats, per_category_ap
 from boundary_api.report import collect, figures, write_html
 from conftest import COCO_DT, COCO_GT
@@ -101,15 +101,17 @@ def test_bbox_report_on_coco_equals_the_evaluator(tmp_path):
         dt = gt.loadRes(COCO_DT)
     data = collect(gt, dt, iou_type="bbox", resamples=20)
     _assert_equals_evaluators(data, gt, dt, {"box": "bbox"}, lvis=False)
-    assert data["errors"] is None and data["coverage"] is None and set(data["notes"]) == {"errors",
-                                                                                           "boundary_coverage"}
+    ref = analyze_errors(gt, dt, iou="bbox")  # TIDE with box IoU (equal to tidecv's: tests/diagnostics)
+    assert data["errors"]["errors"] == ref["errors"] and data["errors"]["counts"] == ref["counts"]
+    assert data["worst"] == [] and data["coverage"] is None and list(data["notes"]) == ["boundary_coverage"]
     assert all(r["gap"] is None for r in data["per_category"].values())
     figs = figures(data, gt, dt)
-    assert sorted(figs) == ["confusion.png", "intervals.png", "pr_curves.png", "reliability.png"]
+    assert sorted(figs) == ["confusion.png", "errors.png", "intervals.png", "pr_curves.png", "reliability.png"]
     out = tmp_path / "r.html"
     write_html(str(out), data, figs)
     text = out.read_text()
-    assert "id='note_errors'" in text and "id='note_boundary_coverage'" in text
+    assert "id='note_errors'" not in text and "id='note_boundary_coverage'" in text
+    assert "IoU = box IoU, foreground 0.5" in text
     assert "<th>Box</th>" in text and "<th>Mask</th>" not in text
     assert f"<td>box IoU</td><td>{100 * data['diagnostics']['box']['lrp']['olrp']:.1f}</td>" in text
 
