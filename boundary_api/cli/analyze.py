@@ -35,8 +35,8 @@ def add_input_flags(p: argparse.ArgumentParser) -> None:
     p.add_argument("--background-threshold", type=threshold, default=0.1, metavar="T",
                    help="TIDE's background IoU threshold: a detection at or below it with every object is "
                         "a background error")
-    p.add_argument("--max-dets", type=positive_int, default=100, metavar="N",
-                   help="detections kept per image (highest scores)")
+    p.add_argument("--max-dets", type=positive_int, default=None, metavar="N",
+                   help="detections kept per image (highest scores); default 100 for COCO, 300 for LVIS")
     p.add_argument("--threads", type=positive_int, default=None, metavar="N",
                    help="threads for the kernels (default: all cores)")
     add_common_flags(p)
@@ -84,7 +84,7 @@ def load(args):
     from ..diagnostics.files import load_files
 
     check_thresholds(args)
-    return load_files(args.gt, args.dt, iou_type=getattr(args, "iou_type", "boundary"))
+    return load_files(args.gt, args.dt, iou_type=getattr(args, "iou_type", "boundary"), max_dets=args.max_dets)
 
 
 def _table(result, pos_threshold, iou_type: str = "boundary", dilation_ratio: float = 0.02) -> str:
@@ -113,7 +113,7 @@ def document(args, analysis: dict) -> dict:
     result, coverage = analysis["errors"], analysis["coverage"]
     cats = analysis["gt"].cats
     doc = build_document(analysis["kind"], args.iou_type, args.dilation_ratio, {"--gt": args.gt, "--dt": args.dt},
-                         {"AP": None if result is None else result["ap"]}, max_dets=args.max_dets,
+                         {"AP": None if result is None else result["ap"]}, max_dets=analysis["max_dets"],
                          settings_extra={"pos_threshold": args.pos_threshold,
                                          "background_threshold": args.background_threshold})
     out = {k: doc[k] for k in ("boundary_api_version", "settings", "AP")}

@@ -115,7 +115,7 @@ def run(args) -> int:
     try:
         data = collect(gt, dt, dilation_ratio=args.dilation_ratio, iou_thrs=thrs,
                        pos_threshold=args.pos_threshold, background_threshold=args.background_threshold,
-                       max_dets=args.max_dets, num_threads=args.threads, worst=args.worst, step=progress,
+                       max_dets=100 if args.max_dets is None else args.max_dets, num_threads=args.threads, worst=args.worst, step=progress,
                        resamples=args.resamples, seed=args.seed, diagnostics_iou=args.confusion_iou,
                        iou_type=args.iou_type)
         figs = figures(data, gt, dt, args.images)

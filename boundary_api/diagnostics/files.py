@@ -6,17 +6,20 @@ from __future__ import annotations
 import contextlib
 import io
 import time
-from typing import Dict, Tuple
+from typing import Dict, Optional, Tuple
 
 from .._io import read_json, read_once
 
 __all__ = ["IOU_TYPES", "load_files", "analyze_files"]
 
+#: the detections per image each dataset keeps by default (COCO's maxDets, LVIS' max_dets)
+COCO_MAX_DETS, LVIS_MAX_DETS = 100, 300
+
 #: what analyze_files measures
 IOU_TYPES = ("boundary", "segm", "bbox")
 
 
-def load_files(gt, dt, *, iou_type: str = "boundary") -> Tuple[object, object]:
+def load_files(gt, dt, *, iou_type: str = "boundary", max_dets: Optional[int] = None) -> Tuple[object, object]:
     """A ground truth (COCO or LVIS, told apart by its content as
     :func:`~.run.evaluate_files` does) and its results, read and checked (nothing
     printed).
@@ -30,6 +33,10 @@ def load_files(gt, dt, *, iou_type: str = "boundary") -> Tuple[object, object]:
         suffice for bbox.
     iou_type : {"boundary", "segm", "bbox"}
         What the analysis will measure (named in the messages).
+    max_dets : int, optional
+        LVIS: the detections ``LVISResults`` keeps per image (highest
+        scores; default LVIS' 300).  COCO results are kept whole (the
+        evaluation's ``maxDets`` limits them).
 
     Returns
     -------
@@ -67,7 +74,8 @@ def load_files(gt, dt, *, iou_type: str = "boundary") -> Tuple[object, object]:
     with contextlib.redirect_stdout(io.StringIO()):
         if lvis:
             lvis_gt = LVIS.from_dataset(gt_data, gt_name, strict=True)
-            return lvis_gt, LVISResults(lvis_gt, dt_data, strict=True)
+            return lvis_gt, LVISResults(lvis_gt, dt_data, max_dets=LVIS_MAX_DETS if max_dets is None else max_dets,
+                                        strict=True)
         coco_gt = COCO.from_dataset(gt_data, gt_name, strict=True)
         coco_dt = coco_gt.loadRes(dt_data, _source=dt_name, strict=True)
     if iou_type != "bbox" and getattr(coco_dt, "_segm_from_bbox", False):
@@ -78,7 +86,7 @@ def load_files(gt, dt, *, iou_type: str = "boundary") -> Tuple[object, object]:
 
 def analyze_files(gt, dt, *, iou_type: str = "boundary", dilation_ratio: float = 0.02,
                   pos_threshold: float = 0.5, background_threshold: float = 0.1,
-                  max_dets: int = 100, confusion_iou: float = 0.5, calibration_bins: int = 10,
+                  max_dets: Optional[int] = None, confusion_iou: float = 0.5, calibration_bins: int = 10,
                   lrp_threshold: float = 0.5, num_threads=None) -> dict:
     """The diagnostics of two files, read and checked by :func:`load_files`:
     TIDE's error breakdown with the boundary error (:func:`~.tide.analyze_errors`),
@@ -99,8 +107,10 @@ def analyze_files(gt, dt, *, iou_type: str = "boundary", dilation_ratio: float =
     iou_type : {"boundary", "segm", "bbox"}
         ``min(mask IoU, boundary IoU)``, mask IoU or box IoU.
     dilation_ratio, pos_threshold, background_threshold, max_dets
-        As for :func:`~.tide.analyze_errors`; ``max_dets`` also limits the
-        detections per image of the other diagnostics (LVIS: ``params.max_dets``).
+        As for :func:`~.tide.analyze_errors`; ``max_dets`` (default: 100 for
+        COCO, 300 for LVIS) limits the detections per image of every
+        diagnostic (COCO: ``maxDets`` [1, 10, N]; LVIS: ``LVISResults(...,
+        max_dets=N)``, highest scores kept).
     confusion_iou, calibration_bins, lrp_threshold, num_threads
         Of the confusion matrix and calibration (IoU threshold, bins) and of
         LRP (true-positive threshold): :func:`~.run.diagnose_datasets`.
@@ -110,7 +120,8 @@ def analyze_files(gt, dt, *, iou_type: str = "boundary", dilation_ratio: float =
     dict
         ``{"kind": "coco" | "lvis", "iou_type", "errors": analyze_errors'
         result or None, "coverage": boundary_coverage's result or None,
-        "notes": {"errors" / "boundary_coverage": why it is None},
+        "notes": {"errors" / "boundary_coverage": why it is None}, "max_dets":
+        the value used,
         "diagnostics": {"confusion", "calibration", "lrp"}, "gt": the ground
         truth, "dt": the results, "seconds": wall time}``.
 
@@ -128,8 +139,10 @@ def analyze_files(gt, dt, *, iou_type: str = "boundary", dilation_ratio: float =
         raise ValueError(f"background_threshold ({background_threshold}) is above pos_threshold "
                          f"({pos_threshold})")
     tic = time.time()
-    gt_obj, dt_obj = load_files(gt, dt, iou_type=iou_type)
+    gt_obj, dt_obj = load_files(gt, dt, iou_type=iou_type, max_dets=max_dets)
     kind = "lvis" if isinstance(gt_obj, LVIS) else "coco"
+    if max_dets is None:
+        max_dets = LVIS_MAX_DETS if kind == "lvis" else COCO_MAX_DETS
     notes = tide_notes(kind, iou_type)
     errors = coverage = None
     if "errors" not in notes:
@@ -140,7 +153,7 @@ def analyze_files(gt, dt, *, iou_type: str = "boundary", dilation_ratio: float =
         coverage = boundary_coverage(gt_obj, dilation_ratio)
     diagnostics = diagnose_datasets(gt_obj, dt_obj, iou_type, dilation_ratio, max_dets, confusion_iou,
                                     calibration_bins, lrp_threshold, num_threads)
-    return {"kind": kind, "iou_type": iou_type, "errors": errors, "coverage": coverage, "notes": notes,
+    return {"kind": kind, "iou_type": iou_type, "max_dets": max_dets, "errors": errors, "coverage": coverage, "notes": notes,
             "diagnostics": diagnostics, "gt": gt_obj, "dt": dt_obj, "seconds": time.time() - tic}
 
 

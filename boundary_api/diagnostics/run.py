@@ -205,7 +205,9 @@ def diagnose_datasets(gt, dt, iou_type: str = "boundary", dilation_ratio: float 
 
     COCO (``COCO`` and ``gt.loadRes``) is evaluated by ``COCOeval`` with
     ``maxDets`` up to ``max_dets``; LVIS (``LVIS`` and ``LVISResults``) by
-    ``LVISEval`` with ``params.max_dets = max_dets``.
+    ``LVISEval`` (its ``params.max_dets`` set to ``max_dets``: LVIS limits the
+    detections per image when ``LVISResults`` is built, see
+    :func:`~.files.load_files`).
     """
     ev = diagnostics_evaluator(gt, dt, iou_type, dilation_ratio, max_dets, num_threads)
     return diagnose(ev, iou_threshold, n_bins, tp_threshold, 0, num_threads=num_threads)

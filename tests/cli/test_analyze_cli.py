@@ -139,19 +139,20 @@ def test_progress_bar_only_on_a_terminal_after_a_few_seconds(monkeypatch):
 # LVIS ground truth and --iou-type bbox (issue 30): the confusion matrix,
 # calibration and LRP for every combination; TIDE's parts null with a note
 # ----------------------------------------------------------------------------
-def _reference_evaluator(gt_path, dt_path, iou_type, max_dets=100):
-    """The evaluator analyze diagnoses, built by hand from the public classes."""
+def _reference_evaluator(gt_path, dt_path, iou_type, max_dets=None):
+    """The evaluator analyze diagnoses, built by hand from the public classes
+    (detections per image: 100 for COCO, LVIS' 300, unless told)."""
     from boundary_api import LVIS, LVISEval, LVISResults, COCOeval
 
     with contextlib.redirect_stdout(io.StringIO()):
         if "lvis" in os.path.basename(gt_path):
             gt = LVIS(gt_path)
-            ev = LVISEval(gt, LVISResults(gt, dt_path), iou_type=iou_type)
-            ev.params.max_dets = max_dets
+            max_dets = 300 if max_dets is None else max_dets
+            ev = LVISEval(gt, LVISResults(gt, dt_path, max_dets=max_dets), iou_type=iou_type)
         else:
             gt = COCO(gt_path)
             ev = COCOeval(gt, gt.loadRes(dt_path), iou_type)
-            ev.params.maxDets = [1, 10, max_dets]
+            ev.params.maxDets = [1, 10, 100 if max_dets is None else max_dets]
         ev.evaluate()
     return ev
 
@@ -210,6 +211,7 @@ def test_analyze_lvis(tmp_path, capsys, iou_type, full):
     assert printed[1].startswith("Calibration (IoU 0.5): ECE ")
     doc = _strict(out.read_text())
     assert doc["settings"]["kind"] == "lvis" and doc["settings"]["iou_type"] == iou_type
+    assert doc["settings"]["max_dets"] == 300  # LVIS' own default
     for key in ("AP", "errors", "counts", "per_size", "per_category"):
         assert doc[key] is None, key
     assert "LVIS" in doc["notes"]["errors"]
@@ -218,6 +220,25 @@ def test_analyze_lvis(tmp_path, capsys, iou_type, full):
     else:
         assert doc["boundary_coverage"]["all"]["objects"] > 0 and "boundary_coverage" not in doc["notes"]
     _assert_diagnostics_of(doc, _reference_evaluator(gt, dt, iou_type))
+
+
+def test_analyze_lvis_max_dets_keeps_the_best_detections_per_image(tmp_path):
+    gt, dt = small_lvis(tmp_path)
+    out = tmp_path / "a.json"
+    assert main(["analyze", "--gt", gt, "--dt", dt, "--iou-type", "bbox", "--max-dets", "2",
+                 "--json-out", str(out)]) == 0
+    doc = _strict(out.read_text())
+    assert doc["settings"]["max_dets"] == 2
+    ev = _reference_evaluator(gt, dt, "bbox", max_dets=2)
+    _assert_diagnostics_of(doc, ev)
+    full = _strict(json.dumps(analyze_files_doc(gt, dt)))
+    assert doc["calibration"]["count"] < full["calibration"]["count"]
+
+
+def analyze_files_doc(gt, dt):
+    from boundary_api.diagnostics.files import analyze_files
+
+    return analyze_files(gt, dt, iou_type="bbox")["diagnostics"]
 
 
 def test_analyze_bbox_on_coco(tmp_path, capsys):
