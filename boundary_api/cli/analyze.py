@@ -1,5 +1,7 @@
 """``boundary-eval analyze --gt GT.json --dt RESULTS.json``: why Boundary AP is low --
-TIDE's error types with Boundary IoU, the boundary error, per size and category."""
+TIDE's error types with Boundary IoU, the boundary error, per size and category,
+the confusion matrix, calibration and optimal LRP (COCO or LVIS ground truth;
+boundary, segm or bbox)."""
 from __future__ import annotations
 
 import argparse
@@ -22,9 +24,10 @@ def threshold(text: str) -> float:
 
 
 def add_input_flags(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--gt", required=True, metavar="GT.json", help="ground truth: COCO instances JSON")
+    p.add_argument("--gt", required=True, metavar="GT.json", help="ground truth: COCO instances JSON or LVIS JSON (told apart by the content)")
     p.add_argument("--dt", required=True, metavar="DT.json",
-                   help="results: JSON list of {image_id, category_id, segmentation (compressed RLE), score}")
+                   help="results: JSON list of {image_id, category_id, segmentation (compressed RLE), score} "
+                        "(bbox instead of segmentation for --iou-type bbox)")
     p.add_argument("--dilation-ratio", type=ratio, default=0.02, metavar="R",
                    help="boundary width as a fraction of the image diagonal")
     p.add_argument("--pos-threshold", type=threshold, default=0.5, metavar="T",
@@ -32,8 +35,8 @@ def add_input_flags(p: argparse.ArgumentParser) -> None:
     p.add_argument("--background-threshold", type=threshold, default=0.1, metavar="T",
                    help="TIDE's background IoU threshold: a detection at or below it with every object is "
                         "a background error")
-    p.add_argument("--max-dets", type=positive_int, default=100, metavar="N",
-                   help="detections kept per image (highest scores)")
+    p.add_argument("--max-dets", type=positive_int, default=None, metavar="N",
+                   help="detections kept per image (highest scores); default 100 for COCO, 300 for LVIS")
     p.add_argument("--threads", type=positive_int, default=None, metavar="N",
                    help="threads for the kernels (default: all cores)")
     add_common_flags(p)
@@ -58,9 +61,10 @@ def parser() -> argparse.ArgumentParser:
                     "Prints ΔAP x100 per error type, overall and per object size.",
         formatter_class=HelpFormatter)
     add_input_flags(p)
-    p.add_argument("--iou-type", choices=("boundary", "segm"), default="boundary",
+    p.add_argument("--iou-type", choices=("boundary", "segm", "bbox"), default="boundary",
                    help="boundary: IoU = min(mask IoU, boundary IoU); segm: mask IoU (plain TIDE, no boundary "
-                        "errors)")
+                        "errors); bbox: box IoU (TIDE's error types with box IoU, no boundary errors). On LVIS ground "
+                        "truth TIDE's breakdown is left out (one line says why)")
     add_diagnostic_flags(p)
     p.add_argument("--json-out", metavar="PATH",
                    help="write the breakdown (overall, per size, per category), the confusion matrix, the "
@@ -80,7 +84,7 @@ def load(args):
     from ..diagnostics.files import load_files
 
     check_thresholds(args)
-    return load_files(args.gt, args.dt, iou_type=getattr(args, "iou_type", "boundary"))
+    return load_files(args.gt, args.dt, iou_type=getattr(args, "iou_type", "boundary"), max_dets=args.max_dets)
 
 
 def _table(result, pos_threshold, iou_type: str = "boundary", dilation_ratio: float = 0.02) -> str:
@@ -88,7 +92,8 @@ def _table(result, pos_threshold, iou_type: str = "boundary", dilation_ratio: fl
 
     sizes = ("small", "medium", "large")
     ap = "n/a" if result["ap"] != result["ap"] else f"{100 * result['ap']:.2f}"
-    what = f"Boundary AP, dilation ratio {dilation_ratio:g}" if iou_type == "boundary" else "Mask AP"
+    what = {"boundary": f"Boundary AP, dilation ratio {dilation_ratio:g}", "segm": "Mask AP",
+            "bbox": "Box AP"}[iou_type]
     lines = [f"TIDE AP (IoU {pos_threshold:g}; {what}): {ap}    ΔAP x100 from fixing each error type:",
              f"{'error':<10}{'all':>8}" + "".join(f"{s:>8}" for s in sizes) + f"{'count':>8}"]
     for t in ERROR_TYPES:
@@ -97,26 +102,38 @@ def _table(result, pos_threshold, iou_type: str = "boundary", dilation_ratio: fl
     return "\n".join(lines)
 
 
-def document(args, result, coverage, cats, diagnostics=None) -> dict:
-    """The ``--json-out`` document (the shared schema; see cli/output.py)."""
+def document(args, analysis: dict) -> dict:
+    """The ``--json-out`` document (the shared schema; see cli/output.py):
+    ``errors``, ``counts``, ``per_size``, ``per_category`` and
+    ``boundary_coverage`` are null where the library did not compute them, and
+    ``notes`` says why."""
     def errors(values):
         return {k: metric_value(v) for k, v in values.items()}
 
-    per_category = {c: {"name": cats.get(c, {}).get("name"), "AP": r["ap"], "errors": errors(r["errors"])}
-                    for c, r in sorted(result["per_category"].items(), key=lambda kv: kv[0])}
-    doc = build_document("coco", args.iou_type, args.dilation_ratio, {"--gt": args.gt, "--dt": args.dt},
-                         {"AP": result["ap"]}, max_dets=args.max_dets,
+    result, coverage = analysis["errors"], analysis["coverage"]
+    cats = analysis["gt"].cats
+    doc = build_document(analysis["kind"], args.iou_type, args.dilation_ratio, {"--gt": args.gt, "--dt": args.dt},
+                         {"AP": None if result is None else result["ap"]}, max_dets=analysis["max_dets"],
                          settings_extra={"pos_threshold": args.pos_threshold,
                                          "background_threshold": args.background_threshold})
     out = {k: doc[k] for k in ("boundary_api_version", "settings", "AP")}
-    out["errors"] = errors(result["errors"])
-    out["counts"] = dict(result["counts"])
-    out["per_size"] = {s: {"AP": metric_value(r["ap"]), "errors": errors(r["errors"]), "counts": dict(r["counts"])}
-                       for s, r in result["per_size"].items()}
+    if result is None:
+        out.update({"errors": None, "counts": None, "per_size": None})
+    else:
+        out["errors"] = errors(result["errors"])
+        out["counts"] = dict(result["counts"])
+        out["per_size"] = {s: {"AP": metric_value(r["ap"]), "errors": errors(r["errors"]),
+                               "counts": dict(r["counts"])} for s, r in result["per_size"].items()}
     out["boundary_coverage"] = coverage
-    out["per_category"] = build_document("coco", args.iou_type, None, {}, {}, per_category)["per_category"]
-    if diagnostics is not None:
-        out.update(diagnostics)  # confusion, calibration, lrp (issue 30)
+    if result is None:
+        out["per_category"] = None
+    else:
+        per_category = {c: {"name": cats.get(c, {}).get("name"), "AP": r["ap"], "errors": errors(r["errors"])}
+                        for c, r in sorted(result["per_category"].items(), key=lambda kv: kv[0])}
+        out["per_category"] = build_document(analysis["kind"], args.iou_type, None, {}, {},
+                                             per_category)["per_category"]
+    out.update(analysis["diagnostics"])  # confusion, calibration, lrp (issue 30)
+    out["notes"] = dict(analysis["notes"])
     return out
 
 
@@ -132,13 +149,16 @@ def run(args) -> int:
                              calibration_bins=args.calibration_bins, lrp_threshold=args.lrp_threshold,
                              num_threads=args.threads)
     result, coverage = analysis["errors"], analysis["coverage"]
-    warning = coverage_warning(coverage)
+    warning = coverage_warning(coverage) if coverage is not None else None
     if warning and args.iou_type == "boundary":
         log.warning("%s", warning)
-    print(_table(result, args.pos_threshold, args.iou_type, args.dilation_ratio))
+    if result is None:
+        print(f"TIDE error breakdown: not computed: {analysis['notes']['errors']}.")
+    else:
+        print(_table(result, args.pos_threshold, args.iou_type, args.dilation_ratio))
     diagnostics = analysis["diagnostics"]
     cal, lrp = diagnostics["calibration"], diagnostics["lrp"]
-    if not args.quiet:
+    if not args.quiet or result is None:
         ece = "n/a" if cal["ece"] is None else f"{cal['ece']:.4f}"
         mce = "n/a" if cal["mce"] is None else f"{cal['mce']:.4f}"
         olrp = "n/a" if lrp["olrp"] is None else f"{100 * lrp['olrp']:.2f}"
@@ -146,5 +166,5 @@ def run(args) -> int:
               f"{lrp['tp_threshold']:g}): {olrp} x100")
     log.info("analyzed in %.2fs", analysis["seconds"])
     if args.json_out:
-        write_json(args.json_out, document(args, result, coverage, analysis["gt"].cats, diagnostics))
+        write_json(args.json_out, document(args, analysis))
     return 0

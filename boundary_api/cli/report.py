@@ -19,12 +19,16 @@ log = logging.getLogger("boundary_api")
 def parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(
         prog=f"{PROG} report",
-        description="Why is Boundary AP low? Mask AP and Boundary AP side by side, TIDE's error breakdown "
+        description="Why is Boundary AP low? (COCO or LVIS ground truth.) Mask AP and Boundary AP side by side, TIDE's error breakdown "
                     "with boundary errors, precision-recall curves per size, Mask AP against Boundary AP per "
                     "category (sortable by the gap), the objects whose boundary band covers them whole, and "
                     "thumbnails of the worst boundary errors, in one HTML file that needs no network.",
         formatter_class=HelpFormatter)
     add_input_flags(p)
+    p.add_argument("--iou-type", choices=("boundary", "bbox"), default="boundary",
+                   help="boundary: Mask IoU and Boundary IoU side by side (with TIDE's breakdown on COCO ground "
+                        "truth); bbox: box IoU (results may be boxes only; no error breakdown, coverage or "
+                        "thumbnails: the report says so)")
     p.add_argument("--out", required=True, metavar="PATH",
                    help="the HTML file to write (--format html) or the directory for the PNG files (--format png)")
     p.add_argument("--format", choices=("html", "png"), default="html",
@@ -111,8 +115,9 @@ def run(args) -> int:
     try:
         data = collect(gt, dt, dilation_ratio=args.dilation_ratio, iou_thrs=thrs,
                        pos_threshold=args.pos_threshold, background_threshold=args.background_threshold,
-                       max_dets=args.max_dets, num_threads=args.threads, worst=args.worst, step=progress,
-                       resamples=args.resamples, seed=args.seed, diagnostics_iou=args.confusion_iou)
+                       max_dets=100 if args.max_dets is None else args.max_dets, num_threads=args.threads, worst=args.worst, step=progress,
+                       resamples=args.resamples, seed=args.seed, diagnostics_iou=args.confusion_iou,
+                       iou_type=args.iou_type)
         figs = figures(data, gt, dt, args.images)
         progress("figures")
     finally:

@@ -6,74 +6,111 @@ from __future__ import annotations
 import contextlib
 import io
 import time
-from typing import Tuple
+from typing import Dict, Optional, Tuple
 
 from .._io import read_json, read_once
 
-__all__ = ["load_files", "analyze_files"]
+__all__ = ["IOU_TYPES", "load_files", "analyze_files"]
+
+#: the detections per image each dataset keeps by default (COCO's maxDets, LVIS' max_dets)
+COCO_MAX_DETS, LVIS_MAX_DETS = 100, 300
+
+#: what analyze_files measures
+IOU_TYPES = ("boundary", "segm", "bbox")
 
 
-def load_files(gt, dt, *, iou_type: str = "boundary") -> Tuple[object, object]:
-    """A COCO ground truth and its results, read and checked, as
-    :class:`~boundary_api.coco.COCO` objects (nothing printed).
+def load_files(gt, dt, *, iou_type: str = "boundary", max_dets: Optional[int] = None) -> Tuple[object, object]:
+    """A ground truth (COCO or LVIS, told apart by its content as
+    :func:`~.run.evaluate_files` does) and its results, read and checked (nothing
+    printed).
 
     Parameters
     ----------
     gt : str or path-like
-        COCO instances JSON (gzip content too; a pipe is read once).
+        COCO instances JSON or an LVIS JSON (gzip content too; a pipe is read once).
     dt : str or path-like
-        Results with segmentations (compressed RLE).
-    iou_type : {"boundary", "segm"}
+        Results: segmentations (compressed RLE) for boundary and segm, boxes
+        suffice for bbox.
+    iou_type : {"boundary", "segm", "bbox"}
         What the analysis will measure (named in the messages).
+    max_dets : int, optional
+        LVIS: the detections ``LVISResults`` keeps per image (highest
+        scores; default LVIS' 300).  COCO results are kept whole (the
+        evaluation's ``maxDets`` limits them).
 
     Returns
     -------
-    (COCO, COCO)
-        The ground truth and the results (``gt.loadRes``).
+    (COCO, COCO) or (LVIS, LVISResults)
+        The ground truth and the results.
 
     Raises
     ------
     ValueError
         (also of the class pycocotools raises) naming the file and the
         problem: unreadable or invalid files, results that look like a ground
-        truth, categories the ground truth lacks, box-only results.
+        truth, categories the ground truth lacks, box-only results for
+        boundary or segm.
     """
     from ..coco.dataset import COCO
     from ..instance._checks import check_instances_dataset
     from ..instance._files import check_ground_truth_masks, check_results_file
+    from ..lvis.dataset import LVIS, LVISResults
+    from .run import is_lvis
 
+    if iou_type not in IOU_TYPES:
+        raise ValueError(f"iou_type must be boundary, segm or bbox, got {iou_type!r}")
     gt = read_once(gt, "ground truth")
     dt = read_once(dt, "results")
     gt_name, dt_name = str(gt), str(dt)
     gt_data = read_json(gt, "ground truth")
-    check_instances_dataset(gt_data, gt_name)
+    if not isinstance(gt_data, dict):
+        raise ValueError(f"{gt_name}: the ground truth is not a JSON object")
+    lvis = is_lvis(gt_data)
+    if not lvis:
+        check_instances_dataset(gt_data, gt_name)
     check_ground_truth_masks(gt_data, gt_name, iou_type)
     dt_data = read_json(dt, "results")
     check_results_file(dt_data, dt_name, gt_data, gt_name, iou_type)
     with contextlib.redirect_stdout(io.StringIO()):
+        if lvis:
+            lvis_gt = LVIS.from_dataset(gt_data, gt_name, strict=True)
+            return lvis_gt, LVISResults(lvis_gt, dt_data, max_dets=LVIS_MAX_DETS if max_dets is None else max_dets,
+                                        strict=True)
         coco_gt = COCO.from_dataset(gt_data, gt_name, strict=True)
         coco_dt = coco_gt.loadRes(dt_data, _source=dt_name, strict=True)
-    if getattr(coco_dt, "_segm_from_bbox", False):
-        raise ValueError(f"{dt_name}: results have no 'segmentation' (boxes only); the analysis needs masks")
+    if iou_type != "bbox" and getattr(coco_dt, "_segm_from_bbox", False):
+        raise ValueError(f"{dt_name}: results have no 'segmentation' (boxes only); --iou-type {iou_type} "
+                         "needs masks (--iou-type bbox measures boxes)")
     return coco_gt, coco_dt
 
 
 def analyze_files(gt, dt, *, iou_type: str = "boundary", dilation_ratio: float = 0.02,
                   pos_threshold: float = 0.5, background_threshold: float = 0.1,
-                  max_dets: int = 100, confusion_iou: float = 0.5, calibration_bins: int = 10,
+                  max_dets: Optional[int] = None, confusion_iou: float = 0.5, calibration_bins: int = 10,
                   lrp_threshold: float = 0.5, num_threads=None) -> dict:
-    """TIDE's error breakdown with the boundary error (:func:`~.tide.analyze_errors`)
-    and the boundary coverage of the ground truth (:func:`~.tide.boundary_coverage`)
-    of two files, read and checked by :func:`load_files`.
+    """The diagnostics of two files, read and checked by :func:`load_files`:
+    TIDE's error breakdown with the boundary error (:func:`~.tide.analyze_errors`),
+    the boundary coverage of the ground truth (:func:`~.tide.boundary_coverage`),
+    the confusion matrix, the calibration and optimal LRP
+    (:func:`~.run.diagnose_datasets`).
+
+    The confusion matrix, calibration and LRP exist for every ground truth
+    (COCO or LVIS) and ``iou_type``.  TIDE's breakdown exists for COCO ground
+    truth (TIDE defines no error types for LVIS' federated categories), the
+    boundary coverage for boundary and segm (it measures masks); where one
+    does not exist it is ``None`` and ``notes`` says why.
 
     Parameters
     ----------
     gt, dt : str or path-like
         The ground truth and results files (see :func:`load_files`).
-    iou_type : {"boundary", "segm"}
-        ``min(mask IoU, boundary IoU)`` or mask IoU.
+    iou_type : {"boundary", "segm", "bbox"}
+        ``min(mask IoU, boundary IoU)``, mask IoU or box IoU.
     dilation_ratio, pos_threshold, background_threshold, max_dets
-        As for :func:`~.tide.analyze_errors`.
+        As for :func:`~.tide.analyze_errors`; ``max_dets`` (default: 100 for
+        COCO, 300 for LVIS) limits the detections per image of every
+        diagnostic (COCO: ``maxDets`` [1, 10, N]; LVIS: ``LVISResults(...,
+        max_dets=N)``, highest scores kept).
     confusion_iou, calibration_bins, lrp_threshold, num_threads
         Of the confusion matrix and calibration (IoU threshold, bins) and of
         LRP (true-positive threshold): :func:`~.run.diagnose_datasets`.
@@ -81,9 +118,12 @@ def analyze_files(gt, dt, *, iou_type: str = "boundary", dilation_ratio: float =
     Returns
     -------
     dict
-        ``{"errors": analyze_errors' result, "coverage": boundary_coverage's
-        result, "diagnostics": {"confusion", "calibration", "lrp"}, "gt": the
-        ground truth COCO, "dt": the results COCO, "seconds": wall time}``.
+        ``{"kind": "coco" | "lvis", "iou_type", "errors": analyze_errors'
+        result or None, "coverage": boundary_coverage's result or None,
+        "notes": {"errors" / "boundary_coverage": why it is None}, "max_dets":
+        the value used,
+        "diagnostics": {"confusion", "calibration", "lrp"}, "gt": the ground
+        truth, "dt": the results, "seconds": wall time}``.
 
     Raises
     ------
@@ -91,6 +131,7 @@ def analyze_files(gt, dt, *, iou_type: str = "boundary", dilation_ratio: float =
         Bad files (see :func:`load_files`) or ``background_threshold`` above
         ``pos_threshold``.
     """
+    from ..lvis.dataset import LVIS
     from .run import diagnose_datasets
     from .tide import analyze_errors, boundary_coverage
 
@@ -98,12 +139,34 @@ def analyze_files(gt, dt, *, iou_type: str = "boundary", dilation_ratio: float =
         raise ValueError(f"background_threshold ({background_threshold}) is above pos_threshold "
                          f"({pos_threshold})")
     tic = time.time()
-    coco_gt, coco_dt = load_files(gt, dt, iou_type=iou_type)
-    errors = analyze_errors(coco_gt, coco_dt, iou=iou_type, dilation_ratio=dilation_ratio,
-                            pos_threshold=pos_threshold, background_threshold=background_threshold,
-                            max_dets=max_dets)
-    coverage = boundary_coverage(coco_gt, dilation_ratio)
-    diagnostics = diagnose_datasets(coco_gt, coco_dt, iou_type, dilation_ratio, max_dets, confusion_iou,
+    gt_obj, dt_obj = load_files(gt, dt, iou_type=iou_type, max_dets=max_dets)
+    kind = "lvis" if isinstance(gt_obj, LVIS) else "coco"
+    if max_dets is None:
+        max_dets = LVIS_MAX_DETS if kind == "lvis" else COCO_MAX_DETS
+    notes = tide_notes(kind, iou_type)
+    errors = coverage = None
+    if "errors" not in notes:
+        errors = analyze_errors(gt_obj, dt_obj, iou=iou_type, dilation_ratio=dilation_ratio,
+                                pos_threshold=pos_threshold, background_threshold=background_threshold,
+                                max_dets=max_dets)
+    if "boundary_coverage" not in notes:
+        coverage = boundary_coverage(gt_obj, dilation_ratio)
+    diagnostics = diagnose_datasets(gt_obj, dt_obj, iou_type, dilation_ratio, max_dets, confusion_iou,
                                     calibration_bins, lrp_threshold, num_threads)
-    return {"errors": errors, "coverage": coverage, "diagnostics": diagnostics, "gt": coco_gt, "dt": coco_dt,
-            "seconds": time.time() - tic}
+    return {"kind": kind, "iou_type": iou_type, "max_dets": max_dets, "errors": errors, "coverage": coverage, "notes": notes,
+            "diagnostics": diagnostics, "gt": gt_obj, "dt": dt_obj, "seconds": time.time() - tic}
+
+
+def tide_notes(kind: str, iou_type: str) -> Dict[str, str]:
+    """Why TIDE's error breakdown or the boundary coverage is not computed for
+    this ground truth (``"coco"`` / ``"lvis"``) and IoU type: ``{part: one
+    sentence}``, empty when both are."""
+    notes = {}
+    if kind == "lvis":
+        notes["errors"] = ("TIDE's error breakdown is not computed for LVIS ground truth: TIDE defines its "
+                           "error types for exhaustively annotated images, not for LVIS' federated "
+                           "negative and not-exhaustive categories")
+    if iou_type == "bbox":
+        notes["boundary_coverage"] = ("the boundary coverage measures ground-truth masks; box IoU (bbox) "
+                                      "uses no boundary")
+    return notes

@@ -11,6 +11,8 @@ import math
 import time
 from typing import Optional
 
+import numpy as np
+
 from .._io import read_json
 from .bootstrap import bootstrap, compare
 from .calibration import calibration
@@ -86,6 +88,18 @@ def _num(x):
     return None if x is None or (isinstance(x, float) and not math.isfinite(x)) else float(x)
 
 
+def _finite_or_none(a) -> list:
+    """A float matrix as nested lists, None where it is not finite (vectorised:
+    LVIS' confusion matrix has over a million cells)."""
+    a = np.asarray(a, dtype=np.float64)
+    bad = ~np.isfinite(a)
+    if not bad.any():
+        return a.tolist()
+    out = a.astype(object)
+    out[bad] = None
+    return out.tolist()
+
+
 def compare_files(gt_path: str, dt_a: str, dt_b: str, iou_type: str = "boundary", resamples: int = 1000,
                   seed: Optional[int] = 0, confidence: float = 0.95, dilation_ratio: float = 0.02,
                   num_threads: Optional[int] = None) -> dict:
@@ -149,7 +163,7 @@ def diagnose(ev, iou_threshold: float = 0.5, n_bins: int = 10, tp_threshold: flo
     out = {
         "confusion": {"iou_threshold": cm["iou_threshold"], "crowd": cm["crowd"], "cat_ids": cm["cat_ids"],
                       "names": cm["names"], "matrix": cm["matrix"].tolist(),
-                      "normalized": [[_num(v) for v in row] for row in cm["normalized"]],
+                      "normalized": _finite_or_none(cm["normalized"]),
                       "top": top_confusions(cm)},
         "calibration": {"iou_threshold": cal["iou_threshold"], "n_bins": cal["n_bins"], "ece": _num(cal["ece"]),
                         "mce": _num(cal["mce"]), "count": cal["count"], "bins": cal["bins"],
@@ -186,12 +200,34 @@ def diagnose_files(gt_path: str, dt_path: str, iou_type: str = "boundary", dilat
 def diagnose_datasets(gt, dt, iou_type: str = "boundary", dilation_ratio: float = 0.02, max_dets: int = 100,
                       iou_threshold: float = 0.5, n_bins: int = 10, tp_threshold: float = 0.5,
                       num_threads: Optional[int] = None) -> dict:
-    """:func:`diagnose` (no bootstrap) of loaded COCO ground truth and results
-    (``boundary-eval analyze``): evaluates them with ``maxDets`` up to ``max_dets``."""
-    from ..coco.cocoeval import COCOeval
+    """:func:`diagnose` (no bootstrap) of a loaded ground truth and its results
+    (``boundary-eval analyze``).
 
-    with contextlib.redirect_stdout(io.StringIO()):
-        ev = COCOeval(gt, dt, iou_type, dilation_ratio=dilation_ratio, num_threads=num_threads)
-        ev.params.maxDets = sorted({min(1, max_dets), min(10, max_dets), max_dets})
-        ev.evaluate()
+    COCO (``COCO`` and ``gt.loadRes``) is evaluated by ``COCOeval`` with
+    ``maxDets`` up to ``max_dets``; LVIS (``LVIS`` and ``LVISResults``) by
+    ``LVISEval`` (its ``params.max_dets`` set to ``max_dets``: LVIS limits the
+    detections per image when ``LVISResults`` is built, see
+    :func:`~.files.load_files`).
+    """
+    ev = diagnostics_evaluator(gt, dt, iou_type, dilation_ratio, max_dets, num_threads)
     return diagnose(ev, iou_threshold, n_bins, tp_threshold, 0, num_threads=num_threads)
+
+
+def diagnostics_evaluator(gt, dt, iou_type: str = "boundary", dilation_ratio: float = 0.02, max_dets: int = 100,
+                          num_threads: Optional[int] = None):
+    """The evaluator (after ``evaluate()``) that :func:`diagnose_datasets` diagnoses."""
+    from ..coco.cocoeval import COCOeval
+    from ..lvis.dataset import LVIS
+    from ..lvis.eval import LVISEval
+
+    if iou_type not in ("boundary", "segm", "bbox"):
+        raise ValueError(f"iou_type must be boundary, segm or bbox, got {iou_type!r}")
+    with contextlib.redirect_stdout(io.StringIO()):
+        if isinstance(gt, LVIS):
+            ev = LVISEval(gt, dt, iou_type=iou_type, dilation_ratio=dilation_ratio, num_threads=num_threads)
+            ev.params.max_dets = max_dets
+        else:
+            ev = COCOeval(gt, dt, iou_type, dilation_ratio=dilation_ratio, num_threads=num_threads)
+            ev.params.maxDets = sorted({min(1, max_dets), min(10, max_dets), max_dets})
+        ev.evaluate()
+    return ev

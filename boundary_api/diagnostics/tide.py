@@ -2,8 +2,10 @@
 "boundary error", PR curves and how often the boundary band covers the object.
 
 Error types (TIDE, Bolya et al., ECCV 2020), computed per image with the
-IoU ``min(mask IoU, boundary IoU)`` (``iou='boundary'``) or mask IoU
-(``iou='segm'``), the foreground threshold ``t_f`` (``pos_threshold``,
+IoU ``min(mask IoU, boundary IoU)`` (``iou='boundary'``), mask IoU
+(``iou='segm'``) or box IoU (``iou='bbox'``: pycocotools' IoU of the
+``bbox`` fields, detections sized by box area as COCOeval's bbox evaluation
+does; no boundary errors), the foreground threshold ``t_f`` (``pos_threshold``,
 0.5) and the background threshold ``t_b`` (``background_threshold``, 0.1):
 
 Detections are sorted by score (the ``max_dets`` best per image kept) and
@@ -50,7 +52,8 @@ range (small ``[0, 32**2]``, medium ``[32**2, 96**2]``, large
 run on what is kept.  Per category, the ΔAP of a type is the change of that
 category's AP (None when the fix leaves the category with neither ground
 truth nor detections).  On tests/data/coco with ``iou='segm'`` every number
-equals the tidecv package's (1.0.1) to 1e-12.
+equals the tidecv package's (1.0.1) to 1e-12 (and with ``iou='bbox'``,
+on the boxes ``loadRes`` derives from the masks, those of its BOX mode).
 
 Differences from the tidecv package: an ignored detection (crowd) is never an
 error (tidecv classifies it, and adds it back when "fixing" it).  Ties of score
@@ -116,14 +119,29 @@ def _iou(dts, gts, crowd):
     return out.reshape(len(dts), len(gts))
 
 
-def image_ious(coco_gt, coco_dt, dilation_ratio=0.02, max_dets=100) -> Dict[object, ImageIoUs]:
+def _box_iou(dts, gts, crowd):
+    if not dts or not gts:
+        return np.zeros((len(dts), len(gts)))
+    out = np.asarray(mask_utils.iou([list(map(float, d)) for d in dts], [list(map(float, g)) for g in gts],
+                                    [int(crowd)] * len(gts)), dtype=np.float64)
+    return out.reshape(len(dts), len(gts))
+
+
+def image_ious(coco_gt, coco_dt, dilation_ratio=0.02, max_dets=100, iou_type: str = "boundary") \
+        -> Dict[object, ImageIoUs]:
     """Every detection against every ground truth of its image (all categories).
 
     The same-category entries equal ``COCOeval(..., iouType='segm').ious`` and
     the boundary IoUs whose minimum with them gives ``iouType='boundary'``.
+    With ``iou_type='bbox'`` both ``mask`` and ``boundary`` hold box IoU
+    (``iouType='bbox'``; pycocotools' IoU of ``[x, y, w, h]`` boxes, crowd
+    rule included) and ``det_area`` is the box area, as COCOeval's bbox
+    evaluation sizes detections.
     """
     ratio = check_dilation_ratio(dilation_ratio)
-    gcache, dcache = cache_for(coco_gt), cache_for(coco_dt)
+    boxes = iou_type == "bbox"
+    if not boxes:
+        gcache, dcache = cache_for(coco_gt), cache_for(coco_dt)
     out = {}
     for img_id in [im["id"] for im in coco_gt.dataset.get("images", [])]:
         anns = coco_gt.imgToAnns.get(img_id, [])
@@ -132,10 +150,16 @@ def image_ious(coco_gt, coco_dt, dilation_ratio=0.02, max_dets=100) -> Dict[obje
         dets = list(coco_dt.imgToAnns.get(img_id, []))
         order = np.argsort([-d["score"] for d in dets], kind="mergesort")
         dets = [dets[i] for i in order[:max_dets]]
+        gt_area = np.array([a["area"] for a in gts], dtype=np.float64)
+        if boxes:
+            d_box, g_box, c_box = ([a["bbox"] for a in x] for x in (dets, gts, crowds))
+            box = _box_iou(d_box, g_box, False)
+            det_area = np.array([float(b[2]) * float(b[3]) for b in d_box], dtype=np.float64)
+            out[img_id] = ImageIoUs(dets, gts, crowds, box, box, _box_iou(d_box, c_box, True), det_area, gt_area)
+            continue
         d_rle, g_rle, c_rle = _rles(dcache, dets), _rles(gcache, gts), _rles(gcache, crowds)
         d_b, g_b = _rles(dcache, dets, ratio), _rles(gcache, gts, ratio)
         det_area = np.array([mask_utils.area(r) for r in d_rle], dtype=np.float64).reshape(-1)
-        gt_area = np.array([a["area"] for a in gts], dtype=np.float64)
         out[img_id] = ImageIoUs(dets, gts, crowds, _iou(d_rle, g_rle, False), _iou(d_b, g_b, False),
                                 _iou(d_rle, c_rle, True), det_area, gt_area)
     return out
@@ -351,9 +375,9 @@ def analyze_errors(coco_gt, coco_dt, *, iou: str = "boundary", dilation_ratio: f
     ----------
     coco_gt, coco_dt : pycocotools.coco.COCO
         Ground truth and results with segmentations (``coco_gt.loadRes``).
-    iou : {'boundary', 'segm'}
-        ``min(mask IoU, boundary IoU)`` (default) or mask IoU.  The boundary
-        error exists only for 'boundary' (its ΔAP is 0 for 'segm').
+    iou : {'boundary', 'segm', 'bbox'}
+        ``min(mask IoU, boundary IoU)`` (default), mask IoU or box IoU.  The
+        boundary error exists only for 'boundary' (its ΔAP is 0 otherwise).
     dilation_ratio : float
         Boundary width as a fraction of the image diagonal.
     pos_threshold, background_threshold : float
@@ -377,13 +401,13 @@ def analyze_errors(coco_gt, coco_dt, *, iou: str = "boundary", dilation_ratio: f
     ValueError
         For an unknown ``iou`` or thresholds outside ``0 <= t_b <= t_f <= 1``.
     """
-    if iou not in ("boundary", "segm"):
-        raise ValueError(f"iou must be 'boundary' or 'segm', got {iou!r}")
+    if iou not in ("boundary", "segm", "bbox"):
+        raise ValueError(f"iou must be 'boundary', 'segm' or 'bbox', got {iou!r}")
     if not (0.0 <= background_threshold <= pos_threshold <= 1.0):
         raise ValueError(f"thresholds need 0 <= background_threshold ({background_threshold}) <= "
                          f"pos_threshold ({pos_threshold}) <= 1")
     if images is None:
-        images = image_ious(coco_gt, coco_dt, dilation_ratio, max_dets)
+        images = image_ious(coco_gt, coco_dt, dilation_ratio, max_dets, "bbox" if iou == "bbox" else "boundary")
     pts, errs, n_gt, boundary_rows = _tide(images, pos_threshold, background_threshold, iou)
     out = _breakdown(pts, errs, n_gt)
     out["per_size"] = {}
@@ -407,27 +431,32 @@ def pr_curves(coco_eval, iou_thrs=(0.5, 0.75)) -> Dict[str, Dict[float, np.ndarr
 
     Parameters
     ----------
-    coco_eval : boundary_api.COCOeval
+    coco_eval : boundary_api.COCOeval or boundary_api.LVISEval
         After ``accumulate()``.
     iou_thrs : sequence of float
-        IoU thresholds among ``params.iouThrs``.
+        IoU thresholds among the evaluation's (``params.iouThrs`` or ``params.iou_thrs``).
 
     Returns
     -------
     dict
-        ``{area label: {iou threshold: precision array over params.recThrs}}``
-        for the largest ``maxDets``; a point where no category has a value is NaN.
+        ``{area label: {iou threshold: precision array over the recall
+        thresholds}}`` (COCOeval: for the largest ``maxDets``); a point where no
+        category has a value is NaN.
     """
     p = coco_eval.params
-    prec = coco_eval.eval["precision"]
+    prec = np.asarray(coco_eval.eval["precision"])
+    if prec.ndim == 5:  # COCOeval: (T, R, K, A, M); LVISEval: (T, R, K, A)
+        prec = prec[..., -1]
+    thrs = np.asarray(p.iouThrs if hasattr(p, "iouThrs") else p.iou_thrs)
+    labels = p.areaRngLbl if hasattr(p, "areaRngLbl") else p.area_rng_lbl
     out = {}
-    for a, label in enumerate(p.areaRngLbl):
+    for a, label in enumerate(labels):
         out[label] = {}
         for t in iou_thrs:
-            k = np.flatnonzero(np.isclose(p.iouThrs, t))
+            k = np.flatnonzero(np.isclose(thrs, t))
             if not k.size:
-                raise ValueError(f"IoU threshold {t} is not among params.iouThrs")
-            x = prec[k[0], :, :, a, -1]
+                raise ValueError(f"IoU threshold {t} is not among the evaluation's IoU thresholds")
+            x = prec[k[0], :, :, a]
             valid = x > -1
             n = valid.sum(axis=1)
             with np.errstate(invalid="ignore"):

@@ -11,6 +11,7 @@ import pycocotools.mask as mask_utils
 
 from ..diagnostics.tide import ERROR_TYPES
 from ..masks.imagefiles import check_image_file
+from .data import KINDS
 
 __all__ = ["figures", "figure_errors", "figure_pr_curves", "figure_scatter", "figure_thumbnail", "figure_reliability",
            "figure_confusion", "figure_intervals", "to_png"]
@@ -18,6 +19,8 @@ __all__ = ["figures", "figure_errors", "figure_pr_curves", "figure_scatter", "fi
 ERROR_LABELS = {"cls": "classification", "loc": "localization", "both": "cls + loc", "dupe": "duplicate",
                 "bkg": "background", "miss": "missed", "boundary": "boundary"}
 SIZES = ("all", "small", "medium", "large")
+#: colour and line style of each evaluation of the report
+STYLES = {"mask": ("#4c72b0", "-"), "boundary": ("#c44e52", "--"), "box": ("#55a868", "-")}
 
 
 def _figure(w, h):
@@ -36,7 +39,7 @@ def to_png(fig) -> bytes:
     return buf.getvalue()
 
 
-def figure_errors(errors: dict):
+def figure_errors(errors: dict, what: str = "min(mask, boundary) IoU"):
     """Bars of each error type's ΔAP (x100), overall and per size."""
     fig = _figure(9, 3.2)
     groups = [("all", errors["errors"])] + [(s, errors["per_size"][s]["errors"]) for s in SIZES[1:]]
@@ -50,17 +53,19 @@ def figure_errors(errors: dict):
         ax.invert_yaxis()
         ax.set_title(label)
         ax.set_xlabel("ΔAP")
-    fig.suptitle("AP gained by fixing each error type (TIDE, min(mask, boundary) IoU)")
+    fig.suptitle(f"AP gained by fixing each error type (TIDE, {what})")
     fig.tight_layout()
     return fig
 
 
 def figure_pr_curves(pr: dict, rec_thrs):
-    """Precision-recall curves of Mask AP and Boundary AP per size and IoU threshold."""
+    """Precision-recall curves of each evaluation (Mask and Boundary AP, or box
+    AP) per size and IoU threshold."""
     fig = _figure(9, 6.5)
     for n, size in enumerate(SIZES):
         ax = fig.add_subplot(2, 2, n + 1)
-        for kind, style in (("mask", "-"), ("boundary", "--")):
+        for kind in pr:
+            style = STYLES.get(kind, (None, "-"))[1]
             for thr, prec in pr[kind][size].items():
                 ax.plot(rec_thrs, prec, style, label=f"{kind} IoU={thr:g}")
         ax.set_xlim(0, 1)
@@ -157,11 +162,12 @@ def figure_thumbnail(row: dict, coco_gt, coco_dt, images_dir: Optional[str] = No
 
 def figure_reliability(diagnostics: dict):
     """Reliability diagram: per score bin, the fraction of detections matched
-    (at the calibration's IoU) against the mean score, Mask and Boundary IoU."""
+    (at the calibration's IoU) against the mean score, of each evaluation."""
     fig = _figure(5, 4.6)
     ax = fig.add_subplot(1, 1, 1)
     ax.plot([0, 1], [0, 1], color="#999999", lw=1, ls="--", label="calibrated")
-    for name, color in (("mask", "#4c72b0"), ("boundary", "#c44e52")):
+    for name in diagnostics:
+        color = STYLES.get(name, ("#4c72b0", "-"))[0]
         cal = diagnostics[name]["calibration"]
         pts = [(b["confidence"], b["accuracy"], b["count"]) for b in cal["bins"] if b["count"]]
         if pts:
@@ -171,14 +177,15 @@ def figure_reliability(diagnostics: dict):
     ax.set_xlim(0, 1)
     ax.set_ylim(0, 1)
     ax.set_xlabel("mean score of the bin")
-    ax.set_ylabel(f"fraction matched at IoU {diagnostics['boundary']['calibration']['iou_threshold']:g}")
+    first = next(iter(diagnostics.values()))
+    ax.set_ylabel(f"fraction matched at IoU {first['calibration']['iou_threshold']:g}")
     ax.legend(loc="upper left", fontsize=8)
     ax.set_title("Reliability diagram")
     fig.tight_layout()
     return fig
 
 
-def figure_confusion(confusion: dict, top: int = 25):
+def figure_confusion(confusion: dict, top: int = 25, what: str = "Boundary IoU"):
     """Heat map of the normalised confusion matrix (rows: ground truth, columns:
     detected; background last), on the ``top`` categories with the most ground
     truths and detections."""
@@ -200,17 +207,19 @@ def figure_confusion(confusion: dict, top: int = 25):
     ax.set_yticklabels(labels, fontsize=6)
     ax.set_xlabel("detected")
     ax.set_ylabel("ground truth")
-    ax.set_title(f"Confusion at Boundary IoU {confusion['iou_threshold']:g} (rows normalised)")
+    ax.set_title(f"Confusion at {what} {confusion['iou_threshold']:g} (rows normalised)")
     fig.colorbar(im, ax=ax, fraction=0.046)
     fig.tight_layout()
     return fig
 
 
 def figure_intervals(diagnostics: dict):
-    """The headline numbers of Mask and Boundary IoU with their bootstrap intervals."""
+    """The headline numbers of each evaluation with their bootstrap intervals."""
     fig = _figure(9, 3.4)
     ax = fig.add_subplot(1, 1, 1)
-    for off, (name, color) in zip((-0.15, 0.15), (("mask", "#4c72b0"), ("boundary", "#c44e52"))):
+    offsets = (0.0,) if len(diagnostics) == 1 else (-0.15, 0.15)
+    for off, name in zip(offsets, diagnostics):
+        color = STYLES.get(name, ("#4c72b0", "-"))[0]
         boot = diagnostics[name].get("bootstrap")
         if not boot:
             continue
@@ -231,21 +240,33 @@ def figure_intervals(diagnostics: dict):
     return fig
 
 
+#: how the report names each evaluation's IoU
+IOU_NAMES = {"mask": "Mask IoU", "boundary": "Boundary IoU", "box": "box IoU"}
+
+
+def main_label(diagnostics: dict) -> str:
+    """The evaluation whose confusion matrix the report shows: boundary, else the only one."""
+    return "boundary" if "boundary" in diagnostics else next(iter(diagnostics))
+
+
 def figures(data: dict, coco_gt=None, coco_dt=None, images_dir: Optional[str] = None) -> Dict[str, bytes]:
     """Every figure of the report as PNG bytes, by file name.
 
     Thumbnails (``worst_NN.png``) need ``coco_gt`` and ``coco_dt``.
     """
-    out = {
-        "errors.png": to_png(figure_errors(data["errors"])),
-        "pr_curves.png": to_png(figure_pr_curves(data["pr"], data["rec_thrs"])),
-        "scatter.png": to_png(figure_scatter(data["per_category"])),
-    }
+    out = {}
+    if data.get("errors") is not None:  # (None: not computed; data["notes"] says why)
+        box = "box" in data.get("kinds", {})
+        out["errors.png"] = to_png(figure_errors(data["errors"], "box IoU" if box else "min(mask, boundary) IoU"))
+    out["pr_curves.png"] = to_png(figure_pr_curves(data["pr"], data["rec_thrs"]))
+    if set(data.get("kinds", KINDS["boundary"])) >= {"mask", "boundary"}:
+        out["scatter.png"] = to_png(figure_scatter(data["per_category"]))
     diag = data.get("diagnostics")
     if diag:
-        if diag["boundary"].get("bootstrap"):
+        main = main_label(diag)
+        if diag[main].get("bootstrap"):
             out["intervals.png"] = to_png(figure_intervals(diag))
-        out["confusion.png"] = to_png(figure_confusion(diag["boundary"]["confusion"]))
+        out["confusion.png"] = to_png(figure_confusion(diag[main]["confusion"], what=IOU_NAMES[main]))
         out["reliability.png"] = to_png(figure_reliability(diag))
     if coco_gt is not None and coco_dt is not None:
         for n, row in enumerate(data["worst"]):

@@ -122,7 +122,7 @@ def test_per_size_keeps_the_objects_of_that_size():
 def test_bad_arguments():
     gt, dt = build([(1, 1, A)], [(1, 1, A, 0.9)])
     with pytest.raises(ValueError, match="iou"):
-        analyze_errors(gt, dt, iou="bbox")
+        analyze_errors(gt, dt, iou="keypoints")  # (bbox is box IoU since issue 30)
     with pytest.raises(ValueError, match="background_threshold"):
         analyze_errors(gt, dt, pos_threshold=0.1, background_threshold=0.5)
 
@@ -188,6 +188,22 @@ def test_mask_iou_breakdown_equals_tidecv(coco):
     for t in ("cls", "loc", "both", "dupe", "bkg", "miss"):
         assert r["errors"][t] * 100 == pytest.approx(TIDECV[t], abs=1e-10), t
         assert r["counts"][t] == TIDECV_COUNTS[t]
+
+
+# tidecv 1.0.1 (TIDE(mode=BOX), get_main_errors) on tests/data/coco, the results' boxes those
+# loadRes gives (pycocotools' toBbox of the masks): AP and ΔAP x100, error counts
+TIDECV_BOX = {"ap": 64.13459396621478, "cls": 22.236283723057895, "loc": 0.29828587482657554, "both": 0.0,
+              "dupe": 0.013890349797222257, "bkg": 0.0, "miss": 8.507905295666404}
+TIDECV_BOX_COUNTS = {"cls": 83, "loc": 2, "both": 0, "dupe": 1, "bkg": 0, "miss": 97}
+
+
+def test_box_iou_breakdown_equals_tidecv(coco):
+    r = analyze_errors(*coco, iou="bbox")
+    assert r["ap"] * 100 == pytest.approx(TIDECV_BOX["ap"], abs=1e-10)
+    for t in ("cls", "loc", "both", "dupe", "bkg", "miss"):
+        assert r["errors"][t] * 100 == pytest.approx(TIDECV_BOX[t], abs=1e-10), t
+        assert r["counts"][t] == TIDECV_BOX_COUNTS[t]
+    assert r["errors"]["boundary"] == 0.0 and r["boundary_errors"] == []
 
 
 def test_boundary_breakdown_on_real_data(coco):
