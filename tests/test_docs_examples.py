@@ -72,8 +72,9 @@ def shell_commands(text: str):
     return cmds
 
 
-# optional packages that have a test tier of their own (markers in pyproject.toml)
-OPTIONAL_TIERS = ("detectron2", "torch")
+# optional packages that have a test tier of their own (markers in pyproject.toml), and
+# the tier of packages that are installed only there (.ci/run's torch tier installs lightning)
+OPTIONAL_TIERS = {"detectron2": "detectron2", "torch": "torch", "lightning": "torch"}
 
 
 def _cases():
@@ -86,7 +87,7 @@ def _cases():
             assert not bad, f"{page.name}:{line}: unknown docs-test mark {bad}"
             pytest_marks = [pytest.mark.slow] if "slow" in marks else []
             # an example that needs an optional package belongs to that package's tier
-            pytest_marks += [getattr(pytest.mark, m.split(None, 1)[1]) for m in marks
+            pytest_marks += [getattr(pytest.mark, OPTIONAL_TIERS[m.split(None, 1)[1]]) for m in marks
                              if m.startswith("requires ") and m.split(None, 1)[1] in OPTIONAL_TIERS]
             cases.append(pytest.param(page, lang, line, text, marks, marks=pytest_marks,
                                       id=f"{page.relative_to(ROOT)}:{line}"))
