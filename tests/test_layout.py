@@ -16,8 +16,8 @@ import pytest
 import boundary_api
 from boundary_api._deprecated import MOVED_MODULES
 
-PKG = os.path.dirname(boundary_api.__file__)
-ROOT = os.path.dirname(PKG)
+PKG = os.path.dirname(boundary_api.__file__)  # the package imported (installed or in the checkout)
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))  # the checkout
 DOCS = os.path.join(ROOT, "docs", "architecture.md")
 
 # what each part of the package may import from the package (besides itself)
