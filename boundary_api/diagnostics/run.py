@@ -14,6 +14,7 @@ from typing import Optional
 import numpy as np
 
 from .._io import read_json
+from ..instance._files import looks_like_lvis
 from .bootstrap import bootstrap, compare
 from .calibration import calibration
 from .confusion import confusion_matrix, top_confusions
@@ -26,11 +27,9 @@ log = logging.getLogger(__name__)
 
 def is_lvis(gt_data: dict) -> bool:
     """Whether a ground-truth dataset is LVIS (federated: images list their
-    negative categories, categories their frequency)."""
-    images = gt_data.get("images") or []
-    cats = gt_data.get("categories") or []
-    return bool(images and isinstance(images[0], dict) and "neg_category_ids" in images[0]) or \
-        bool(cats and isinstance(cats[0], dict) and "frequency" in cats[0])
+    negative categories, categories their frequency): the rule every reader of
+    the package applies (:func:`boundary_api.instance._files.looks_like_lvis`)."""
+    return looks_like_lvis(gt_data)
 
 
 def _load_gt(gt_path: str):

@@ -31,6 +31,7 @@ from typing import Dict, Iterator, List, Optional, Sequence, Tuple, Union
 
 import numpy as np
 
+from ..instance._files import looks_like_lvis
 from .._io import open_input, read_json
 from .partials import Partial, accumulate_partial, evaluate_partial, merge_partials
 
@@ -51,14 +52,6 @@ PathLike = Union[str, os.PathLike]
 _RESULT_SUFFIXES = (".jsonl", ".ndjson", ".json")
 #: bytes of routed lines buffered in memory before they are appended to the chunk files
 _FLUSH_BYTES = 32 << 20
-
-
-def looks_like_lvis(dataset: dict) -> bool:
-    """LVIS ground truth: images with ``neg_category_ids`` and categories with ``frequency``."""
-    imgs = dataset.get("images") or [{}]
-    cats = dataset.get("categories") or [{}]
-    return isinstance(imgs[0], dict) and isinstance(cats[0], dict) and \
-        "neg_category_ids" in imgs[0] and "frequency" in cats[0]
 
 
 # ------------------------------------------------------------------------ reading

@@ -11,6 +11,7 @@ from typing import Dict, Iterator, List, Optional, Sequence, Tuple
 import numpy as np
 import pycocotools.mask as mask_utils
 
+from ..instance._files import looks_like_lvis
 from .._io import read_json
 from .._parallel import resolve_threads, run_ranges, split_by_cost
 from .perturbations import downscale_panoptic, low_resolution_mask
@@ -88,12 +89,6 @@ def synthetic_instance_predictions(gt, resolution: int = 28, num_threads: Option
     return out  # type: ignore[return-value]
 
 
-def _is_lvis(data: dict) -> bool:
-    imgs = data.get("images") or [{}]
-    cats = data.get("categories") or [{}]
-    return "neg_category_ids" in imgs[0] and "frequency" in cats[0]
-
-
 def evaluate_instance_predictions(gt, predictions: List[dict], iou_types: Sequence[str] = ("segm", "boundary"),
                                   dilation_ratio: float = 0.02, num_threads: Optional[int] = None
                                   ) -> Dict[str, Dict[str, float]]:
@@ -108,7 +103,7 @@ def evaluate_instance_predictions(gt, predictions: List[dict], iou_types: Sequen
     """
     data = _load(gt)
     res: Dict[str, Dict[str, float]] = {}
-    lvis = _is_lvis(data)
+    lvis = looks_like_lvis(data)
     for iou in iou_types:
         with contextlib.redirect_stdout(io.StringIO()):
             if lvis:
