@@ -184,8 +184,15 @@ def read_once(path, what: str):
         return path
     try:
         name = _fs_name(path)
+    except TypeError:
+        return path
+    if _PEEKED and name in _PEEKED:  # its start was looked at (first_content_byte)
+        peeked = _read_peeked(name, what)
+        if peeked is not None:
+            return peeked
+    try:
         mode = os.stat(name).st_mode
-    except (TypeError, ValueError, OSError):
+    except (ValueError, OSError):
         return path
     if stat.S_ISREG(mode) or stat.S_ISDIR(mode):
         return path
@@ -204,8 +211,10 @@ def read_json(path, what: str) -> Any:
     A gzip-compressed file (``.json.gz``, recognised by its content, not its
     name) is decompressed transparently.  JSON nested too deeply for Python's
     parser is a ValueError, not a RecursionError.  ``path`` may be
-    :class:`InputBytes` (an input already read by :func:`read_once`).
+    :class:`InputBytes` (an input already read by :func:`read_once`); a
+    pipe is read once.
     """
+    path = read_once(path, what)
     if isinstance(path, InputBytes):
         fspath, data = path.name, path.data
     else:
@@ -272,16 +281,17 @@ def open_input(path) -> Iterator[io.BufferedIOBase]:
     process substitution (``<(zcat results.jsonl.gz)``, ``/dev/stdin``) work
     like regular files.
     """
-    raw = open(path, "rb", buffering=0)
+    peeked = _take_peeked(_fs_name(path)) if _PEEKED else None  # its start already read
+    raw = peeked.raw if peeked is not None else open(path, "rb", buffering=0)
     try:
-        head = b""
+        head = peeked.head if peeked is not None else b""
         while len(head) < len(_GZIP_MAGIC):
             chunk = raw.read(len(_GZIP_MAGIC) - len(head))
             if not chunk:
                 break
             head += chunk
         stream = io.BufferedReader(_Prefixed(head, raw), buffer_size=1 << 20)
-        if head == _GZIP_MAGIC:
+        if head[:2] == _GZIP_MAGIC:
             stream = gzip.GzipFile(fileobj=stream, mode="rb")
         yield stream
     finally:
@@ -290,19 +300,9 @@ def open_input(path) -> Iterator[io.BufferedIOBase]:
 
 def starts_with(path, char: bytes) -> bool:
     """Whether a file's first non-blank byte is ``char`` (gzip content is
-    looked into); False when it cannot be read or is empty.  Reads the file
-    once from its start: for a pipe, the bytes read are gone."""
-    try:
-        with open_input(path) as f:
-            while True:
-                block = f.read(1 << 12)
-                if not block:
-                    return False
-                block = block.lstrip()
-                if block:
-                    return block[:1] == char
-    except (OSError, EOFError, ValueError):
-        return False
+    looked into); False when it cannot be read or is empty.  A pipe keeps
+    the bytes looked at (:func:`first_content_byte`)."""
+    return first_content_byte(path) == char
 
 
 def finite_number(v) -> bool:
@@ -339,3 +339,131 @@ def warn_large_dilation_ratio(dilation_ratio: float, logger: logging.Logger) -> 
         logger.warning("dilation ratio %g is at least the whole image diagonal: every boundary is "
                        "the entire mask, so this reports mask IoU (the ratio is a fraction: 0.02 "
                        "means 2%%)", dilation_ratio)
+
+
+# ------------------------------------------------------------ inputs read once
+# The first bytes of a pipe, looked at to choose how to read it, are kept here
+# with the still-open pipe, so that the reader chosen gets the whole content:
+# a pipe (``--dt <(zcat r.jsonl.gz)``, ``/dev/stdin``, a FIFO) is read once,
+# by this process, without a copy on disk.  Keyed by the name the user gave,
+# which every message keeps.
+
+#: most bytes looked at by :func:`first_content_byte` (beyond: "not decided")
+_PEEK_LIMIT = 1 << 24
+
+
+class _Peeked:
+    """A pipe whose first bytes (``head``) have been read from ``raw``."""
+
+    __slots__ = ("raw", "head")
+
+    def __init__(self, raw, head: bytes):
+        self.raw = raw
+        self.head = head
+
+
+_PEEKED: dict = {}
+
+
+def is_stream(path) -> bool:
+    """Whether ``path`` names an existing input that is neither a regular file
+    nor a folder (a pipe, process substitution, ``/dev/stdin``, a device):
+    one that can be read once only."""
+    if isinstance(path, InputBytes):
+        return True
+    try:
+        name = _fs_name(path)
+        if name in _PEEKED:
+            return True
+        mode = os.stat(name).st_mode
+    except (TypeError, ValueError, OSError):
+        return False
+    return not stat.S_ISREG(mode) and not stat.S_ISDIR(mode)
+
+
+def _first_non_blank(head: bytes, final: bool) -> bytes:
+    """The first non-blank byte of ``head`` (gzip content decompressed as far
+    as it goes), b"" when there is none yet."""
+    if head[:2] == _GZIP_MAGIC:
+        try:
+            head = zlib.decompressobj(16 + zlib.MAX_WBITS).decompress(head)
+        except zlib.error:
+            return b"" if not final else b"\x00"
+    return head.lstrip()[:1]
+
+
+def first_content_byte(path) -> bytes:
+    """The first non-blank byte of a user's file (gzip content looked into),
+    b"" when it is empty, cannot be read or does not say within 16 MiB.
+
+    A regular file is opened and closed.  A pipe is read only as far as
+    needed, and what was read stays with it: the next :func:`read_once`,
+    :func:`read_json` or :func:`open_input` of the same name gets the whole
+    content, from its first byte.
+    """
+    if isinstance(path, InputBytes):
+        return _first_non_blank(path.data, True)
+    if not is_stream(path):
+        try:
+            with open_input(path) as f:
+                while True:
+                    block = f.read(1 << 12)
+                    if not block:
+                        return b""
+                    block = block.lstrip()
+                    if block:
+                        return block[:1]
+        except (OSError, EOFError, ValueError, TypeError):
+            return b""
+    name = _fs_name(path)
+    peeked = _PEEKED.get(name)
+    if peeked is None:
+        try:
+            raw = open(name, "rb", buffering=0)
+        except OSError:
+            return b""
+        peeked = _PEEKED[name] = _Peeked(raw, b"")
+    while True:
+        found = _first_non_blank(peeked.head, False)
+        if found or len(peeked.head) >= _PEEK_LIMIT:
+            return found
+        try:
+            chunk = peeked.raw.read(1 << 16)
+        except OSError:
+            return b""
+        if not chunk:
+            return _first_non_blank(peeked.head, True)
+        peeked.head += chunk
+
+
+def _take_peeked(name):
+    """The pipe ``name`` whose start :func:`first_content_byte` read (removed
+    from the registry: it is handed to one reader), or None; None too when
+    ``name`` now names another file (a ``/dev/fd/N`` reused in a long-running
+    process)."""
+    peeked = _PEEKED.pop(name, None) if _PEEKED else None
+    if peeked is None:
+        return None
+    try:
+        same = os.path.samestat(os.fstat(peeked.raw.fileno()), os.stat(name))
+    except (OSError, ValueError):
+        same = False
+    if not same:
+        peeked.raw.close()
+        return None
+    return peeked
+
+
+def _read_peeked(name, what: str):
+    """The whole content of the pipe ``name`` if its start was read, as
+    :class:`InputBytes`, else None."""
+    peeked = _take_peeked(name)
+    if peeked is None:
+        return None
+    try:
+        data = peeked.head + peeked.raw.readall()
+    except OSError as exc:
+        raise input_error_class(type(exc))(f"cannot read {what} file {name}: {exc.strerror or exc}") from None
+    finally:
+        peeked.raw.close()
+    return InputBytes(name, data)

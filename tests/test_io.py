@@ -60,3 +60,48 @@ def test_open_input_gives_every_byte(tmp_path, payload):
     path.write_bytes(gzip.compress(payload))
     with open_input(path) as f:
         assert b"".join(f) == payload
+
+
+@pytest.mark.parametrize("compress", [False, True], ids=["plain", "gzip"])
+@pytest.mark.parametrize("reader", ["read_once", "read_json", "open_input"])
+def test_a_pipe_looked_into_keeps_every_byte(compress, reader):
+    """first_content_byte reads a pipe's start (past 64 KiB of blanks) without
+    using it up: the reader after it gets the whole content, read once."""
+    from boundary_api._io import InputBytes, first_content_byte, is_stream, read_once
+
+    data = b" " * 100_000 + json.dumps([{"a": i} for i in range(20000)]).encode()
+    r, thread = _pipe(gzip.compress(data) if compress else data)
+    name = f"/dev/fd/{r}"
+    try:
+        assert is_stream(name)
+        assert first_content_byte(name) == b"["
+        assert first_content_byte(name) == b"["  # asked again: the same answer, nothing more used up
+        if reader == "read_once":
+            got = read_once(name, "results")
+            assert isinstance(got, InputBytes) and got.name == name
+            assert (gzip.decompress(got.data) if compress else got.data) == data
+        elif reader == "read_json":
+            assert read_json(name, "results") == json.loads(data)
+        else:
+            with open_input(name) as f:
+                assert f.read() == data
+    finally:
+        os.close(r)
+        thread.join()
+
+
+def test_first_content_byte_of_files(tmp_path):
+    from boundary_api._io import first_content_byte, is_stream
+
+    (tmp_path / "a.jsonl.gz").write_bytes(gzip.compress(b'\n {"a": 1}\n'))
+    (tmp_path / "empty").write_bytes(b"")
+    assert first_content_byte(tmp_path / "a.jsonl.gz") == b"{"
+    assert first_content_byte(tmp_path / "empty") == b""
+    assert first_content_byte(tmp_path / "missing") == b""
+    assert not is_stream(tmp_path / "a.jsonl.gz") and not is_stream(tmp_path) and not is_stream(tmp_path / "x")
+    r, thread = _pipe(b"")
+    try:
+        assert first_content_byte(f"/dev/fd/{r}") == b""
+    finally:
+        os.close(r)
+        thread.join()

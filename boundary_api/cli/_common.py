@@ -7,11 +7,9 @@ import contextlib
 import io
 import math
 import os
-import shutil
 import signal
 import stat
-import tempfile
-from typing import Dict, List, Mapping, Optional
+from typing import Mapping, Optional
 
 PROG = "boundary-eval"
 
@@ -86,122 +84,10 @@ def quiet(enabled: bool):
         yield
 
 
-#: flags whose value is a JSON file read by some subcommand (aliases included)
-#: (not --manifest: read once, and its relative shard paths need its own folder)
-JSON_INPUT_FLAGS = ("--gt", "--gt-json-file", "--dt", "--dt-json-file", "--gt-json",
-                    "--pred-json", "--pred-json-file", "--class-names")
-
-#: copies of the non-seekable inputs of this run (pipes, /dev/stdin): copy -> path as given
-SPOOLED: Dict[str, str] = {}
-
-
-def given(path):
-    """The path as the user gave it, for a copy :func:`spool_pipes` made."""
-    return SPOOLED.get(path, path) if isinstance(path, str) else path
-
-
-def as_given(text: str) -> str:
-    """``text`` (an error message) with every spooled copy named as the user named it."""
-    for copy, original in SPOOLED.items():
-        text = text.replace(copy, original)
-    return text
-
-
-def _is_stream(path: str) -> bool:
-    """An existing input that is neither a regular file nor a folder: a pipe,
-    process substitution (``<(zcat x.gz)``), ``/dev/stdin``, a device."""
-    try:
-        mode = os.stat(path).st_mode
-    except (OSError, ValueError):
-        return False
-    return not stat.S_ISREG(mode) and not stat.S_ISDIR(mode)
-
-
-def _starts_with(path: str, char: bytes) -> bool:
-    """Whether a file's first non-blank byte is ``char`` (gzip content is looked into)."""
-    from .._io import starts_with
-
-    return starts_with(path, char)
-
-
-def _looks_like_json_lines(path: str) -> bool:
-    """Whether a file's first non-blank character opens an object (JSON Lines)
-    rather than a list."""
-    return _starts_with(path, b"{")
-
-
-def spool_pipes(argv: List[str], folder: "_LazyFolder") -> List[str]:
-    """``argv`` with every JSON input that is a pipe or device (see
-    :data:`JSON_INPUT_FLAGS`) replaced by a copy in ``folder`` (of :func:`spool_folder`).
-
-    Such an input can be read once only, while a command may read a file more
-    than once (a fast columnar reader first, a checking reader after it) or
-    look at its start to choose how to read it.  A results copy whose content
-    is JSON Lines is named ``*.jsonl`` (so that ``--dt <(zcat r.jsonl.gz)``
-    streams).  The copies are registered in :data:`SPOOLED`.
-    """
-    out = list(argv)
-    for n, arg in enumerate(out):
-        flag, eq, value = arg.partition("=")
-        if flag not in JSON_INPUT_FLAGS:
-            continue
-        if not eq:
-            if n + 1 >= len(out):
-                continue
-            value = out[n + 1]
-        if not value or not _is_stream(value):
-            continue
-        copy = os.path.join(folder.path(), f"input{len(SPOOLED)}")
-        try:
-            with open(value, "rb") as src, open(copy, "wb") as dst:
-                shutil.copyfileobj(src, dst, 1 << 20)
-        except OSError as exc:
-            raise InputError(f"{flag} {value}: cannot read it ({exc.strerror or exc})") from None
-        if flag in ("--dt", "--dt-json-file") and _looks_like_json_lines(copy):
-            suffix = ".jsonl"
-        elif flag == "--class-names" and not _starts_with(copy, b"["):
-            suffix = ".txt"  # a text file, one name a line
-        else:
-            suffix = ".json"
-        os.replace(copy, copy + suffix)
-        copy += suffix
-        SPOOLED[copy] = value
-        if eq:
-            out[n] = f"{flag}={copy}"
-        else:
-            out[n + 1] = copy
-    return out
-
-
-class _LazyFolder:
-    """A temporary folder made on first use (:meth:`path`)."""
-
-    def __init__(self):
-        self._path: Optional[str] = None
-
-    def path(self) -> str:
-        if self._path is None:
-            self._path = tempfile.mkdtemp(prefix="boundary_api_input_")
-        return self._path
-
-
-@contextlib.contextmanager
-def spool_folder():
-    """Where :func:`spool_pipes` puts its copies: a temporary folder made only
-    if there is something to copy, removed at the end (also on an error, an
-    interruption or SIGTERM)."""
-    folder = _LazyFolder()
-    try:
-        yield folder
-    finally:
-        if folder._path is not None:
-            shutil.rmtree(folder._path, ignore_errors=True)
-
-
 class Terminated(KeyboardInterrupt):
     """SIGTERM, raised in the main thread like Ctrl-C's KeyboardInterrupt, so that
     every ``finally`` and ``with`` on the way out runs: temporary folders
-    (streaming chunks, shards, copies of piped inputs) and a half-written
+    (streaming chunks, shards) and a half-written
     ``--json-out`` are removed, a local Dask cluster is shut down."""
 
 

@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import contextlib
 import io
-import json
 import os
 import time
 from typing import List, Tuple
@@ -150,10 +149,8 @@ def make_demo(num_images: int = 40, seed: int = 0) -> Tuple[dict, list]:
 def write_demo(gt_path: str, results_path: str, num_images: int = 40, seed: int = 0) -> None:
     """Write :func:`make_demo` output as JSON files."""
     gt, res = make_demo(num_images, seed)
-    with open(gt_path, "w") as f:
-        json.dump(gt, f, separators=(",", ":"))
-    with open(results_path, "w") as f:
-        json.dump(res, f, separators=(",", ":"))
+    write_json(gt_path, gt, indent=None, separators=(",", ":"))
+    write_json(results_path, res, indent=None, separators=(",", ":"))
 
 
 

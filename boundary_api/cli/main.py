@@ -33,7 +33,6 @@ evaluation still finishes and ``--json-out`` is still written then.
 """
 from __future__ import annotations
 
-import contextlib
 import importlib
 import logging
 import os
@@ -43,7 +42,7 @@ import warnings
 from typing import List, Optional
 
 from . import demo, instances, streaming
-from ._common import PROG, Terminated, as_given, spool_folder, spool_pipes, terminate_cleanly
+from ._common import PROG, Terminated, terminate_cleanly
 
 #: exit status when standard output is a closed pipe (as if killed by SIGPIPE)
 EXIT_BROKEN_PIPE = 128 + getattr(signal, "SIGPIPE", 13)
@@ -99,11 +98,6 @@ SUBCOMMANDS = ("panoptic", "cityscapes", "semantic", "measures", "sensitivity", 
                "report", "shard", "compare", "diagnose")
 
 
-def _dispatch(argv: List[str]) -> int:
-    with spool_folder() as folder:
-        return _route(spool_pipes(argv, folder))
-
-
 def _route(argv: List[str]) -> int:
     if argv and argv[0] in SUBCOMMANDS:
         module = importlib.import_module(f".{argv[0]}", __package__)
@@ -127,7 +121,7 @@ EXIT_TERMINATED = 128 + signal.SIGTERM
 
 def _show_warning(message, category, filename, lineno, file=None, line=None) -> None:
     """A Python warning as one line on stderr, like the command's other messages."""
-    print(f"{PROG}: warning: {as_given(str(message))}", file=sys.stderr if file is None else file)
+    print(f"{PROG}: warning: {message}", file=sys.stderr if file is None else file)
 
 
 def main(argv: Optional[List[str]] = None) -> int:
@@ -142,7 +136,7 @@ def main(argv: Optional[List[str]] = None) -> int:
     warnings.showwarning = _show_warning
     try:
         with terminate_cleanly():
-            status = _dispatch(argv)
+            status = _route(argv)
         guard.flush()
     except SystemExit:  # argparse: --help, --version, usage errors
         guard.flush()
@@ -153,7 +147,7 @@ def main(argv: Optional[List[str]] = None) -> int:
         guard.broken = True
         status = EXIT_BROKEN_PIPE
     except (ValueError, TypeError, OSError, MemoryError, RecursionError, OverflowError) as exc:
-        print(f"{PROG}: error: {as_given(str(exc))}", file=sys.stderr)
+        print(f"{PROG}: error: {exc}", file=sys.stderr)
         status = 2
     except Terminated:
         print(f"{PROG}: terminated", file=sys.stderr)

@@ -106,9 +106,7 @@ def build_document(kind: str, iou_type: str, dilation_ratio: Optional[float], in
     if max_dets is not None:
         settings["max_dets"] = int(max_dets)
     settings.update(settings_extra or {})
-    from ._common import given
-
-    settings["inputs"] = {flag: given(os.fspath(path)) for flag, path in inputs.items() if path is not None}
+    settings["inputs"] = {flag: os.fspath(path) for flag, path in inputs.items() if path is not None}
     doc: Dict[str, Any] = {"boundary_api_version": __version__, "settings": settings}
     for name, value in metrics.items():
         doc[str(name)] = metric_value(value) if isinstance(value, (float, np.floating)) else _plain(value)
@@ -127,15 +125,16 @@ def build_document(kind: str, iou_type: str, dilation_ratio: Optional[float], in
     return doc
 
 
-def write_json(path: str, doc) -> None:
-    """Write ``doc`` to ``path`` atomically.
+def write_json(path: str, doc, *, indent: Optional[int] = 1, separators=None) -> None:
+    """Write ``doc`` to ``path`` atomically (every file a subcommand writes:
+    ``--json-out``, ``synthetic --out``, the demo's files).
 
     The text is built first (a NaN or an object JSON cannot hold raises
     ValueError/TypeError before any file is created), written to
     ``PATH.tmp-PID`` beside ``path`` and renamed over it; on any failure,
     interruption included, the temporary file is removed.
     """
-    text = json.dumps(doc, indent=1, allow_nan=False)
+    text = json.dumps(doc, indent=indent, separators=separators, allow_nan=False)
     tmp = f"{os.fspath(path)}.tmp-{os.getpid()}"
     try:
         with open(tmp, "w", encoding="utf-8") as f:

@@ -5,7 +5,7 @@ import argparse
 
 from ..panoptic import default_folder
 from ..panoptic.idmaps import DEFAULT_MAX_PIXELS
-from ._common import PROG, HelpFormatter, InputError, add_common_flags, check_out_path, given, positive_int, ratio
+from ._common import PROG, HelpFormatter, add_common_flags, check_out_path, positive_int, ratio
 from .output import build_document, write_json
 
 #: what each --iou-type reports, for the title line above the table
@@ -72,11 +72,6 @@ def _metrics(results: dict) -> dict:
 def run(args) -> int:
     from ..panoptic import pq_compute_files
 
-    for flag, json_file, folder, folder_flag in (("--gt-json", args.gt_json, args.gt_folder, "--gt-folder"),
-                                                 ("--pred-json", args.pred_json, args.pred_folder, "--pred-folder")):
-        if folder is None and given(json_file) != json_file:  # a pipe, read from a copy
-            raise InputError(f"{flag} {given(json_file)} is a pipe, so its PNG folder cannot be found next to "
-                             f"it: give {folder_flag}")
     inputs = {"--gt-json": args.gt_json, "--gt-folder": args.gt_folder,
               "--pred-json": args.pred_json, "--pred-folder": args.pred_folder}
     check_out_path(args.json_out, files=inputs,

@@ -12,7 +12,6 @@ import contextlib
 import logging
 import os
 import sys
-import tempfile
 import time
 import warnings
 from typing import List
@@ -20,6 +19,7 @@ from typing import List
 import numpy as np
 
 from ..instance.results import per_category_metrics
+from ..scale.streaming import streams_results
 from ._common import (PROG, HelpFormatter, InputError, add_common_flags, check_out_path, deferred_termination,
                       positive_int, quiet)
 from .output import build_document, coco_summary, write_json
@@ -28,7 +28,6 @@ log = logging.getLogger("boundary_api")
 
 _FLAGS = ("--chunk-images", "--workers", "--scheduler", "--manifest", "--shard-dir", "--images-per-shard",
           "--allow-partial")
-_STREAM_SUFFIXES = (".jsonl", ".ndjson", ".jsonl.gz", ".ndjson.gz")
 
 
 def wanted(argv: List[str]) -> bool:
@@ -38,7 +37,7 @@ def wanted(argv: List[str]) -> bool:
             return True
         if a.split("=", 1)[0] in ("--dt", "--dt-json-file"):
             value = a.split("=", 1)[1] if "=" in a else (argv[n + 1] if n + 1 < len(argv) else "")
-            if value.endswith(_STREAM_SUFFIXES) or os.path.isdir(value):
+            if value and streams_results(value):  # by name, or by content for a pipe
                 return True
     return False
 
@@ -148,9 +147,9 @@ class _ProgressBar:
         sys.stderr.flush()
 
 
-def _dask(args, iou: str, params, max_dets, shards=None):
+def _dask(args, iou: str, params, max_dets, shards=None, gt_data=None):
     from ..scale.distributed import evaluate_dask, local_client
-    from ..scale.streaming import shard_dataset
+    from ..scale.streaming import shard_dataset, temporary_shards
 
     def go(manifest):
         kwargs = dict(iou_type=iou, dilation_ratio=args.dilation_ratio, max_dets=max_dets, params=params,
@@ -178,10 +177,11 @@ def _dask(args, iou: str, params, max_dets, shards=None):
     if args.manifest is not None:
         return go(shards)
     per_shard = args.images_per_shard or args.chunk_images
+    # the ground truth already read (a pipe is read once), named as given
     if args.shard_dir is not None:
-        return go(shard_dataset(args.gt, args.shard_dir, per_shard, results=args.dt))
-    with tempfile.TemporaryDirectory(prefix="boundary_api_shards_") as folder:
-        return go(shard_dataset(args.gt, folder, per_shard, results=args.dt))
+        return go(shard_dataset(gt_data, args.shard_dir, per_shard, results=args.dt, source=args.gt))
+    with temporary_shards(gt_data, per_shard, results=args.dt, source=args.gt) as manifest:
+        return go(manifest)
 
 
 def _eval_params(args, lvis: bool):
@@ -216,7 +216,7 @@ def run(args) -> int:
         warnings.filterwarnings("ignore", message=r"summarize\(\): params\.maxDets")
         if args.workers is not None or args.scheduler is not None:
             try:
-                ev = _dask(args, iou, params, max_dets, shards)
+                ev = _dask(args, iou, params, max_dets, shards, gt_data)
             except (ValueError, TypeError, OSError, MemoryError, KeyboardInterrupt):
                 raise
             except Exception as exc:  # a shard's worker died, the scheduler went away, ...

@@ -2,7 +2,6 @@
 from __future__ import annotations
 
 import argparse
-import json
 import math
 import os
 
@@ -100,10 +99,7 @@ def run(args) -> int:
                                                         num_threads=args.threads, progress=not args.quiet):
             if args.out:
                 out = _out_path(args.out, str(n), many)
-                tmp = f"{out}.tmp-{os.getpid()}"
-                with open(tmp, "w") as fh:
-                    json.dump(preds, fh)
-                os.replace(tmp, out)
+                write_json(out, preds, indent=None)
             if args.evaluate:
                 rows.append((f"{n}x{n}", r))
         if args.evaluate:

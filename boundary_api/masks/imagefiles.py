@@ -10,6 +10,7 @@ header parsing for other formats) and refuses an image of more than
 """
 from __future__ import annotations
 
+import io
 import os
 from typing import Optional, Tuple
 
@@ -60,8 +61,13 @@ def image_file_size(path, head: Optional[bytes] = None, what: str = "image") -> 
         If the file cannot be opened or is not an image (an
         :class:`ImageTooLargeError` if Pillow's own size limit refuses it).
     """
-    fspath = os.fspath(path)
-    if head is None or len(head) < 24:
+    from .._io import InputBytes
+
+    if isinstance(path, InputBytes):  # a pipe already read: its bytes
+        fspath, head, source = path.name, path.data[:24], io.BytesIO(path.data)
+    else:
+        fspath = source = os.fspath(path)
+    if head is None or len(head) < 24 and not isinstance(path, InputBytes):
         try:
             with open(fspath, "rb") as f:
                 head = f.read(24)
@@ -72,7 +78,7 @@ def image_file_size(path, head: Optional[bytes] = None, what: str = "image") -> 
     from PIL import Image
 
     try:
-        with Image.open(fspath) as im:  # parses the header only
+        with Image.open(source) as im:  # parses the header only
             return im.size
     except Image.DecompressionBombError as exc:
         raise ImageTooLargeError(f"{what} {fspath} is too large to read: {exc}") from None
@@ -105,8 +111,10 @@ def check_image_file(path, what: str = "image", max_pixels: Optional[int] = DEFA
     ValueError
         If the header cannot be read.
     """
-    fspath = os.fspath(path)
-    width, height = image_file_size(fspath, head, what)
+    from .._io import InputBytes
+
+    fspath = path.name if isinstance(path, InputBytes) else os.fspath(path)
+    width, height = image_file_size(path if isinstance(path, InputBytes) else fspath, head, what)
     if max_pixels is not None and width * height > max_pixels:
         raise ImageTooLargeError(
             f"{what} {fspath} is {width}x{height} = {width * height} pixels, more than the limit of "
@@ -132,13 +140,19 @@ def read_mask_file(path, what: str = "mask", max_pixels: Optional[int] = DEFAULT
     """
     import numpy as np
 
-    from .._io import read_json
+    from .._io import InputBytes, read_json, read_once
 
-    path = os.fspath(path)
-    if not os.path.isfile(path):
-        raise ValueError(f"{what} {path}: no such file")
-    if path.lower().endswith(".json"):
-        doc = read_json(path, what)
+    source = read_once(path, what)  # a pipe (/dev/stdin, <(...)) is read once
+    if isinstance(source, InputBytes):
+        path = source.name
+        is_json = source.data.lstrip()[:1] == b"{"  # no name to go by: an RLE object or an image
+    else:
+        path = os.fspath(path)
+        if not os.path.isfile(path):
+            raise ValueError(f"{what} {path}: no such file")
+        is_json = path.lower().endswith(".json")
+    if is_json:
+        doc = read_json(source, what)
         if isinstance(doc, dict) and "segmentation" in doc:
             doc = doc["segmentation"]
         if not (isinstance(doc, dict) and "size" in doc and "counts" in doc):
@@ -147,9 +161,12 @@ def read_mask_file(path, what: str = "mask", max_pixels: Optional[int] = DEFAULT
         return doc
     import cv2
 
-    check_image_file(path, f"{what} image", max_pixels)
+    check_image_file(source, f"{what} image", max_pixels)
     try:
-        img = cv2.imread(path, cv2.IMREAD_UNCHANGED)
+        if isinstance(source, InputBytes):
+            img = cv2.imdecode(np.frombuffer(source.data, np.uint8), cv2.IMREAD_UNCHANGED) if source.data else None
+        else:
+            img = cv2.imread(path, cv2.IMREAD_UNCHANGED)
     except cv2.error as exc:  # e.g. beyond OpenCV's own size limit, with a raised max_pixels
         raise ValueError(f"{what} {path}: OpenCV cannot read it: {str(exc).strip().splitlines()[-1]}") from None
     if img is None:

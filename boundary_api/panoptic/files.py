@@ -54,7 +54,8 @@ def pq_compute_files(gt_json_file, pred_json_file, gt_folder=None, pred_folder=N
     pred_json_file = read_once(pred_json_file, "prediction JSON")
     for src, folder, name in ((gt_json_file, gt_folder, "gt_folder"), (pred_json_file, pred_folder, "pred_folder")):
         if folder is None and isinstance(src, InputBytes):
-            raise ValueError(f"{src.name} is a pipe, so its PNG folder cannot be found next to it: give {name}")
+            raise ValueError(f"{src.name} is a pipe, so its PNG folder cannot be found next to it: "
+                             f"give {name} (--{name.replace('_', '-')})")
     results = pq_compute(gt_json_file, pred_json_file, gt_folder=gt_folder, pred_folder=pred_folder,
                          iou_type=iou_type, dilation_ratio=dilation_ratio, num_threads=num_threads,
                          max_pixels=max_pixels, boundary_mode=boundary_mode, strict=strict,

@@ -31,8 +31,8 @@ from typing import Dict, Iterator, List, Optional, Sequence, Tuple, Union
 
 import numpy as np
 
-from ..instance._files import looks_like_lvis
-from .._io import open_input, read_json
+from ..instance._files import load_ground_truth_json, looks_like_lvis
+from .._io import first_content_byte, is_stream, open_input, read_json
 from .partials import Partial, accumulate_partial, evaluate_partial, merge_partials
 
 try:  # a faster parser when installed; the standard one otherwise
@@ -44,7 +44,7 @@ except ImportError:  # pragma: no cover - depends on the environment
     _loads = json.loads
 
 __all__ = ["iter_results", "evaluate_streaming", "shard_dataset", "evaluate_shard",
-           "load_manifest", "looks_like_lvis", "streaming_inputs"]
+           "load_manifest", "looks_like_lvis", "streaming_inputs", "streams_results", "temporary_shards"]
 
 log = logging.getLogger(__name__)
 
@@ -140,6 +140,28 @@ def _iter_lines(path: str) -> Iterator[Tuple[int, bytes, dict]]:
                 yield n, s, obj
     except (EOFError, zlib.error, gzip.BadGzipFile) as exc:
         raise ValueError(f"{path}: not a valid gzip file ({exc})") from None
+
+
+#: names of results files read line by line (JSON Lines), whatever their content
+STREAM_SUFFIXES = (".jsonl", ".ndjson", ".jsonl.gz", ".ndjson.gz")
+
+
+def streams_results(path) -> bool:
+    """Whether results at ``path`` are for the streaming evaluation: a folder,
+    a ``*.jsonl`` / ``*.ndjson`` file (either possibly ``.gz``), or a pipe
+    (``--dt <(zcat r.jsonl.gz)``, ``/dev/stdin``) whose content opens an
+    object, i.e. JSON Lines rather than a JSON list.
+
+    A pipe is looked into without being used up: the bytes read stay with it
+    for the reader that follows (:func:`boundary_api._io.first_content_byte`).
+    """
+    try:
+        name = os.fsdecode(os.fspath(path))
+    except TypeError:
+        return False
+    if name.endswith(STREAM_SUFFIXES) or os.path.isdir(name):
+        return True
+    return is_stream(name) and first_content_byte(name) == b"{"
 
 
 def iter_results(path: PathLike) -> Iterator[dict]:
@@ -238,7 +260,7 @@ def _load_gt(gt) -> dict:
     if isinstance(gt, dict):
         return gt
     if isinstance(gt, (str, bytes, os.PathLike)):
-        return read_json(os.fspath(gt), "ground truth")
+        return load_ground_truth_json(os.fspath(gt))
     dataset = getattr(gt, "dataset", None)
     if isinstance(dataset, dict):
         return dataset
@@ -372,7 +394,7 @@ def evaluate_streaming(gt, results: PathLike, iou_type: str = "segm", chunk_imag
 
 # ------------------------------------------------------------------------- shards
 def shard_dataset(gt, out_dir: PathLike, images_per_shard: int = 1000,
-                  results: Optional[PathLike] = None) -> str:
+                  results: Optional[PathLike] = None, *, source: Optional[str] = None) -> str:
     """Split a ground truth (and its results) into image shards on disk.
 
     Writes ``shard_NNNNN.gt.json`` (the shard's images and their annotations,
@@ -395,7 +417,10 @@ def shard_dataset(gt, out_dir: PathLike, images_per_shard: int = 1000,
         Created if needed; must not already hold a manifest.
     images_per_shard : int, optional
     results : str or path-like, optional
-        Results to split along (JSON Lines, JSON list or folder).
+        Results to split along (JSON Lines, JSON list or folder; a pipe too).
+    source : str, optional
+        The ground truth's name in messages when ``gt`` is a dict already
+        read (e.g. by :func:`streaming_inputs` from a pipe).
 
     Returns
     -------
@@ -410,7 +435,8 @@ def shard_dataset(gt, out_dir: PathLike, images_per_shard: int = 1000,
     if os.path.exists(manifest):
         raise ValueError(f"{manifest} already exists; choose an empty folder")
     os.makedirs(out_dir, exist_ok=True)
-    source = os.fspath(gt) if isinstance(gt, (str, os.PathLike)) else "ground truth"
+    if source is None:
+        source = os.fspath(gt) if isinstance(gt, (str, os.PathLike)) else "ground truth"
     dataset = _load_gt(gt)
     lvis = looks_like_lvis(dataset)
     index = _GtIndex(dataset, lvis, source)
@@ -438,6 +464,15 @@ def shard_dataset(gt, out_dir: PathLike, images_per_shard: int = 1000,
         json.dump(doc, f)
     os.replace(manifest + ".tmp", manifest)
     return manifest
+
+
+@contextlib.contextmanager
+def temporary_shards(gt, images_per_shard: int = 1000, results: Optional[PathLike] = None, *,
+                     source: Optional[str] = None) -> Iterator[str]:
+    """:func:`shard_dataset` into a temporary folder, removed when the block
+    ends (also on an error or an interruption); yields the manifest's path."""
+    with tempfile.TemporaryDirectory(prefix="boundary_api_shards_") as folder:
+        yield shard_dataset(gt, folder, images_per_shard, results, source=source)
 
 
 #: version of the manifest layout written by :func:`shard_dataset`
@@ -475,7 +510,7 @@ def streaming_inputs(gt=None, *, manifest: Optional[PathLike] = None, allow_part
     shards = None
     if manifest is not None:
         shards = load_manifest(manifest, allow_partial=allow_partial)
-        dataset = read_json(shards[0]["gt"], "ground truth shard") if shards else {}
+        dataset = load_ground_truth_json(shards[0]["gt"], "ground truth shard") if shards else {}
     else:
         dataset = _load_gt(gt)
     return {"dataset": dataset, "lvis": looks_like_lvis(dataset), "shards": shards}
@@ -584,7 +619,7 @@ def evaluate_shard(shard: dict, iou_type: str = "segm", *, dilation_ratio: float
     """
     if not isinstance(shard, dict) or "gt" not in shard or "dt" not in shard:
         raise ValueError("shard must be a dict with 'gt' and 'dt' paths")
-    dataset = read_json(shard["gt"], "ground truth shard")
+    dataset = load_ground_truth_json(shard["gt"], "ground truth shard")
     lvis = looks_like_lvis(dataset)
     ids = shard.get("img_ids")
     if ids is None:

@@ -68,7 +68,8 @@ def read_label_map(path, max_pixels: Optional[int] = DEFAULT_MAX_PIXELS) -> np.n
 def read_class_names(path, num_classes: int, what: str = "--class-names") -> list:
     """Class names from a text file (one name a line, trailing blank lines
     left out, each name stripped) or a ``.json`` file holding a list of
-    strings; exactly ``num_classes`` of them.
+    strings; exactly ``num_classes`` of them.  A pipe (``/dev/stdin``,
+    ``<(...)``) is read once and is a JSON list when its content opens one.
 
     Raises
     ------
@@ -76,21 +77,31 @@ def read_class_names(path, num_classes: int, what: str = "--class-names") -> lis
         One line starting with ``what``: no such file, unreadable, not a list
         of strings, or another number of names than ``num_classes``.
     """
-    from .._io import read_json
+    from .._io import InputBytes, read_json, read_once
 
-    path = os.fspath(path)
-    if not os.path.isfile(path):
-        raise ValueError(f"{what}: file not found: {path}")
-    if path.endswith(".json"):
-        names = read_json(path, what)
+    source = read_once(path, what)  # a pipe (/dev/stdin, <(...)) is read once
+    if isinstance(source, InputBytes):
+        path = source.name
+        is_json = source.data.lstrip()[:1] == b"["  # no name to go by: a JSON list or lines of text
+    else:
+        path = os.fspath(path)
+        if not os.path.isfile(path):
+            raise ValueError(f"{what}: file not found: {path}")
+        is_json = path.endswith(".json")
+    if is_json:
+        names = read_json(source, what)
         if not isinstance(names, list) or not all(isinstance(n, str) for n in names):
             raise ValueError(f"{what}: {path} must hold a JSON list of strings")
     else:
         try:
-            with open(path, encoding="utf-8") as f:
-                lines = f.read().splitlines()
+            if isinstance(source, InputBytes):
+                text = source.data.decode("utf-8")
+            else:
+                with open(path, encoding="utf-8") as f:
+                    text = f.read()
         except (OSError, UnicodeDecodeError) as exc:
             raise ValueError(f"{what}: cannot read {path}: {exc}") from None
+        lines = text.splitlines()
         while lines and not lines[-1].strip():
             lines.pop()
         names = [line.strip() for line in lines]

@@ -405,7 +405,8 @@ def test_panoptic_json_from_pipes(tmp_path):
         {k: v for k, v in _doc(ref).items() if k != "settings"}
     # without its folder, a piped JSON has no folder next to it
     proc = _run(f"panoptic --gt-json <(cat {gt}) --pred-json {pred} -q", shell=True)
-    assert "is a pipe, so its PNG folder cannot be found next to it: give --gt-folder" in _one_line_error(proc)
+    assert "is a pipe, so its PNG folder cannot be found next to it: give gt_folder (--gt-folder)" \
+        in _one_line_error(proc)
 
 
 @pytest.mark.parametrize("names", ["a\nb\n", '["a", "b"]'], ids=["text", "json"])
