@@ -15,7 +15,6 @@ from __future__ import annotations
 import contextlib
 import io
 import logging
-import os
 import sys
 import time
 import warnings
@@ -23,7 +22,8 @@ from typing import Any, Dict, Mapping, Optional
 
 import numpy as np
 
-from ._io import InputBytes, read_json, read_once
+from ._io import read_once
+from .instance._files import input_name
 
 __all__ = ["InstanceEvaluation", "evaluate_files", "table_title", "IOU_TYPES"]
 
@@ -161,15 +161,6 @@ class InstanceEvaluation:
         return f"InstanceEvaluation({self.kind}, {self.iou_type}, AP={ap!r})"
 
 
-def _name(path) -> str:
-    """How messages name an input."""
-    if isinstance(path, InputBytes):
-        return path.name
-    if isinstance(path, (str, bytes, os.PathLike)):
-        return os.fsdecode(os.fspath(path))
-    return str(path)
-
-
 def _check_arguments(iou_type, dilation_ratio, lvis, max_dets, rec_thrs, ap="standard",
                      dets_per_cat=DEFAULT_DETS_PER_CAT) -> None:
     if ap not in AP_KINDS:
@@ -295,7 +286,7 @@ class _Request:
 
     def __init__(self, gt, dt, iou_type, lvis, max_dets, num_threads, strict):
         self.gt, self.dt = gt, dt
-        self.gt_name, self.dt_name = _name(gt), _name(dt)
+        self.gt_name, self.dt_name = input_name(gt), input_name(dt)
         self.iou_type = iou_type
         self.lvis = lvis
         self.max_dets = max_dets
@@ -397,15 +388,11 @@ class _Request:
 
     # ------------------------------------------------------------------ dicts
     def as_dicts(self):
-        """Both files read as dicts and checked one by one: ``(lvis, gt, dt)``."""
-        from .instance._checks import check_instances_dataset
-        from .instance._files import check_ground_truth_masks, looks_like_lvis
+        """Both files read as dicts and checked one by one
+        (:mod:`boundary_api.instance._files`): ``(lvis, gt, dt)``."""
+        from .instance._files import read_ground_truth_file
 
-        gt_data = read_json(self.gt, "ground truth")
-        lvis = self.lvis if self.lvis is not None else looks_like_lvis(gt_data)
-        check_instances_dataset(gt_data, self.gt_name, lvis=lvis, warn_empty=False)  # warned when loaded below
-        if self.masks:
-            check_ground_truth_masks(gt_data, self.gt_name, self.iou_type)
+        gt_data, lvis = read_ground_truth_file(self.gt, self.iou_type, lvis=self.lvis)
         if lvis:
             from .lvis import LVIS
 
@@ -422,11 +409,9 @@ class _Request:
         return False, gt, dt
 
     def _read_results(self, gt_data):
-        from .instance._files import check_results_file
+        from .instance._files import read_results_file
 
-        dt_data = read_json(self.dt, "results")
-        check_results_file(dt_data, self.dt_name, gt_data, self.gt_name, self.iou_type)
-        return dt_data
+        return read_results_file(self.dt, gt_data, self.gt_name, self.iou_type)
 
 
 def _known_categories(cols, gt) -> bool:

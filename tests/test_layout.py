@@ -287,3 +287,76 @@ def _long_files():
 
 def test_no_source_file_is_long_without_a_reason_at_its_top():
     assert list(_long_files()) == []
+
+
+#: calls that open, copy or make files; the command line makes none of them, but for
+#: (module, call) here: output.py writes what a subcommand is asked to write (--json-out,
+#: synthetic --out, the demo's files), _common.py probes the --json-out target before the
+#: evaluation (a file made and removed), main.py points a closed standard output at os.devnull
+_FILE_CALLS = {"open", "os.open", "os.fdopen", "io.open", "gzip.open", "shutil.copyfileobj", "shutil.copyfile",
+               "shutil.copy", "shutil.copy2", "shutil.move", "shutil.rmtree", "os.mkfifo", "np.load"}
+_CLI_MAY = {("output.py", "open"), ("_common.py", "os.open"), ("main.py", "os.open")}
+
+
+def _call_name(node):
+    f = node.func
+    if isinstance(f, ast.Name):
+        return f.id
+    if isinstance(f, ast.Attribute) and isinstance(f.value, ast.Name):
+        return f"{f.value.id}.{f.attr}"
+    return None
+
+
+def test_command_line_opens_no_files():
+    """Issue 31: every file a subcommand reads is read by the library it calls
+    (a pipe too: no copies, no temporary folder in cli/); cli/ opens, copies
+    and makes no file, but for writing its outputs in output.py."""
+    bad = []
+    for f, src in _cli_sources():
+        for node in ast.walk(ast.parse(src)):
+            if isinstance(node, ast.Call):
+                name = _call_name(node)
+                if name in _FILE_CALLS and (f, name) not in _CLI_MAY:
+                    bad.append(f"{f}:{node.lineno} calls {name}")
+            if isinstance(node, (ast.Import, ast.ImportFrom)):
+                mods = [a.name for a in node.names] if isinstance(node, ast.Import) else [node.module or ""]
+                if any(m.split(".")[0] == "tempfile" for m in mods):
+                    bad.append(f"{f}:{node.lineno} imports tempfile")
+    assert bad == []
+
+
+#: where a COCO / LVIS ground-truth or results file is parsed: the one reader of files
+#: (instance/_files.py), the dataset classes' drop-in readers and their column scanners
+_INSTANCE_FILE_READERS = {("instance", "_files.py"), ("instance", "_gt_columns.py"), ("instance", "_columns.py"),
+                          ("coco", "dataset.py"), ("lvis", "dataset.py"), ("lvis", "fixed_pooled.py")}
+_INSTANCE_FILE_WORDS = ("ground truth", "results", "LVIS")
+
+
+def test_one_reader_of_instance_files():
+    """Issue 31: a COCO / LVIS ground-truth or results file is parsed (``read_json`` /
+    ``loads_json`` of a "ground truth" or "results" file) only by instance/_files.py and
+    the dataset classes: evaluate_files, the diagnostics, streaming and the sensitivity
+    study call instance/_files.py, so one file gives one message everywhere.  (Streaming's
+    line-by-line reader of JSON Lines results, scale/streaming.py ``iter_results``, reads
+    what no whole-file reader can.)"""
+    bad = []
+    for rel, path in _modules():
+        if tuple(rel[:-1] + [rel[-1] + ".py"])[-2:] in _INSTANCE_FILE_READERS or rel[0] in ("_io", "panoptic"):
+            continue  # (panoptic's JSON is not an instance file)
+        for node in ast.walk(ast.parse(open(path, encoding="utf-8").read())):
+            if not isinstance(node, ast.Call) or _call_name(node) not in ("read_json", "loads_json",
+                                                                          "_io.read_json"):
+                continue
+            what = node.args[1] if len(node.args) > 1 else next((k.value for k in node.keywords if k.arg == "what"),
+                                                                None)
+            text = what.value if isinstance(what, ast.Constant) and isinstance(what.value, str) else None
+            if text is not None and text.startswith(_INSTANCE_FILE_WORDS):
+                bad.append(f"{'/'.join(rel)}.py:{node.lineno} reads {text or 'a file'} itself")
+    # and what the library's file-level entry points do not do themselves
+    for rel, path in _modules():
+        if rel[0] in ("evaluate", "diagnostics"):
+            src = open(path, encoding="utf-8").read()
+            for word in ("read_json", "check_instances_dataset", "check_results_file"):
+                if re.search(rf"\b{word}\b", src):
+                    bad.append(f"{'/'.join(rel)}.py uses {word}")
+    assert bad == []

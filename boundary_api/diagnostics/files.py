@@ -8,7 +8,7 @@ import io
 import time
 from typing import Dict, Optional, Tuple
 
-from .._io import read_json, read_once
+from .._io import read_once
 
 __all__ = ["IOU_TYPES", "load_files", "analyze_files"]
 
@@ -20,9 +20,9 @@ IOU_TYPES = ("boundary", "segm", "bbox")
 
 
 def load_files(gt, dt, *, iou_type: str = "boundary", max_dets: Optional[int] = None) -> Tuple[object, object]:
-    """A ground truth (COCO or LVIS, told apart by its content as
-    :func:`~.run.evaluate_files` does) and its results, read and checked (nothing
-    printed).
+    """A ground truth (COCO or LVIS, told apart by its content) and its
+    results, read and checked by :mod:`boundary_api.instance._files` as
+    :func:`boundary_api.evaluate.evaluate_files` reads them (nothing printed).
 
     Parameters
     ----------
@@ -52,25 +52,16 @@ def load_files(gt, dt, *, iou_type: str = "boundary", max_dets: Optional[int] = 
         boundary or segm.
     """
     from ..coco.dataset import COCO
-    from ..instance._checks import check_instances_dataset
-    from ..instance._files import check_ground_truth_masks, check_results_file
+    from ..instance._files import input_name, read_ground_truth_file, read_results_file
     from ..lvis.dataset import LVIS, LVISResults
-    from .run import is_lvis
 
     if iou_type not in IOU_TYPES:
         raise ValueError(f"iou_type must be boundary, segm or bbox, got {iou_type!r}")
     gt = read_once(gt, "ground truth")
     dt = read_once(dt, "results")
-    gt_name, dt_name = str(gt), str(dt)
-    gt_data = read_json(gt, "ground truth")
-    if not isinstance(gt_data, dict):
-        raise ValueError(f"{gt_name}: the ground truth is not a JSON object")
-    lvis = is_lvis(gt_data)
-    if not lvis:
-        check_instances_dataset(gt_data, gt_name)
-    check_ground_truth_masks(gt_data, gt_name, iou_type)
-    dt_data = read_json(dt, "results")
-    check_results_file(dt_data, dt_name, gt_data, gt_name, iou_type)
+    gt_name, dt_name = input_name(gt), input_name(dt)
+    gt_data, lvis = read_ground_truth_file(gt, iou_type)  # the reader evaluate_files uses
+    dt_data = read_results_file(dt, gt_data, gt_name, iou_type)
     with contextlib.redirect_stdout(io.StringIO()):
         if lvis:
             lvis_gt = LVIS.from_dataset(gt_data, gt_name, strict=True)

@@ -13,8 +13,8 @@ from typing import Optional
 
 import numpy as np
 
-from .._io import read_json
-from ..instance._files import looks_like_lvis
+from .._io import read_once
+from ..instance._files import input_name, looks_like_lvis, read_ground_truth_file, read_results_file
 from .bootstrap import bootstrap, compare
 from .calibration import calibration
 from .confusion import confusion_matrix, top_confusions
@@ -32,19 +32,24 @@ def is_lvis(gt_data: dict) -> bool:
     return looks_like_lvis(gt_data)
 
 
-def _load_gt(gt_path: str):
-    from ..instance._checks import check_instances_dataset
+def _load_gt(gt, iou_type: Optional[str] = None):
+    """The ground truth object (COCO or LVIS, from the content) of a file read
+    and checked by :func:`boundary_api.instance._files.read_ground_truth_file`
+    (a pipe is read once)."""
     from ..coco.dataset import COCO
     from ..lvis.dataset import LVIS
 
-    data = read_json(gt_path, "ground truth")
-    if not isinstance(data, dict):
-        raise ValueError(f"{gt_path}: the ground truth is not a JSON object")
-    if is_lvis(data):
-        return LVIS.from_dataset(data, gt_path, strict=True)
-    check_instances_dataset(data, gt_path)
+    gt = read_once(gt, "ground truth")
+    name = input_name(gt)
+    data, lvis = read_ground_truth_file(gt, iou_type)
     with contextlib.redirect_stdout(io.StringIO()):
-        return COCO.from_dataset(data, gt_path, strict=True)
+        obj = LVIS.from_dataset(data, name, strict=True) if lvis else COCO.from_dataset(data, name, strict=True)
+    obj._file_name = name  # what the results' messages call it
+    return obj
+
+
+def _gt_name(gt) -> str:
+    return getattr(gt, "_file_name", "ground truth")
 
 
 def evaluate_files(gt, dt_path: str, iou_type: str = "boundary", dilation_ratio: float = 0.02,
@@ -61,22 +66,22 @@ def evaluate_files(gt, dt_path: str, iou_type: str = "boundary", dilation_ratio:
     iou_type : {'boundary', 'segm', 'bbox'}
     """
     from ..coco.cocoeval import COCOeval
+    from ..coco.dataset import COCO
     from ..lvis.dataset import LVIS, LVISResults
     from ..lvis.eval import LVISEval
 
     if iou_type not in ("boundary", "segm", "bbox"):
         raise ValueError(f"iou_type must be boundary, segm or bbox, got {iou_type!r}")
-    if isinstance(gt, str):
-        gt = _load_gt(gt)
-    dt_data = read_json(dt_path, "results")
-    if not isinstance(dt_data, list):
-        raise ValueError(f"{dt_path}: results must be a JSON list of detections")
+    if not isinstance(gt, (LVIS, COCO)):  # a path: read and checked
+        gt = _load_gt(gt, iou_type)
+    dt_path = read_once(dt_path, "results")
+    dt_data = read_results_file(dt_path, gt.dataset, _gt_name(gt), iou_type)
     with contextlib.redirect_stdout(io.StringIO()):
         if isinstance(gt, LVIS):
             dt = LVISResults(gt, dt_data, strict=True)
             ev = LVISEval(gt, dt, iou_type=iou_type, dilation_ratio=dilation_ratio, num_threads=num_threads)
         else:
-            dt = gt.loadRes(dt_data, _source=dt_path, strict=True)
+            dt = gt.loadRes(dt_data, _source=input_name(dt_path), strict=True)
             ev = COCOeval(gt, dt, iou_type, dilation_ratio=dilation_ratio, num_threads=num_threads)
         ev.evaluate()
         ev.accumulate()
@@ -116,7 +121,7 @@ def compare_files(gt_path: str, dt_a: str, dt_b: str, iou_type: str = "boundary"
     from ..lvis.dataset import LVIS
 
     tic = time.perf_counter()
-    gt = _load_gt(gt_path)
+    gt = _load_gt(gt_path, iou_type)
     ev_a = evaluate_files(gt, dt_a, iou_type, dilation_ratio, num_threads)
     ev_b = evaluate_files(gt, dt_b, iou_type, dilation_ratio, num_threads)
     evaluated = time.perf_counter() - tic

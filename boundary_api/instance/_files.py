@@ -1,18 +1,85 @@
-"""Checks of a ground-truth file and a results file read together, made before
-either is loaded so that an error names both files (used by
-:func:`boundary_api.evaluate.evaluate_files` and the diagnostics' file-level
-entry points).
+"""The one reader of COCO / LVIS files given by path: a ground-truth file and a
+results file read (a pipe once), told COCO from LVIS and checked together,
+before either is loaded, so that an error names both files.  What
+:func:`boundary_api.evaluate.evaluate_files`, the diagnostics' file-level entry
+points (``compare``, ``diagnose``, ``analyze``, ``report``), streaming and the
+sensitivity study read their files with; the dataset classes
+(:class:`~boundary_api.coco.COCO`, :class:`~boundary_api.lvis.LVIS`) keep their
+own drop-in readers (and the column scanners).
 
 The messages keep the words of ``boundary-eval``, which reports them as they
 are (``--iou-type`` is the ``iou_type`` argument).
 """
 from __future__ import annotations
 
-from typing import Any
+import os
+from typing import Any, Optional, Tuple
 
-from ._checks import check_rle_dict, describe_unknown_ids, unknown_categories
+from .._io import InputBytes, read_json
+from ._checks import check_instances_dataset, check_rle_dict, describe_unknown_ids, unknown_categories
 
-__all__ = ["looks_like_lvis", "check_ground_truth_masks", "check_results_file"]
+__all__ = ["looks_like_lvis", "check_ground_truth_masks", "check_results_file", "input_name",
+           "load_ground_truth_json", "read_ground_truth_file", "read_results_file"]
+
+#: iou types that measure masks (a ground truth needs segmentations, results RLEs)
+MASK_IOU_TYPES = ("segm", "boundary")
+
+
+def input_name(path) -> str:
+    """How messages name an input: the path as given (a pipe's too)."""
+    if isinstance(path, InputBytes):
+        return path.name
+    if isinstance(path, (str, bytes, os.PathLike)):
+        return os.fsdecode(os.fspath(path))
+    return str(path)
+
+
+def load_ground_truth_json(gt, what: str = "ground truth") -> Any:
+    """The decoded JSON of a ground-truth file (gzip content too; a pipe or
+    :class:`~boundary_api._io.InputBytes` read once), unchecked: for readers
+    that check it their own way (streaming's image index, shards)."""
+    return read_json(gt, what)
+
+
+def read_ground_truth_file(gt, iou_type: Optional[str] = None, *, lvis: Optional[bool] = None) -> Tuple[dict, bool]:
+    """A COCO or LVIS ground-truth file read and checked: ``(dataset, lvis)``.
+
+    Parameters
+    ----------
+    gt : str, path-like or InputBytes
+        The file (gzip content too; a pipe already read by
+        :func:`~boundary_api._io.read_once`).
+    iou_type : {"boundary", "segm", "bbox"}, optional
+        For "boundary" and "segm" every annotation needs a segmentation that
+        fits its image (:func:`check_ground_truth_masks`).
+    lvis : bool, optional
+        None: LVIS when the content says so (:func:`looks_like_lvis`);
+        True / False: checked with LVIS / COCO rules.
+
+    Raises
+    ------
+    ValueError
+        (also of the class pycocotools / lvis raise) naming the file: not
+        found, not JSON, not a ground truth
+        (:func:`~._checks.check_instances_dataset`), a mask missing.
+    """
+    name = input_name(gt)
+    dataset = read_json(gt, "ground truth")
+    is_lvis = looks_like_lvis(dataset) if lvis is None else bool(lvis)
+    # the "no annotations" warning is left to the dataset object loaded from it
+    check_instances_dataset(dataset, name, lvis=is_lvis, warn_empty=False)
+    if iou_type in MASK_IOU_TYPES:
+        check_ground_truth_masks(dataset, name, iou_type)
+    return dataset, is_lvis
+
+
+def read_results_file(dt, gt_data: dict, gt_name: str, iou_type: str) -> Any:
+    """A results file read and checked against its ground truth
+    (:func:`check_results_file`); what is not a list is left to the results
+    loader, which words it."""
+    dt_data = read_json(dt, "results")
+    check_results_file(dt_data, input_name(dt), gt_data, gt_name, iou_type)
+    return dt_data
 
 
 def looks_like_lvis(dataset: Any) -> bool:

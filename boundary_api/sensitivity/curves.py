@@ -29,7 +29,7 @@ from typing import Dict, List, Mapping, Optional, Sequence, Tuple
 import numpy as np
 import pycocotools.mask as mask_utils
 
-from .._io import read_json
+from ..instance._files import load_ground_truth_json
 from .._parallel import resolve_threads, run_ranges
 from ..masks.boundary import check_dilation_ratio
 from ..masks.measures import MEASURES, measures as compute_measures
@@ -141,7 +141,7 @@ class SensitivityResult:
 
 def _load(gt) -> Tuple[dict, str]:
     if isinstance(gt, (str, os.PathLike)):
-        data, name = read_json(gt, "ground truth"), os.fspath(gt)
+        data, name = load_ground_truth_json(gt), os.fspath(gt)
     else:
         data, name = gt, "ground truth"
     if not isinstance(data, dict) or not isinstance(data.get("annotations"), list) \

@@ -11,7 +11,7 @@ from typing import Dict, Iterator, List, Optional, Sequence, Tuple
 import numpy as np
 import pycocotools.mask as mask_utils
 
-from ..instance._files import looks_like_lvis
+from ..instance._files import load_ground_truth_json, looks_like_lvis
 from .._io import read_json
 from .._parallel import resolve_threads, run_ranges, split_by_cost
 from .perturbations import downscale_panoptic, low_resolution_mask
@@ -30,7 +30,7 @@ INSTANCE_METRICS = ("AP", "APs", "APm", "APl")
 
 
 def _load(gt) -> dict:
-    data = read_json(gt, "ground truth") if isinstance(gt, (str, os.PathLike)) else gt
+    data = load_ground_truth_json(gt) if isinstance(gt, (str, os.PathLike)) else gt
     if not isinstance(data, dict) or not isinstance(data.get("annotations"), list) \
             or not isinstance(data.get("images"), list):
         raise ValueError(f"{gt if isinstance(gt, (str, os.PathLike)) else 'ground truth'}: "
