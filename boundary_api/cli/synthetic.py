@@ -82,12 +82,11 @@ def run(args) -> int:
     rows = []
     if args.panoptic:
         many = len(args.factor) > 1
-        for f in args.factor:
-            out = _out_path(args.out, f"{f:g}", many)
-            syn.synthetic_panoptic_predictions(args.gt, out, f, gt_folder=args.gt_folder, num_threads=args.threads)
+        outs = [_out_path(args.out, f"{f:g}", many) for f in args.factor]
+        for f, out, r in syn.synthetic_panoptic_study(args.gt, args.factor, outs, gt_folder=args.gt_folder,
+                                                      evaluate=args.evaluate, dilation_ratio=args.dilation_ratio,
+                                                      num_threads=args.threads):
             if args.evaluate:
-                r = syn.evaluate_panoptic_predictions(args.gt, out, gt_folder=args.gt_folder,
-                                                      dilation_ratio=args.dilation_ratio, num_threads=args.threads)
                 rows.append((f"{f:g}x", r))
         if args.evaluate:
             _print_panoptic(rows)

@@ -240,6 +240,27 @@ def synthetic_panoptic_predictions(gt_json, out_json, factor: float = 4, gt_fold
     return doc
 
 
+def synthetic_panoptic_study(gt_json, factors: Sequence[float], out_jsons: Sequence, *, gt_folder=None,
+                             evaluate: bool = True, dilation_ratio: float = 0.02,
+                             num_threads: Optional[int] = None) -> Iterator[Tuple[float, str, Optional[dict]]]:
+    """For each factor, :func:`synthetic_panoptic_predictions` written to its
+    path of ``out_jsons`` and, with ``evaluate``, their PQ and Boundary PQ
+    (:func:`evaluate_panoptic_predictions`); the ground truth is read once (a
+    pipe too: ``gt_folder`` must then be given).  Yields ``(factor, out_json,
+    results or None)``."""
+    from .._io import InputBytes, read_once
+
+    gt_json = read_once(gt_json, "panoptic ground truth")
+    if isinstance(gt_json, InputBytes) and gt_folder is None:
+        raise ValueError(f"{gt_json.name} is a pipe, so its PNG folder cannot be found next to it: "
+                         "give gt_folder (--gt-folder)")
+    for factor, out in zip(factors, out_jsons):
+        synthetic_panoptic_predictions(gt_json, out, factor, gt_folder=gt_folder, num_threads=num_threads)
+        r = evaluate_panoptic_predictions(gt_json, out, gt_folder=gt_folder, dilation_ratio=dilation_ratio,
+                                          num_threads=num_threads) if evaluate else None
+        yield factor, out, r
+
+
 def evaluate_panoptic_predictions(gt_json, pred_json, gt_folder=None, pred_folder=None,
                                   dilation_ratio: float = 0.02, num_threads: Optional[int] = None
                                   ) -> Dict[str, Dict[str, Dict[str, float]]]:

@@ -131,6 +131,9 @@ def _cases(tmp_path):
                           {"names": str(tmp_path / "names.json")}),
         "measures": (f"measures {{a}} {{b}} --json-out {out}", {"a": a, "b": b}),
         "synthetic": (f"synthetic --gt {{gt}} --evaluate --resolution 14 -q --json-out {out}", {"gt": COCO_GT}),
+        "synthetic-panoptic": (f"synthetic --panoptic --gt {{gt}} --gt-folder {PANOPTIC}/panoptic_examples "
+                               f"--factor 4 8 --out {tmp_path / 'pan.json'} --evaluate -q --json-out {out}",
+                               {"gt": os.path.join(PANOPTIC, "panoptic_examples.json")}),
     }
 
 
@@ -143,7 +146,8 @@ def _path(spec):
 
 
 @pytest.mark.parametrize("case", ["instances", "streaming", "compare", "diagnose", "analyze", "panoptic",
-                                  "semantic-text", "semantic-json", "measures", "synthetic"])
+                                  "semantic-text", "semantic-json", "measures", "synthetic",
+                                  "synthetic-panoptic"])
 def test_every_input_as_a_pipe_gives_the_numbers_of_the_files(tmp_path, case):
     cmd, files = _cases(tmp_path)[case]
     out = tmp_path / "out.json"
