@@ -123,6 +123,33 @@ def test_a_pipe_is_read_once(tmp_path):
                                rtol=0, atol=1e-12)
 
 
+@pytest.mark.parametrize("ap", ["standard", "fixed"])
+def test_lvis_files_from_pipes(tmp_path, ap):
+    """An LVIS ground truth and its results, each a FIFO read once: the numbers
+    of the same files given by path (issue 31: the command line no longer copies
+    pipes, the library reads them)."""
+    want = evaluate_files(LVIS_GT, LVIS_DT, iou_type="segm", ap=ap).metrics
+    fifos = []
+    for name, src in (("gt.fifo", LVIS_GT), ("dt.fifo", LVIS_DT)):
+        fifo = tmp_path / name
+        os.mkfifo(fifo)
+        fifos.append((str(fifo), open(src, "rb").read()))
+
+    def write(path, data):
+        with open(path, "wb") as f:
+            f.write(data)
+
+    writers = [threading.Thread(target=write, args=f) for f in fifos]
+    for w in writers:
+        w.start()
+    try:
+        got = evaluate_files(fifos[0][0], fifos[1][0], iou_type="segm", ap=ap)
+    finally:
+        for w in writers:
+            w.join(timeout=30)
+    assert got.lvis and got.metrics == want
+
+
 def test_table_title():
     assert table_title(False, "bbox", 0.02, 100) == "COCO Box AP, up to 100 detections per image:"
     assert table_title(True, "boundary", 0.005, 300) == \

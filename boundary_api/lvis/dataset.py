@@ -249,9 +249,12 @@ class LVISResults(_CheckedJson, _lvis.LVISResults):
         if isinstance(max_dets, bool) or not isinstance(max_dets, (int, np.integer)):
             raise TypeValueError(f"max_dets must be an integer, got {max_dets!r}")
         src = results
+        if isinstance(results, InputBytes):  # a pipe already read (evaluate_files): its bytes, its name
+            results = results.name
         if _is_path(results) and _loaded is None and isinstance(os.fspath(results), str):
             key = os.fspath(results)
-            src = read_once(key, "results")  # a pipe: read once, for both readers
+            if not isinstance(src, InputBytes):
+                src = read_once(key, "results")  # a pipe: read once, for both readers
             columns = load_result_columns(lvis_gt, src, key, strict=strict)
             if columns is not None:
                 columns = _limit_dets_per_image(columns, int(max_dets))

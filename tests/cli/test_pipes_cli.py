@@ -15,7 +15,11 @@ import pytest
 
 from conftest import COCO_DT, COCO_GT, DATA
 
-ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+import boundary_api
+
+#: where the boundary_api this process imported lives: the subprocesses import the same one
+#: (not another copy installed elsewhere), from a folder outside the source tree
+PACKAGE_ROOT = os.path.dirname(os.path.dirname(os.path.abspath(boundary_api.__file__)))
 PANOPTIC = os.path.join(DATA, "panoptic")
 
 
@@ -24,11 +28,15 @@ def _bash(cmd, tmp_path, stdin=None):
     temporary folder in ``tmp_path/tmp``, which must be empty afterwards."""
     tmp = tmp_path / "tmp"
     tmp.mkdir(exist_ok=True)
-    env = dict(os.environ, TMPDIR=str(tmp))
     proc = subprocess.run(["bash", "-c", f"{sys.executable} -m boundary_api.cli {cmd}"], input=stdin,
-                          capture_output=True, env=env, cwd=ROOT, timeout=600)
+                          capture_output=True, env=_env(TMPDIR=str(tmp)), cwd=str(tmp_path), timeout=600)
     assert os.listdir(tmp) == [], f"left behind: {os.listdir(tmp)}"
     return proc
+
+
+def _env(**extra):
+    path = os.environ.get("PYTHONPATH")
+    return dict(os.environ, PYTHONPATH=PACKAGE_ROOT + (os.pathsep + path if path else ""), **extra)
 
 
 def _ok(proc):
@@ -245,7 +253,7 @@ def test_cluster_evaluation_reads_the_ground_truth_pipe_once(tmp_path):
     out = tmp_path / "out.json"
     proc = subprocess.run([sys.executable, "-m", "boundary_api.cli", "--gt", COCO_GT, "--dt", COCO_DT, "--workers",
                            "1", "--images-per-shard", "50", "-q", "--json-out", str(out)],
-                          capture_output=True, cwd=ROOT, timeout=600)
+                          capture_output=True, env=_env(), cwd=str(tmp_path), timeout=600)
     _ok(proc)
     by_path = _numbers(out)
     os.unlink(out)
