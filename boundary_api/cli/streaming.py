@@ -19,7 +19,7 @@ from typing import List
 import numpy as np
 
 from ..instance.results import per_category_metrics
-from ..scale.streaming import streams_results
+from ..scale._inputs import streams_results
 from ._common import (PROG, HelpFormatter, InputError, add_common_flags, check_out_path, deferred_termination,
                       positive_int, quiet)
 from .output import build_document, coco_summary, write_json

@@ -6,7 +6,7 @@ _LAZY = {
     "accumulate_partial": "partials", "partial_from_evaluator": "partials", "evaluate_sharded": "partials",
     "iter_results": "streaming", "evaluate_streaming": "streaming", "shard_dataset": "streaming",
     "evaluate_shard": "streaming", "evaluate_manifest": "streaming", "load_manifest": "streaming",
-    "streaming_inputs": "streaming",
+    "streaming_inputs": "streaming", "streams_results": "_inputs", "temporary_shards": "streaming",
     "evaluate_dask": "distributed", "evaluate_ray": "distributed", "local_client": "distributed",
     "gather_partials": "distributed",
 }

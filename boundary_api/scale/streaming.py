@@ -32,7 +32,8 @@ from typing import Dict, Iterator, List, Optional, Sequence, Tuple, Union
 import numpy as np
 
 from ..instance._files import load_ground_truth_json, looks_like_lvis
-from .._io import first_content_byte, is_stream, open_input, read_json
+from .._io import open_input, read_json
+from ._inputs import STREAM_SUFFIXES, streams_results  # noqa: F401 (re-exported)
 from .partials import Partial, accumulate_partial, evaluate_partial, merge_partials
 
 try:  # a faster parser when installed; the standard one otherwise
@@ -140,28 +141,6 @@ def _iter_lines(path: str) -> Iterator[Tuple[int, bytes, dict]]:
                 yield n, s, obj
     except (EOFError, zlib.error, gzip.BadGzipFile) as exc:
         raise ValueError(f"{path}: not a valid gzip file ({exc})") from None
-
-
-#: names of results files read line by line (JSON Lines), whatever their content
-STREAM_SUFFIXES = (".jsonl", ".ndjson", ".jsonl.gz", ".ndjson.gz")
-
-
-def streams_results(path) -> bool:
-    """Whether results at ``path`` are for the streaming evaluation: a folder,
-    a ``*.jsonl`` / ``*.ndjson`` file (either possibly ``.gz``), or a pipe
-    (``--dt <(zcat r.jsonl.gz)``, ``/dev/stdin``) whose content opens an
-    object, i.e. JSON Lines rather than a JSON list.
-
-    A pipe is looked into without being used up: the bytes read stay with it
-    for the reader that follows (:func:`boundary_api._io.first_content_byte`).
-    """
-    try:
-        name = os.fsdecode(os.fspath(path))
-    except TypeError:
-        return False
-    if name.endswith(STREAM_SUFFIXES) or os.path.isdir(name):
-        return True
-    return is_stream(name) and first_content_byte(name) == b"{"
 
 
 def iter_results(path: PathLike) -> Iterator[dict]:
