@@ -99,9 +99,13 @@ def test_first_content_byte_of_files(tmp_path):
     assert first_content_byte(tmp_path / "empty") == b""
     assert first_content_byte(tmp_path / "missing") == b""
     assert not is_stream(tmp_path / "a.jsonl.gz") and not is_stream(tmp_path) and not is_stream(tmp_path / "x")
+    from boundary_api._io import InputBytes, read_once
+
     r, thread = _pipe(b"")
     try:
         assert first_content_byte(f"/dev/fd/{r}") == b""
+        got = read_once(f"/dev/fd/{r}", "results")  # takes (and closes) what was looked at
+        assert isinstance(got, InputBytes) and got.data == b""
     finally:
         os.close(r)
         thread.join()
