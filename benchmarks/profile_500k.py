@@ -32,11 +32,11 @@ HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
 
 
-def data_paths(quick: bool = False):
-    """The val500k workload of run_all.py, built in a separate process if
-    missing (so that this process does not import make_data, OpenCV and
+def data_paths(quick: bool = False, name: str = "val500k"):
+    """A workload of run_all.py (default val500k), built in a separate process
+    if missing (so that this process does not import make_data, OpenCV and
     pycocotools and its memory numbers are boundary_api's)."""
-    out = subprocess.run([sys.executable, str(HERE / "run_all.py"), "--build-only", "val500k"]
+    out = subprocess.run([sys.executable, str(HERE / "run_all.py"), "--build-only", name]
                          + (["--quick"] if quick else []), stdout=subprocess.PIPE, text=True, check=True).stdout
     info = json.loads(out.strip().splitlines()[-1])
     meta = json.loads((Path(info["dt"]).parent / "meta.json").read_text())
@@ -58,11 +58,11 @@ def peak_mb() -> float:
 #: moved with the layout change, both spellings are listed)
 INNER = [
     (["boundary_api.instance._columns"], "read_file_buffer", "results: read file into buffer"),
-    (["boundary_api.instance._scan"], "scan_results", "results: native scan"),
-    (["boundary_api.instance._scan"], "compact_counts", "results: compact RLE counts"),
+    (["boundary_api.instance._scan_results"], "scan_results", "results: native scan"),
+    (["boundary_api.instance._scan_results"], "compact_counts", "results: compact RLE counts"),
     (["boundary_api.instance._columns"], "ResultColumns.check_rles", "results: decode-check every RLE"),
-    (["boundary_api.masks._mask"], "area_bbox", "results: area + box of every mask"),
-    (["boundary_api.instance._scan"], "scan_ground_truth", "ground truth: native scan"),
+    (["boundary_api.masks._rle"], "area_bbox", "results: area + box of every mask"),
+    (["boundary_api.instance._scan_ground_truth"], "scan_ground_truth", "ground truth: native scan"),
     (["boundary_api.instance._gt_columns"], "GroundTruthColumns._make_masks", "ground truth: polygons -> RLE"),
     (["boundary_api.instance._gt_columns"], "GroundTruthColumns.boundary_table", "ground truth: boundaries"),
     (["boundary_api.instance._engine"], "Evaluation.from_columns", "evaluate: selection (sort, pairs)"),
@@ -111,16 +111,9 @@ def phases(args) -> None:
     from the parent's ``Popen`` to the child's exit: interpreter start,
     imports, each step with the library's inner steps, and the interpreter's
     exit (freeing everything)."""
-    kind = "lvis" if args.lvis else "coco"
-    if not args.lvis:
-        gt_path, dt_path, meta = data_paths(args.quick)
-    else:
-        out = subprocess.run([sys.executable, str(HERE / "run_all.py"), "--build-only", "lvis300k"]
-                             + (["--quick"] if args.quick else []), stdout=subprocess.PIPE, text=True,
-                             check=True).stdout
-        info = json.loads(out.strip().splitlines()[-1])
-        gt_path, dt_path = info["gt"], info["dt"]
-        meta = json.loads((Path(dt_path).parent / "meta.json").read_text())
+    name = args.set or ("lvis300k" if args.lvis else "val500k")
+    kind = "lvis" if name.startswith("lvis") else "coco"
+    gt_path, dt_path, meta = data_paths(args.quick, name)
     spec = {"kind": kind, "gt": gt_path, "dt": dt_path, "iou": args.iou, "threads": args.threads}
     runs = []
     for _ in range(args.repeats):
@@ -384,6 +377,8 @@ def main(argv=None) -> int:
                     help="cprofile: time functions by process CPU time instead of wall time")
     ap.add_argument("--repeats", type=int, default=2, help="parsers: runs per parser; phases: runs (best kept)")
     ap.add_argument("--lvis", action="store_true", help="phases: the LVIS 300k set (lvis300k) with LVISEval")
+    ap.add_argument("--set", choices=["val500k", "lvis300k", "coco500", "val2017", "lvis", "val2m"],
+                    help="phases: this workload of run_all.py instead (the lvis* ones with LVISEval)")
     ap.add_argument("--quick", action="store_true", help="the 10k-detection quick set instead")
     args = ap.parse_args(argv)
     {"phases": phases, "cprofile": cprofile, "parsers": parsers}[args.mode](args)

@@ -101,24 +101,41 @@ class ResultColumns:
         """How the annotation cache names a result in its messages."""
         return f"result id {r + 1} (image {int(self.image_id[r])!r})"
 
-    def check_rles(self, num_threads: Optional[int] = None) -> None:
+    def check_rles(self, num_threads: Optional[int] = None, area_bbox: bool = False):
         """Decode every RLE string once; raise ValueError naming the first
         result whose string is malformed or does not cover its image.  The
-        strings are decoded on ``num_threads`` threads (None: all cores)."""
-        if self.rles_checked:
-            return
-        # check_rle_strings wants a list; a table over the buffer does the same work
+        strings are decoded on ``num_threads`` threads (None: all cores).
+
+        With ``area_bbox``, returns the masks' areas (int64) and
+        pycocotools-style boxes (float64, shape (n, 4)) found by the same
+        decode (by a decode of their own if the strings were checked
+        before); otherwise None.
+        """
+        if self.rles_checked and not area_bbox:
+            return None
         h, w = self.seg_h, self.seg_w
         sides_ok = (h >= 1) & (w >= 1) & (h <= MAX_SIDE) & (w <= MAX_SIDE)
         size_ok = sides_ok & (np.where(sides_ok, h, 0) * np.where(sides_ok, w, 0) <= MAX_PIXELS)
         status = np.where(size_ok, 0, 3).astype(np.uint8)
+        area = box = None
         if size_ok.all():
             threads = resolve_threads(num_threads)
             ranges = split_by_cost(self.counts_len, threads * 4) if threads > 1 and self.n > 4096 \
                 else [(0, self.n)]
-            parts = run_ranges(lambda lo, hi: _rle.check_strings(
-                self.counts_table(np.arange(lo, hi, dtype=np.int64)), h[lo:hi], w[lo:hi]), ranges, threads)
-            status = np.concatenate(parts) if parts else np.zeros(0, np.uint8)
+
+            def part(lo, hi):
+                table = self.counts_table(np.arange(lo, hi, dtype=np.int64))
+                if not area_bbox:
+                    return _rle.check_strings(table, h[lo:hi], w[lo:hi]), None, None
+                if self.rles_checked:
+                    return (np.zeros(hi - lo, np.uint8),) + _rle.area_bbox(table, h[lo:hi])
+                return _rle.check_area_bbox(table, h[lo:hi], w[lo:hi])
+
+            parts = run_ranges(part, ranges, threads)
+            status = np.concatenate([p[0] for p in parts]) if parts else np.zeros(0, np.uint8)
+            if area_bbox:
+                area = np.concatenate([p[1] for p in parts]) if parts else np.zeros(0, np.int64)
+                box = np.concatenate([p[2] for p in parts]) if parts else np.zeros((0, 4), np.float64)
         bad = np.flatnonzero(status)
         if len(bad):
             # the shared check words the error exactly as for dict results
@@ -126,6 +143,7 @@ class ResultColumns:
                               lambda k: self.describe(int(bad[k])))
             raise AssertionError("unreachable")  # pragma: no cover
         self.rles_checked = True
+        return (area, box) if area_bbox else None
 
     # -------------------------------------------------------------- values
     def score_values(self, rows: np.ndarray) -> list:
@@ -325,10 +343,9 @@ def load_result_columns(coco_gt, path, source: str, num_threads: Optional[int] =
     res = ResultColumns(buf, cols, source)
     if res.kind == "segmentation":
         try:
-            res.check_rles(num_threads)
+            area, box = res.check_rles(num_threads, area_bbox=True)
         except ValueError:
             return None
-        area, box = _rle.area_bbox(res.counts_table(np.arange(res.n)), res.seg_h)
         res.mask_area = area
         res.bbox = np.ascontiguousarray(box)
         res.area = area.astype(np.float64)

@@ -117,16 +117,14 @@ def _without_boxes(columns):
     (the scripts do so for 'segm': areas and boxes then come from the masks);
     None when their RLEs cannot be read (the general path words it)."""
     from ..instance._columns import HAS_BBOX, _COUNTS_FIRST
-    from ..masks import _rle
 
     if columns.kind != "bbox":
         return columns
     try:
-        columns.check_rles()
+        area, box = columns.check_rles(area_bbox=True)  # (one decode of each string)
     except ValueError:
         return None
     new = columns.take(np.arange(columns.n, dtype=np.int64))
-    area, box = _rle.area_bbox(new.counts_table(np.arange(new.n)), new.seg_h)
     new.mask_area = area
     new.bbox = np.ascontiguousarray(box)
     new.area = area.astype(np.float64)

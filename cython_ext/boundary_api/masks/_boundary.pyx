@@ -13,7 +13,7 @@ from libc.stdint cimport int64_t, uint64_t, uint8_t
 from libc.stdlib cimport malloc, realloc, free
 from libc.string cimport memset, memcpy
 
-from boundary_api.masks._rle cimport I64Vec, ByteVec, StringTable, _push_interval, _decode, _encode
+from boundary_api.masks._rle cimport I64Vec, ByteVec, StringTable, _push_interval, _decode, _encode, _bbox
 
 import numpy as np
 
@@ -75,7 +75,7 @@ cdef int _boundary_tile(const int64_t* se, Py_ssize_t n, int64_t h, int64_t d,
     cdef int64_t rx1 = cx1 + d if cx1 + d < wb else wb
     cdef int64_t rw = rx1 - rx0, S = cx1 - cx
     cdef int64_t K = 2 * d + 1
-    cdef int64_t p0, p1, s, e, cs, ce, col, a, b, c, x, xr, st, base, tz, run, lo, hi, mid
+    cdef int64_t p0, p1, s, e, cs, ce, fc, col, a, b, c, x, xr, st, base, tz, run, lo, hi, mid
     cdef Py_ssize_t i, k
     cdef uint64_t word, inv
     cdef uint64_t* M
@@ -102,11 +102,19 @@ cdef int _boundary_tile(const int64_t* se, Py_ssize_t n, int64_t h, int64_t d,
         else:
             hi = mid
     i = 2 * lo
+    cs = -1
     while i < n and se[i] < p1:
         s = se[i]
         e = se[i + 1]
-        cs = s // h
-        ce = (e - 1) // h
+        # the run's first and last column: stepped from the last run's first
+        # column (runs are sorted) rather than divided out for every run
+        if cs < 0 or s - cs * h >= 8 * h:
+            cs = s // h
+        else:
+            while s - cs * h >= h:
+                cs += 1
+        fc = cs
+        ce = cs if e - cs * h <= h else (e - 1) // h
         if cs < x0 + rx0:
             cs = x0 + rx0
         if ce > x0 + rx1 - 1:
@@ -125,6 +133,7 @@ cdef int _boundary_tile(const int64_t* se, Py_ssize_t n, int64_t h, int64_t d,
                 _set_bits(V + (c - rx0) * nws, (a + d if a + d > r0 else r0) - r0,
                           (b - d if b - d < r1 else r1) - r0)
             col += 1
+        cs = fc
         i += 2
     # horizontal erosion over windows of K columns (van Herk/Gil-Werman blocks
     # of the region), written as M &= ~E for the output columns whose window
@@ -320,32 +329,17 @@ cdef int _boundary(const int64_t* se, Py_ssize_t n, int64_t h, int64_t w, int64_
                    BoundaryWork* bw, I64Vec* out) noexcept nogil:
     cdef Py_ssize_t first = out.n, i, ns, j, tfirst
     cdef int64_t s, e, cs, ce, r0, r1, x0, x1, y0, y1, hb, wb, nw, sw, S, B, cx, lim, x
+    cdef int64_t bb[4]
     cdef int L
     cdef int64_t* cur
     if n == 0:
         return 0
     # bounding box (columns x0..x1-1, rows y0..y1-1)
-    x0 = se[0] // h
-    x1 = (se[n - 1] - 1) // h + 1
-    y0 = h
-    y1 = 0
-    i = 0
-    while i < n:
-        s = se[i]
-        e = se[i + 1]
-        cs = s // h
-        ce = (e - 1) // h
-        if cs != ce:
-            y0 = 0
-            y1 = h
-            break
-        r0 = s - cs * h
-        r1 = e - ce * h
-        if r0 < y0:
-            y0 = r0
-        if r1 > y1:
-            y1 = r1
-        i += 2
+    _bbox(se, n, h, bb)
+    x0 = bb[0]
+    x1 = bb[1]
+    y0 = bb[2]
+    y1 = bb[3]
     hb = y1 - y0
     wb = x1 - x0
     if d >= (hb + 1) // 2 or d >= (wb + 1) // 2:

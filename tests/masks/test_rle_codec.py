@@ -1,0 +1,139 @@
+"""The RLE string decoder of the kernels (``_rle._decode`` / ``_rle._rle_total``)
+against a plain Python decoder that reads one count after the other, and the
+areas and boxes it gives against pycocotools."""
+import numpy as np
+import pycocotools.mask as mask_utils
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from boundary_api.masks import _rle
+
+M64 = (1 << 64) - 1
+
+
+def _signed(x):
+    x &= M64
+    return x - (1 << 64) if x >> 63 else x
+
+
+def reference_decode(s: bytes):
+    """(total, ones-intervals) of a compressed RLE string, or (-1, None): the
+    loop pycocotools' ``rleFrString`` runs, with 64-bit counts, a count of at
+    most 13 characters, each count in 0 .. 2**32-1, and the x86 shift (by 65
+    mod 64 bits) for the sign of a 13th character."""
+    p = m = pos = prev1 = prev2 = 0
+    runs = []
+    while p < len(s):
+        x = k = 0
+        more = True
+        while more:
+            if p >= len(s) or k > 12:
+                return -1, None
+            c = s[p] - 48
+            if c < 0 or c > 63:
+                return -1, None
+            x = (x | ((c & 0x1F) << (5 * k))) & M64
+            more = bool(c & 0x20)
+            p += 1
+            k += 1
+            if not more and c & 0x10:
+                x = (x | (M64 << ((5 * k) & 63))) & M64
+        x = _signed(x)
+        if m > 2:
+            x = _signed(x + prev2)
+        if x < 0 or x > 2**32 - 1:
+            return -1, None
+        if m & 1 and x:
+            if runs and runs[-1][1] == pos:
+                runs[-1][1] = pos + x
+            else:
+                runs.append([pos, pos + x])
+        pos += x
+        prev2, prev1 = prev1, x
+        m += 1
+    return pos, runs
+
+
+def _box_of(runs, h):
+    if not runs:
+        return [0.0, 0.0, 0.0, 0.0]
+    x0, x1 = runs[0][0] // h, (runs[-1][1] - 1) // h + 1
+    y0, y1 = h, 0
+    for s, e in runs:
+        if s // h != (e - 1) // h:
+            y0, y1 = 0, h
+            break
+        y0, y1 = min(y0, s - s // h * h), max(y1, e - s // h * h)
+    return [float(x0), float(y0), float(x1 - x0), float(y1 - y0)]
+
+
+_ODD = bytes([47, 112, 32, 200])  # outside the alphabet '0'..'o'
+
+
+def _alphabet(raw: bytes) -> bytes:
+    """Random bytes as RLE characters, about one in 60 outside the alphabet."""
+    return bytes(_ODD[b & 3] if b >= 252 else 48 + (b & 63) for b in raw)
+
+
+_strings = st.one_of(
+    st.binary(max_size=40).map(_alphabet),
+    # long counts: continuation characters ('P'..'o') ended by a last one
+    st.tuples(st.binary(max_size=6), st.integers(0, 15), st.integers(48, 79))
+      .map(lambda t: _alphabet(t[0]) + b"P" * t[1] + bytes([t[2]])),
+    # past the decoder's 256-character chunks
+    st.binary(min_size=200, max_size=700).map(lambda b: bytes(48 + (c & 63) for c in b)),
+)
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(_strings)
+def test_decoder_equals_the_one_count_at_a_time_loop(s):
+    total, runs = reference_decode(s)
+    for hw in {(1, 1), (max(total, 1), 1)}:
+        h, w = np.array([hw[0]], np.int64), np.array([hw[1]], np.int64)
+        status = int(_rle.check_strings(_rle.StringTable([s]), h, w)[0])
+        want = 1 if total < 0 else (0 if total == hw[0] * hw[1] else 2)
+        assert status == want
+        st2, area, box = _rle.check_area_bbox(_rle.StringTable([s]), h, w)
+        assert int(st2[0]) == want
+        if want == 0:
+            assert int(area[0]) == sum(e - s0 for s0, e in runs)
+            assert box[0].tolist() == _box_of(runs, hw[0])
+
+
+def test_thirteen_character_counts_as_before():
+    # a 13th character's sign shifts by 65 mod 64: the count is -2, and
+    # with the count two places before (3) added, 1
+    for s in (b"532" + b"P" * 12 + b"A", b"532" + b"P" * 12 + b"@"):
+        assert reference_decode(s)[0] == 11
+        assert _rle.check_strings(_rle.StringTable([s]), np.array([11], np.int64),
+                                  np.array([1], np.int64)).tolist() == [0]
+    for s in (b"532" + b"P" * 13 + b"A", b"532" + b"P" * 11 + b"A", b"53P"):
+        assert _rle.check_strings(_rle.StringTable([s]), np.array([1], np.int64),
+                                  np.array([1], np.int64)).tolist() == [1]
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_area_and_box_equal_pycocotools(seed):
+    rng = np.random.default_rng(seed)
+    counts, hs, ws, areas, boxes = [], [], [], [], []
+    for _ in range(400):
+        h, w = (int(v) for v in rng.integers(1, 70, 2))
+        m = np.zeros((h, w), np.uint8)
+        for _ in range(int(rng.integers(0, 5))):
+            y, x = int(rng.integers(0, h)), int(rng.integers(0, w))
+            m[y:y + int(rng.integers(1, h + 1)), x:x + int(rng.integers(1, 4))] = 1  # far apart columns too
+        if rng.random() < 0.3:
+            m |= (rng.random((h, w)) < 0.05).astype(np.uint8)
+        rle = mask_utils.encode(np.asfortranarray(m))
+        counts.append(rle["counts"])
+        hs.append(h)
+        ws.append(w)
+        areas.append(int(mask_utils.area(rle)))
+        boxes.append(mask_utils.toBbox(rle).tolist())
+    h, w = np.array(hs, np.int64), np.array(ws, np.int64)
+    area, box = _rle.area_bbox(_rle.StringTable(counts), h)
+    assert area.tolist() == areas and box.tolist() == boxes
+    status, area2, box2 = _rle.check_area_bbox(_rle.StringTable(counts), h, w)
+    assert not status.any() and area2.tolist() == areas and box2.tolist() == boxes
