@@ -50,8 +50,21 @@ def _outside_the_source_tree(tmp_path_factory):
     root).  Tests name their files by absolute path."""
     here = os.getcwd()
     os.chdir(tmp_path_factory.mktemp("cwd"))
+    # a subprocess runs the boundary_api these tests import: when that is a
+    # checkout (PYTHONPATH, an editable install), not site-packages, say so to
+    # the children, or another copy installed in the base Python answers them
+    import boundary_api
+
+    parent = os.path.dirname(os.path.dirname(os.path.abspath(boundary_api.__file__)))
+    old_path = os.environ.get("PYTHONPATH")
+    if os.path.basename(parent) not in ("site-packages", "dist-packages"):
+        os.environ["PYTHONPATH"] = os.pathsep.join([parent] + ([old_path] if old_path else []))
     yield
     os.chdir(here)
+    if old_path is None:
+        os.environ.pop("PYTHONPATH", None)
+    else:
+        os.environ["PYTHONPATH"] = old_path
 
 
 @pytest.fixture
