@@ -16,9 +16,11 @@ one word per pixel).  ``_png.pxd`` declares what the protocol kernels cimport.
 # (a pixel's bytes, first byte lowest), with shortcuts where the filtered pixel
 # is zero or the neighbours agree.
 
-from libc.stdint cimport uint8_t, uint16_t, uint32_t, uint64_t, int8_t, int16_t, int32_t
+from libc.stdint cimport uint8_t, uint16_t, uint32_t, uint64_t, int8_t, int16_t, int32_t, int64_t
 from libc.stdlib cimport malloc, free
 from libc.string cimport memset, memcpy
+
+from boundary_api.masks._rle cimport I64Vec, _i64_reserve
 
 import numpy as np
 
@@ -263,6 +265,18 @@ cdef uint32_t _adler32(const uint8_t* p, Py_ssize_t n) noexcept nogil:
 cdef int _inflate(const uint8_t* src, Py_ssize_t n, uint8_t* out, Py_ssize_t cap) noexcept nogil:
     """zlib stream -> ``out`` (zeroed, exactly ``cap`` bytes expected, checked
     against the stream's Adler-32); 0 or -1."""
+    cdef uint32_t adler
+    if _inflate_unchecked(src, n, out, cap, &adler) != 0:
+        return -1
+    if adler != _adler32(out, cap):
+        return -1
+    return 0
+
+
+cdef int _inflate_unchecked(const uint8_t* src, Py_ssize_t n, uint8_t* out, Py_ssize_t cap,
+                            uint32_t* adler) noexcept nogil:
+    """:func:`_inflate` without the checksum test: the stream's Adler-32 goes
+    to ``adler``, for the caller to compare with the output's."""
     cdef _Bits b
     cdef _Huff lit, dist, cl
     cdef uint8_t lengths[320]
@@ -362,8 +376,7 @@ cdef int _inflate(const uint8_t* src, Py_ssize_t n, uint8_t* out, Py_ssize_t cap
     ln = b.pos - (b.cnt >> 3)
     if ln + 4 > b.n:
         return -1
-    if _be32(b.src + ln) != _adler32(out, cap):
-        return -1
+    adler[0] = _be32(b.src + ln)
     return 0
 
 
@@ -723,3 +736,272 @@ def pan_png_ids(const uint8_t[::1] png, uint8_t[::1] scratch=None, uint32_t[::1]
     if status:
         return None
     return ids
+
+
+# --------------------------------------------------------------------------
+# Straight to runs
+#
+# Panoptic evaluation needs each image as its runs (maximal stretches of one
+# id in row-major order), not as an id map.  In a Sub-filtered row a pixel
+# differs from its left neighbour exactly where its filtered bytes are not
+# all zero, and an Up-filtered row of zero bytes repeats the row above, so
+# these rows go from the inflated bytes to runs by skipping zero words,
+# without writing a word per pixel.  Rows of the other filters (and of Up
+# with changes) are unfiltered into words, from the row above materialised
+# only then, and cut into runs.
+# --------------------------------------------------------------------------
+
+cdef inline uint64_t _load64(const uint8_t* p) noexcept nogil:
+    cdef uint64_t w
+    memcpy(&w, p, 8)
+    return w
+
+
+cdef inline bint _row_zero(const uint8_t* p, Py_ssize_t n) noexcept nogil:
+    cdef Py_ssize_t i = 0
+    while i + 8 <= n:
+        if _load64(p + i) != 0:
+            return False
+        i += 8
+    while i < n:
+        if p[i] != 0:
+            return False
+        i += 1
+    return True
+
+
+cdef inline uint32_t _word_id(uint32_t v, int kind) noexcept nogil:
+    if kind == _PNG_GRAY16:
+        return ((v & 255) << 8) | ((v >> 8) & 255)
+    if kind == _PNG_RGBA8:
+        return v & 0xFFFFFF
+    return v
+
+
+cdef inline Py_ssize_t _png_runs_scratch_size(const _PngInfo* info, int kind) noexcept nogil:
+    """Bytes of scratch :func:`_png_decode_runs` needs."""
+    cdef int bpp = 1 if kind == _PNG_GRAY8 else (2 if kind == _PNG_GRAY16 else (3 if kind == _PNG_RGB8 else 4))
+    # the inflated rows (+ 16 slack, aligned), a zero row and two rows of words,
+    # two rows of runs (end column and word)
+    return ((info.height * (info.width * bpp + 1) + 16 + 15) // 16) * 16 + 3 * 4 * info.width \
+        + 2 * 8 * (info.width + 1)
+
+
+cdef int _png_decode_runs(const _PngInfo* info, int kind, uint8_t* scratch, I64Vec* ends,
+                          I64Vec* ids) noexcept nogil:
+    """Inflate and unfilter the image into its runs: ``ends`` gets the
+    row-major end of each run, ``ids`` its id (as :func:`_png_decode_words`
+    maps a pixel to a value); consecutive runs differ in id and the last ends
+    at H * W.  ``scratch``: :func:`_png_runs_scratch_size` bytes.  0 ok, 1 not
+    decodable (bad data), -1 out of memory."""
+    cdef Py_ssize_t H = info.height, W = info.width, y, x, i, r, rb
+    cdef int bpp = 1 if kind == _PNG_GRAY8 else (2 if kind == _PNG_GRAY16 else (3 if kind == _PNG_RGB8 else 4))
+    cdef uint32_t mask = 0xFFFFFFFFU if bpp == 4 else (((<uint32_t> 1) << (8 * bpp)) - 1)
+    cdef Py_ssize_t stride = W * bpp + 1
+    cdef uint8_t* raw = scratch
+    cdef uint32_t* zero_row = <uint32_t*> (scratch + ((H * stride + 16 + 15) // 16) * 16)
+    cdef uint32_t* wrow[2]
+    cdef uint32_t* run_x[2]
+    cdef uint32_t* run_v[2]
+    cdef Py_ssize_t run_n[2]
+    cdef int c = 0            # the current row's run buffers: index c; the row above: 1 - c
+    cdef int words_ok = 1     # whether wrow[1 - c] holds the row above
+    cdef const uint32_t* prev
+    cdef uint32_t* cur
+    cdef const uint8_t* line
+    cdef uint32_t v, left, idv
+    cdef int f
+    cdef int64_t base, end
+    wrow[0] = zero_row + W
+    wrow[1] = zero_row + 2 * W
+    run_x[0] = <uint32_t*> (zero_row + 3 * W)
+    run_v[0] = run_x[0] + (W + 1)
+    run_x[1] = run_v[0] + (W + 1)
+    run_v[1] = run_x[1] + (W + 1)
+    cdef uint32_t adler
+    cdef uint64_t sa = 1, sb = 0    # the Adler-32 sums, taken row by row
+    cdef Py_ssize_t done            # bytes of the row in the sums
+    cdef int k
+    memset(raw, 0, H * stride + 16)
+    memset(zero_row, 0, W * sizeof(uint32_t))
+    if _inflate_unchecked(info.zdata, info.zlen, raw, H * stride, &adler) != 0:
+        return 1
+    ends.n = 0
+    ids.n = 0
+    # the row above the first: zeros, one run
+    run_x[1][0] = <uint32_t> W
+    run_v[1][0] = 0
+    run_n[1] = 1
+    wrow[1] = zero_row   # (never written: a current row's words go to the other buffers)
+    wrow[0] = zero_row + W
+    rb = W * bpp
+    for y in range(H):
+        line = raw + y * stride
+        f = line[0]
+        line += 1
+        sa += f
+        sb += sa
+        if f == 1:
+            # the checksum over the zero stretches in one step each: a zero
+            # byte adds the first sum to the second
+            r = 0
+            left = 0
+            i = 0
+            done = 0
+            while True:
+                while i + 32 <= rb and (_load64(line + i) | _load64(line + i + 8) | _load64(line + i + 16)
+                                        | _load64(line + i + 24)) == 0:
+                    i += 32
+                while i + 8 <= rb and _load64(line + i) == 0:
+                    i += 8
+                while i < rb and line[i] == 0:
+                    i += 1
+                if i >= rb:
+                    break
+                x = i // bpp
+                sb += sa * <uint64_t> (bpp * x - done)
+                for k in range(bpp):
+                    sa += line[bpp * x + k]
+                    sb += sa
+                done = bpp * (x + 1)
+                v = _pixel(line + bpp * x, mask)
+                if v != 0:
+                    if x > 0:
+                        run_x[c][r] = <uint32_t> x
+                        run_v[c][r] = left
+                        r += 1
+                    left = _add_bytes(v, left)
+                i = done
+            sb += sa * <uint64_t> (rb - done)
+            run_x[c][r] = <uint32_t> W
+            run_v[c][r] = left
+            run_n[c] = r + 1
+            words_ok = 0
+        elif f == 2 and _row_zero(line, rb):
+            # the row above again: its runs (and words) stay where they are
+            sb += sa * <uint64_t> rb
+            c = 1 - c
+        else:
+            for i in range(rb):
+                sa += line[i]
+                sb += sa
+            prev = wrow[1 - c]
+            if not words_ok:
+                # the row above, from its runs, into the buffer of the row
+                # above (never the zero row: words_ok is 1 before the first row)
+                prev = wrow[1 - c] = zero_row + W * (1 + (1 - c))
+                x = 0
+                for r in range(run_n[1 - c]):
+                    v = run_v[1 - c][r]
+                    while x < run_x[1 - c][r]:
+                        wrow[1 - c][x] = v
+                        x += 1
+            cur = wrow[c] = zero_row + W * (1 + c)
+            if _unfilter_words(f, line, prev, cur, W, bpp) != 0:
+                return 1
+            r = 0
+            left = cur[0]
+            for x in range(1, W):
+                if cur[x] != left:
+                    run_x[c][r] = <uint32_t> x
+                    run_v[c][r] = left
+                    r += 1
+                    left = cur[x]
+            run_x[c][r] = <uint32_t> W
+            run_v[c][r] = left
+            run_n[c] = r + 1
+            words_ok = 1
+        sa %= 65521
+        sb %= 65521
+        # the row's runs onto the image's, merged across the row start
+        base = y * W
+        for r in range(run_n[c]):
+            idv = _word_id(run_v[c][r], kind)
+            end = base + run_x[c][r]
+            if ids.n > 0 and ids.data[ids.n - 1] == idv:
+                ends.data[ends.n - 1] = end
+            else:
+                if _i64_reserve(ends, ends.n + 1) != 0 or _i64_reserve(ids, ids.n + 1) != 0:
+                    return -1
+                ends.data[ends.n] = end
+                ids.data[ids.n] = idv
+                ends.n += 1
+                ids.n += 1
+        c = 1 - c
+    if ((sb << 16) | sa) != adler:
+        return 1
+    return 0
+
+
+def pan_png_runs(const uint8_t[::1] png, uint8_t[::1] scratch=None):
+    """Runs of a panoptic PNG file, decoded natively, or None.
+
+    Parameters
+    ----------
+    png : bytes-like
+        The whole file.
+    scratch : uint8 ndarray, optional
+        Working memory reused from call to call (used when large enough,
+        else memory is allocated for the call).
+
+    Returns
+    -------
+    (height, width, ends, ids) or None
+        ``ends`` (int64) the row-major end of each run, ``ids`` (uint32) its
+        segment id (as :func:`pan_png_ids` reads them); consecutive runs
+        have different ids, the first starts at 0 and the last ends at
+        ``height * width``.  None for any file :func:`pan_png_ids` does not
+        decode.
+
+    Raises
+    ------
+    MemoryError
+        If the image does not fit in memory.
+    """
+    cdef _PngInfo info
+    cdef int kind, status
+    cdef Py_ssize_t n = png.shape[0], need, i
+    cdef uint8_t[::1] w
+    cdef I64Vec ends, idv
+    cdef int64_t[::1] eo
+    cdef uint32_t[::1] io
+    if n == 0:
+        return None
+    with nogil:
+        kind = _png_parse(&png[0], n, &info)
+    if kind == 0:
+        return None
+    if kind < 0:
+        raise MemoryError()
+    try:
+        need = _png_runs_scratch_size(&info, kind)
+        if scratch is not None and scratch.shape[0] >= need:
+            w = scratch
+        else:
+            w = np.empty(need, np.uint8)
+    except MemoryError:
+        free(info.zbuf)
+        raise
+    ends.data = NULL
+    ends.n = ends.cap = 0
+    idv.data = NULL
+    idv.n = idv.cap = 0
+    with nogil:
+        status = _png_decode_runs(&info, kind, &w[0], &ends, &idv)
+        free(info.zbuf)
+    try:
+        if status < 0:
+            raise MemoryError()
+        if status:
+            return None
+        e = np.empty(ends.n, np.int64)
+        d = np.empty(ends.n, np.uint32)
+        eo = e
+        io = d
+        for i in range(ends.n):
+            eo[i] = ends.data[i]
+            io[i] = <uint32_t> idv.data[i]
+        return info.height, info.width, e, d
+    finally:
+        free(ends.data)
+        free(idv.data)
