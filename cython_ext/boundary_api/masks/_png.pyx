@@ -42,7 +42,7 @@ cdef struct _Bits:
     uint64_t buf
     int cnt
 
-DEF _FAST = 9  # codes up to this length are decoded with one table lookup
+DEF _FAST = 11  # codes up to this length are decoded with one table lookup
 
 cdef struct _Huff:
     int16_t count[16]
@@ -135,10 +135,20 @@ cdef inline int _huff_decode(_Bits* b, const _Huff* h) noexcept nogil:
     """One symbol; -1 on a bad code or the end of the data."""
     cdef int code = 0, first = 0, index = 0, length, count
     cdef uint16_t e
-    while b.cnt < _FAST and b.pos < b.n:
-        b.buf |= (<uint64_t> b.src[b.pos]) << b.cnt
-        b.pos += 1
-        b.cnt += 8
+    cdef uint64_t w
+    if b.cnt < _FAST:
+        if b.pos + 8 <= b.n:
+            # whole bytes up to 56 bits at once
+            memcpy(&w, b.src + b.pos, 8)
+            b.buf |= w << b.cnt
+            b.pos += (63 - b.cnt) >> 3
+            b.cnt |= 56
+            b.buf &= (1ULL << b.cnt) - 1   # (the bits above stay zero, as everywhere)
+        else:
+            while b.cnt < _FAST and b.pos < b.n:
+                b.buf |= (<uint64_t> b.src[b.pos]) << b.cnt
+                b.pos += 1
+                b.cnt += 8
     if b.cnt >= _FAST:
         e = h.fast[b.buf & ((1 << _FAST) - 1)]
         if e != 0:
@@ -164,8 +174,12 @@ cdef inline int _huff_decode(_Bits* b, const _Huff* h) noexcept nogil:
     return -1
 
 
-cdef int _inflate_block(_Bits* b, const _Huff* lit, const _Huff* dist, uint8_t* out, Py_ssize_t cap,
+cdef int _inflate_block(_Bits* bits, const _Huff* lit, const _Huff* dist, uint8_t* out, Py_ssize_t cap,
                         Py_ssize_t* o) noexcept nogil:
+    # the bit reader in a local copy, which the compiler keeps in registers
+    # (the output bytes could otherwise alias it), written back at the end
+    cdef _Bits lb = bits[0]
+    cdef _Bits* b = &lb
     cdef int sym, e, ds
     cdef Py_ssize_t length, d, p = o[0], i, e2
     cdef uint8_t v
@@ -180,6 +194,7 @@ cdef int _inflate_block(_Bits* b, const _Huff* lit, const _Huff* dist, uint8_t* 
             p += 1
         elif sym == 256:
             o[0] = p
+            bits[0] = lb
             return 0
         else:
             sym -= 257
@@ -384,7 +399,9 @@ cdef int _inflate_unchecked(const uint8_t* src, Py_ssize_t n, uint8_t* out, Py_s
 # Container: chunks and their CRCs
 # --------------------------------------------------------------------------
 
-cdef uint32_t _CRC_TABLE[256]
+# _CRC_TABLE[0]: the byte-wise table; _CRC_TABLE[k]: the same byte k positions
+# further back, for eight bytes per step ("slicing by 8")
+cdef uint32_t _CRC_TABLE[8][256]
 
 
 def _init_crc_table():
@@ -394,17 +411,33 @@ def _init_crc_table():
         c = <uint32_t> n
         for k in range(8):
             c = (0xEDB88320U ^ (c >> 1)) if (c & 1) else (c >> 1)
-        _CRC_TABLE[n] = c
+        _CRC_TABLE[0][n] = c
+    for k in range(1, 8):
+        for n in range(256):
+            c = _CRC_TABLE[k - 1][n]
+            _CRC_TABLE[k][n] = (c >> 8) ^ _CRC_TABLE[0][c & 255]
 
 
 _init_crc_table()
 
 
+cdef inline uint32_t _le32(const uint8_t* p) noexcept nogil:
+    return p[0] | ((<uint32_t> p[1]) << 8) | ((<uint32_t> p[2]) << 16) | ((<uint32_t> p[3]) << 24)
+
+
 cdef inline uint32_t _crc32(const uint8_t* p, Py_ssize_t n) noexcept nogil:
-    cdef uint32_t c = 0xFFFFFFFFU
-    cdef Py_ssize_t i
-    for i in range(n):
-        c = _CRC_TABLE[(c ^ p[i]) & 255] ^ (c >> 8)
+    cdef uint32_t c = 0xFFFFFFFFU, c2
+    cdef Py_ssize_t i = 0
+    while i + 8 <= n:
+        c ^= _le32(p + i)
+        c2 = _le32(p + i + 4)
+        c = (_CRC_TABLE[7][c & 255] ^ _CRC_TABLE[6][(c >> 8) & 255] ^ _CRC_TABLE[5][(c >> 16) & 255]
+             ^ _CRC_TABLE[4][c >> 24] ^ _CRC_TABLE[3][c2 & 255] ^ _CRC_TABLE[2][(c2 >> 8) & 255]
+             ^ _CRC_TABLE[1][(c2 >> 16) & 255] ^ _CRC_TABLE[0][c2 >> 24])
+        i += 8
+    while i < n:
+        c = _CRC_TABLE[0][(c ^ p[i]) & 255] ^ (c >> 8)
+        i += 1
     return c ^ 0xFFFFFFFFU
 
 
@@ -858,7 +891,7 @@ cdef int _png_decode_runs(const _PngInfo* info, int kind, uint8_t* scratch, I64V
                     i += 1
                 if i >= rb:
                     break
-                x = i // bpp
+                x = (<size_t> i) // 3 if bpp == 3 else ((<size_t> i) >> (bpp >> 1))
                 sb += sa * <uint64_t> (bpp * x - done)
                 for k in range(bpp):
                     sa += line[bpp * x + k]
