@@ -164,13 +164,15 @@ def _read_ids(path: str, limit: Optional[int], buffers: Optional[_Buffers] = Non
     return _read_other(path)
 
 
-def _read_runs(path: str, limit: Optional[int], buffers: Optional[_Buffers] = None):
+def _read_runs(path: str, limit: Optional[int], buffers: Optional[_Buffers] = None,
+               missing: Optional[str] = None):
     """The image of :func:`read_panoptic_png` as ``(height, width, ends, ids)``:
     its runs (see ``boundary_api.masks._idmaps.pan_ids_to_runs``), decoded
     straight from the file without an id map when the package's own decoder
-    takes it; ``buffers`` gives the decoder's scratch."""
+    takes it; ``buffers`` gives the decoder's scratch, ``missing`` the message
+    when the file does not exist."""
     if not os.path.isfile(path):
-        raise ValueError(f"PNG file not found: {path}")
+        raise ValueError(missing or f"PNG file not found: {path}")
     try:
         with open(path, "rb") as f:
             blob = f.read(24)

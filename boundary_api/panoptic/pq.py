@@ -108,9 +108,7 @@ class _Job:
 
 def _read(path: str, what: str, image_id, max_pixels: Optional[int], buffers: Optional[_Buffers]):
     """``(height, width, ends, ids)``: the image's runs (``_idmaps.pan_ids_to_runs``)."""
-    if not os.path.isfile(path):
-        raise ValueError(f"image {image_id!r}: {what} PNG not found: {path}")
-    return _read_runs(path, max_pixels, buffers)
+    return _read_runs(path, max_pixels, buffers, f"image {image_id!r}: {what} PNG not found: {path}")
 
 
 def _evaluate_image(job: _Job, boundary: bool, ratio: float, marker: Optional[int],
@@ -219,22 +217,20 @@ def _apply_boundary_iou(matches: List[list], gt: tuple, pred: tuple, gt_segs, pr
                                         gt_segs, pred_segs, d, marker)
     else:
         # (distinct: a segment matches at most once, unless a JSON 'area' is wrong)
-        g_sel = _distinct(np.array([m[0] for m in matches], np.uint32))
-        p_sel = _distinct(np.array([m[1] for m in matches], np.uint32))
-        pair_g = np.searchsorted(g_sel, [m[0] for m in matches]).astype(np.int64)
-        pair_p = np.searchsorted(p_sel, [m[1] for m in matches]).astype(np.int64)
+        g_sel = sorted({m[0] for m in matches})
+        p_sel = sorted({m[1] for m in matches})
+        g_index = {g: i for i, g in enumerate(g_sel)}
+        p_index = {p: i for i, p in enumerate(p_sel)}
+        pair_g = np.array([g_index[m[0]] for m in matches], np.int64)
+        pair_p = np.array([p_index[m[1]] for m in matches], np.int64)
+        g_sel = np.array(g_sel, np.uint32)
+        p_sel = np.array(p_sel, np.uint32)
         stats = zip(*_kernels.pan_run_boundary_pairs(gt[2], gt[3], pred[2], pred[3], h, w,
                                                      g_sel, p_sel, pair_g, pair_p, d))
     for m, (g_area, p_area, inter, p_void) in zip(matches, stats):
         union = p_area + g_area - inter - p_void
         biou = inter / union if union > 0 else 0.0
         m[2] = min(m[2], biou)
-
-
-def _distinct(ids: np.ndarray) -> np.ndarray:
-    """Sorted distinct values (``np.unique`` without its import of numpy.ma)."""
-    ids = np.sort(ids)
-    return ids[np.concatenate(([True], ids[1:] != ids[:-1]))] if ids.size else ids
 
 
 def _literal_boundary_stats(matches, gt, pred, gt_segs, pred_segs, d, marker):
