@@ -167,9 +167,14 @@ def test_large_flat_images_with_long_matches(kind):
         pixels[y0:y0 + int(rng.integers(1, 120)), x0:x0 + int(rng.integers(1, 200))] = \
             rng.integers(0, high, size=shape[2:])
     for filters in ([int(f) for f in rng.integers(0, 5, h)], [1] * h, [2] * h, [4] * h):
-        for level in (1, 9):
+        # (level 0: stored blocks; pan_png_runs inflates a slice of rows at a
+        # time, and these images span several slices)
+        for level in (0, 1, 9):
             got = _decode(encode(pixels, kind, filters, level))
             np.testing.assert_array_equal(got, oracle_ids(pixels, kind))
+    for strategy in (zlib.Z_FIXED, zlib.Z_RLE, zlib.Z_HUFFMAN_ONLY):
+        got = _decode(encode(pixels, kind, [1] * h, 6, strategy))
+        np.testing.assert_array_equal(got, oracle_ids(pixels, kind))
 
 
 def test_files_written_by_opencv_and_pillow(tmp_path):

@@ -49,6 +49,16 @@ cdef struct _Huff:
     int16_t symbol[320]
     uint16_t fast[1 << _FAST]  # (symbol << 4) | length by the next _FAST bits, 0: longer code
 
+# an inflation that can pause (see _inflate_run)
+cdef struct _Inflater:
+    _Bits b
+    _Huff lit
+    _Huff dist
+    Py_ssize_t o      # bytes out
+    int final         # the current block is the last
+    int in_block      # inside a Huffman block (lit, dist set)
+    int done          # the last block has ended
+
 cdef int16_t _LEN_BASE[29]
 cdef int8_t _LEN_EXTRA[29]
 cdef int32_t _DIST_BASE[30]
@@ -175,7 +185,10 @@ cdef inline int _huff_decode(_Bits* b, const _Huff* h) noexcept nogil:
 
 
 cdef int _inflate_block(_Bits* bits, const _Huff* lit, const _Huff* dist, uint8_t* out, Py_ssize_t cap,
-                        Py_ssize_t* o) noexcept nogil:
+                        Py_ssize_t* o, Py_ssize_t limit) noexcept nogil:
+    """Symbols of a Huffman block into ``out`` from ``o[0]`` on: 0 at the end
+    of the block, 1 paused once ``limit`` bytes are out (to resume with the
+    same arguments), -1 on bad data."""
     # the bit reader in a local copy, which the compiler keeps in registers
     # (the output bytes could otherwise alias it), written back at the end
     cdef _Bits lb = bits[0]
@@ -184,6 +197,10 @@ cdef int _inflate_block(_Bits* bits, const _Huff* lit, const _Huff* dist, uint8_
     cdef Py_ssize_t length, d, p = o[0], i, e2
     cdef uint8_t v
     while True:
+        if p >= limit:
+            o[0] = p
+            bits[0] = lb
+            return 1
         sym = _huff_decode(b, lit)
         if sym < 0:
             return -1
@@ -292,20 +309,48 @@ cdef int _inflate_unchecked(const uint8_t* src, Py_ssize_t n, uint8_t* out, Py_s
                             uint32_t* adler) noexcept nogil:
     """:func:`_inflate` without the checksum test: the stream's Adler-32 goes
     to ``adler``, for the caller to compare with the output's."""
-    cdef _Bits b
-    cdef _Huff lit, dist, cl
-    cdef uint8_t lengths[320]
-    cdef int final = 0, kind, i, hlit, hdist, hclen, sym, rep, val
-    cdef Py_ssize_t o = 0, ln
+    cdef _Inflater st
+    if _inflate_start(&st, src, n) != 0 or _inflate_run(&st, out, cap, cap + 1) != 0:
+        return -1
+    return _inflate_finish(&st, cap, adler)
+
+
+cdef int _inflate_start(_Inflater* st, const uint8_t* src, Py_ssize_t n) noexcept nogil:
+    """A zlib stream's inflation set up in ``st``; 0, or -1 for a bad header."""
     if n < 2 or (src[0] & 15) != 8 or (src[1] & 32) or ((<int> src[0]) * 256 + src[1]) % 31:
         return -1
-    b.src = src + 2
-    b.n = n - 2
-    b.pos = 0
-    b.buf = 0
-    b.cnt = 0
-    while not final:
-        if _bits(&b, 1, &final) != 0 or _bits(&b, 2, &kind) != 0:
+    st.b.src = src + 2
+    st.b.n = n - 2
+    st.b.pos = 0
+    st.b.buf = 0
+    st.b.cnt = 0
+    st.o = 0
+    st.final = 0
+    st.in_block = 0
+    st.done = 0
+    return 0
+
+
+cdef int _inflate_run(_Inflater* st, uint8_t* out, Py_ssize_t cap, Py_ssize_t limit) noexcept nogil:
+    """Inflate on until ``limit`` bytes are out (``st.o >= limit``, possibly
+    more) or the last block has ended (``st.done``); 0, or -1 on bad data.
+    Bytes below ``st.o`` are final.  ``limit`` past ``cap``: to the end."""
+    cdef _Bits* b = &st.b
+    cdef _Huff cl
+    cdef uint8_t lengths[320]
+    cdef int kind, i, hlit, hdist, hclen, sym, rep, val, r
+    cdef Py_ssize_t ln
+    while not st.done and st.o < limit:
+        if st.in_block:
+            r = _inflate_block(b, &st.lit, &st.dist, out, cap, &st.o, limit)
+            if r < 0:
+                return -1
+            if r == 0:
+                st.in_block = 0
+                if st.final:
+                    st.done = 1
+            continue
+        if _bits(b, 1, &st.final) != 0 or _bits(b, 2, &kind) != 0:
             return -1
         if kind == 0:
             b.pos -= b.cnt >> 3  # whole bytes read ahead go back; the partial one is dropped
@@ -317,22 +362,23 @@ cdef int _inflate_unchecked(const uint8_t* src, Py_ssize_t n, uint8_t* out, Py_s
             if (ln ^ (b.src[b.pos + 2] | (b.src[b.pos + 3] << 8))) != 0xFFFF:
                 return -1
             b.pos += 4
-            if b.pos + ln > b.n or o + ln > cap:
+            if b.pos + ln > b.n or st.o + ln > cap:
                 return -1
-            memcpy(out + o, b.src + b.pos, ln)
+            memcpy(out + st.o, b.src + b.pos, ln)
             b.pos += ln
-            o += ln
+            st.o += ln
+            if st.final:
+                st.done = 1
         elif kind == 1:
             for i in range(288):
                 lengths[i] = 8 if i < 144 else (9 if i < 256 else (7 if i < 280 else 8))
-            _huff_build(&lit, lengths, 288)
+            _huff_build(&st.lit, lengths, 288)
             for i in range(30):
                 lengths[i] = 5
-            _huff_build(&dist, lengths, 30)
-            if _inflate_block(&b, &lit, &dist, out, cap, &o) != 0:
-                return -1
+            _huff_build(&st.dist, lengths, 30)
+            st.in_block = 1
         elif kind == 2:
-            if _bits(&b, 5, &hlit) != 0 or _bits(&b, 5, &hdist) != 0 or _bits(&b, 4, &hclen) != 0:
+            if _bits(b, 5, &hlit) != 0 or _bits(b, 5, &hdist) != 0 or _bits(b, 4, &hclen) != 0:
                 return -1
             hlit += 257
             hdist += 1
@@ -342,14 +388,14 @@ cdef int _inflate_unchecked(const uint8_t* src, Py_ssize_t n, uint8_t* out, Py_s
             for i in range(19):
                 lengths[i] = 0
             for i in range(hclen):
-                if _bits(&b, 3, &val) != 0:
+                if _bits(b, 3, &val) != 0:
                     return -1
                 lengths[_CL_ORDER[i]] = <uint8_t> val
             if _huff_build(&cl, lengths, 19) != 0:
                 return -1
             i = 0
             while i < hlit + hdist:
-                sym = _huff_decode(&b, &cl)
+                sym = _huff_decode(b, &cl)
                 if sym < 0:
                     return -1
                 if sym < 16:
@@ -357,17 +403,17 @@ cdef int _inflate_unchecked(const uint8_t* src, Py_ssize_t n, uint8_t* out, Py_s
                     i += 1
                     continue
                 if sym == 16:
-                    if i == 0 or _bits(&b, 2, &rep) != 0:
+                    if i == 0 or _bits(b, 2, &rep) != 0:
                         return -1
                     val = lengths[i - 1]
                     rep += 3
                 elif sym == 17:
-                    if _bits(&b, 3, &rep) != 0:
+                    if _bits(b, 3, &rep) != 0:
                         return -1
                     val = 0
                     rep += 3
                 else:
-                    if _bits(&b, 7, &rep) != 0:
+                    if _bits(b, 7, &rep) != 0:
                         return -1
                     val = 0
                     rep += 11
@@ -379,19 +425,25 @@ cdef int _inflate_unchecked(const uint8_t* src, Py_ssize_t n, uint8_t* out, Py_s
                     rep -= 1
             if lengths[256] == 0:
                 return -1
-            if _huff_build(&lit, lengths, hlit) != 0 or _huff_build(&dist, lengths + hlit, hdist) != 0:
+            if _huff_build(&st.lit, lengths, hlit) != 0 or _huff_build(&st.dist, lengths + hlit, hdist) != 0:
                 return -1
-            if _inflate_block(&b, &lit, &dist, out, cap, &o) != 0:
-                return -1
+            st.in_block = 1
         else:
             return -1
-    if o != cap:
+    return 0
+
+
+cdef int _inflate_finish(_Inflater* st, Py_ssize_t cap, uint32_t* adler) noexcept nogil:
+    """After the last block: 0 with the stream's Adler-32 in ``adler`` if
+    exactly ``cap`` bytes came out, else -1."""
+    cdef Py_ssize_t ln
+    if not st.done or st.o != cap:
         return -1
     # the checksum: the 4 bytes after the last block, from its next whole byte
-    ln = b.pos - (b.cnt >> 3)
-    if ln + 4 > b.n:
+    ln = st.b.pos - (st.b.cnt >> 3)
+    if ln + 4 > st.b.n:
         return -1
-    adler[0] = _be32(b.src + ln)
+    adler[0] = _be32(st.b.src + ln)
     return 0
 
 
@@ -855,9 +907,13 @@ cdef int _png_decode_runs(const _PngInfo* info, int kind, uint8_t* scratch, I64V
     cdef uint64_t sa = 1, sb = 0    # the Adler-32 sums, taken row by row
     cdef Py_ssize_t done            # bytes of the row in the sums
     cdef int k
-    memset(raw, 0, H * stride + 16)
+    # inflated a slice of rows at a time, so that the rows are still in the
+    # cache when they are cut into runs; the inflater writes no zero runs, so
+    # the memory ahead of it is zeroed slice by slice too
+    cdef _Inflater inf
+    cdef Py_ssize_t total = H * stride, ready = 0, slice_rows = 32768 // stride + 1, zeroed = 0, target, z0, z1
     memset(zero_row, 0, W * sizeof(uint32_t))
-    if _inflate_unchecked(info.zdata, info.zlen, raw, H * stride, &adler) != 0:
+    if _inflate_start(&inf, info.zdata, info.zlen) != 0:
         return 1
     ends.n = 0
     ids.n = 0
@@ -869,6 +925,23 @@ cdef int _png_decode_runs(const _PngInfo* info, int kind, uint8_t* scratch, I64V
     wrow[0] = zero_row + W
     rb = W * bpp
     for y in range(H):
+        if y >= ready:
+            target = (y + slice_rows) * stride
+            if target >= total:
+                target = total + 1
+            # (zero runs are only skipped by copies starting below the target)
+            z0 = zeroed if zeroed > inf.o else inf.o
+            z1 = target + 258 + 16
+            if z1 > total + 16:
+                z1 = total + 16
+            if z1 > z0:
+                memset(raw + z0, 0, z1 - z0)
+                zeroed = z1
+            if _inflate_run(&inf, raw, total, target) != 0:
+                return 1
+            ready = H if inf.done else inf.o // stride
+            if ready <= y:
+                return 1
         line = raw + y * stride
         f = line[0]
         line += 1
@@ -961,7 +1034,9 @@ cdef int _png_decode_runs(const _PngInfo* info, int kind, uint8_t* scratch, I64V
                 ends.n += 1
                 ids.n += 1
         c = 1 - c
-    if ((sb << 16) | sa) != adler:
+    # (the rows may all be out before the stream's last symbols are read)
+    if _inflate_run(&inf, raw, total, total + 1) != 0 or _inflate_finish(&inf, total, &adler) != 0 \
+            or ((sb << 16) | sa) != adler:
         return 1
     return 0
 
