@@ -153,6 +153,24 @@ def test_boundary_pairs_on_runs_equal_those_on_id_maps():
         panoptic_kernels.pan_run_boundary_pairs(*gr, *pr, *gt.shape, g_sel, p_sel, pg + len(g_sel), pp, 3)
 
 
+def test_boundary_pairs_on_runs_with_many_and_few_segments():
+    """The runs of the wanted segments are found by a table up to 256 segments
+    and by binary search beyond: both give the id maps' statistics."""
+    rng = np.random.default_rng(9)
+    gt = (rng.integers(0, 700, (40, 60)).astype(np.uint32) * np.uint32(6151)) % np.uint32(2 ** 32 - 5)
+    gt[:, 20:30] = 0
+    pred = np.ascontiguousarray(gt[::-1])
+    gr, pr = _idmaps.pan_ids_to_runs(gt), _idmaps.pan_ids_to_runs(pred)
+    for n in (1, 3, 256, 257, 600):
+        g_sel = np.unique(gt)[:n]
+        p_sel = np.unique(pred)[-n:]
+        pg = np.arange(len(g_sel), dtype=np.int64)
+        pp = np.arange(len(p_sel), dtype=np.int64)[::-1].copy()
+        want = [a.tolist() for a in panoptic_kernels.pan_boundary_pairs(gt, pred, g_sel, p_sel, pg, pp, 2)]
+        got = panoptic_kernels.pan_run_boundary_pairs(*gr, *pr, *gt.shape, g_sel, p_sel, pg, pp, 2)
+        assert [list(a) for a in got] == want, n
+
+
 def test_pair_counts_on_runs_equal_those_on_id_maps():
     rng = np.random.default_rng(5)
     for h, w in ((1, 1), (1, 9), (7, 1), (13, 17)):

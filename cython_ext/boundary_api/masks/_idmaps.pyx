@@ -11,7 +11,8 @@ kernel as the instance path, one segment at a time, only over the segment's
 bounding box.
 """
 
-from libc.stdint cimport int64_t, uint32_t
+from libc.stdint cimport int32_t, int64_t, uint32_t
+from libc.string cimport memset
 
 from boundary_api.masks._rle cimport I64Vec, _push_interval, _area, _new_vecs, _free_vecs
 from boundary_api.masks._boundary cimport BoundaryWork, _bw_init, _bw_free, _boundary, _entry_d
@@ -210,17 +211,42 @@ def pan_runs_to_ids(const int64_t[::1] ends, const uint32_t[::1] run_ids, Py_ssi
     return out
 
 
+DEF _RUN_TABLE = 512   # slots of the id -> index table of _pan_run_vecs (at most half full)
+
+
 cdef int _pan_run_vecs(const int64_t* ends, const uint32_t* ids, Py_ssize_t n, const uint32_t* sel,
                        Py_ssize_t k, I64Vec* vecs, I64Vec* void_runs) noexcept nogil:
     cdef Py_ssize_t r, j
     cdef int64_t s = 0
+    cdef uint32_t v
+    cdef uint32_t key[_RUN_TABLE]
+    cdef int32_t slot[_RUN_TABLE]    # index into sel + 1; 0: free
+    cdef bint table = 0 < k <= _RUN_TABLE // 2
+    if table:
+        # a few dozen segments are wanted out of thousands of runs: an
+        # open-addressing table answers a run's id in a probe or two
+        memset(slot, 0, sizeof(slot))
+        for j in range(k):
+            r = (sel[j] * 2654435761U) & (_RUN_TABLE - 1)
+            while slot[r] != 0:
+                r = (r + 1) & (_RUN_TABLE - 1)
+            key[r] = sel[j]
+            slot[r] = <int32_t> (j + 1)
     for r in range(n):
-        if ids[r] == 0 and void_runs != NULL:
+        v = ids[r]
+        if v == 0 and void_runs != NULL:
             if _push_interval(void_runs, 0, s, ends[r]) != 0:
                 return -1
-        if k > 0:
-            j = _pan_find(sel, k, ids[r])
-            if j >= 0 and _push_interval(&vecs[j], 0, s, ends[r]) != 0:
-                return -1
+        if table:
+            j = (v * 2654435761U) & (_RUN_TABLE - 1)
+            while slot[j] != 0 and key[j] != v:
+                j = (j + 1) & (_RUN_TABLE - 1)
+            j = slot[j] - 1
+        elif k > 0:
+            j = _pan_find(sel, k, v)
+        else:
+            j = -1
+        if j >= 0 and _push_interval(&vecs[j], 0, s, ends[r]) != 0:
+            return -1
         s = ends[r]
     return 0
