@@ -836,6 +836,24 @@ def pan_png_ids(const uint8_t[::1] png, uint8_t[::1] scratch=None, uint32_t[::1]
 # only then, and cut into runs.
 # --------------------------------------------------------------------------
 
+cdef extern from *:
+    """
+    /* offset of the first (lowest-address) non-zero byte of the non-zero word
+       w, read from memory with memcpy */
+    #if defined(_MSC_VER)
+    #include <intrin.h>
+    static inline int ba_png_first_byte(unsigned long long w) {
+        unsigned long i; _BitScanForward64(&i, w); return (int)(i >> 3);
+    }
+    #elif defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
+    static inline int ba_png_first_byte(unsigned long long w) { return __builtin_clzll(w) >> 3; }
+    #else
+    static inline int ba_png_first_byte(unsigned long long w) { return __builtin_ctzll(w) >> 3; }
+    #endif
+    """
+    int ba_png_first_byte(unsigned long long w) nogil
+
+
 cdef inline uint64_t _load64(const uint8_t* p) noexcept nogil:
     cdef uint64_t w
     memcpy(&w, p, 8)
@@ -904,6 +922,7 @@ cdef int _png_decode_runs(const _PngInfo* info, int kind, uint8_t* scratch, I64V
     run_x[1] = run_v[0] + (W + 1)
     run_v[1] = run_x[1] + (W + 1)
     cdef uint32_t adler
+    cdef uint64_t w64
     cdef uint64_t sa = 1, sb = 0    # the Adler-32 sums, taken row by row
     cdef Py_ssize_t done            # bytes of the row in the sums
     cdef int k
@@ -958,10 +977,15 @@ cdef int _png_decode_runs(const _PngInfo* info, int kind, uint8_t* scratch, I64V
                 while i + 32 <= rb and (_load64(line + i) | _load64(line + i + 8) | _load64(line + i + 16)
                                         | _load64(line + i + 24)) == 0:
                     i += 32
-                while i + 8 <= rb and _load64(line + i) == 0:
+                while i + 8 <= rb:
+                    w64 = _load64(line + i)
+                    if w64 != 0:
+                        i += ba_png_first_byte(w64)
+                        break
                     i += 8
-                while i < rb and line[i] == 0:
-                    i += 1
+                else:
+                    while i < rb and line[i] == 0:
+                        i += 1
                 if i >= rb:
                     break
                 x = (<size_t> i) // 3 if bpp == 3 else ((<size_t> i) >> (bpp >> 1))
