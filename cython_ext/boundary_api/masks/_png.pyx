@@ -3,7 +3,12 @@
 
 Private module (``boundary_api.masks._png``): a Deflate inflater, the PNG
 container and the row filters, and :func:`pan_png_ids` (a whole PNG file into
-one word per pixel).  ``_png.pxd`` declares what the protocol kernels cimport.
+one word per pixel) and :func:`pan_png_runs` (a whole PNG file into its runs).
+``_png.pxd`` declares what the protocol kernels cimport.
+
+The module is longer than 800 lines because the inflater, the row filters and
+the two row decoders share inline helpers in their inner loops: split into
+modules, those would become calls across modules.
 """
 
 # PNG decoding for the panoptic and Cityscapes readers: a
