@@ -98,10 +98,11 @@ class _Buffers:
         self.ids = [np.empty(0, np.uint32) for _ in range(slots)]
 
     def reserve(self, width: int, height: int, slot: int) -> None:
-        scratch = height * (4 * width + 1) + 12 * width + 32   # enough for 4 bytes per pixel
+        # enough for 4 bytes per pixel, for the id maps or the runs of _png
+        scratch = height * (4 * width + 1) + 28 * width + 64
         if self.scratch.size < scratch:
             self.scratch = np.empty(scratch, np.uint8)
-        if self.ids[slot].size < width * height:
+        if slot is not None and self.ids[slot].size < width * height:
             self.ids[slot] = np.empty(width * height, np.uint32)
 
 
@@ -161,6 +162,40 @@ def _read_ids(path: str, limit: Optional[int], buffers: Optional[_Buffers] = Non
     if ids is not None:
         return ids
     return _read_other(path)
+
+
+def _read_runs(path: str, limit: Optional[int], buffers: Optional[_Buffers] = None,
+               missing: Optional[str] = None):
+    """The image of :func:`read_panoptic_png` as ``(height, width, ends, ids)``:
+    its runs (see ``boundary_api.masks._idmaps.pan_ids_to_runs``), decoded
+    straight from the file without an id map when the package's own decoder
+    takes it; ``buffers`` gives the decoder's scratch, ``missing`` the message
+    when the file does not exist."""
+    if not os.path.isfile(path):
+        raise ValueError(missing or f"PNG file not found: {path}")
+    try:
+        with open(path, "rb") as f:
+            blob = f.read(24)
+            width, height = _image_size(path, blob)
+            if limit is not None and width * height > limit:
+                raise ImageTooLargeError(
+                    f"panoptic PNG {path} is {width}x{height} = {width * height} pixels, more than the limit of "
+                    f"{limit} (a guard against decompression bombs); raise it with max_pixels=... "
+                    "(command line: --max-pixels) if the image is genuine")
+            blob += f.read()
+    except OSError as exc:
+        raise ValueError(f"cannot read panoptic PNG {path}: {exc.strerror or exc}") from None
+    if buffers is None or width * height > 1032 * len(blob):
+        # (Deflate expands at most 1032 times: a file this small cannot hold
+        # so many pixels, and no memory is set aside for them)
+        runs = _png.pan_png_runs(blob)
+    else:
+        buffers.reserve(width, height, None)
+        runs = _png.pan_png_runs(blob, buffers.scratch)
+    if runs is not None:
+        return runs
+    ids = _read_other(path)
+    return (ids.shape[0], ids.shape[1]) + _idmaps.pan_ids_to_runs(np.ascontiguousarray(ids, dtype=np.uint32))
 
 
 def _read_other(path: str) -> np.ndarray:

@@ -71,7 +71,7 @@ from typing import Any, Dict, List, Optional, Tuple
 
 import numpy as np
 
-from ..masks import _boundary
+from ..masks import _boundary, _idmaps
 from . import _kernels
 from .._io import read_json
 from .._parallel import resolve_threads, run_ranges
@@ -79,7 +79,7 @@ from ..masks.boundary import check_dilation_ratio, dilation_pixels
 from ._checks import (PanopticKeyError, _check_categories, _folder, _gt_segments, _pred_segments,
                       default_folder, suspect)
 from .._io import warn_large_dilation_ratio
-from .idmaps import _MAX_ID, DEFAULT_MAX_PIXELS, _Buffers, _read_ids, check_max_pixels
+from .idmaps import _MAX_ID, DEFAULT_MAX_PIXELS, _Buffers, _read_runs, check_max_pixels
 
 __all__ = ["pq_compute"]
 
@@ -106,11 +106,9 @@ class _Job:
         self.pred_segs = pred_segs
 
 
-def _read(path: str, what: str, image_id, max_pixels: Optional[int], buffers: Optional[_Buffers],
-          slot: int) -> np.ndarray:
-    if not os.path.isfile(path):
-        raise ValueError(f"image {image_id!r}: {what} PNG not found: {path}")
-    return _read_ids(path, max_pixels, buffers, slot)
+def _read(path: str, what: str, image_id, max_pixels: Optional[int], buffers: Optional[_Buffers]):
+    """``(height, width, ends, ids)``: the image's runs (``_idmaps.pan_ids_to_runs``)."""
+    return _read_runs(path, max_pixels, buffers, f"image {image_id!r}: {what} PNG not found: {path}")
 
 
 def _evaluate_image(job: _Job, boundary: bool, ratio: float, marker: Optional[int],
@@ -119,17 +117,15 @@ def _evaluate_image(job: _Job, boundary: bool, ratio: float, marker: Optional[in
     """Per-category [iou_sum, tp, fp, fn] of one image (``buffers``: decoding
     memory reused from image to image)."""
     image_id = job.image_id
-    gt = _read(job.gt_path, "ground truth", image_id, max_pixels, buffers, 0)
-    pred = _read(job.pred_path, "prediction", image_id, max_pixels, buffers, 1)
-    if gt.shape != pred.shape:
-        raise ValueError(f"image {image_id!r}: the prediction PNG is {pred.shape[0]}x{pred.shape[1]} "
-                         f"but the ground truth PNG is {gt.shape[0]}x{gt.shape[1]}")
+    gt = _read(job.gt_path, "ground truth", image_id, max_pixels, buffers)
+    pred = _read(job.pred_path, "prediction", image_id, max_pixels, buffers)
+    if gt[:2] != pred[:2]:
+        raise ValueError(f"image {image_id!r}: the prediction PNG is {pred[0]}x{pred[1]} "
+                         f"but the ground truth PNG is {gt[0]}x{gt[1]}")
     gt_segs, pred_segs = job.gt_segs, job.pred_segs
 
-    keys, counts = _kernels.pan_pair_counts(gt, pred)
-    g_ids = (keys >> np.uint64(32)).tolist()
-    p_ids = (keys & np.uint64(_MAX_ID)).tolist()
-    inters = counts.tolist()
+    # (pairs of ids on some pixel, in (gt id, pred id) order, and their counts)
+    g_ids, p_ids, inters = _kernels.pan_run_pair_counts(gt[2], gt[3], pred[2], pred[3])
 
     pred_area: Dict[int, int] = {}
     on_void: Dict[int, int] = {}
@@ -208,32 +204,33 @@ def _evaluate_image(job: _Job, boundary: bool, ratio: float, marker: Optional[in
     return stats
 
 
-def _apply_boundary_iou(matches: List[list], gt: np.ndarray, pred: np.ndarray, gt_segs, pred_segs,
+def _apply_boundary_iou(matches: List[list], gt: tuple, pred: tuple, gt_segs, pred_segs,
                         ratio: float, marker: Optional[int]) -> None:
-    """Replace each pair's mask IoU by min(mask IoU, boundary IoU), in place."""
-    h, w = gt.shape
+    """Replace each pair's mask IoU by min(mask IoU, boundary IoU), in place
+    (``gt``, ``pred``: the images as :func:`_read` gives them)."""
+    h, w = gt[0], gt[1]
     d = dilation_pixels(h, w, ratio)
     # marker: the reference's interior marker, None unless boundary_mode="reference"
     if marker is not None and (marker == VOID or marker in gt_segs or marker in pred_segs or VOID in gt_segs):
-        stats = _literal_boundary_stats(matches, gt, pred, gt_segs, pred_segs, d, marker)
+        stats = _literal_boundary_stats(matches, _idmaps.pan_runs_to_ids(gt[2], gt[3], h, w),
+                                        _idmaps.pan_runs_to_ids(pred[2], pred[3], h, w),
+                                        gt_segs, pred_segs, d, marker)
     else:
         # (distinct: a segment matches at most once, unless a JSON 'area' is wrong)
-        g_sel = _distinct(np.array([m[0] for m in matches], np.uint32))
-        p_sel = _distinct(np.array([m[1] for m in matches], np.uint32))
-        pair_g = np.searchsorted(g_sel, [m[0] for m in matches]).astype(np.int64)
-        pair_p = np.searchsorted(p_sel, [m[1] for m in matches]).astype(np.int64)
-        out = _kernels.pan_boundary_pairs(gt, pred, g_sel, p_sel, pair_g, pair_p, d)
-        stats = zip(*(a.tolist() for a in out))
+        g_sel = sorted({m[0] for m in matches})
+        p_sel = sorted({m[1] for m in matches})
+        g_index = {g: i for i, g in enumerate(g_sel)}
+        p_index = {p: i for i, p in enumerate(p_sel)}
+        pair_g = np.array([g_index[m[0]] for m in matches], np.int64)
+        pair_p = np.array([p_index[m[1]] for m in matches], np.int64)
+        g_sel = np.array(g_sel, np.uint32)
+        p_sel = np.array(p_sel, np.uint32)
+        stats = zip(*_kernels.pan_run_boundary_pairs(gt[2], gt[3], pred[2], pred[3], h, w,
+                                                     g_sel, p_sel, pair_g, pair_p, d))
     for m, (g_area, p_area, inter, p_void) in zip(matches, stats):
         union = p_area + g_area - inter - p_void
         biou = inter / union if union > 0 else 0.0
         m[2] = min(m[2], biou)
-
-
-def _distinct(ids: np.ndarray) -> np.ndarray:
-    """Sorted distinct values (``np.unique`` without its import of numpy.ma)."""
-    ids = np.sort(ids)
-    return ids[np.concatenate(([True], ids[1:] != ids[:-1]))] if ids.size else ids
 
 
 def _literal_boundary_stats(matches, gt, pred, gt_segs, pred_segs, d, marker):

@@ -1,5 +1,6 @@
 """The package's own PNG decoder for panoptic id maps (``_png.pan_png_ids``, used by
-``read_panoptic_png`` and ``pq_compute``): every filter type, pixel kind and Deflate
+``read_panoptic_png``, and ``_png.pan_png_runs``, the same straight into runs, used by
+``pq_compute``; every test checks both): every filter type, pixel kind and Deflate
 block type against ids computed from the pixels, and OpenCV; and every file it does
 not take (or that is damaged) left to OpenCV/Pillow as before."""
 import os
@@ -13,14 +14,31 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from PIL import Image
 
-from boundary_api.masks import _png
+from boundary_api.masks import _idmaps, _png
 from boundary_api.panoptic import _kernels as panoptic_kernels
 from boundary_api.panoptic import read_panoptic_png
-from boundary_api.panoptic.idmaps import _Buffers, _read_ids, _read_other
+from boundary_api.panoptic.idmaps import _Buffers, _read_ids, _read_other, _read_runs
 
 # colour type, bit depth and channels of the kinds decoded natively
 KINDS = {"rgb": (2, 8, 3), "rgba": (6, 8, 4), "gray8": (0, 8, 1), "gray16": (0, 16, 1)}
 STRATEGIES = [zlib.Z_DEFAULT_STRATEGY, zlib.Z_FILTERED, zlib.Z_HUFFMAN_ONLY, zlib.Z_RLE, zlib.Z_FIXED]
+
+
+def _decode(blob):
+    """``_png.pan_png_ids(blob)``, checked against ``_png.pan_png_runs(blob)``:
+    both refuse the file, or the runs are those of the id map."""
+    ids = _png.pan_png_ids(blob)
+    runs = _png.pan_png_runs(blob)
+    if ids is None:
+        assert runs is None
+        return None
+    assert runs is not None and runs[:2] == ids.shape
+    want_ends, want_ids = _idmaps.pan_ids_to_runs(ids)
+    np.testing.assert_array_equal(runs[2], want_ends)
+    np.testing.assert_array_equal(runs[3], want_ids)
+    assert runs[2].dtype == np.int64 and runs[3].dtype == np.uint32
+    np.testing.assert_array_equal(_idmaps.pan_runs_to_ids(runs[2], runs[3], *ids.shape), ids)
+    return ids
 
 
 def chunk(kind: bytes, data: bytes) -> bytes:
@@ -123,7 +141,7 @@ def test_every_filter_kind_and_block_type_gives_the_pixels(tmp_path_factory, ima
     kind, pixels, filters = image
     blob = encode(pixels, kind, filters, level, strategy, pieces, before, after)
     want = oracle_ids(pixels, kind)
-    got = _png.pan_png_ids(blob)
+    got = _decode(blob)
     assert got is not None and got.dtype == np.uint32 and got.flags.c_contiguous
     np.testing.assert_array_equal(got, want)
     # the file is a valid PNG: OpenCV reads the same ids from it
@@ -149,9 +167,14 @@ def test_large_flat_images_with_long_matches(kind):
         pixels[y0:y0 + int(rng.integers(1, 120)), x0:x0 + int(rng.integers(1, 200))] = \
             rng.integers(0, high, size=shape[2:])
     for filters in ([int(f) for f in rng.integers(0, 5, h)], [1] * h, [2] * h, [4] * h):
-        for level in (1, 9):
-            got = _png.pan_png_ids(encode(pixels, kind, filters, level))
+        # (level 0: stored blocks; pan_png_runs inflates a slice of rows at a
+        # time, and these images span several slices)
+        for level in (0, 1, 9):
+            got = _decode(encode(pixels, kind, filters, level))
             np.testing.assert_array_equal(got, oracle_ids(pixels, kind))
+    for strategy in (zlib.Z_FIXED, zlib.Z_RLE, zlib.Z_HUFFMAN_ONLY):
+        got = _decode(encode(pixels, kind, [1] * h, 6, strategy))
+        np.testing.assert_array_equal(got, oracle_ids(pixels, kind))
 
 
 def test_files_written_by_opencv_and_pillow(tmp_path):
@@ -166,7 +189,7 @@ def test_files_written_by_opencv_and_pillow(tmp_path):
     cv2.imwrite(str(tmp_path / "g16.png"), gray)
     for name, want in (("cv.png", ids), ("pil.png", ids), ("rgba.png", ids), ("g16.png", gray)):
         blob = (tmp_path / name).read_bytes()
-        np.testing.assert_array_equal(_png.pan_png_ids(blob), want)
+        np.testing.assert_array_equal(_decode(blob), want)
         np.testing.assert_array_equal(read_panoptic_png(tmp_path / name), want)
 
 
@@ -178,7 +201,7 @@ def test_shipped_coco_panoptic_pngs_equal_opencv():
     assert paths
     for path in paths:
         with open(path, "rb") as f:
-            got = _png.pan_png_ids(f.read())
+            got = _decode(f.read())
         assert got is not None
         np.testing.assert_array_equal(got, _read_other(path))
 
@@ -218,45 +241,45 @@ def _flat_rgb():
 def test_kinds_it_does_not_take_are_left_to_the_other_readers(tmp_path):
     px = _flat_rgb()
     # interlaced, palette, grey + alpha, 16-bit colour, transparency chunk
-    assert _png.pan_png_ids(encode(px, "rgb", interlace=1)) is None
+    assert _decode(encode(px, "rgb", interlace=1)) is None
     pal = Image.fromarray(px).convert("P")
     pal.save(tmp_path / "pal.png")
-    assert _png.pan_png_ids((tmp_path / "pal.png").read_bytes()) is None
+    assert _decode((tmp_path / "pal.png").read_bytes()) is None
     np.testing.assert_array_equal(read_panoptic_png(tmp_path / "pal.png"), oracle_ids(np.asarray(pal.convert("RGB")),
                                                                                      "rgb"))
     Image.fromarray(px[..., 0]).convert("LA").save(tmp_path / "la.png")
-    assert _png.pan_png_ids((tmp_path / "la.png").read_bytes()) is None
+    assert _decode((tmp_path / "la.png").read_bytes()) is None
     cv2.imwrite(str(tmp_path / "rgb16.png"), px.astype(np.uint16) * 257)
-    assert _png.pan_png_ids((tmp_path / "rgb16.png").read_bytes()) is None
+    assert _decode((tmp_path / "rgb16.png").read_bytes()) is None
     blob = encode(px, "rgb")
     trns = blob[:33] + chunk(b"tRNS", b"\0\0\0\0\0\0") + blob[33:]
-    assert _png.pan_png_ids(trns) is None
+    assert _decode(trns) is None
     # not a PNG at all, or empty
-    assert _png.pan_png_ids(b"") is None
-    assert _png.pan_png_ids(b"GIF89a" + bytes(40)) is None
+    assert _decode(b"") is None
+    assert _decode(b"GIF89a" + bytes(40)) is None
 
 
 def test_damaged_files_are_refused():
     px = _flat_rgb()
     blob = encode(px, "rgb", level=9)
-    assert _png.pan_png_ids(blob) is not None
+    assert _decode(blob) is not None
     a, b = _idat_span(blob)
     # a wrong CRC anywhere
     for i in (20, a, b - 1, len(blob) - 1):
-        assert _png.pan_png_ids(_tamper(blob, i, blob[i] ^ 1, False)) is None
+        assert _decode(_tamper(blob, i, blob[i] ^ 1, False)) is None
     # right CRCs but a wrong checksum of the data (last 4 bytes of the zlib stream)
     for i in range(b - 4, b):
-        assert _png.pan_png_ids(_tamper(blob, i, blob[i] ^ 0x10, True)) is None
+        assert _decode(_tamper(blob, i, blob[i] ^ 0x10, True)) is None
     # an unknown filter type (5) in row 0, with a valid stream checksum and chunk CRC
     stored = encode(px, "rgb", filters=[0] * 6, level=0)
     a, b = _idat_span(stored)
     data = bytearray(zlib.decompress(stored[a:b]))
     data[0] = 5
     wrong = stored[:a - 8] + chunk(b"IDAT", zlib.compress(bytes(data), 0)) + stored[b + 4:]
-    assert _png.pan_png_ids(wrong) is None
+    assert _decode(wrong) is None
     # every truncation
     for n in range(len(blob)):
-        assert _png.pan_png_ids(blob[:n]) is None
+        assert _decode(blob[:n]) is None
 
 
 @settings(max_examples=200, deadline=None)
@@ -268,7 +291,7 @@ def test_mutations_never_crash_and_never_give_a_wrong_image(pos, value, fix_crc)
     blob = encode(px, "rgb", level=9)
     i = pos % len(blob)
     bad = _tamper(blob, i, value, fix_crc)
-    got = _png.pan_png_ids(bad)
+    got = _decode(bad)
     if got is None:
         return
     # accepted: then it is the same image as OpenCV reads (when OpenCV reads it)
@@ -304,6 +327,9 @@ def test_reused_buffers_give_fresh_results(tmp_path):
         assert got.shape == (h, w)
         np.testing.assert_array_equal(got, oracle_ids(pixels, kind))
         np.testing.assert_array_equal(got, read_panoptic_png(path))
+        runs = _read_runs(str(path), None, buffers)
+        assert runs[:2] == (h, w)
+        np.testing.assert_array_equal(_idmaps.pan_runs_to_ids(runs[2], runs[3], h, w), oracle_ids(pixels, kind))
 
 
 def test_header_promising_more_than_the_data_holds_is_refused_before_allocating():
@@ -318,6 +344,7 @@ def test_header_promising_more_than_the_data_holds_is_refused_before_allocating(
     tracemalloc.start()
     try:
         assert _png.pan_png_ids(bytes(blob)) is None
+        assert _png.pan_png_runs(bytes(blob)) is None
         peak = tracemalloc.get_traced_memory()[1]
     finally:
         tracemalloc.stop()
@@ -335,4 +362,6 @@ def test_bomb_read_with_reused_buffers_sets_no_memory_aside(tmp_path):
     buffers = _Buffers()
     with pytest.raises(ValueError, match="bomb.png"):
         _read_ids(str(path), None, buffers, 0)
+    with pytest.raises(ValueError, match="bomb.png"):
+        _read_runs(str(path), None, buffers)
     assert buffers.scratch.size == 0 and buffers.ids[0].size == 0

@@ -13,6 +13,7 @@ import numpy as np
 import pytest
 from hypothesis import HealthCheck, example, given, settings, strategies as st
 
+from boundary_api.masks import _idmaps
 from boundary_api.panoptic import _kernels as panoptic_kernels
 from boundary_api.masks.boundary import dilation_pixels
 from boundary_api.cli import main
@@ -128,6 +129,68 @@ def test_boundary_pairs_match_oracle():
     for i, (a, b) in enumerate(zip(pg, pp)):
         G, P = gb[g_sel[a]], pb[p_sel[b]]
         assert (ga[i], pa[i], inter[i], pv[i]) == (G.sum(), P.sum(), (G & P).sum(), (P & void).sum())
+
+
+def test_boundary_pairs_on_runs_equal_those_on_id_maps():
+    """pq_compute works on the runs the PNG decoder gives: the same statistics
+    as on the id maps, for every pair and two widths."""
+    gt = read_panoptic_png(os.path.join(GT_DIR, "000000439180.png"))
+    pred = read_panoptic_png(os.path.join(PAN, "pred_shift3", "000000439180.png"))
+    g_sel = np.unique(gt)
+    p_sel = np.unique(pred)
+    pg, pp = np.meshgrid(np.arange(len(g_sel)), np.arange(len(p_sel)), indexing="ij")
+    pg, pp = pg.ravel().astype(np.int64), pp.ravel().astype(np.int64)
+    gr, pr = _idmaps.pan_ids_to_runs(gt), _idmaps.pan_ids_to_runs(pred)
+    for d in (1, 5, 10 ** 6):
+        want = [a.tolist() for a in panoptic_kernels.pan_boundary_pairs(gt, pred, g_sel, p_sel, pg, pp, d)]
+        got = panoptic_kernels.pan_run_boundary_pairs(*gr, *pr, *gt.shape, g_sel, p_sel, pg, pp, d)
+        assert [list(a) for a in got] == want
+    assert panoptic_kernels.pan_run_boundary_pairs(*gr, *pr, *gt.shape, g_sel, p_sel, pg[:0], pp[:0], 3) == \
+        ([], [], [], [])
+    with pytest.raises(ValueError, match="cover"):
+        panoptic_kernels.pan_run_boundary_pairs(*gr, *pr, gt.shape[0], gt.shape[1] + 1, g_sel, p_sel, pg, pp, 3)
+    with pytest.raises(ValueError, match="outside"):
+        panoptic_kernels.pan_run_boundary_pairs(*gr, *pr, *gt.shape, g_sel, p_sel, pg + len(g_sel), pp, 3)
+
+
+def test_boundary_pairs_on_runs_with_many_and_few_segments():
+    """The runs of the wanted segments are found by a table up to 256 segments
+    and by binary search beyond: both give the id maps' statistics."""
+    rng = np.random.default_rng(9)
+    gt = (rng.integers(0, 700, (40, 60)).astype(np.uint32) * np.uint32(6151)) % np.uint32(2 ** 32 - 5)
+    gt[:, 20:30] = 0
+    pred = np.ascontiguousarray(gt[::-1])
+    gr, pr = _idmaps.pan_ids_to_runs(gt), _idmaps.pan_ids_to_runs(pred)
+    for n in (1, 3, 256, 257, 600):
+        g_sel = np.unique(gt)[:n]
+        p_sel = np.unique(pred)[-n:]
+        pg = np.arange(len(g_sel), dtype=np.int64)
+        pp = np.arange(len(p_sel), dtype=np.int64)[::-1].copy()
+        want = [a.tolist() for a in panoptic_kernels.pan_boundary_pairs(gt, pred, g_sel, p_sel, pg, pp, 2)]
+        got = panoptic_kernels.pan_run_boundary_pairs(*gr, *pr, *gt.shape, g_sel, p_sel, pg, pp, 2)
+        assert [list(a) for a in got] == want, n
+
+
+def test_pair_counts_on_runs_equal_those_on_id_maps():
+    rng = np.random.default_rng(5)
+    for h, w in ((1, 1), (1, 9), (7, 1), (13, 17)):
+        gt = rng.integers(0, 3, (h, w)).astype(np.uint32) * np.uint32(4000000000)
+        pred = rng.integers(0, 4, (h, w)).astype(np.uint32)
+        pred[: h // 2] = 7
+        keys, counts = panoptic_kernels.pan_pair_counts(gt, pred)
+        g, p, c = panoptic_kernels.pan_run_pair_counts(*_idmaps.pan_ids_to_runs(gt), *_idmaps.pan_ids_to_runs(pred))
+        assert g == (keys >> np.uint64(32)).tolist() and p == (keys & np.uint64(2 ** 32 - 1)).tolist()
+        assert c == counts.tolist()
+        e, i = _idmaps.pan_ids_to_runs(gt)
+        assert np.array_equal(_idmaps.pan_runs_to_ids(e, i, h, w), gt)
+        assert (np.diff(e) > 0).all() and (i[1:] != i[:-1]).all() and e[-1] == h * w
+    e, i = _idmaps.pan_ids_to_runs(gt)
+    with pytest.raises(ValueError, match="size"):
+        panoptic_kernels.pan_run_pair_counts(e, i, e[:-1], i[:-1])
+    with pytest.raises(ValueError, match="increase"):
+        panoptic_kernels.pan_run_pair_counts(e[::-1].copy(), i, e, i)
+    with pytest.raises(ValueError, match="cover"):
+        _idmaps.pan_runs_to_ids(e, i, h, w + 1)
 
 
 def test_pair_counts_match_unique():

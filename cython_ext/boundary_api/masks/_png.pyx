@@ -3,7 +3,12 @@
 
 Private module (``boundary_api.masks._png``): a Deflate inflater, the PNG
 container and the row filters, and :func:`pan_png_ids` (a whole PNG file into
-one word per pixel).  ``_png.pxd`` declares what the protocol kernels cimport.
+one word per pixel) and :func:`pan_png_runs` (a whole PNG file into its runs).
+``_png.pxd`` declares what the protocol kernels cimport.
+
+The module is longer than 800 lines because the inflater, the row filters and
+the two row decoders share inline helpers in their inner loops: split into
+modules, those would become calls across modules.
 """
 
 # PNG decoding for the panoptic and Cityscapes readers: a
@@ -16,9 +21,11 @@ one word per pixel).  ``_png.pxd`` declares what the protocol kernels cimport.
 # (a pixel's bytes, first byte lowest), with shortcuts where the filtered pixel
 # is zero or the neighbours agree.
 
-from libc.stdint cimport uint8_t, uint16_t, uint32_t, uint64_t, int8_t, int16_t, int32_t
+from libc.stdint cimport uint8_t, uint16_t, uint32_t, uint64_t, int8_t, int16_t, int32_t, int64_t
 from libc.stdlib cimport malloc, free
 from libc.string cimport memset, memcpy
+
+from boundary_api.masks._rle cimport I64Vec, _i64_reserve
 
 import numpy as np
 
@@ -40,12 +47,22 @@ cdef struct _Bits:
     uint64_t buf
     int cnt
 
-DEF _FAST = 9  # codes up to this length are decoded with one table lookup
+DEF _FAST = 11  # codes up to this length are decoded with one table lookup
 
 cdef struct _Huff:
     int16_t count[16]
     int16_t symbol[320]
     uint16_t fast[1 << _FAST]  # (symbol << 4) | length by the next _FAST bits, 0: longer code
+
+# an inflation that can pause (see _inflate_run)
+cdef struct _Inflater:
+    _Bits b
+    _Huff lit
+    _Huff dist
+    Py_ssize_t o      # bytes out
+    int final         # the current block is the last
+    int in_block      # inside a Huffman block (lit, dist set)
+    int done          # the last block has ended
 
 cdef int16_t _LEN_BASE[29]
 cdef int8_t _LEN_EXTRA[29]
@@ -133,10 +150,20 @@ cdef inline int _huff_decode(_Bits* b, const _Huff* h) noexcept nogil:
     """One symbol; -1 on a bad code or the end of the data."""
     cdef int code = 0, first = 0, index = 0, length, count
     cdef uint16_t e
-    while b.cnt < _FAST and b.pos < b.n:
-        b.buf |= (<uint64_t> b.src[b.pos]) << b.cnt
-        b.pos += 1
-        b.cnt += 8
+    cdef uint64_t w
+    if b.cnt < _FAST:
+        if b.pos + 8 <= b.n:
+            # whole bytes up to 56 bits at once
+            memcpy(&w, b.src + b.pos, 8)
+            b.buf |= w << b.cnt
+            b.pos += (63 - b.cnt) >> 3
+            b.cnt |= 56
+            b.buf &= (1ULL << b.cnt) - 1   # (the bits above stay zero, as everywhere)
+        else:
+            while b.cnt < _FAST and b.pos < b.n:
+                b.buf |= (<uint64_t> b.src[b.pos]) << b.cnt
+                b.pos += 1
+                b.cnt += 8
     if b.cnt >= _FAST:
         e = h.fast[b.buf & ((1 << _FAST) - 1)]
         if e != 0:
@@ -162,12 +189,23 @@ cdef inline int _huff_decode(_Bits* b, const _Huff* h) noexcept nogil:
     return -1
 
 
-cdef int _inflate_block(_Bits* b, const _Huff* lit, const _Huff* dist, uint8_t* out, Py_ssize_t cap,
-                        Py_ssize_t* o) noexcept nogil:
+cdef int _inflate_block(_Bits* bits, const _Huff* lit, const _Huff* dist, uint8_t* out, Py_ssize_t cap,
+                        Py_ssize_t* o, Py_ssize_t limit) noexcept nogil:
+    """Symbols of a Huffman block into ``out`` from ``o[0]`` on: 0 at the end
+    of the block, 1 paused once ``limit`` bytes are out (to resume with the
+    same arguments), -1 on bad data."""
+    # the bit reader in a local copy, which the compiler keeps in registers
+    # (the output bytes could otherwise alias it), written back at the end
+    cdef _Bits lb = bits[0]
+    cdef _Bits* b = &lb
     cdef int sym, e, ds
     cdef Py_ssize_t length, d, p = o[0], i, e2
     cdef uint8_t v
     while True:
+        if p >= limit:
+            o[0] = p
+            bits[0] = lb
+            return 1
         sym = _huff_decode(b, lit)
         if sym < 0:
             return -1
@@ -178,6 +216,7 @@ cdef int _inflate_block(_Bits* b, const _Huff* lit, const _Huff* dist, uint8_t* 
             p += 1
         elif sym == 256:
             o[0] = p
+            bits[0] = lb
             return 0
         else:
             sym -= 257
@@ -263,20 +302,60 @@ cdef uint32_t _adler32(const uint8_t* p, Py_ssize_t n) noexcept nogil:
 cdef int _inflate(const uint8_t* src, Py_ssize_t n, uint8_t* out, Py_ssize_t cap) noexcept nogil:
     """zlib stream -> ``out`` (zeroed, exactly ``cap`` bytes expected, checked
     against the stream's Adler-32); 0 or -1."""
-    cdef _Bits b
-    cdef _Huff lit, dist, cl
-    cdef uint8_t lengths[320]
-    cdef int final = 0, kind, i, hlit, hdist, hclen, sym, rep, val
-    cdef Py_ssize_t o = 0, ln
+    cdef uint32_t adler
+    if _inflate_unchecked(src, n, out, cap, &adler) != 0:
+        return -1
+    if adler != _adler32(out, cap):
+        return -1
+    return 0
+
+
+cdef int _inflate_unchecked(const uint8_t* src, Py_ssize_t n, uint8_t* out, Py_ssize_t cap,
+                            uint32_t* adler) noexcept nogil:
+    """:func:`_inflate` without the checksum test: the stream's Adler-32 goes
+    to ``adler``, for the caller to compare with the output's."""
+    cdef _Inflater st
+    if _inflate_start(&st, src, n) != 0 or _inflate_run(&st, out, cap, cap + 1) != 0:
+        return -1
+    return _inflate_finish(&st, cap, adler)
+
+
+cdef int _inflate_start(_Inflater* st, const uint8_t* src, Py_ssize_t n) noexcept nogil:
+    """A zlib stream's inflation set up in ``st``; 0, or -1 for a bad header."""
     if n < 2 or (src[0] & 15) != 8 or (src[1] & 32) or ((<int> src[0]) * 256 + src[1]) % 31:
         return -1
-    b.src = src + 2
-    b.n = n - 2
-    b.pos = 0
-    b.buf = 0
-    b.cnt = 0
-    while not final:
-        if _bits(&b, 1, &final) != 0 or _bits(&b, 2, &kind) != 0:
+    st.b.src = src + 2
+    st.b.n = n - 2
+    st.b.pos = 0
+    st.b.buf = 0
+    st.b.cnt = 0
+    st.o = 0
+    st.final = 0
+    st.in_block = 0
+    st.done = 0
+    return 0
+
+
+cdef int _inflate_run(_Inflater* st, uint8_t* out, Py_ssize_t cap, Py_ssize_t limit) noexcept nogil:
+    """Inflate on until ``limit`` bytes are out (``st.o >= limit``, possibly
+    more) or the last block has ended (``st.done``); 0, or -1 on bad data.
+    Bytes below ``st.o`` are final.  ``limit`` past ``cap``: to the end."""
+    cdef _Bits* b = &st.b
+    cdef _Huff cl
+    cdef uint8_t lengths[320]
+    cdef int kind, i, hlit, hdist, hclen, sym, rep, val, r
+    cdef Py_ssize_t ln
+    while not st.done and st.o < limit:
+        if st.in_block:
+            r = _inflate_block(b, &st.lit, &st.dist, out, cap, &st.o, limit)
+            if r < 0:
+                return -1
+            if r == 0:
+                st.in_block = 0
+                if st.final:
+                    st.done = 1
+            continue
+        if _bits(b, 1, &st.final) != 0 or _bits(b, 2, &kind) != 0:
             return -1
         if kind == 0:
             b.pos -= b.cnt >> 3  # whole bytes read ahead go back; the partial one is dropped
@@ -288,22 +367,23 @@ cdef int _inflate(const uint8_t* src, Py_ssize_t n, uint8_t* out, Py_ssize_t cap
             if (ln ^ (b.src[b.pos + 2] | (b.src[b.pos + 3] << 8))) != 0xFFFF:
                 return -1
             b.pos += 4
-            if b.pos + ln > b.n or o + ln > cap:
+            if b.pos + ln > b.n or st.o + ln > cap:
                 return -1
-            memcpy(out + o, b.src + b.pos, ln)
+            memcpy(out + st.o, b.src + b.pos, ln)
             b.pos += ln
-            o += ln
+            st.o += ln
+            if st.final:
+                st.done = 1
         elif kind == 1:
             for i in range(288):
                 lengths[i] = 8 if i < 144 else (9 if i < 256 else (7 if i < 280 else 8))
-            _huff_build(&lit, lengths, 288)
+            _huff_build(&st.lit, lengths, 288)
             for i in range(30):
                 lengths[i] = 5
-            _huff_build(&dist, lengths, 30)
-            if _inflate_block(&b, &lit, &dist, out, cap, &o) != 0:
-                return -1
+            _huff_build(&st.dist, lengths, 30)
+            st.in_block = 1
         elif kind == 2:
-            if _bits(&b, 5, &hlit) != 0 or _bits(&b, 5, &hdist) != 0 or _bits(&b, 4, &hclen) != 0:
+            if _bits(b, 5, &hlit) != 0 or _bits(b, 5, &hdist) != 0 or _bits(b, 4, &hclen) != 0:
                 return -1
             hlit += 257
             hdist += 1
@@ -313,14 +393,14 @@ cdef int _inflate(const uint8_t* src, Py_ssize_t n, uint8_t* out, Py_ssize_t cap
             for i in range(19):
                 lengths[i] = 0
             for i in range(hclen):
-                if _bits(&b, 3, &val) != 0:
+                if _bits(b, 3, &val) != 0:
                     return -1
                 lengths[_CL_ORDER[i]] = <uint8_t> val
             if _huff_build(&cl, lengths, 19) != 0:
                 return -1
             i = 0
             while i < hlit + hdist:
-                sym = _huff_decode(&b, &cl)
+                sym = _huff_decode(b, &cl)
                 if sym < 0:
                     return -1
                 if sym < 16:
@@ -328,17 +408,17 @@ cdef int _inflate(const uint8_t* src, Py_ssize_t n, uint8_t* out, Py_ssize_t cap
                     i += 1
                     continue
                 if sym == 16:
-                    if i == 0 or _bits(&b, 2, &rep) != 0:
+                    if i == 0 or _bits(b, 2, &rep) != 0:
                         return -1
                     val = lengths[i - 1]
                     rep += 3
                 elif sym == 17:
-                    if _bits(&b, 3, &rep) != 0:
+                    if _bits(b, 3, &rep) != 0:
                         return -1
                     val = 0
                     rep += 3
                 else:
-                    if _bits(&b, 7, &rep) != 0:
+                    if _bits(b, 7, &rep) != 0:
                         return -1
                     val = 0
                     rep += 11
@@ -350,20 +430,25 @@ cdef int _inflate(const uint8_t* src, Py_ssize_t n, uint8_t* out, Py_ssize_t cap
                     rep -= 1
             if lengths[256] == 0:
                 return -1
-            if _huff_build(&lit, lengths, hlit) != 0 or _huff_build(&dist, lengths + hlit, hdist) != 0:
+            if _huff_build(&st.lit, lengths, hlit) != 0 or _huff_build(&st.dist, lengths + hlit, hdist) != 0:
                 return -1
-            if _inflate_block(&b, &lit, &dist, out, cap, &o) != 0:
-                return -1
+            st.in_block = 1
         else:
             return -1
-    if o != cap:
+    return 0
+
+
+cdef int _inflate_finish(_Inflater* st, Py_ssize_t cap, uint32_t* adler) noexcept nogil:
+    """After the last block: 0 with the stream's Adler-32 in ``adler`` if
+    exactly ``cap`` bytes came out, else -1."""
+    cdef Py_ssize_t ln
+    if not st.done or st.o != cap:
         return -1
     # the checksum: the 4 bytes after the last block, from its next whole byte
-    ln = b.pos - (b.cnt >> 3)
-    if ln + 4 > b.n:
+    ln = st.b.pos - (st.b.cnt >> 3)
+    if ln + 4 > st.b.n:
         return -1
-    if _be32(b.src + ln) != _adler32(out, cap):
-        return -1
+    adler[0] = _be32(st.b.src + ln)
     return 0
 
 
@@ -371,7 +456,9 @@ cdef int _inflate(const uint8_t* src, Py_ssize_t n, uint8_t* out, Py_ssize_t cap
 # Container: chunks and their CRCs
 # --------------------------------------------------------------------------
 
-cdef uint32_t _CRC_TABLE[256]
+# _CRC_TABLE[0]: the byte-wise table; _CRC_TABLE[k]: the same byte k positions
+# further back, for eight bytes per step ("slicing by 8")
+cdef uint32_t _CRC_TABLE[8][256]
 
 
 def _init_crc_table():
@@ -381,17 +468,33 @@ def _init_crc_table():
         c = <uint32_t> n
         for k in range(8):
             c = (0xEDB88320U ^ (c >> 1)) if (c & 1) else (c >> 1)
-        _CRC_TABLE[n] = c
+        _CRC_TABLE[0][n] = c
+    for k in range(1, 8):
+        for n in range(256):
+            c = _CRC_TABLE[k - 1][n]
+            _CRC_TABLE[k][n] = (c >> 8) ^ _CRC_TABLE[0][c & 255]
 
 
 _init_crc_table()
 
 
+cdef inline uint32_t _le32(const uint8_t* p) noexcept nogil:
+    return p[0] | ((<uint32_t> p[1]) << 8) | ((<uint32_t> p[2]) << 16) | ((<uint32_t> p[3]) << 24)
+
+
 cdef inline uint32_t _crc32(const uint8_t* p, Py_ssize_t n) noexcept nogil:
-    cdef uint32_t c = 0xFFFFFFFFU
-    cdef Py_ssize_t i
-    for i in range(n):
-        c = _CRC_TABLE[(c ^ p[i]) & 255] ^ (c >> 8)
+    cdef uint32_t c = 0xFFFFFFFFU, c2
+    cdef Py_ssize_t i = 0
+    while i + 8 <= n:
+        c ^= _le32(p + i)
+        c2 = _le32(p + i + 4)
+        c = (_CRC_TABLE[7][c & 255] ^ _CRC_TABLE[6][(c >> 8) & 255] ^ _CRC_TABLE[5][(c >> 16) & 255]
+             ^ _CRC_TABLE[4][c >> 24] ^ _CRC_TABLE[3][c2 & 255] ^ _CRC_TABLE[2][(c2 >> 8) & 255]
+             ^ _CRC_TABLE[1][(c2 >> 16) & 255] ^ _CRC_TABLE[0][c2 >> 24])
+        i += 8
+    while i < n:
+        c = _CRC_TABLE[0][(c ^ p[i]) & 255] ^ (c >> 8)
+        i += 1
     return c ^ 0xFFFFFFFFU
 
 
@@ -723,3 +826,319 @@ def pan_png_ids(const uint8_t[::1] png, uint8_t[::1] scratch=None, uint32_t[::1]
     if status:
         return None
     return ids
+
+
+# --------------------------------------------------------------------------
+# Straight to runs
+#
+# Panoptic evaluation needs each image as its runs (maximal stretches of one
+# id in row-major order), not as an id map.  In a Sub-filtered row a pixel
+# differs from its left neighbour exactly where its filtered bytes are not
+# all zero, and an Up-filtered row of zero bytes repeats the row above, so
+# these rows go from the inflated bytes to runs by skipping zero words,
+# without writing a word per pixel.  Rows of the other filters (and of Up
+# with changes) are unfiltered into words, from the row above materialised
+# only then, and cut into runs.
+# --------------------------------------------------------------------------
+
+cdef extern from *:
+    """
+    /* offset of the first (lowest-address) non-zero byte of the non-zero word
+       w, read from memory with memcpy */
+    #if defined(_MSC_VER)
+    #include <intrin.h>
+    static inline int ba_png_first_byte(unsigned long long w) {
+        unsigned long i; _BitScanForward64(&i, w); return (int)(i >> 3);
+    }
+    #elif defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
+    static inline int ba_png_first_byte(unsigned long long w) { return __builtin_clzll(w) >> 3; }
+    #else
+    static inline int ba_png_first_byte(unsigned long long w) { return __builtin_ctzll(w) >> 3; }
+    #endif
+    """
+    int ba_png_first_byte(unsigned long long w) nogil
+
+
+cdef inline uint64_t _load64(const uint8_t* p) noexcept nogil:
+    cdef uint64_t w
+    memcpy(&w, p, 8)
+    return w
+
+
+cdef inline bint _row_zero(const uint8_t* p, Py_ssize_t n) noexcept nogil:
+    cdef Py_ssize_t i = 0
+    while i + 8 <= n:
+        if _load64(p + i) != 0:
+            return False
+        i += 8
+    while i < n:
+        if p[i] != 0:
+            return False
+        i += 1
+    return True
+
+
+cdef inline uint32_t _word_id(uint32_t v, int kind) noexcept nogil:
+    if kind == _PNG_GRAY16:
+        return ((v & 255) << 8) | ((v >> 8) & 255)
+    if kind == _PNG_RGBA8:
+        return v & 0xFFFFFF
+    return v
+
+
+cdef inline Py_ssize_t _png_runs_scratch_size(const _PngInfo* info, int kind) noexcept nogil:
+    """Bytes of scratch :func:`_png_decode_runs` needs."""
+    cdef int bpp = 1 if kind == _PNG_GRAY8 else (2 if kind == _PNG_GRAY16 else (3 if kind == _PNG_RGB8 else 4))
+    # the inflated rows (+ 16 slack, aligned), a zero row and two rows of words,
+    # two rows of runs (end column and word)
+    return ((info.height * (info.width * bpp + 1) + 16 + 15) // 16) * 16 + 3 * 4 * info.width \
+        + 2 * 8 * (info.width + 1)
+
+
+cdef int _png_decode_runs(const _PngInfo* info, int kind, uint8_t* scratch, I64Vec* ends,
+                          I64Vec* ids) noexcept nogil:
+    """Inflate and unfilter the image into its runs: ``ends`` gets the
+    row-major end of each run, ``ids`` its id (as :func:`_png_decode_words`
+    maps a pixel to a value); consecutive runs differ in id and the last ends
+    at H * W.  ``scratch``: :func:`_png_runs_scratch_size` bytes.  0 ok, 1 not
+    decodable (bad data), -1 out of memory."""
+    cdef Py_ssize_t H = info.height, W = info.width, y, x, i, r, rb
+    cdef int bpp = 1 if kind == _PNG_GRAY8 else (2 if kind == _PNG_GRAY16 else (3 if kind == _PNG_RGB8 else 4))
+    cdef uint32_t mask = 0xFFFFFFFFU if bpp == 4 else (((<uint32_t> 1) << (8 * bpp)) - 1)
+    cdef Py_ssize_t stride = W * bpp + 1
+    cdef uint8_t* raw = scratch
+    cdef uint32_t* zero_row = <uint32_t*> (scratch + ((H * stride + 16 + 15) // 16) * 16)
+    cdef uint32_t* wrow[2]
+    cdef uint32_t* run_x[2]
+    cdef uint32_t* run_v[2]
+    cdef Py_ssize_t run_n[2]
+    cdef int c = 0            # the current row's run buffers: index c; the row above: 1 - c
+    cdef int words_ok = 1     # whether wrow[1 - c] holds the row above
+    cdef const uint32_t* prev
+    cdef uint32_t* cur
+    cdef const uint8_t* line
+    cdef uint32_t v, left, idv
+    cdef int f
+    cdef int64_t base, end
+    wrow[0] = zero_row + W
+    wrow[1] = zero_row + 2 * W
+    run_x[0] = <uint32_t*> (zero_row + 3 * W)
+    run_v[0] = run_x[0] + (W + 1)
+    run_x[1] = run_v[0] + (W + 1)
+    run_v[1] = run_x[1] + (W + 1)
+    cdef uint32_t adler
+    cdef uint64_t w64
+    cdef uint64_t sa = 1, sb = 0    # the Adler-32 sums, taken row by row
+    cdef Py_ssize_t done            # bytes of the row in the sums
+    cdef int k
+    # inflated a slice of rows at a time, so that the rows are still in the
+    # cache when they are cut into runs; the inflater writes no zero runs, so
+    # the memory ahead of it is zeroed slice by slice too
+    cdef _Inflater inf
+    cdef Py_ssize_t total = H * stride, ready = 0, slice_rows = 32768 // stride + 1, zeroed = 0, target, z0, z1
+    memset(zero_row, 0, W * sizeof(uint32_t))
+    if _inflate_start(&inf, info.zdata, info.zlen) != 0:
+        return 1
+    ends.n = 0
+    ids.n = 0
+    # the row above the first: zeros, one run
+    run_x[1][0] = <uint32_t> W
+    run_v[1][0] = 0
+    run_n[1] = 1
+    wrow[1] = zero_row   # (never written: a current row's words go to the other buffers)
+    wrow[0] = zero_row + W
+    rb = W * bpp
+    for y in range(H):
+        if y >= ready:
+            target = (y + slice_rows) * stride
+            if target >= total:
+                target = total + 1
+            # (zero runs are only skipped by copies starting below the target)
+            z0 = zeroed if zeroed > inf.o else inf.o
+            z1 = target + 258 + 16
+            if z1 > total + 16:
+                z1 = total + 16
+            if z1 > z0:
+                memset(raw + z0, 0, z1 - z0)
+                zeroed = z1
+            if _inflate_run(&inf, raw, total, target) != 0:
+                return 1
+            ready = H if inf.done else inf.o // stride
+            if ready <= y:
+                return 1
+        line = raw + y * stride
+        f = line[0]
+        line += 1
+        sa += f
+        sb += sa
+        if f == 1:
+            # the checksum over the zero stretches in one step each: a zero
+            # byte adds the first sum to the second
+            r = 0
+            left = 0
+            i = 0
+            done = 0
+            while True:
+                while i + 32 <= rb and (_load64(line + i) | _load64(line + i + 8) | _load64(line + i + 16)
+                                        | _load64(line + i + 24)) == 0:
+                    i += 32
+                while i + 8 <= rb:
+                    w64 = _load64(line + i)
+                    if w64 != 0:
+                        i += ba_png_first_byte(w64)
+                        break
+                    i += 8
+                else:
+                    while i < rb and line[i] == 0:
+                        i += 1
+                if i >= rb:
+                    break
+                x = (<size_t> i) // 3 if bpp == 3 else ((<size_t> i) >> (bpp >> 1))
+                sb += sa * <uint64_t> (bpp * x - done)
+                for k in range(bpp):
+                    sa += line[bpp * x + k]
+                    sb += sa
+                done = bpp * (x + 1)
+                v = _pixel(line + bpp * x, mask)
+                if v != 0:
+                    if x > 0:
+                        run_x[c][r] = <uint32_t> x
+                        run_v[c][r] = left
+                        r += 1
+                    left = _add_bytes(v, left)
+                i = done
+            sb += sa * <uint64_t> (rb - done)
+            run_x[c][r] = <uint32_t> W
+            run_v[c][r] = left
+            run_n[c] = r + 1
+            words_ok = 0
+        elif f == 2 and _row_zero(line, rb):
+            # the row above again: its runs (and words) stay where they are
+            sb += sa * <uint64_t> rb
+            c = 1 - c
+        else:
+            for i in range(rb):
+                sa += line[i]
+                sb += sa
+            prev = wrow[1 - c]
+            if not words_ok:
+                # the row above, from its runs, into the buffer of the row
+                # above (never the zero row: words_ok is 1 before the first row)
+                prev = wrow[1 - c] = zero_row + W * (1 + (1 - c))
+                x = 0
+                for r in range(run_n[1 - c]):
+                    v = run_v[1 - c][r]
+                    while x < run_x[1 - c][r]:
+                        wrow[1 - c][x] = v
+                        x += 1
+            cur = wrow[c] = zero_row + W * (1 + c)
+            if _unfilter_words(f, line, prev, cur, W, bpp) != 0:
+                return 1
+            r = 0
+            left = cur[0]
+            for x in range(1, W):
+                if cur[x] != left:
+                    run_x[c][r] = <uint32_t> x
+                    run_v[c][r] = left
+                    r += 1
+                    left = cur[x]
+            run_x[c][r] = <uint32_t> W
+            run_v[c][r] = left
+            run_n[c] = r + 1
+            words_ok = 1
+        sa %= 65521
+        sb %= 65521
+        # the row's runs onto the image's, merged across the row start
+        base = y * W
+        for r in range(run_n[c]):
+            idv = _word_id(run_v[c][r], kind)
+            end = base + run_x[c][r]
+            if ids.n > 0 and ids.data[ids.n - 1] == idv:
+                ends.data[ends.n - 1] = end
+            else:
+                if _i64_reserve(ends, ends.n + 1) != 0 or _i64_reserve(ids, ids.n + 1) != 0:
+                    return -1
+                ends.data[ends.n] = end
+                ids.data[ids.n] = idv
+                ends.n += 1
+                ids.n += 1
+        c = 1 - c
+    # (the rows may all be out before the stream's last symbols are read)
+    if _inflate_run(&inf, raw, total, total + 1) != 0 or _inflate_finish(&inf, total, &adler) != 0 \
+            or ((sb << 16) | sa) != adler:
+        return 1
+    return 0
+
+
+def pan_png_runs(const uint8_t[::1] png, uint8_t[::1] scratch=None):
+    """Runs of a panoptic PNG file, decoded natively, or None.
+
+    Parameters
+    ----------
+    png : bytes-like
+        The whole file.
+    scratch : uint8 ndarray, optional
+        Working memory reused from call to call (used when large enough,
+        else memory is allocated for the call).
+
+    Returns
+    -------
+    (height, width, ends, ids) or None
+        ``ends`` (int64) the row-major end of each run, ``ids`` (uint32) its
+        segment id (as :func:`pan_png_ids` reads them); consecutive runs
+        have different ids, the first starts at 0 and the last ends at
+        ``height * width``.  None for any file :func:`pan_png_ids` does not
+        decode.
+
+    Raises
+    ------
+    MemoryError
+        If the image does not fit in memory.
+    """
+    cdef _PngInfo info
+    cdef int kind, status
+    cdef Py_ssize_t n = png.shape[0], need, i
+    cdef uint8_t[::1] w
+    cdef I64Vec ends, idv
+    cdef int64_t[::1] eo
+    cdef uint32_t[::1] io
+    if n == 0:
+        return None
+    with nogil:
+        kind = _png_parse(&png[0], n, &info)
+    if kind == 0:
+        return None
+    if kind < 0:
+        raise MemoryError()
+    try:
+        need = _png_runs_scratch_size(&info, kind)
+        if scratch is not None and scratch.shape[0] >= need:
+            w = scratch
+        else:
+            w = np.empty(need, np.uint8)
+    except MemoryError:
+        free(info.zbuf)
+        raise
+    ends.data = NULL
+    ends.n = ends.cap = 0
+    idv.data = NULL
+    idv.n = idv.cap = 0
+    with nogil:
+        status = _png_decode_runs(&info, kind, &w[0], &ends, &idv)
+        free(info.zbuf)
+    try:
+        if status < 0:
+            raise MemoryError()
+        if status:
+            return None
+        e = np.empty(ends.n, np.int64)
+        d = np.empty(ends.n, np.uint32)
+        eo = e
+        io = d
+        for i in range(ends.n):
+            eo[i] = ends.data[i]
+            io[i] = <uint32_t> idv.data[i]
+        return info.height, info.width, e, d
+    finally:
+        free(ends.data)
+        free(idv.data)
