@@ -31,9 +31,15 @@ def _fast_decoder():
     return _FAST_DECODE[0]
 
 
+#: documents shorter than this (bytes) are parsed by ``json`` itself: for them
+#: importing msgspec (~10 ms) costs more than it saves (the images and
+#: categories of a ground truth the column scanner reads, small files)
+SMALL_JSON = 1 << 18
+
+
 def _loads(data: bytes) -> Any:
     """``json.loads(data)``, by msgspec when it is installed and accepts the
-    document.
+    document (and the document is not small: :data:`SMALL_JSON`).
 
     msgspec gives the same Python objects as ``json`` for every document it
     accepts (integers of any size stay ``int``, floats are correctly rounded,
@@ -42,6 +48,8 @@ def _loads(data: bytes) -> Any:
     lone surrogate escapes, UTF-16/32 text) and every invalid document go
     to ``json``, which decides and words the error.
     """
+    if len(data) < SMALL_JSON:
+        return json.loads(data if isinstance(data, (bytes, bytearray, str)) else bytes(data))
     fast_decode = _fast_decoder()
     if fast_decode is not None:
         try:

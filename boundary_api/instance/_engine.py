@@ -524,9 +524,11 @@ class Evaluation:
         T = self.dt_flags.shape[1]
         recs = np.ascontiguousarray(np.asarray(rec_thrs, np.float64).reshape(-1))
         R = len(recs)
-        precision = -np.ones((T, R, K, A, M))
-        recall = -np.ones((T, K, A, M))
-        scores = -np.ones((T, R, K, A, M)) if with_scores else np.empty((0, 0, 0, 0, 0))
+        # pycocotools' -np.ones(...), in one pass and without the temporary
+        # (LVIS: 39 MB per array at 1,203 categories)
+        precision = np.full((T, R, K, A, M), -1.0)
+        recall = np.full((T, K, A, M), -1.0)
+        scores = np.full((T, R, K, A, M), -1.0) if with_scores else np.empty((0, 0, 0, 0, 0))
         selected = np.zeros(max(len(self.img_ids), 1), np.uint8)
         selected[np.asarray(img_list, np.int64)] = 1
         kl = np.asarray(k_list, np.int64)

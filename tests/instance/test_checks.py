@@ -206,6 +206,18 @@ def test_ids_and_boxes_of_the_ground_truth():
 
 
 # ------------------------------------------------------------- the JSON reader
+@pytest.fixture(params=["default", "msgspec"])
+def json_reader(request, monkeypatch):
+    """Both readers of ``_io._loads``: json for small documents (the default
+    for every document here), and msgspec-first (the small-document limit at 0),
+    which larger files take."""
+    import boundary_api._io as io_mod
+
+    if request.param == "msgspec":
+        monkeypatch.setattr(io_mod, "SMALL_JSON", 0)
+    return request.param
+
+
 @pytest.mark.parametrize("text", [
     b'[NaN, Infinity, -Infinity]',          # json accepts them, msgspec does not
     b'[1e400, -1e400]',                     # overflow to infinity in json
@@ -216,7 +228,7 @@ def test_ids_and_boxes_of_the_ground_truth():
     b'{"a": 1, "a": 2.0}',                  # duplicate keys: the last wins
     b'[-0.0, 5e-324, 1.7976931348623157e308, 0.1, 1E5, 1.0, 100]',
 ])
-def test_read_json_values_and_types_are_json_s(tmp_path, text):
+def test_read_json_values_and_types_are_json_s(tmp_path, text, json_reader):
     p = tmp_path / "x.json"
     p.write_bytes(text)
     got, want = read_json(str(p), "x"), json.loads(text)
@@ -225,7 +237,7 @@ def test_read_json_values_and_types_are_json_s(tmp_path, text):
 
 
 @pytest.mark.parametrize("text", [b"", b"[1, 2", b"{'a': 1}", b"[1] x", b"\xff\xfe\xfa"])
-def test_read_json_errors_are_json_s(tmp_path, text):
+def test_read_json_errors_are_json_s(tmp_path, text, json_reader):
     p = tmp_path / "x.json"
     p.write_bytes(text)
     with pytest.raises(ValueError, match=r"^x file is not valid JSON"):
@@ -239,14 +251,33 @@ _json_values = st.recursive(
 
 
 @settings(max_examples=200, deadline=None)
-@given(_json_values)
-def test_read_json_equals_json_loads(tmp_path_factory, value):
+@given(_json_values, st.sampled_from([0, 1 << 18]))
+def test_read_json_equals_json_loads(tmp_path_factory, value, small_json):
+    import boundary_api._io as io_mod
+
     p = tmp_path_factory.mktemp("j") / "x.json"
     text = json.dumps(value)
     p.write_text(text)
-    got = read_json(str(p), "x")
+    saved, io_mod.SMALL_JSON = io_mod.SMALL_JSON, small_json  # 0: msgspec first, as for large files
+    try:
+        got = read_json(str(p), "x")
+    finally:
+        io_mod.SMALL_JSON = saved
     assert got == json.loads(text)
     assert repr(got) == repr(json.loads(text))  # int stays int, float stays float, key order kept
+
+
+def test_loads_json_takes_any_bytes_like_small_or_large():
+    import numpy as np
+
+    from boundary_api._io import loads_json
+
+    small = b'{"a": [1, 2.5, "x"]}'
+    big = b'[' + b','.join([b'1.25'] * 70000) + b']'
+    for data in (small, big):
+        want = json.loads(data)
+        for form in (data, bytearray(data), memoryview(data), np.frombuffer(data, np.uint8)):
+            assert repr(loads_json(form)) == repr(want)
 
 
 @settings(max_examples=300, deadline=None)

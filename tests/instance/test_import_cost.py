@@ -48,3 +48,48 @@ def test_sorted_unique_is_np_unique(values):
 def test_sorted_unique_other_types():
     for values in ([], [True, False], [1.5, float("nan"), 1.5], ["b", "a", "b"], np.array([3, 3, 1], np.int32)):
         assert repr(sorted_unique(values)) == repr(list(np.unique(values)))
+
+
+def _modules_after_here(code: str) -> set:
+    """:func:`conftest.modules_after` with the boundary_api this test imports
+    (put first on the child's path: another copy may be installed beside it)."""
+    import os
+    import subprocess
+    import sys
+    import textwrap
+
+    import boundary_api
+
+    env = dict(os.environ)
+    root = str(Path(boundary_api.__file__).resolve().parents[1])
+    env["PYTHONPATH"] = os.pathsep.join([root] + [p for p in [env.get("PYTHONPATH")] if p])
+    code = textwrap.dedent(code) + (f"\nimport boundary_api, sys\nassert boundary_api.__file__ == "
+                                    f"{boundary_api.__file__!r}\nprint(' '.join(sys.modules))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, env=env)
+    return set(out.stdout.strip().splitlines()[-1].split())
+
+
+def test_box_and_mask_evaluations_import_neither_the_measures_nor_msgspec():
+    mods = _modules_after_here(f"""
+        import contextlib, io
+        from boundary_api import COCO, COCOeval
+        with contextlib.redirect_stdout(io.StringIO()):
+            gt = COCO({str(DATA / 'coco' / 'instances_val2014_100.json')!r})
+            dt = gt.loadRes({str(DATA / 'coco' / 'instances_val2014_fakesegm100_results.json')!r})
+            for iou in ('bbox', 'segm'):
+                ev = COCOeval(gt, dt, iou); ev.evaluate(); ev.accumulate(); ev.summarize()
+    """)
+    for name in ("boundary_api.masks.measures", "boundary_api.masks._measures", "boundary_api.masks.iou",
+                 "msgspec"):
+        assert name not in mods, name
+
+
+def test_lazy_mask_layer_names_still_resolve():
+    mods = _modules_after_here("""
+        import boundary_api.masks as m
+        from boundary_api import boundary_iou
+        assert m.boundary_iou is boundary_iou
+        assert m.measures.boundary_iou is not None and m.iou.boundary_iou is boundary_iou
+        assert {'boundary_iou', 'iou', 'measures'} <= set(dir(m))
+    """)
+    assert "boundary_api.masks.measures" in mods

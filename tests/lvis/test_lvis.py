@@ -2,6 +2,7 @@
 loops, objects vs paths, the detection cap, numpy 2."""
 import copy
 import json
+import types
 
 import lvis
 import numpy as np
@@ -272,3 +273,59 @@ print("ok")
     code = "import lvis, sys; from boundary_api import LVISEval; assert lvis.LVISVis and 'lvis.vis' in sys.modules"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=False)
     assert out.returncode == 0, out.stderr
+
+
+_SUMMARIZE_ARGS = [("ap",), ("ap", 0.5), ("ap", 0.75), ("ap", None, "small"), ("ap", None, "medium"),
+                   ("ap", None, "large"), ("ap", None, "all", 0), ("ap", None, "all", 1), ("ap", None, "all", 2),
+                   ("ar",), ("ar", None, "small"), ("ar", None, "medium"), ("ar", None, "large"),
+                   ("ap", 0.33), ("ar", 0.9), ("ar", 0.5, "large"), ("ap", 0.5, "small", 1), ("ap", None, "nope"),
+                   ("ar", None, "nope")]
+
+
+def _same_number(a, b):
+    return type(a) is type(b) and (a == b or (a != a and b != b))
+
+
+def _outcome(fn, *args):
+    """fn(*args), or the class and message of what it raised."""
+    try:
+        return fn(*args)
+    except Exception as exc:  # noqa: BLE001 - compared with the original's
+        return (type(exc), str(exc))
+
+
+@pytest.mark.parametrize("area_lbl", [None, ["all", "small", "small", "large"]])
+def test_summarize_takes_lvis_values_in_lvis_order(area_lbl):
+    """_summarize (a view per area range, one selection) gives lvis' own
+    _summarize's float bit for bit, on the accumulated arrays, on edited ones
+    (-1 everywhere, NaN) and with repeated area labels (lvis' fancy-indexing
+    path); summarize() gives lvis' results."""
+    import lvis.eval as lvis_eval
+
+    ev = LVISEval(LVIS_GT, LVIS_DT, iou_type="bbox")
+    ev.evaluate()
+    ev.accumulate()
+    if area_lbl is not None:
+        ev.params.area_rng_lbl = area_lbl
+    edits = [lambda e: None,
+             lambda e: e.eval["precision"].__setitem__((slice(None), slice(None), 0), -1.0),
+             lambda e: e.eval["precision"].__setitem__((0, 3, 1, 0), np.nan),
+             lambda e: e.eval.__setitem__("precision", np.full_like(e.eval["precision"], -1.0)),
+             lambda e: e.eval.__setitem__("recall", e.eval["recall"][:, :, ::-1].copy())]
+    for edit in edits:
+        edit(ev)
+        want = [_outcome(lvis_eval.LVISEval._summarize, ev, *a) for a in _SUMMARIZE_ARGS]
+        got = [_outcome(ev._summarize, *a) for a in _SUMMARIZE_ARGS]
+        for a, w, g in zip(_SUMMARIZE_ARGS, want, got):
+            if isinstance(w, tuple):
+                assert g == w, (a, w, g)
+            else:
+                assert _same_number(g, w), (a, w, g)
+    if area_lbl is not None:
+        return  # lvis' summarize itself raises on repeated labels (checked above, call by call)
+    ev.summarize()
+    mine = list(ev.results.items())
+    ev.results.clear()
+    ev._summarize = types.MethodType(lvis_eval.LVISEval._summarize, ev)  # lvis' own, every call
+    lvis_eval.LVISEval.summarize(ev)
+    assert repr(list(ev.results.items())) == repr(mine)
