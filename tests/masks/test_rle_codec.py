@@ -137,3 +137,40 @@ def test_area_and_box_equal_pycocotools(seed):
     assert area.tolist() == areas and box.tolist() == boxes
     status, area2, box2 = _rle.check_area_bbox(_rle.StringTable(counts), h, w)
     assert not status.any() and area2.tolist() == areas and box2.tolist() == boxes
+
+
+# --------------------------------------------------------------------------
+# the encoder (``_rle._encode``): with a radius past the box the boundary is
+# the whole mask, so ``_boundary_probe`` decodes a string and encodes its runs
+# back; the result must be pycocotools' string byte for byte, in particular
+# counts 0-2 written as they are and later ones as differences (negative ones
+# too), empty and full masks, masks starting or ending at a corner
+def _mask_cases():
+    rng = np.random.default_rng(27)
+    cases = [np.zeros((1, 1), np.uint8), np.ones((1, 1), np.uint8), np.zeros((3, 5), np.uint8),
+             np.ones((4, 3), np.uint8)]
+    corner = np.zeros((5, 4), np.uint8)
+    corner[0, 0] = 1
+    corner[-1, -1] = 1
+    cases.append(corner)
+    for _ in range(60):
+        h, w = (int(v) for v in rng.integers(1, 40, 2))
+        p = rng.choice([0.02, 0.3, 0.5, 0.9])
+        cases.append((rng.random((h, w)) < p).astype(np.uint8))
+    big = np.zeros((300, 400), np.uint8)   # long runs: counts of 2-4 characters, large differences
+    big[10:290, 7:9] = 1
+    big[0:3, 100:380] = 1
+    big[150, 390] = 1
+    cases.append(big)
+    return cases
+
+
+@pytest.mark.parametrize("k", range(66))
+def test_encoder_equals_pycocotools(k):
+    from boundary_api.masks import _boundary
+
+    m = _mask_cases()[k]
+    h, w = m.shape
+    want = mask_utils.encode(np.asfortranarray(m))["counts"]
+    got, _ = _boundary._boundary_probe(want, h, w, max(h, w))
+    assert got == want

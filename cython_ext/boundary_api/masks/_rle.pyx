@@ -156,6 +156,56 @@ cdef inline int _emit_run(int64_t cnt, Py_ssize_t* m, int64_t* hist, ByteVec* ou
     return 0
 
 
+# Write one (already delta-coded) count at ``p`` in COCO's 6-bit characters;
+# returns the position after it.  The caller reserved the room.
+cdef inline char* _put(char* p, int64_t x) noexcept nogil:
+    cdef int64_t c
+    while True:
+        c = x & 0x1f
+        x >>= 5
+        if (x != -1) if (c & 0x10) else (x != 0):
+            p[0] = <char> ((c | 0x20) + 48)
+            p += 1
+        else:
+            p[0] = <char> (c + 48)
+            return p + 1
+
+
+# ``_encode`` for masks of at most 2**32 - 1 pixels (every run a single
+# count): each count's difference from the count two before lies within
+# (-2**32, 2**32), 7 characters at most (13 for any 64-bit value, which is
+# what is reserved, so that even runs outside ``total`` cannot overrun), so
+# the room for the whole string is reserved once instead of once per
+# character.  Same output as the general path.
+cdef int _encode_small(const int64_t* se, Py_ssize_t n, int64_t total, ByteVec* out) noexcept nogil:
+    cdef int64_t hist[2]
+    cdef int64_t last = 0, cnt
+    cdef Py_ssize_t j = 0, m = 0
+    cdef char* p
+    if _bytes_reserve(out, out.n + 13 * (n + 1)) != 0:
+        return -1
+    p = out.data + out.n
+    hist[0] = 0
+    hist[1] = 0
+    # counts 0, 1 and 2 are written as they are, later ones as the difference
+    # from the count two before (pycocotools' ``i > 2``)
+    while j < n:
+        cnt = se[j] - last
+        p = _put(p, cnt - hist[0] if m > 2 else cnt)
+        hist[0] = cnt
+        cnt = se[j + 1] - se[j]
+        p = _put(p, cnt - hist[1] if m + 1 > 2 else cnt)
+        hist[1] = cnt
+        m += 2
+        last = se[j + 1]
+        j += 2
+    if m == 0 or last < total:
+        cnt = total - last
+        p = _put(p, cnt - hist[0] if m > 2 else cnt)
+    out.n = p - out.data
+    return 0
+
+
 # Encode maximal ones-intervals covering ``total`` pixels as a compressed COCO
 # RLE string appended to ``out`` (counts: zeros, ones, ..., trailing zeros if
 # any), exactly as pycocotools writes it (for runs below 2**32).
@@ -163,6 +213,8 @@ cdef int _encode(const int64_t* se, Py_ssize_t n, int64_t total, ByteVec* out) n
     cdef int64_t hist[2]
     cdef int64_t last = 0
     cdef Py_ssize_t j = 0, m = 0
+    if total <= <int64_t> 4294967295:
+        return _encode_small(se, n, total, out)
     hist[0] = 0
     hist[1] = 0
     while j < n:
