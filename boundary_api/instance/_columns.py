@@ -18,6 +18,7 @@ from __future__ import annotations
 import logging
 import mmap
 import os
+import stat
 from typing import Dict, List, Optional, Sequence
 
 import numpy as np
@@ -264,6 +265,36 @@ def read_file_buffer(path):
         return np.frombuffer(region, np.uint8), region
 
 
+#: a results file is scanned from a file mapping whose pages are given back
+#: behind the scan (and behind the copy of its RLE counts) every this many bytes
+RELEASE_BYTES = 8 << 20
+
+
+def map_file(path):
+    """A regular file as a private, page-aligned mapping nothing writes, or None.
+
+    Returns ``(array, mapping)``: the scanner reads the array and gives the
+    pages behind its cursor back to the system (they stay in the page cache,
+    a later read faults them in again), so the whole file is never resident
+    in this process at once.  None for an :class:`.._io.InputBytes`, an empty
+    or non-regular file (a pipe) or where mapping fails; the caller then
+    reads the file with :func:`read_file_buffer`.
+    """
+    if isinstance(path, InputBytes) or not hasattr(mmap, "MADV_DONTNEED"):
+        return None
+    try:
+        with open(path, "rb", buffering=0) as f:
+            st = os.fstat(f.fileno())
+            if not stat.S_ISREG(st.st_mode) or st.st_size == 0:
+                return None
+            # ACCESS_COPY: a writable (for the scanner's buffer type), private
+            # mapping; nothing writes it, so every page stays the file's
+            region = mmap.mmap(f.fileno(), st.st_size, access=mmap.ACCESS_COPY)
+    except (OSError, ValueError, TypeError, OverflowError):
+        return None
+    return np.frombuffer(region, np.uint8), region
+
+
 def shrink_mapping(region, used: int) -> np.ndarray:
     """The first ``used`` bytes of a :func:`read_file_buffer` mapping as an
     array, the rest given back to the system (``mremap`` in place, else a
@@ -309,6 +340,31 @@ def load_result_columns(coco_gt, path, source: str, num_threads: Optional[int] =
     table = _image_table(coco_gt)
     if table is None:
         return None
+    mapped = map_file(path)
+    if mapped is not None:
+        buf, region = mapped
+        mapped = None
+        try:
+            cols = _scan_results.scan_results(buf, resolve_threads(num_threads),
+                                              _release=RELEASE_BYTES)
+            if cols is not None and int(cols["present"][0]) & HAS_SEGMENTATION:
+                counts = _scan_results.gather_counts(buf, cols["counts_start"], cols["counts_len"],
+                                                     cols["counts_esc"], RELEASE_BYTES)
+                n = len(cols["counts_len"])
+                used = int(cols["counts_start"][n - 1] + cols["counts_len"][n - 1]) if n else 0
+                counts.resize(max(used, 1), refcheck=False)
+            else:
+                counts = np.zeros(1, np.uint8)
+        finally:
+            del buf
+            try:
+                region.close()
+            except BufferError:  # a view still alive: unmapped when the last one goes
+                pass
+        if cols is None:
+            return None
+        del cols["counts_esc"]
+        return _checked_columns(coco_gt, table, cols, counts, None, source, num_threads, strict)
     try:
         buf, region = read_file_buffer(path)
     except (OSError, ValueError, TypeError, MemoryError):
@@ -318,6 +374,18 @@ def load_result_columns(coco_gt, path, source: str, num_threads: Optional[int] =
     cols = _scan_results.scan_results(buf, resolve_threads(num_threads))
     if cols is None:
         return None
+    return _checked_columns(coco_gt, table, cols, buf, region, source, num_threads, strict,
+                            compact=True)
+
+
+def _checked_columns(coco_gt, table, cols, buf, region, source: str, num_threads, strict: bool,
+                     compact: bool = False) -> Optional[ResultColumns]:
+    """:class:`ResultColumns` of scanned ``cols`` whose counts lie in ``buf``, or
+    None when they fail a check.  With ``compact`` the counts are first moved
+    to the front of ``buf`` (the whole file read into ``region`` or a heap
+    array) and the rest of it given back."""
+    from . import _scan_results
+
     present = cols["present"]
     p0 = int(present[0])
     if not (present == p0).all() or not p0 & (HAS_BBOX | HAS_SEGMENTATION):
@@ -334,6 +402,7 @@ def load_result_columns(coco_gt, path, source: str, num_threads: Optional[int] =
     if p0 & HAS_SEGMENTATION:
         if not ((cols["seg_h"] == heights[pos]) & (cols["seg_w"] == widths[pos])).all():
             return None
+    if p0 & HAS_SEGMENTATION and compact:
         used = max(_scan_results.compact_counts(buf, cols["counts_start"], cols["counts_len"]), 1)
         if region is None:
             buf.resize(used, refcheck=False)  # realloc: the rest of the file is given back

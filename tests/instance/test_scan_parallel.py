@@ -258,7 +258,7 @@ def test_load_result_columns_same_for_every_thread_count(monkeypatch):
     monkeypatch.setattr(_scan_results, "MIN_PARALLEL_BYTES", 1)
     # the real scanner, recording which way it went
     traces, scan = [], _scan_results.scan_results
-    monkeypatch.setattr(_scan_results, "scan_results", lambda buf, k: scan(buf, k, _trace=traces))
+    monkeypatch.setattr(_scan_results, "scan_results", lambda buf, k, **kw: scan(buf, k, _trace=traces, **kw))
     for k in (2, 3):
         got = load_result_columns(gt, COCO_DT, COCO_DT, num_threads=k)
         assert traces.pop() == ("split", k, -1)

@@ -22,6 +22,7 @@ outcome as on one (see :func:`scan_results`).
 from libc.stdint cimport int64_t, int32_t, uint8_t, uint64_t
 from libc.stdlib cimport calloc, realloc, free
 from libc.string cimport memcpy, memmove, memset, memchr
+from posix.mman cimport madvise, MADV_DONTNEED
 
 from boundary_api.instance._json cimport (cptr, STR_CLASS, _load8, _special8, _backslash8, _first8, _ws,
                                           _int, _num, _colon, _take)
@@ -262,8 +263,39 @@ cdef bint _cols_resize(Cols* c, Py_ssize_t cap) noexcept nogil:
     return _cols_resize_outputs(c, cap) and _grow(<void**> &c.cesc, <size_t> cap * 8)
 
 
+#: a releasing scan gives pages back in steps of at least this many bytes
+RELEASE_STEP = 4 << 20
+DEF _PAGE = 4096
+
+
+cdef void _give_back(cptr base, Py_ssize_t lo, Py_ssize_t hi) noexcept nogil:
+    """Drop the whole pages of ``base[lo:hi]`` from the process (``base`` page
+    aligned, a read-only use of a file mapping: a later read faults them in
+    again from the file, unchanged)."""
+    lo = (lo + _PAGE - 1) // _PAGE * _PAGE
+    hi = hi // _PAGE * _PAGE
+    if hi > lo:
+        madvise(<void*> (base + lo), <size_t> (hi - lo), MADV_DONTNEED)
+
+
+# madvise advice of Linux 5.14+ (older kernels refuse it: then pages fault in one by one)
+DEF _MADV_POPULATE_READ = 22
+DEF _MADV_POPULATE_WRITE = 23
+
+
+cdef void _populate(const unsigned char* base, Py_ssize_t lo, Py_ssize_t hi, Py_ssize_t size,
+                    int advice) noexcept nogil:
+    """Map the pages of ``base[lo:hi]`` (clipped to ``size``) in one call,
+    instead of one fault per few pages as they are read (or written)."""
+    if hi > size:
+        hi = size
+    lo = lo // _PAGE * _PAGE
+    if hi > lo:
+        madvise(<void*> (base + lo), <size_t> (hi - lo), advice)
+
+
 cdef int _scan_objects(cptr base, Py_ssize_t size, Py_ssize_t start, Py_ssize_t stop,
-                       Cols* cols, Py_ssize_t* n_out) noexcept nogil:
+                       Cols* cols, Py_ssize_t* n_out, Py_ssize_t release=0) noexcept nogil:
     """Pass one from the object that starts at ``start``: validate and fill the columns.
 
     With ``stop < 0`` the objects run to the closing ``]`` of the array, which
@@ -276,6 +308,10 @@ cdef int _scan_objects(cptr base, Py_ssize_t size, Py_ssize_t start, Py_ssize_t 
     refused by the grammar, 2 when memory ran out, 3 (only with
     ``stop >= 0``) when the objects did not lead exactly to ``stop``: the
     array ended first, or an object straddles it.
+
+    With ``release > 0`` (``base`` a page-aligned file mapping, never written)
+    the pages behind the cursor are given back every ``release`` bytes, never
+    past ``stop``.
     """
     cdef cptr p = base + start
     cdef cptr end = base + size
@@ -284,6 +320,10 @@ cdef int _scan_objects(cptr base, Py_ssize_t size, Py_ssize_t start, Py_ssize_t 
     cdef Py_ssize_t n = 0, cap
     cdef int code, nk, k
     cdef bint is_int
+    cdef Py_ssize_t rel = start, here, ahead = start
+    if release > 0:
+        ahead = start + release
+        _populate(base, start, ahead, size, _MADV_POPULATE_READ)
     # grown by doubling; a result takes under 100 bytes
     cap = ((stop if stop >= 0 else size) - start) // 1024 + 16
     if not _cols_resize(cols, cap):
@@ -353,6 +393,16 @@ cdef int _scan_objects(cptr base, Py_ssize_t size, Py_ssize_t start, Py_ssize_t 
         cols.int_kind[n] = r.int_kind
         cols.key_order[n] = r.key_order
         n += 1
+        if release > 0:
+            here = p - base
+            if stop >= 0 and here > stop:
+                here = stop
+            if here - rel >= release:
+                _give_back(base, rel, here)
+                rel = here // _PAGE * _PAGE
+            if p - base >= ahead - (release >> 1):
+                _populate(base, ahead, ahead + release, size, _MADV_POPULATE_READ)
+                ahead += release
         p = _ws(p, end)
         if p >= end:
             return 1
@@ -388,13 +438,14 @@ cdef int _head(cptr base, Py_ssize_t size, Py_ssize_t* first) noexcept nogil:
     return 0
 
 
-cdef int _scan(cptr base, Py_ssize_t size, Cols* cols, Py_ssize_t* n_out) noexcept nogil:
+cdef int _scan(cptr base, Py_ssize_t size, Cols* cols, Py_ssize_t* n_out,
+               Py_ssize_t release=0) noexcept nogil:
     """Pass one over the whole file.  0 ok, 1 refused, 2 no memory."""
     cdef Py_ssize_t first = 0
     cdef int status
     if _head(base, size, &first):
         return 1
-    status = _scan_objects(base, size, first, -1, cols, n_out)
+    status = _scan_objects(base, size, first, -1, cols, n_out, release)
     if status == 0:
         # hand back the unused tail; if shrinking failed the larger blocks still serve
         _cols_resize(cols, n_out[0])
@@ -518,6 +569,7 @@ cdef class _SplitScan:
     cdef Py_ssize_t* offs     # first output row per chunk
     cdef int* status
     cdef Cols* cols           # cols[0] becomes the output once all chunks passed
+    cdef Py_ssize_t release   # > 0: give pages back behind the cursors, keep counts escaped
 
     def __cinit__(self, Py_ssize_t k):
         self.k = k
@@ -547,7 +599,8 @@ cdef class _SplitScan:
         with nogil:
             for i in range(lo, hi):
                 self.status[i] = _scan_objects(self.base, self.size, self.starts[i],
-                                               self.starts[i + 1], &self.cols[i], &self.ns[i])
+                                               self.starts[i + 1], &self.cols[i], &self.ns[i],
+                                               self.release)
 
     def finish(self, Py_ssize_t lo, Py_ssize_t hi):
         """Pass two over chunks ``[lo, hi)``: unescape their counts in place and
@@ -555,9 +608,16 @@ cdef class _SplitScan:
         cdef Py_ssize_t i
         with nogil:
             for i in range(lo, hi):
-                _unescape(self.base, &self.cols[i], self.ns[i])
-                free(self.cols[i].cesc)
-                self.cols[i].cesc = NULL
+                if self.release > 0:
+                    # counts stay escaped; their first escapes go into the output
+                    if i > 0 and self.ns[i] > 0:
+                        memcpy(self.cols[0].cesc + self.offs[i], self.cols[i].cesc,
+                               <size_t> self.ns[i] * 8)
+                else:
+                    _unescape(self.base, &self.cols[i], self.ns[i])
+                if i > 0 or self.release <= 0:
+                    free(self.cols[i].cesc)
+                    self.cols[i].cesc = NULL
                 if i > 0:
                     _cols_copy(&self.cols[0], self.offs[i], &self.cols[i], self.ns[i])
                     _cols_free(&self.cols[i])
@@ -597,7 +657,8 @@ cdef int _split_scan(_SplitScan job, unsigned char* base, Py_ssize_t size, int n
         for i in range(k):
             job.offs[i] = total
             total += job.ns[i]
-        if not _cols_resize_outputs(&job.cols[0], total):
+        if not (_cols_resize_outputs(&job.cols[0], total)
+                and (job.release <= 0 or _grow(<void**> &job.cols[0].cesc, <size_t> total * 8 + 8))):
             if trace is not None:
                 trace.append(("fallback", k, -1))
             return 4
@@ -610,7 +671,7 @@ cdef int _split_scan(_SplitScan job, unsigned char* base, Py_ssize_t size, int n
 
 
 def scan_results(unsigned char[::1] buf not None, num_threads=1, *, _min_parallel_bytes=None,
-                 _trace=None):
+                 _trace=None, _release=0):
     """Parse a COCO results JSON file into column arrays, or return ``None``.
 
     Parameters
@@ -636,6 +697,15 @@ def scan_results(unsigned char[::1] buf not None, num_threads=1, *, _min_paralle
         earlier one was confirmed: ``None`` without a second scan) or
         ``("fallback", k, i)`` (chunk ``i``'s start unconfirmed or no memory;
         then the whole-file scan's tuple follows).
+    _release : int, optional
+        Private (:func:`.._columns.load_result_columns`): when positive, ``buf``
+        is a page-aligned mapping of a file that nothing writes; the scan then
+        writes nothing, gives the pages behind its cursors back to the system
+        every ``_release`` bytes (a later read faults them in again from the
+        file), and leaves the counts escaped: ``counts_len`` is the escaped
+        length and an extra column ``counts_esc`` (int64) holds the offset of
+        each string's first backslash, or -1; :func:`gather_counts` then
+        copies them out unescaped.
 
     Returns
     -------
@@ -689,6 +759,9 @@ def scan_results(unsigned char[::1] buf not None, num_threads=1, *, _min_paralle
         raise TypeError(f"num_threads must be a positive integer, got {num_threads!r}")
     if num_threads < 1:
         raise ValueError(f"num_threads must be >= 1, got {num_threads}")
+    cdef Py_ssize_t release = max(int(_release), 0)
+    if release:
+        release = max(release, _PAGE)
     min_bytes = MIN_PARALLEL_BYTES if _min_parallel_bytes is None else int(_min_parallel_bytes)
     if size == 0:
         return None
@@ -713,6 +786,7 @@ def scan_results(unsigned char[::1] buf not None, num_threads=1, *, _min_paralle
                 starts.append(cand)
         if len(starts) > 1:
             job = _SplitScan(len(starts))
+            job.release = release
             for i in range(len(starts)):
                 job.starts[i] = starts[i]
             job.starts[len(starts)] = -1
@@ -722,32 +796,38 @@ def scan_results(unsigned char[::1] buf not None, num_threads=1, *, _min_paralle
             if status == 0:
                 c = job.cols[0]
                 memset(&job.cols[0], 0, sizeof(Cols))   # the output now belongs to c
-                return _columns(&c, n)
+                return _columns(&c, n, release > 0)
             job = None   # its blocks are freed before the whole-file scan
     if _trace is not None:
         _trace.append(("single", 1, -1))
     with nogil:
-        status = _scan(base, size, &c, &n)
-        if status == 0:
+        status = _scan(base, size, &c, &n, release)
+        if status == 0 and release == 0:
             _unescape(base, &c, n)
-        free(c.cesc)
-        c.cesc = NULL
+        if status != 0 or release == 0:
+            free(c.cesc)
+            c.cesc = NULL
+        elif not _grow(<void**> &c.cesc, <size_t> n * 8 + 8):
+            status = 2
     if status != 0:
         _cols_free(&c)
         if status == 2:
             raise MemoryError("boundary_api: no memory to scan the results file")
         return None
-    return _columns(&c, n)
+    return _columns(&c, n, release > 0)
 
 
-cdef dict _columns(Cols* cp, Py_ssize_t n):
-    """The output dict of :func:`scan_results`; takes the blocks of ``cp[0]``."""
+cdef dict _columns(Cols* cp, Py_ssize_t n, bint keep_esc=False):
+    """The output dict of :func:`scan_results`; takes the blocks of ``cp[0]``
+    (``cesc`` too, as ``counts_esc``, with ``keep_esc``)."""
     cdef Cols c = cp[0]
+    cdef dict out
     memset(cp, 0, sizeof(Cols))
-    free(c.cesc)
-    c.cesc = NULL
+    if not keep_esc:
+        free(c.cesc)
+        c.cesc = NULL
     try:
-        return {
+        out = {
             "image_id": _take(<void**> &c.image_id, np.int64, (n,)),
             "category_id": _take(<void**> &c.category_id, np.int64, (n,)),
             "score": _take(<void**> &c.score, np.float64, (n,)),
@@ -760,6 +840,9 @@ cdef dict _columns(Cols* cp, Py_ssize_t n):
             "int_kind": _take(<void**> &c.int_kind, np.uint8, (n,)),
             "key_order": _take(<void**> &c.key_order, np.int32, (n,)),
         }
+        if keep_esc:
+            out["counts_esc"] = _take(<void**> &c.cesc, np.int64, (n,))
+        return out
     finally:
         _cols_free(&c)   # frees only what an exception left untaken
 
@@ -816,3 +899,114 @@ def compact_counts(unsigned char[::1] buf not None, int64_t[::1] counts_start no
             counts_start[i] = pos
             pos += l
     return pos
+
+
+def gather_counts(unsigned char[::1] buf not None, int64_t[::1] counts_start not None,
+                  int64_t[::1] counts_len not None, const int64_t[::1] counts_esc not None,
+                  Py_ssize_t release=0):
+    """Copy the escaped counts strings of a releasing scan out of ``buf``, unescaped.
+
+    Parameters
+    ----------
+    buf : buffer
+        What :func:`scan_results` scanned with ``_release``; only read.
+    counts_start, counts_len : numpy.ndarray of int64
+        Where the escaped strings lie (``counts_len`` 0: no string); updated in
+        place to where the unescaped strings lie in the returned array.
+    counts_esc : numpy.ndarray of int64
+        Offset of each string's first backslash from its start, or -1.
+    release : int, default 0
+        When positive (``buf`` a page-aligned file mapping), the pages of
+        ``buf`` behind the copy are given back every ``release`` bytes.
+
+    Returns
+    -------
+    numpy.ndarray of uint8
+        The strings one after the other, in row order, from its start; the
+        array is as long as the escaped strings together (at least one byte),
+        the caller may shrink it to the end of the last string.
+
+    Raises
+    ------
+    ValueError
+        If the arrays differ in length, a string or its first escape lies
+        outside ``buf``, or the strings are not in increasing,
+        non-overlapping order.
+    """
+    cdef Py_ssize_t n = counts_start.shape[0], i, size = buf.shape[0]
+    cdef int64_t prev_end = 0, s, l, e, total = 0, pos = 0, rel = 0, ahead = 0
+    cdef const unsigned char* base
+    cdef const unsigned char* p
+    cdef const unsigned char* q
+    cdef const void* b
+    cdef unsigned char* out
+    if counts_len.shape[0] != n or counts_esc.shape[0] != n:
+        raise ValueError(f"counts_start has {n} entries but counts_len {counts_len.shape[0]} "
+                         f"and counts_esc {counts_esc.shape[0]}")
+    for i in range(n):
+        s = counts_start[i]
+        l = counts_len[i]
+        e = counts_esc[i]
+        if l == 0:
+            continue
+        if l < 0 or s < prev_end or s > size - l or e >= l or e < -1:
+            raise ValueError(f"counts string {i} (start {s}, length {l}, escape {e}) lies outside "
+                             f"the buffer or before the end of the previous one ({prev_end})")
+        prev_end = s + l
+        total += l
+    arr = np.empty(max(total, 1), np.uint8)
+    cdef unsigned char[::1] dst = arr
+    if total == 0:
+        counts_start[:] = 0
+        return arr
+    base = &buf[0]
+    out = &dst[0]
+    if release > 0:
+        release = max(release, _PAGE)
+    with nogil:
+        if release > 0:
+            for i in range(n):
+                if counts_len[i]:
+                    ahead = counts_start[i] + release
+                    _populate(base, counts_start[i], ahead, size, _MADV_POPULATE_READ)
+                    _populate(out, 0, release, total, _MADV_POPULATE_WRITE)
+                    break
+        for i in range(n):
+            l = counts_len[i]
+            if l == 0:
+                counts_start[i] = pos
+                continue
+            s = counts_start[i]
+            e = counts_esc[i]
+            counts_start[i] = pos
+            if e < 0:
+                memcpy(out + pos, base + s, <size_t> l)
+                pos += l
+            else:
+                # validated by the scan: a backslash is followed by the byte it stands for
+                memcpy(out + pos, base + s, <size_t> e)
+                pos += e
+                p = base + s + e
+                q = base + s + l
+                while p < q:
+                    b = memchr(p, 92, <size_t> (q - p))
+                    if b == NULL:
+                        memcpy(out + pos, p, <size_t> (q - p))
+                        pos += q - p
+                        break
+                    memcpy(out + pos, p, <size_t> (<const unsigned char*> b - p))
+                    pos += <const unsigned char*> b - p
+                    p = <const unsigned char*> b
+                    if p + 1 < q:
+                        out[pos] = p[1]
+                        pos += 1
+                    p += 2
+                counts_len[i] = pos - counts_start[i]
+            if release > 0 and s + l - rel >= release:
+                _give_back(<cptr> base, rel, s + l)
+                rel = (s + l) // _PAGE * _PAGE
+            if release > 0 and s + l >= ahead - (release >> 1):
+                _populate(base, ahead, ahead + release, size, _MADV_POPULATE_READ)
+                _populate(out, pos, pos + release, total, _MADV_POPULATE_WRITE)
+                ahead += release
+    return arr
