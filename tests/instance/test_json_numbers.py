@@ -42,9 +42,25 @@ def edge_token(draw):
     return sign + whole + frac + exp
 
 
+@st.composite
+def near_midpoint_token(draw):
+    """At most 19 significant digits at, or one unit beside, the midpoint
+    between two adjacent doubles (the extended-precision path must hand the
+    midpoints to strtod and round the others right), optionally scaled."""
+    n = draw(st.integers(2 ** 53, 2 ** 59))   # n and n + 1 are adjacent doubles at 2**53..2**54
+    n -= n % (1 << max(0, n.bit_length() - 53))  # (for larger n: doubles step by 2**k)
+    step = 1 << max(0, n.bit_length() - 53)
+    digits = str((2 * n + step) * 5 + draw(st.sampled_from([-1, 0, 0, 1])))   # (n + step/2) * 10
+    shift = draw(st.sampled_from([0, 0, 0, -3, 5, 8, -8]))
+    return digits[:-1] + "." + digits[-1] + (f"e{shift}" if shift else "")
+
+
 def number_token():
     """Tokens the scanners take: integers of at most 15 digits, any float form."""
     return st.one_of(
+        near_midpoint_token(),
+        st.integers(2 ** 53, 10 ** 19 - 1).map(lambda n: f"{n}.0"),
+        st.integers(1, 10 ** 19 - 1).flatmap(lambda n: st.integers(-27, 27).map(lambda e: f"{n}e{e}")),
         edge_token().filter(lambda t: type(json.loads(t)) is float or len(t.lstrip("-")) <= 15),
         st.floats(allow_nan=False, allow_infinity=False).map(repr),
         st.floats(allow_nan=False, allow_infinity=False, width=32).map(repr),

@@ -24,6 +24,8 @@ cdef double POW10[23]
 # module's variables reached through pointers)
 cdef extern from *:
     """
+    #include <float.h>
+    #include <math.h>
     static const double bapi_pow10_f8[8] = {1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7};
     static const unsigned long long bapi_pow10_u8[8] = {1ULL, 10ULL, 100ULL, 1000ULL, 10000ULL,
                                                         100000ULL, 1000000ULL, 10000000ULL};
@@ -36,8 +38,43 @@ cdef extern from *:
         return (Py_ssize_t) (((low >> 7) * 0x0001020304050607ULL) >> 56);
     #endif
     }
+    /* m * 10**e10 (m >= 1, |e10| <= 27) correctly rounded to a double, when
+       long double has a 64-bit (or longer) significand: m and 10**|e10| are
+       exact there (5**27 < 2**64), so r below is the exact value x rounded
+       once.  Rounding to nearest is monotonic and every midpoint between two
+       adjacent doubles (54 bits) is a long double, so unless r is such a
+       midpoint, x lies on the same side of every midpoint as r and r's
+       nearest double is x's.  Returns 0 (caller falls back to strtod) on a
+       midpoint and where long double is not wide enough (also Windows, whose
+       x87 may round to 53 bits). */
+    #if LDBL_MANT_DIG >= 64 && !defined(_WIN32)
+    static const long double bapi_pow10_ld[28] = {
+        1e0L, 1e1L, 1e2L, 1e3L, 1e4L, 1e5L, 1e6L, 1e7L, 1e8L, 1e9L, 1e10L, 1e11L, 1e12L, 1e13L,
+        1e14L, 1e15L, 1e16L, 1e17L, 1e18L, 1e19L, 1e20L, 1e21L, 1e22L, 1e23L, 1e24L, 1e25L,
+        1e26L, 1e27L};
+    static inline int bapi_ld_scale(unsigned long long m, long long e10, double* out) {
+        long double r, mid;
+        double d, d2;
+        if (e10 >= 0) r = (long double) m * bapi_pow10_ld[e10];
+        else r = (long double) m / bapi_pow10_ld[-e10];
+        d = (double) r;
+        if ((long double) d != r) {
+            d2 = nextafter(d, r > (long double) d ? HUGE_VAL : -HUGE_VAL);
+            mid = ((long double) d + (long double) d2) * 0.5L;
+            if (r == mid) return 0;
+        }
+        *out = d;
+        return 1;
+    }
+    #else
+    static inline int bapi_ld_scale(unsigned long long m, long long e10, double* out) {
+        (void) m; (void) e10; (void) out;
+        return 0;
+    }
+    #endif
     """
     const double POW10_F8 "bapi_pow10_f8"[8]
+    bint _ld_scale "bapi_ld_scale"(uint64_t m, int64_t e10, double* out) noexcept nogil
     const uint64_t POW10_U8 "bapi_pow10_u8"[8]
     Py_ssize_t _first_flag8 "bapi_first_flag8"(uint64_t mask) noexcept nogil
 
@@ -289,6 +326,12 @@ cdef inline cptr _num_general(cptr p, cptr end, double* out, bint* is_int) noexc
             out[0] = <double> m * POW10[e10]
         else:
             out[0] = <double> m / POW10[-e10]
+        if neg:
+            out[0] = -out[0]
+        return p
+    if nd <= 19 and -27 <= e10 <= 27 and _ld_scale(m, e10, out):
+        # up to 19 digits: one extended-precision operation, kept when it
+        # settles the rounding (see bapi_ld_scale)
         if neg:
             out[0] = -out[0]
         return p
