@@ -13,6 +13,7 @@ the kind, and in a ground truth's polygon.
 import json
 
 import numpy as np
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -96,15 +97,26 @@ def scan_poly(token, tail):
     return cols["poly_coords"][1]
 
 
-@settings(max_examples=1500, deadline=None)
-@given(number_token(), st.integers(0, 20))
-def test_numbers_equal_json_loads_bit_for_bit(token, tail):
+def check_number(token, tail):
     want = json.loads(token)
     got = scan_box(token, tail)
     assert got is not None, token
     assert bits(got[0]) == bits(float(want)), token      # "-0" is the int 0: +0.0
     assert got[1] == (type(want) is int), token
     assert bits(scan_poly(token, tail)) == bits(float(want)), token
+
+
+@settings(max_examples=150, deadline=None)
+@given(number_token(), st.integers(0, 20))
+def test_numbers_equal_json_loads_bit_for_bit(token, tail):
+    check_number(token, tail)
+
+
+@pytest.mark.slow
+@settings(max_examples=3000, deadline=None)
+@given(number_token(), st.integers(0, 20))
+def test_many_numbers_equal_json_loads_bit_for_bit(token, tail):
+    check_number(token, tail)
 
 
 @settings(max_examples=500, deadline=None)
