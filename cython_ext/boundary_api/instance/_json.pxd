@@ -19,6 +19,65 @@ cdef uint8_t STR_CLASS[256]
 # powers of ten that are exact doubles (10**22 is the largest)
 cdef double POW10[23]
 
+# compile-time tables and helpers of the number fast path (C, so that every
+# scanner that cimports this file has them as constants, not as another
+# module's variables reached through pointers)
+cdef extern from *:
+    """
+    #include <float.h>
+    #include <math.h>
+    static const double bapi_pow10_f8[8] = {1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7};
+    static const unsigned long long bapi_pow10_u8[8] = {1ULL, 10ULL, 100ULL, 1000ULL, 10000ULL,
+                                                        100000ULL, 1000000ULL, 10000000ULL};
+    /* index (memory order) of the lowest flagged byte of a non-zero mask of high bits */
+    static inline Py_ssize_t bapi_first_flag8(unsigned long long mask) {
+    #if defined(__GNUC__) || defined(__clang__)
+        return (Py_ssize_t) (__builtin_ctzll(mask) >> 3);
+    #else
+        unsigned long long low = mask & (~mask + 1);
+        return (Py_ssize_t) (((low >> 7) * 0x0001020304050607ULL) >> 56);
+    #endif
+    }
+    /* m * 10**e10 (m >= 1, |e10| <= 27) correctly rounded to a double, when
+       long double has a 64-bit (or longer) significand: m and 10**|e10| are
+       exact there (5**27 < 2**64), so r below is the exact value x rounded
+       once.  Rounding to nearest is monotonic and every midpoint between two
+       adjacent doubles (54 bits) is a long double, so unless r is such a
+       midpoint, x lies on the same side of every midpoint as r and r's
+       nearest double is x's.  Returns 0 (caller falls back to strtod) on a
+       midpoint and where long double is not wide enough (also Windows, whose
+       x87 may round to 53 bits). */
+    #if LDBL_MANT_DIG >= 64 && !defined(_WIN32)
+    static const long double bapi_pow10_ld[28] = {
+        1e0L, 1e1L, 1e2L, 1e3L, 1e4L, 1e5L, 1e6L, 1e7L, 1e8L, 1e9L, 1e10L, 1e11L, 1e12L, 1e13L,
+        1e14L, 1e15L, 1e16L, 1e17L, 1e18L, 1e19L, 1e20L, 1e21L, 1e22L, 1e23L, 1e24L, 1e25L,
+        1e26L, 1e27L};
+    static inline int bapi_ld_scale(unsigned long long m, long long e10, double* out) {
+        long double r, mid;
+        double d, d2;
+        if (e10 >= 0) r = (long double) m * bapi_pow10_ld[e10];
+        else r = (long double) m / bapi_pow10_ld[-e10];
+        d = (double) r;
+        if ((long double) d != r) {
+            d2 = nextafter(d, r > (long double) d ? HUGE_VAL : -HUGE_VAL);
+            mid = ((long double) d + (long double) d2) * 0.5L;
+            if (r == mid) return 0;
+        }
+        *out = d;
+        return 1;
+    }
+    #else
+    static inline int bapi_ld_scale(unsigned long long m, long long e10, double* out) {
+        (void) m; (void) e10; (void) out;
+        return 0;
+    }
+    #endif
+    """
+    const double POW10_F8 "bapi_pow10_f8"[8]
+    bint _ld_scale "bapi_ld_scale"(uint64_t m, int64_t e10, double* out) noexcept nogil
+    const uint64_t POW10_U8 "bapi_pow10_u8"[8]
+    Py_ssize_t _first_flag8 "bapi_first_flag8"(uint64_t mask) noexcept nogil
+
 
 # eight bytes at a time (SWAR): a byte equal to zero shows as its high bit in
 # (v - ONES) & ~v & HIGHS; as a whole-word test this is exact
@@ -66,8 +125,8 @@ cdef inline Py_ssize_t _first8(uint64_t mask) noexcept nogil:
 
 
 cdef inline cptr _ws(cptr p, cptr end) noexcept nogil:
-    """Skip JSON whitespace."""
-    while p < end and (p[0] == 32 or p[0] == 10 or p[0] == 13 or p[0] == 9):
+    """Skip JSON whitespace (a byte above the space is never one: one test for most)."""
+    while p < end and p[0] <= 32 and (p[0] == 32 or p[0] == 10 or p[0] == 13 or p[0] == 9):
         p += 1
     return p
 
@@ -104,13 +163,97 @@ cdef inline cptr _int(cptr p, cptr end, int64_t* out) noexcept nogil:
 cdef double _strtod_token(cptr s, Py_ssize_t n, bint* ok) noexcept nogil
 
 
+cdef inline uint64_t _nondigit8(uint64_t x) noexcept nogil:
+    """High bits of the bytes of ``x`` that are not ASCII digits, exactly.
+
+    ``x`` holds the bytes xor '0' (a digit is then its value 0..9); a byte is
+    flagged when it is >= 10: its low seven bits plus 0x76 reach bit 7 from
+    10 up, and cannot carry into the next byte (0x7f + 0x76 < 0x100); bytes
+    >= 0x80 are flagged by their own high bit.
+    """
+    return (((x & <uint64_t> 0x7F7F7F7F7F7F7F7FULL) + <uint64_t> 0x7676767676767676ULL) | x) \
+        & <uint64_t> 0x8080808080808080ULL
+
+
+cdef inline uint64_t _digits8(uint64_t x, Py_ssize_t k) noexcept nogil:
+    """The decimal value of the first ``k`` (1..8) digit values in ``x``.
+
+    The first byte in memory is the most significant digit.  Shifting the
+    ``k`` digits to the top of the word leaves zeros (leading zeros of an
+    eight-digit number) below.
+    """
+    return _value8(x << (8 * (8 - k)))
+
+
+cdef inline uint64_t _value8(uint64_t x) noexcept nogil:
+    """The eight digit values in ``x`` (first byte most significant) as a number.
+
+    Pairs, quads and the two halves are combined in turn, each lane staying
+    below its width (99, 9999, 99999999), so nothing carries between lanes.
+    """
+    x = (x * 10 + (x >> 8)) & <uint64_t> 0x00FF00FF00FF00FFULL
+    x = (x * 100 + (x >> 16)) & <uint64_t> 0x0000FFFF0000FFFFULL
+    return (x * 10000 + (x >> 32)) & <uint64_t> 0xFFFFFFFFULL
+
+
 cdef inline cptr _num(cptr p, cptr end, double* out, bint* is_int) noexcept nogil:
     """A JSON number token (strict grammar) as the double ``float(token)`` gives.
 
     Integer tokens have at most 15 digits (beyond, the double could not give
     back the int that ``json.loads`` makes): NULL otherwise, and NULL for
     anything that is not a number token.
+
+    The common short tokens (``-?`` 1..7 integer digits without a leading
+    zero, optionally ``.`` and 1..7 digits, no exponent, at least 17 bytes
+    before ``end``) are read eight bytes at a time; their value is the
+    integer of all their digits over an exact power of ten, one correctly
+    rounded division as in :func:`_num_general`, which reads everything else.
     """
+    cdef cptr q = p
+    cdef uint64_t x, y, flags, m
+    cdef Py_ssize_t k, k2
+    cdef double v
+    if end - p < 17:
+        return _num_general(p, end, out, is_int)
+    if q[0] == 45:
+        q += 1
+    x = _load8(q) ^ <uint64_t> 0x3030303030303030ULL
+    flags = _nondigit8(x)
+    if flags == 0:
+        return _num_general(p, end, out, is_int)
+    k = _first_flag8(flags)
+    if k == 0 or (k > 1 and q[0] == 48):
+        return _num_general(p, end, out, is_int)
+    q += k
+    if q[0] == 46:               # '.'
+        y = _load8(q + 1) ^ <uint64_t> 0x3030303030303030ULL
+        flags = _nondigit8(y)
+        if flags == 0:
+            return _num_general(p, end, out, is_int)
+        k2 = _first_flag8(flags)
+        if k2 == 0 or q[1 + k2] == 101 or q[1 + k2] == 69:
+            return _num_general(p, end, out, is_int)
+        if k + k2 <= 8:
+            # both runs in one word, in reading order: the fraction's digits
+            # at the top, the integer's right before them, zeros below
+            m = _value8(((x << (8 * (8 - k))) >> (8 * k2)) | (y << (8 * (8 - k2))))
+        else:
+            m = _digits8(x, k) * POW10_U8[k2] + _digits8(y, k2)
+        v = <double> m / POW10_F8[k2]
+        out[0] = -v if p[0] == 45 else v
+        is_int[0] = 0
+        return q + 1 + k2
+    if q[0] == 101 or q[0] == 69:  # 'e' 'E'
+        return _num_general(p, end, out, is_int)
+    m = _digits8(x, k)
+    # an integer token ("-0" is the int 0, whose float is +0.0)
+    out[0] = <double> (-<int64_t> m if p[0] == 45 else <int64_t> m)
+    is_int[0] = 1
+    return q
+
+
+cdef inline cptr _num_general(cptr p, cptr end, double* out, bint* is_int) noexcept nogil:
+    """:func:`_num` for any token (byte by byte)."""
     cdef cptr start = p
     cdef bint neg = 0, frac = 0, expo = 0, eneg = 0, ok = 1
     cdef uint64_t m = 0
@@ -183,6 +326,12 @@ cdef inline cptr _num(cptr p, cptr end, double* out, bint* is_int) noexcept nogi
             out[0] = <double> m * POW10[e10]
         else:
             out[0] = <double> m / POW10[-e10]
+        if neg:
+            out[0] = -out[0]
+        return p
+    if nd <= 19 and -27 <= e10 <= 27 and _ld_scale(m, e10, out):
+        # up to 19 digits: one extended-precision operation, kept when it
+        # settles the rounding (see bapi_ld_scale)
         if neg:
             out[0] = -out[0]
         return p
