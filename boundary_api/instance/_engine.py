@@ -349,6 +349,7 @@ class Evaluation:
         """
         mode = IOU_MODES[iou_type]
         threads = resolve_threads(num_threads)
+        gw = gd = None
         G, D = self.num_gt, self.num_dt
         cols, rows = self.dt_columns, self.dt_rows
         gtc, grows = self.gt_columns, self.gt_rows
@@ -375,7 +376,15 @@ class Evaluation:
             if gtc is not None:
                 gm, gh = gtc.mask_table(grows), np.ascontiguousarray(gtc.height[grows])
                 if mode in (1, 3):
-                    gb = gtc.boundary_table(grows, dilation_ratio, threads)
+                    if gtc.boundaries_none_made(grows, dilation_ratio):
+                        # none cached yet: each ground truth's boundary is made inside
+                        # the IoU step from the mask it decodes anyway, used as runs,
+                        # and its string handed to the cache (one decode, no re-read)
+                        gw = np.ascontiguousarray(gtc.width[grows])
+                        gd = dilation_pixels_array(gh, gw, dilation_ratio)
+                        gb = _rle.StringTable([])
+                    else:
+                        gb = gtc.boundary_table(grows, dilation_ratio, threads)
             elif mode in (1, 3):
                 gcounts, gh, _, gbound = gcache.masks_and_boundaries(self.gt_anns, dilation_ratio, threads)
                 gb = _rle.StringTable(gbound)
@@ -398,10 +407,17 @@ class Evaluation:
         large = D > LARGE
         ranges = split_by_cost(cost, threads * (32 if large else 4))
         extra = (dw, dd) if mode == 3 else (None, None)
+        extra += (gw, gd) if gd is not None else (None, None)
         counts = run_ranges(lambda lo, hi: _iou.iou_pairs(mode, gm, gb, gh, self.gt_crowd, gt_box,
                                                           dm, db, dh, dt_box, self.pair_g, self.pair_d,
                                                           self.pair_o, out, lo, hi, *extra),
                             ranges, threads, progress="IoU" if large else None, total=self.num_pairs)
+        if gd is not None:
+            pg = self.pair_g
+            gtc.keep_boundaries(grows, dilation_ratio,
+                                [((int(pg[lo]), int(pg[hi])), (data, offs)) for (lo, hi), (_, data, offs)
+                                 in zip(ranges, counts)])
+            counts = [c[0] for c in counts]
         if mode == 3 and cols.computed is not None:
             cols.computed["boundaries"] += sum(counts)
         self.ious = out

@@ -196,6 +196,26 @@ class GroundTruthColumns:
                 self.computed["boundaries"] += m
         return _rle.StringTable.from_buffers(buffers, which[rows], start[rows], length[rows])
 
+    def boundaries_none_made(self, rows: np.ndarray, dilation_ratio: float) -> bool:
+        """Whether ``rows`` (each once) have no boundary made yet at this ratio."""
+        rows = np.asarray(rows, np.int64)
+        if len(rows) and int(np.bincount(rows).max()) > 1:
+            return False
+        entry = self._boundaries.get(dilation_ratio)
+        return entry is None or not bool((entry[1][rows] >= 0).any())
+
+    def keep_boundaries(self, rows: np.ndarray, dilation_ratio: float, chunks) -> None:
+        """Cache the boundary strings of ``rows`` made elsewhere (the IoU step):
+        ``chunks`` as :func:`_place` takes them, over ``rows``."""
+        rows = np.asarray(rows, np.int64)
+        entry = self._boundaries.get(dilation_ratio)
+        if entry is None:
+            entry = [[], np.full(self.n, -1, np.int64), np.zeros(self.n, np.int64), np.zeros(self.n, np.int64)]
+            self._boundaries[dilation_ratio] = entry
+        _place(chunks, rows, *entry)
+        if self.computed is not None:
+            self.computed["boundaries"] += len(rows)
+
     def made_masks(self):
         """Every annotation's RLE string (bytes), heights and widths, if made."""
         if not self._masks:

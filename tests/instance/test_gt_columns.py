@@ -14,6 +14,7 @@ import io
 import json
 from pathlib import Path
 
+import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -226,3 +227,85 @@ def test_repeated_annotation_ids_are_evaluated_on_dicts(tmp_path):
         a = _evaluate(fast_gt, fast_dt, iou_type)
         _assert_same(a, _evaluate(slow_gt, slow_dt, iou_type))
     _assert_same_dicts(fast_gt, slow_gt)
+
+
+def _edge_case_files(tmp_path):
+    """Ground truths and results with empty, 1-pixel, full and crowd masks,
+    polygons, a pair without detections, and images whose dilation lands on
+    .5 (3x4 at ratio 0.1: d = 0.5 of the 5-pixel diagonal)."""
+    import pycocotools.mask as mask_utils
+
+    def rle(m):
+        r = mask_utils.encode(np.asfortranarray(m.astype(np.uint8)))
+        return {"size": r["size"], "counts": r["counts"].decode()}
+
+    rng = np.random.default_rng(27)
+    images, anns, dets = [], [], []
+    aid = 1
+    for i, (h, w) in enumerate([(1, 1), (3, 4), (4, 3), (25, 40), (60, 7), (30, 30)], start=1):
+        images.append({"id": i, "height": h, "width": w, "file_name": f"{i}.png"})
+        masks = [np.zeros((h, w), bool), np.ones((h, w), bool)]
+        one = np.zeros((h, w), bool)
+        one[h // 2, w // 2] = True
+        masks.append(one)
+        for _ in range(3):
+            m = np.zeros((h, w), bool)
+            y0, x0 = int(rng.integers(0, h)), int(rng.integers(0, w))
+            m[y0:y0 + int(rng.integers(1, h + 1)), x0:x0 + int(rng.integers(1, w + 1))] = True
+            masks.append(m)
+        for k, m in enumerate(masks):
+            crowd = int(k == 3)
+            seg = rle(m)
+            if k == 4 and h > 2 and w > 2:
+                seg = [[0.0, 0.0, float(w - 1), 0.0, float(w - 1), float(h - 1)]]
+            anns.append({"id": aid, "image_id": i, "category_id": 1 + k % 3, "segmentation": seg,
+                         "area": float(m.sum()), "bbox": [0.0, 0.0, float(w), float(h)], "iscrowd": crowd})
+            aid += 1
+        for k, m in enumerate(masks + masks[2:]):
+            if i == 2 and 1 + k % 3 == 3:
+                continue  # a pair (image 2, category 3) without detections
+            dets.append({"image_id": i, "category_id": 1 + k % 3, "segmentation": rle(m ^ (rng.random((h, w)) < 0.1)),
+                         "score": float(rng.random())})
+    cats = [{"id": c, "name": f"c{c}", "supercategory": "x"} for c in (1, 2, 3)]
+    gt_path = _write(tmp_path, "gt.json", {"images": images, "annotations": anns, "categories": cats})
+    return gt_path, _write(tmp_path, "dt.json", dets)
+
+
+@pytest.mark.parametrize("ratio", [0.02, 0.1, 0.5])
+def test_ground_truth_boundaries_made_in_the_iou_step(tmp_path, ratio):
+    """A first Boundary AP evaluation makes the ground truths' boundaries
+    inside the IoU step (from the masks it decodes there): the IoUs, the
+    cached boundary strings and the count made are those of the boundaries
+    made beforehand (and read back from the cache) and of the dict path."""
+    gt_path, dt_path = _edge_case_files(tmp_path)
+    (fresh_gt, fresh_dt), (slow_gt, slow_dt) = _pair(gt_path, dt_path)
+    made_gt = _quiet(COCO, gt_path)
+    made_dt = _quiet(made_gt.loadRes, dt_path)
+    cols = made_gt._gt_columns
+    assert cols.masks_ready()
+    cols.boundary_table(np.arange(cols.n), ratio)  # made before: the IoU step reads them
+    before = cache_for(made_gt).computed["boundaries"]
+    assert before == cols.n
+
+    def run(gt, dt):
+        ev = COCOeval(gt, dt, "boundary", dilation_ratio=ratio)
+        _quiet(ev.evaluate)
+        _quiet(ev.accumulate)
+        _quiet(ev.summarize)
+        return ev
+
+    def not_called(*args, **kwargs):
+        raise AssertionError("boundary_table called on a first evaluation")
+
+    fresh_gt._gt_columns.boundary_table = not_called
+    fresh, made = run(fresh_gt, fresh_dt), run(made_gt, made_dt)
+    del fresh_gt._gt_columns.boundary_table
+    assert cache_for(made_gt).computed["boundaries"] == before
+    assert cache_for(fresh_gt).computed["boundaries"] == cols.n
+    _assert_same(fresh, made)
+    _assert_same(fresh, run(slow_gt, slow_dt))
+    assert fresh_gt._gt_columns.made_boundaries() == cols.made_boundaries()
+    # a second evaluation reads the strings the IoU step cached
+    again = run(fresh_gt, _quiet(fresh_gt.loadRes, dt_path))
+    assert cache_for(fresh_gt).computed["boundaries"] == cols.n
+    _assert_same(fresh, again)

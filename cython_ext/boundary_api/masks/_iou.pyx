@@ -7,8 +7,11 @@ Private module (``boundary_api.masks._iou``), used by ``boundary_api.instance._e
 
 from libc.stdint cimport int64_t, uint8_t
 from libc.stdlib cimport malloc, free
+from cpython.bytes cimport PyBytes_FromStringAndSize
 
-from boundary_api.masks._rle cimport I64Vec, StringTable, _decode, _area, _bbox, _intersection
+import numpy as np
+
+from boundary_api.masks._rle cimport I64Vec, ByteVec, StringTable, _decode, _encode, _area, _bbox, _intersection
 from boundary_api.masks._boundary cimport BoundaryWork, _bw_init, _bw_free, _boundary
 
 
@@ -19,7 +22,8 @@ def iou_pairs(int mode,
               const double[:, ::1] dt_box,
               const int64_t[:] pair_g, const int64_t[:] pair_d, const int64_t[:] pair_o,
               double[:] out, Py_ssize_t lo, Py_ssize_t hi,
-              const int64_t[:] dt_w=None, const int64_t[:] dt_d=None):
+              const int64_t[:] dt_w=None, const int64_t[:] dt_d=None,
+              const int64_t[:] gt_w=None, const int64_t[:] gt_d=None):
     """The IoU step for pairs ``lo .. hi-1`` (runs without the GIL).
 
     Pair ``p`` owns ground truths ``pair_g[p] .. pair_g[p+1]-1`` and detections
@@ -35,7 +39,16 @@ def iou_pairs(int mode,
     string is written or decoded.  A crowd ground truth's IoU is the
     intersection over the detection's area, as in pycocotools.
 
-    Returns the number of detection boundaries extracted (mode 3).
+    ``gt_w`` and ``gt_d`` given (modes 1 and 3: widths and erosion radii >= 0
+    of every ground truth): ``gt_bnd`` is not read; the boundary of every
+    ground truth of the pairs (crowd ones and those of pairs without
+    detections included) is extracted from the mask decoded here, used as
+    runs, and encoded once for the per-annotation cache.
+
+    Returns the number of detection boundaries extracted (mode 3); with
+    ``gt_w``, ``(that number, buffer, offsets)``: ground truth
+    ``pair_g[lo] + i``'s boundary string is ``buffer[offsets[i]:offsets[i + 1]]``
+    (the strings :func:`boundary_api.masks._boundary.boundary_buffer` makes).
     """
     cdef Py_ssize_t p, g, dd, G, D, ng, k
     cdef int64_t g0, d0, inter, ua, bi
@@ -49,6 +62,27 @@ def iou_pairs(int mode,
     cdef int have_db
     cdef Py_ssize_t extracted = 0
     cdef BoundaryWork bwk
+    cdef ByteVec enc
+    cdef int fresh = gt_w is not None
+    cdef int64_t gbase = 0
+    cdef int64_t[:] of
+    if fresh:
+        if mode != 1 and mode != 3:
+            raise ValueError("iou_pairs: gt_w and gt_d are for modes 1 and 3")
+        if gt_d is None or gt_w.shape[0] < gt_h.shape[0] or gt_d.shape[0] < gt_h.shape[0]:
+            raise ValueError("iou_pairs needs gt_w and gt_d for every ground truth")
+        if hi > lo:
+            gbase = pair_g[lo]
+            for k in range(pair_g[lo], pair_g[hi]):
+                if gt_d[k] < 0:
+                    raise ValueError(f"d must be >= 0, got {gt_d[k]} at ground truth {k}")
+            offs = np.zeros(pair_g[hi] - pair_g[lo] + 1, np.int64)
+        else:
+            offs = np.zeros(1, np.int64)
+    else:
+        offs = np.zeros(1, np.int64)
+    of = offs
+    enc.data = NULL; enc.n = 0; enc.cap = 0
     if mode == 3:
         if dt_w is None or dt_d is None or dt_w.shape[0] < dt_h.shape[0] or dt_d.shape[0] < dt_h.shape[0]:
             raise ValueError("iou_pairs mode 3 needs dt_w and dt_d for every detection")
@@ -65,7 +99,7 @@ def iou_pairs(int mode,
         for p in range(lo, hi):
             G = pair_g[p + 1] - pair_g[p]
             D = pair_d[p + 1] - pair_d[p]
-            if G == 0 or D == 0:
+            if G == 0 or (D == 0 and not fresh):
                 continue
             g0 = pair_g[p]
             d0 = pair_d[p]
@@ -96,7 +130,20 @@ def iou_pairs(int mode,
                 gg[2] = gb.n
                 gg[3] = 0
                 gg[5] = 0
-                if (mode == 1 or mode == 3) and not gt_crowd[g0 + g]:
+                if fresh:
+                    # every ground truth's boundary, from the runs just decoded:
+                    # used as runs here, encoded once for the cache
+                    if _boundary(gm.data + gg[0], gg[1], gt_h[g0 + g], gt_w[g0 + g], gt_d[g0 + g],
+                                 &bwk, &gb) != 0:
+                        err = 1
+                        break
+                    gg[3] = gb.n - gg[2]
+                    gg[5] = _area(gb.data + gg[2], gg[3])
+                    if _encode(gb.data + gg[2], gg[3], gt_h[g0 + g] * gt_w[g0 + g], &enc) != 0:
+                        err = 1
+                        break
+                    of[g0 + g - gbase + 1] = enc.n
+                elif (mode == 1 or mode == 3) and not gt_crowd[g0 + g]:
                     if _decode(gt_bnd.ptr[g0 + g], gt_bnd.size[g0 + g], &gb) < 0:
                         err = 2
                         break
@@ -159,11 +206,16 @@ def iou_pairs(int mode,
         free(goff)
         free(gm.data); free(gb.data); free(dm.data); free(db.data)
     _bw_free(&bwk)
-    if err == 1:
-        raise MemoryError()
-    if err == 2:
-        raise ValueError("malformed RLE string in the IoU step")
-    return extracted
+    try:
+        if err == 1:
+            raise MemoryError()
+        if err == 2:
+            raise ValueError("malformed RLE string in the IoU step")
+        if fresh:
+            return extracted, PyBytes_FromStringAndSize(enc.data, enc.n), offs
+        return extracted
+    finally:
+        free(enc.data)
 
 
 cdef inline double _box_iou(const double* D, const double* G, int crowd) noexcept nogil:
