@@ -42,6 +42,25 @@ def identical(a: dict, b: dict) -> bool:
         for x, y in zip(a.values(), b.values()))
 
 
+def child_env(env=None) -> dict:
+    """``env`` (default: this process's environment) for a child Python that must
+    import the boundary_api these tests import: when that is a checkout
+    (PYTHONPATH, an editable install) its folder goes first on PYTHONPATH, or
+    another copy installed in the base Python would answer.  An installed
+    package (site-packages) adds nothing: putting site-packages on PYTHONPATH
+    would put it before the standard library (a ``typing`` backport there then
+    shadows the real one)."""
+    import boundary_api
+
+    env = dict(os.environ if env is None else env)
+    parent = os.path.dirname(os.path.dirname(os.path.abspath(boundary_api.__file__)))
+    if os.path.basename(parent) in ("site-packages", "dist-packages"):
+        return env
+    path = [p for p in env.get("PYTHONPATH", "").split(os.pathsep) if p and p != parent]
+    env["PYTHONPATH"] = os.pathsep.join([parent] + path)
+    return env
+
+
 @pytest.fixture(autouse=True, scope="session")
 def _outside_the_source_tree(tmp_path_factory):
     """Every test runs in an empty folder, so that a ``python -c`` or ``python -m``
@@ -50,15 +69,9 @@ def _outside_the_source_tree(tmp_path_factory):
     root).  Tests name their files by absolute path."""
     here = os.getcwd()
     os.chdir(tmp_path_factory.mktemp("cwd"))
-    # a subprocess runs the boundary_api these tests import: when that is a
-    # checkout (PYTHONPATH, an editable install), not site-packages, say so to
-    # the children, or another copy installed in the base Python answers them
-    import boundary_api
-
-    parent = os.path.dirname(os.path.dirname(os.path.abspath(boundary_api.__file__)))
+    # a subprocess runs the boundary_api these tests import
     old_path = os.environ.get("PYTHONPATH")
-    if os.path.basename(parent) not in ("site-packages", "dist-packages"):
-        os.environ["PYTHONPATH"] = os.pathsep.join([parent] + ([old_path] if old_path else []))
+    os.environ.update(child_env({"PYTHONPATH": old_path} if old_path else {}))
     yield
     os.chdir(here)
     if old_path is None:

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from boundary_api.cli import main
-from conftest import COCO_DT, COCO_GT, LVIS_DT, LVIS_GT
+from conftest import COCO_DT, COCO_GT, LVIS_DT, LVIS_GT, child_env
 
 
 def _doc(path):
@@ -95,12 +95,8 @@ def _run(args, stdin=None, env=None, shell=False):
 
     cmd = f"{sys.executable} -m boundary_api.cli " + args if shell else [sys.executable, "-m", "boundary_api.cli",
                                                                         *args]
-    import boundary_api
-
     # the boundary_api this process imported, not another copy installed elsewhere
-    root = os.path.dirname(os.path.dirname(os.path.abspath(boundary_api.__file__)))
-    env = dict(os.environ if env is None else env)
-    env["PYTHONPATH"] = root + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
+    env = child_env(env)
     return subprocess.run(["bash", "-c", cmd] if shell else cmd, input=stdin, capture_output=True,
                           env=env, timeout=300)
 

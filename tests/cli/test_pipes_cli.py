@@ -13,13 +13,8 @@ import threading
 import numpy as np
 import pytest
 
-from conftest import COCO_DT, COCO_GT, DATA
+from conftest import COCO_DT, COCO_GT, DATA, child_env
 
-import boundary_api
-
-#: where the boundary_api this process imported lives: the subprocesses import the same one
-#: (not another copy installed elsewhere), from a folder outside the source tree
-PACKAGE_ROOT = os.path.dirname(os.path.dirname(os.path.abspath(boundary_api.__file__)))
 PANOPTIC = os.path.join(DATA, "panoptic")
 
 
@@ -35,8 +30,7 @@ def _bash(cmd, tmp_path, stdin=None):
 
 
 def _env(**extra):
-    path = os.environ.get("PYTHONPATH")
-    return dict(os.environ, PYTHONPATH=PACKAGE_ROOT + (os.pathsep + path if path else ""), **extra)
+    return dict(child_env(), **extra)
 
 
 def _ok(proc):

@@ -10,7 +10,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from boundary_api.instance._engine import sorted_unique
-from conftest import modules_after
+from conftest import child_env, modules_after
 
 DATA = Path(__file__).resolve().parents[1] / "data"
 
@@ -53,16 +53,13 @@ def test_sorted_unique_other_types():
 def _modules_after_here(code: str) -> set:
     """:func:`conftest.modules_after` with the boundary_api this test imports
     (put first on the child's path: another copy may be installed beside it)."""
-    import os
     import subprocess
     import sys
     import textwrap
 
     import boundary_api
 
-    env = dict(os.environ)
-    root = str(Path(boundary_api.__file__).resolve().parents[1])
-    env["PYTHONPATH"] = os.pathsep.join([root] + [p for p in [env.get("PYTHONPATH")] if p])
+    env = child_env()
     code = textwrap.dedent(code) + (f"\nimport boundary_api, sys\nassert boundary_api.__file__ == "
                                     f"{boundary_api.__file__!r}\nprint(' '.join(sys.modules))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, env=env)
