@@ -22,7 +22,23 @@ outcome as on one (see :func:`scan_results`).
 from libc.stdint cimport int64_t, int32_t, uint8_t, uint64_t
 from libc.stdlib cimport calloc, realloc, free
 from libc.string cimport memcpy, memmove, memset, memchr
-from posix.mman cimport madvise, MADV_DONTNEED
+
+# madvise where the platform has it; elsewhere (Windows) a stub that is never
+# called: instance._columns maps results files only where mmap has MADV_DONTNEED,
+# and reads them otherwise, so the module builds on every platform
+cdef extern from *:
+    """
+    #if defined(_WIN32)
+    static int ba_madvise(void *p, size_t n, int advice) { (void)p; (void)n; (void)advice; return -1; }
+    #define BA_MADV_DONTNEED 0
+    #else
+    #include <sys/mman.h>
+    #define ba_madvise madvise
+    #define BA_MADV_DONTNEED MADV_DONTNEED
+    #endif
+    """
+    int madvise "ba_madvise" (void* addr, size_t length, int advice) nogil
+    int MADV_DONTNEED "BA_MADV_DONTNEED"
 
 from boundary_api.instance._json cimport (cptr, STR_CLASS, _load8, _special8, _backslash8, _first8, _ws,
                                           _int, _num, _colon, _take)
