@@ -32,10 +32,18 @@ def mask_to_boundary(mask: np.ndarray, dilation_ratio: float = 0.02) -> np.ndarr
     -------
     (H, W) uint8 array with ones on the boundary.
     """
+    h, w = np.shape(mask)
+    return boundary_of_width(mask, dilation_pixels(h, w, dilation_ratio))
+
+
+def boundary_of_width(mask: np.ndarray, d: int) -> np.ndarray:
+    """:func:`mask_to_boundary` for an erosion of ``d`` pixels given directly
+    (``d >= 1``; any larger value is allowed: the whole mask is then its
+    boundary)."""
     m = (np.asarray(mask) != 0).astype(np.uint8)
     h, w = m.shape
     # more than max(h, w) iterations erode nothing further (the image is gone)
-    d = min(dilation_pixels(h, w, dilation_ratio), max(h, w))
+    d = min(int(d), max(h, w))
     padded = cv2.copyMakeBorder(m, 1, 1, 1, 1, cv2.BORDER_CONSTANT, value=0)
     eroded = cv2.erode(padded, np.ones((3, 3), np.uint8), iterations=d)
     return m - eroded[1 : h + 1, 1 : w + 1]

@@ -18,7 +18,7 @@ from boundary_api.panoptic import _kernels as panoptic_kernels
 from boundary_api.masks.boundary import dilation_pixels
 from boundary_api.cli import main
 from boundary_api.panoptic import id2rgb, pq_compute, read_panoptic_png, rgb2id, segment_boundaries
-from boundary_api.masks.reference import mask_to_boundary
+from boundary_api.masks.reference import boundary_of_width, mask_to_boundary
 
 from conftest import DATA, golden_cases
 
@@ -113,6 +113,20 @@ def test_segment_boundaries_match_oracle(path):
         assert np.array_equal(bmap != 0, covered)
 
 
+def _oracle_boundary_pairs(gt, pred, g_sel, p_sel, pair_g, pair_p, d):
+    """Boundary areas, intersections and predicted-boundary VOID pixels of
+    segment pairs, from the plain OpenCV definition (masks.reference)."""
+    gb = {s: boundary_of_width(gt == s, d).astype(bool) for s in set(g_sel[pair_g].tolist())}
+    pb = {s: boundary_of_width(pred == s, d).astype(bool) for s in set(p_sel[pair_p].tolist())}
+    void = gt == 0
+    out = ([], [], [], [])
+    for a, b in zip(pair_g, pair_p):
+        G, P = gb[int(g_sel[a])], pb[int(p_sel[b])]
+        for lst, v in zip(out, (G.sum(), P.sum(), (G & P).sum(), (P & void).sum())):
+            lst.append(int(v))
+    return out
+
+
 def test_boundary_pairs_match_oracle():
     gt = read_panoptic_png(os.path.join(GT_DIR, "000000439180.png"))
     pred = read_panoptic_png(os.path.join(PAN, "pred_shift3", "000000439180.png"))
@@ -122,7 +136,8 @@ def test_boundary_pairs_match_oracle():
     pg, pp = pg.ravel().astype(np.int64), pp.ravel().astype(np.int64)
     ratio = 0.01
     d = dilation_pixels(*gt.shape, ratio)
-    ga, pa, inter, pv = panoptic_kernels.pan_boundary_pairs(gt, pred, g_sel, p_sel, pg, pp, d)
+    ga, pa, inter, pv = panoptic_kernels.pan_run_boundary_pairs(
+        *_idmaps.pan_ids_to_runs(gt), *_idmaps.pan_ids_to_runs(pred), *gt.shape, g_sel, p_sel, pg, pp, d)
     gb = {s: mask_to_boundary(gt == s, ratio).astype(bool) for s in g_sel}
     pb = {s: mask_to_boundary(pred == s, ratio).astype(bool) for s in p_sel}
     void = gt == 0
@@ -132,8 +147,8 @@ def test_boundary_pairs_match_oracle():
 
 
 def test_boundary_pairs_on_runs_equal_those_on_id_maps():
-    """pq_compute works on the runs the PNG decoder gives: the same statistics
-    as on the id maps, for every pair and two widths."""
+    """pq_compute works on the runs the PNG decoder gives: the statistics of
+    the OpenCV definition on the id maps, for every pair and three widths."""
     gt = read_panoptic_png(os.path.join(GT_DIR, "000000439180.png"))
     pred = read_panoptic_png(os.path.join(PAN, "pred_shift3", "000000439180.png"))
     g_sel = np.unique(gt)
@@ -142,7 +157,7 @@ def test_boundary_pairs_on_runs_equal_those_on_id_maps():
     pg, pp = pg.ravel().astype(np.int64), pp.ravel().astype(np.int64)
     gr, pr = _idmaps.pan_ids_to_runs(gt), _idmaps.pan_ids_to_runs(pred)
     for d in (1, 5, 10 ** 6):
-        want = [a.tolist() for a in panoptic_kernels.pan_boundary_pairs(gt, pred, g_sel, p_sel, pg, pp, d)]
+        want = list(_oracle_boundary_pairs(gt, pred, g_sel, p_sel, pg, pp, d))
         got = panoptic_kernels.pan_run_boundary_pairs(*gr, *pr, *gt.shape, g_sel, p_sel, pg, pp, d)
         assert [list(a) for a in got] == want
     assert panoptic_kernels.pan_run_boundary_pairs(*gr, *pr, *gt.shape, g_sel, p_sel, pg[:0], pp[:0], 3) == \
@@ -155,7 +170,7 @@ def test_boundary_pairs_on_runs_equal_those_on_id_maps():
 
 def test_boundary_pairs_on_runs_with_many_and_few_segments():
     """The runs of the wanted segments are found by a table up to 256 segments
-    and by binary search beyond: both give the id maps' statistics."""
+    and by binary search beyond: both give the OpenCV definition's statistics."""
     rng = np.random.default_rng(9)
     gt = (rng.integers(0, 700, (40, 60)).astype(np.uint32) * np.uint32(6151)) % np.uint32(2 ** 32 - 5)
     gt[:, 20:30] = 0
@@ -166,7 +181,7 @@ def test_boundary_pairs_on_runs_with_many_and_few_segments():
         p_sel = np.unique(pred)[-n:]
         pg = np.arange(len(g_sel), dtype=np.int64)
         pp = np.arange(len(p_sel), dtype=np.int64)[::-1].copy()
-        want = [a.tolist() for a in panoptic_kernels.pan_boundary_pairs(gt, pred, g_sel, p_sel, pg, pp, 2)]
+        want = list(_oracle_boundary_pairs(gt, pred, g_sel, p_sel, pg, pp, 2))
         got = panoptic_kernels.pan_run_boundary_pairs(*gr, *pr, *gt.shape, g_sel, p_sel, pg, pp, 2)
         assert [list(a) for a in got] == want, n
 

@@ -14,7 +14,7 @@ from libc.string cimport memset
 
 from boundary_api.masks._rle cimport I64Vec, _area, _intersection, _new_vecs, _free_vecs
 from boundary_api.masks._boundary cimport BoundaryWork, _bw_init, _bw_free, _boundary, _entry_d
-from boundary_api.masks._idmaps cimport _pan_runs, _pan_run_vecs, _check_sorted_ids
+from boundary_api.masks._idmaps cimport _pan_run_vecs, _check_sorted_ids
 
 import numpy as np
 
@@ -189,115 +189,6 @@ def pan_pair_counts(const uint32_t[:, ::1] gt, const uint32_t[:, ::1] pred):
     _pt_free(&t)
     order = np.argsort(keys, kind="stable")
     return keys[order], counts[order]
-
-
-def pan_boundary_pairs(const uint32_t[:, ::1] gt, const uint32_t[:, ::1] pred,
-                       const uint32_t[::1] gt_sel, const uint32_t[::1] pred_sel,
-                       const int64_t[::1] pair_g, const int64_t[::1] pair_p, d):
-    """Boundary statistics of ground truth / predicted segment pairs.
-
-    Pair ``i`` is ground truth segment ``gt_sel[pair_g[i]]`` of ``gt`` and
-    predicted segment ``pred_sel[pair_p[i]]`` of ``pred``.  Each segment's
-    boundary is computed once, on its own mask (see the module notes).
-
-    Parameters
-    ----------
-    gt, pred : (H, W) uint32 arrays, C-contiguous
-        Segment id maps.
-    gt_sel, pred_sel : uint32 arrays
-        Sorted, distinct segment ids.
-    pair_g, pair_p : (P,) int64 arrays
-        Indices into ``gt_sel`` and ``pred_sel``.
-    d : int
-        Erosion radius in pixels (>= 1; any larger value is safe: beyond a
-        segment's box it makes the whole segment its boundary).
-
-    Returns
-    -------
-    gt_area, pred_area, inter, pred_void : (P,) int64 ndarrays
-        Boundary areas of the two segments, the size of the intersection of
-        their boundaries, and the number of pixels of the predicted boundary
-        where ``gt`` is 0.
-    """
-    cdef Py_ssize_t H = gt.shape[0], W = gt.shape[1]
-    cdef Py_ssize_t kg = gt_sel.shape[0], kp = pred_sel.shape[0], P = pair_g.shape[0]
-    cdef Py_ssize_t i, j
-    cdef int64_t pos, c
-    cdef I64Vec* gm = NULL
-    cdef I64Vec* gb = NULL
-    cdef I64Vec* pm = NULL
-    cdef I64Vec* pb = NULL
-    cdef I64Vec* a
-    cdef I64Vec* b
-    cdef BoundaryWork ws
-    cdef int64_t dd
-    cdef const uint32_t* g
-    cdef int err = 0
-    if pred.shape[0] != H or pred.shape[1] != W:
-        raise ValueError(f"id maps differ in size: {H}x{W} and {pred.shape[0]}x{pred.shape[1]}")
-    if pair_p.shape[0] != P:
-        raise ValueError("pair_g and pair_p differ in length")
-    if d < 1:
-        raise ValueError(f"d must be >= 1, got {d}")
-    _check_sorted_ids(gt_sel, "gt_sel")
-    _check_sorted_ids(pred_sel, "pred_sel")
-    for i in range(P):
-        if pair_g[i] < 0 or pair_g[i] >= kg or pair_p[i] < 0 or pair_p[i] >= kp:
-            raise ValueError(f"pair {i} indexes outside gt_sel/pred_sel")
-    ga = np.zeros(P, np.int64)
-    pa = np.zeros(P, np.int64)
-    inter = np.zeros(P, np.int64)
-    pv = np.zeros(P, np.int64)
-    cdef int64_t[::1] gao = ga, pao = pa, io = inter, pvo = pv
-    if P == 0 or H * W == 0:
-        return ga, pa, inter, pv
-    g = &gt[0, 0]
-    dd = _entry_d(d, H, W)
-    _bw_init(&ws)
-    with nogil:
-        gm = _new_vecs(kg)
-        gb = _new_vecs(kg)
-        pm = _new_vecs(kp)
-        pb = _new_vecs(kp)
-        if gm == NULL or gb == NULL or pm == NULL or pb == NULL:
-            err = 1
-        if not err and _pan_runs(g, H, W, &gt_sel[0], kg, gm) != 0:
-            err = 1
-        if not err and _pan_runs(&pred[0, 0], H, W, &pred_sel[0], kp, pm) != 0:
-            err = 1
-        j = 0
-        while not err and j < kg:
-            if _boundary(gm[j].data, gm[j].n, W, H, dd, &ws, &gb[j]) != 0:
-                err = 1
-            j += 1
-        j = 0
-        while not err and j < kp:
-            if _boundary(pm[j].data, pm[j].n, W, H, dd, &ws, &pb[j]) != 0:
-                err = 1
-            j += 1
-        if not err:
-            for i in range(P):
-                a = &gb[pair_g[i]]
-                b = &pb[pair_p[i]]
-                gao[i] = _area(a.data, a.n)
-                pao[i] = _area(b.data, b.n)
-                io[i] = _intersection(a.data, a.n, b.data, b.n)
-                c = 0
-                j = 0
-                while j < b.n:
-                    for pos in range(b.data[j], b.data[j + 1]):
-                        if g[pos] == 0:
-                            c += 1
-                    j += 2
-                pvo[i] = c
-        _free_vecs(gm, kg)
-        _free_vecs(gb, kg)
-        _free_vecs(pm, kp)
-        _free_vecs(pb, kp)
-        _bw_free(&ws)
-    if err:
-        raise MemoryError()
-    return ga, pa, inter, pv
 
 
 # --------------------------------------------------------------------------
