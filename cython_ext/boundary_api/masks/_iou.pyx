@@ -12,7 +12,7 @@ from cpython.bytes cimport PyBytes_FromStringAndSize
 import numpy as np
 
 from boundary_api.masks._rle cimport I64Vec, ByteVec, StringTable, _decode, _encode, _area, _bbox, _intersection
-from boundary_api.masks._boundary cimport BoundaryWork, _bw_init, _bw_free, _boundary
+from boundary_api.masks._boundary cimport BoundaryWork, _bw_init, _bw_free, _boundary_in_box, _boundary_is_mask
 
 
 def iou_pairs(int mode,
@@ -58,6 +58,7 @@ def iou_pairs(int mode,
     cdef int64_t dbb[4]
     cdef int64_t* gg
     cdef int64_t dn, darea, dbn = 0, dbarea = 0
+    cdef int64_t* dbp = NULL
     cdef int err = 0
     cdef int have_db
     cdef Py_ssize_t extracted = 0
@@ -133,8 +134,8 @@ def iou_pairs(int mode,
                 if fresh:
                     # every ground truth's boundary, from the runs just decoded:
                     # used as runs here, encoded once for the cache
-                    if _boundary(gm.data + gg[0], gg[1], gt_h[g0 + g], gt_w[g0 + g], gt_d[g0 + g],
-                                 &bwk, &gb) != 0:
+                    if gg[1] > 0 and _boundary_in_box(gm.data + gg[0], gg[1], gt_h[g0 + g], gt_w[g0 + g],
+                                                      gt_d[g0 + g], gg + 6, &bwk, &gb) != 0:
                         err = 1
                         break
                     gg[3] = gb.n - gg[2]
@@ -180,18 +181,26 @@ def iou_pairs(int mode,
                         if not have_db:
                             db.n = 0
                             if mode == 3:
-                                if _boundary(dm.data, dn, dt_h[d0 + dd], dt_w[d0 + dd], dt_d[d0 + dd],
-                                             &bwk, &db) != 0:
+                                extracted += 1
+                                if _boundary_is_mask(dbb, dt_d[d0 + dd]):
+                                    # no (2d+1)-square fits: the boundary is the mask itself
+                                    dbp = dm.data
+                                    dbn = dn
+                                    dbarea = darea
+                                    have_db = 1
+                                elif _boundary_in_box(dm.data, dn, dt_h[d0 + dd], dt_w[d0 + dd], dt_d[d0 + dd],
+                                                      dbb, &bwk, &db) != 0:
                                     err = 1
                                     break
-                                extracted += 1
                             elif _decode(dt_bnd.ptr[d0 + dd], dt_bnd.size[d0 + dd], &db) < 0:
                                 err = 2
                                 break
-                            dbn = db.n
-                            dbarea = _area(db.data, dbn)
-                            have_db = 1
-                        bi = _intersection(db.data, dbn, gb.data + gg[2], gg[3])
+                            if not have_db:
+                                dbp = db.data
+                                dbn = db.n
+                                dbarea = _area(dbp, dbn)
+                                have_db = 1
+                        bi = _intersection(dbp, dbn, gb.data + gg[2], gg[3])
                         if bi == 0:
                             biou = 0.0
                         else:
