@@ -110,6 +110,7 @@ cdef int _boundary_tile(const int64_t* se, Py_ssize_t n, int64_t h, int64_t d,
         if cs < 0 or s - cs * h >= 8 * h:
             cs = s // h
         else:
+            cs += <int64_t> (s - cs * h >= h)   # (no branch: see _rle._bbox)
             while s - cs * h >= h:
                 cs += 1
         fc = cs

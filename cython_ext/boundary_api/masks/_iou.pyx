@@ -87,7 +87,7 @@ def iou_pairs(int mode,
     if mode == 3:
         if dt_w is None or dt_d is None or dt_w.shape[0] < dt_h.shape[0] or dt_d.shape[0] < dt_h.shape[0]:
             raise ValueError("iou_pairs mode 3 needs dt_w and dt_d for every detection")
-        for k in range(dt_h.shape[0]):
+        for k in range(pair_d[lo] if hi > lo else 0, pair_d[hi] if hi > lo else 0):
             if dt_d[k] < 0:
                 raise ValueError(f"d must be >= 0, got {dt_d[k]} at detection {k}")
     _bw_init(&bwk)
