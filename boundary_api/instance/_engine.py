@@ -349,7 +349,7 @@ class Evaluation:
         """
         mode = IOU_MODES[iou_type]
         threads = resolve_threads(num_threads)
-        gw = gd = None
+        gw = gd = dt_status = None
         G, D = self.num_gt, self.num_dt
         cols, rows = self.dt_columns, self.dt_rows
         gtc, grows = self.gt_columns, self.gt_rows
@@ -364,7 +364,12 @@ class Evaluation:
             dt_box = np.zeros((D, 4), np.float64)
             gcache = cache_for(gt_dataset)
             if cols is not None:
-                cols.check_rles(threads)
+                if mode == 1 and not cols.rles_checked and cols.sizes_ok():
+                    # the strings are checked where the IoU step decodes them
+                    # (and those it does not decode after it): one decode each
+                    dt_status = np.full(D, 255, np.uint8)
+                else:
+                    cols.check_rles(threads)
                 dm, dh = cols.counts_table(rows), np.ascontiguousarray(cols.seg_h[rows])
                 if mode == 1:
                     # the detections' boundaries are extracted inside the IoU step,
@@ -407,10 +412,13 @@ class Evaluation:
         ranges = split_by_cost(self._iou_costs(mode), threads * (32 if large else 16) if threads > 1 else 1)
         extra = (dw, dd) if mode == 3 else (None, None)
         extra += (gw, gd) if gd is not None else (None, None)
+        extra += (dt_status,)
         counts = run_ranges(lambda lo, hi: _iou.iou_pairs(mode, gm, gb, gh, self.gt_crowd, gt_box,
                                                           dm, db, dh, dt_box, self.pair_g, self.pair_d,
                                                           self.pair_o, out, lo, hi, *extra),
                             ranges, threads, progress="IoU" if large else None, total=self.num_pairs)
+        if dt_status is not None:
+            cols.finish_check(rows, dt_status, threads)  # raises where check_rles raises
         if gd is not None:
             pg = self.pair_g
             gtc.keep_boundaries(grows, dilation_ratio,

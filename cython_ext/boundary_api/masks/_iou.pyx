@@ -23,7 +23,8 @@ def iou_pairs(int mode,
               const int64_t[:] pair_g, const int64_t[:] pair_d, const int64_t[:] pair_o,
               double[:] out, Py_ssize_t lo, Py_ssize_t hi,
               const int64_t[:] dt_w=None, const int64_t[:] dt_d=None,
-              const int64_t[:] gt_w=None, const int64_t[:] gt_d=None):
+              const int64_t[:] gt_w=None, const int64_t[:] gt_d=None,
+              uint8_t[:] dt_status=None):
     """The IoU step for pairs ``lo .. hi-1`` (runs without the GIL).
 
     Pair ``p`` owns ground truths ``pair_g[p] .. pair_g[p+1]-1`` and detections
@@ -45,6 +46,12 @@ def iou_pairs(int mode,
     detections included) is extracted from the mask decoded here, used as
     runs, and encoded once for the per-annotation cache.
 
+    ``dt_status`` given (mode 3): the detections' strings are checked where
+    they are decoded instead of trusted: ``dt_status[k]`` becomes 0 (good), 1
+    (malformed) or 2 (not ``dt_h * dt_w`` pixels) for every detection decoded
+    (those of pairs with a ground truth), and a bad one is skipped (its row
+    of IoUs stays as ``out`` held it) rather than raising.
+
     Returns the number of detection boundaries extracted (mode 3); with
     ``gt_w``, ``(that number, buffer, offsets)``: ground truth
     ``pair_g[lo] + i``'s boundary string is ``buffer[offsets[i]:offsets[i + 1]]``
@@ -65,6 +72,8 @@ def iou_pairs(int mode,
     cdef BoundaryWork bwk
     cdef ByteVec enc
     cdef int fresh = gt_w is not None
+    cdef int checking = dt_status is not None
+    cdef int64_t tot
     cdef int64_t gbase = 0
     cdef int64_t[:] of
     if fresh:
@@ -84,6 +93,8 @@ def iou_pairs(int mode,
         offs = np.zeros(1, np.int64)
     of = offs
     enc.data = NULL; enc.n = 0; enc.cap = 0
+    if checking and (mode != 3 or dt_status.shape[0] < dt_h.shape[0]):
+        raise ValueError("iou_pairs: dt_status is for mode 3, one per detection")
     if mode == 3:
         if dt_w is None or dt_d is None or dt_w.shape[0] < dt_h.shape[0] or dt_d.shape[0] < dt_h.shape[0]:
             raise ValueError("iou_pairs mode 3 needs dt_w and dt_d for every detection")
@@ -154,7 +165,17 @@ def iou_pairs(int mode,
                 break
             for dd in range(D):
                 dm.n = 0
-                if _decode(dt_mask.ptr[d0 + dd], dt_mask.size[d0 + dd], &dm) < 0:
+                tot = _decode(dt_mask.ptr[d0 + dd], dt_mask.size[d0 + dd], &dm)
+                if checking:
+                    # (the results' check, done here on the one decode)
+                    if tot < 0:
+                        dt_status[d0 + dd] = 1
+                        continue
+                    if tot != dt_h[d0 + dd] * dt_w[d0 + dd]:
+                        dt_status[d0 + dd] = 2
+                        continue
+                    dt_status[d0 + dd] = 0
+                elif tot < 0:
                     err = 2
                     break
                 dn = dm.n
