@@ -550,7 +550,10 @@ class Evaluation:
         kl = np.asarray(k_list, np.int64)
         al = np.asarray(a_list, np.int64)
         md = np.asarray(max_dets, np.int64)
-        cost = np.diff(self.cat_pair_start)[kl] if len(kl) else np.zeros(0)
+        # a category costs its detections (sorted, walked per area and
+        # threshold) and its pairs (ground truths counted per area)
+        cost = ((np.diff(self.cat_pair_start) + np.diff(self.pair_d[self.cat_pair_start]))[kl]
+                if len(kl) else np.zeros(0))
         ranges = split_by_cost(cost, threads * 4)
         run_ranges(lambda lo, hi: _eval.accumulate(
             self.cat_pair_start, self.pair_img, selected, self.pair_g, self.pair_d,
