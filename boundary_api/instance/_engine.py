@@ -23,7 +23,7 @@ import numpy as np
 from . import _eval
 from ..masks import _iou, _rle
 from ..masks.boundary import dilation_pixels_array
-from .._parallel import resolve_threads, run_ranges, split_by_cost
+from .._parallel import full as parallel_full, resolve_threads, run_ranges, split_by_cost
 from .cache import cache_for
 
 from ._lazy import IouDict
@@ -542,9 +542,9 @@ class Evaluation:
         R = len(recs)
         # pycocotools' -np.ones(...), in one pass and without the temporary
         # (LVIS: 39 MB per array at 1,203 categories)
-        precision = np.full((T, R, K, A, M), -1.0)
+        precision = parallel_full((T, R, K, A, M), -1.0, threads)
         recall = np.full((T, K, A, M), -1.0)
-        scores = np.full((T, R, K, A, M), -1.0) if with_scores else np.empty((0, 0, 0, 0, 0))
+        scores = parallel_full((T, R, K, A, M), -1.0, threads) if with_scores else np.empty((0, 0, 0, 0, 0))
         selected = np.zeros(max(len(self.img_ids), 1), np.uint8)
         selected[np.asarray(img_list, np.int64)] = 1
         kl = np.asarray(k_list, np.int64)

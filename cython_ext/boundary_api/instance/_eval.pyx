@@ -11,6 +11,8 @@ and already cut to the largest ``maxDets``.  Its IoU matrix is at
 
 Both kernels run without the GIL on a range of pairs / categories so that the
 caller can spread them over threads; results do not depend on the split.
+The file is longer than the usual limit because the summary gathers (what
+the summaries average) read the arrays accumulation writes, beside it.
 """
 
 from libc.stdint cimport int64_t, int32_t, uint8_t, uint32_t, uint64_t
