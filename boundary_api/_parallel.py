@@ -83,7 +83,7 @@ def run_ranges(fn: Callable[[int, int], object], ranges: Sequence[Range], num_th
             bar.close()
 
 
-def full(shape, fill_value: float, num_threads: int, min_size: int = 1 << 20) -> np.ndarray:
+def full(shape, fill_value: float, num_threads: int, min_size: int = 1 << 18) -> np.ndarray:
     """``np.full(shape, fill_value)`` (float64), filled in ``num_threads``
     contiguous parts side by side when it holds at least ``min_size``
     elements (NumPy's fill releases the GIL; the pages are first touched by

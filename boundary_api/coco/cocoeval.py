@@ -434,8 +434,8 @@ class COCOeval(LazyEvaluator, pycocotools.cocoeval.COCOeval):
         I0, K0, A0 = len(state.img_ids), len(state.cat_ids), len(state.area_rng)
         same_thrs = len(p.iouThrs) == state.dt_flags.shape[1]
         if (not same_thrs or state.nan_scores or np.isnan(np.asarray(p.recThrs, np.float64)).any()
-                or any(k >= K0 for k in k_list) or any(a >= A0 for a in a_list)
-                or any(i >= I0 for i in i_list) or any(m > state.max_det for m in m_list)):
+                or (k_list and max(k_list) >= K0) or (a_list and max(a_list) >= A0)
+                or (i_list and max(i_list) >= I0) or any(m > state.max_det for m in m_list)):
             return None
         return k_list, a_list, m_list, i_list
 
