@@ -545,9 +545,8 @@ def _checked_columns(coco_gt, table, cols, buf, region, source: str, num_threads
     if not (present == p0).all() or not p0 & (HAS_BBOX | HAS_SEGMENTATION):
         return None
     ids, heights, widths = table
-    pos = np.searchsorted(ids, cols["image_id"])
-    pos_ok = pos < len(ids)
-    if not pos_ok.all() or not (ids[pos] == cols["image_id"]).all():
+    pos = _image_positions(ids, cols["image_id"])
+    if pos is None:
         return None  # unknown image ids: the general path names them
     if not np.isfinite(cols["score"]).all():
         return None
@@ -579,11 +578,45 @@ def _checked_columns(coco_gt, table, cols, buf, region, source: str, num_threads
     return res
 
 
+def _image_positions(ids: np.ndarray, image_id: np.ndarray) -> Optional[np.ndarray]:
+    """Position of each of ``image_id`` in the sorted unique ``ids``, or None
+    if one is not there.  A lookup table over the ids' range when it is not
+    much larger than the inputs (a gather instead of a binary search per
+    result), else a binary search."""
+    n = len(image_id)
+    if not len(ids):
+        return None if n else np.zeros(0, np.int64)
+    lo, hi = int(ids[0]), int(ids[-1])
+    if n and hi - lo < (1 << 26) and hi - lo <= 4 * (n + len(ids)):
+        if int(image_id.min()) < lo or int(image_id.max()) > hi:
+            return None
+        lut = np.full(hi - lo + 1, -1, np.int32 if len(ids) < (1 << 31) else np.int64)
+        lut[ids - lo] = np.arange(len(ids), dtype=lut.dtype)
+        pos = lut[image_id - lo]
+        return None if int(pos.min()) < 0 else pos
+    pos = np.searchsorted(ids, image_id)
+    if not (pos < len(ids)).all() or not (ids[pos] == image_id).all():
+        return None
+    return pos
+
+
+def _category_counts(category_id: np.ndarray):
+    """``np.unique(category_id, return_counts=True)``; by counting over the
+    ids' range when it is small (no sort of every result)."""
+    if len(category_id):
+        lo, hi = int(category_id.min()), int(category_id.max())
+        if hi - lo < (1 << 20):
+            counts = np.bincount(category_id - lo)
+            uniq = np.flatnonzero(counts)
+            return uniq + lo, counts[uniq]
+    return np.unique(category_id, return_counts=True)
+
+
 def _unknown_categories_allowed(res: ResultColumns, coco_gt, source: str, strict: bool) -> bool:
     """For category ids not in the ground truth: the warning
     :func:`._checks.check_results` gives (True), or with ``strict`` False."""
     known = set(coco_gt.cats)
-    uniq, counts = np.unique(res.category_id, return_counts=True)
+    uniq, counts = _category_counts(res.category_id)
     bad = [(c, k) for c, k in zip(uniq.tolist(), counts.tolist()) if c not in known]
     if bad:
         if strict:

@@ -428,3 +428,26 @@ def test_pickle_of_pending_results(tmp_path, scene):
     copied = copy.deepcopy(fast)
     _assert_same(_evaluate(gt, clone, "segm"), _evaluate(gt, slow, "segm"))
     assert clone.dataset == copied.dataset == slow.dataset
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.integers(-2 ** 63, 2 ** 63 - 1) | st.integers(-5, 40), max_size=30, unique=True),
+       st.lists(st.integers(-2 ** 63, 2 ** 63 - 1) | st.integers(-5, 40), max_size=60))
+def test_image_positions_and_category_counts_equal_the_sorting_ones(ids, values):
+    """The lookup-table / counting versions give what searchsorted and
+    np.unique give (None exactly when an id is unknown)."""
+    from boundary_api.instance._columns import _category_counts, _image_positions
+
+    ids = np.array(sorted(ids), np.int64)
+    if len(ids) and values and all(v not in set(ids.tolist()) for v in values):
+        values = values + [int(ids[0])]
+    vals = np.array(values, np.int64)
+    known = set(ids.tolist())
+    pos = _image_positions(ids, vals)
+    if all(v in known for v in values):
+        assert pos is not None and (ids[pos] == vals).all()
+    else:
+        assert pos is None
+    uniq, counts = _category_counts(vals)
+    ref_u, ref_c = np.unique(vals, return_counts=True)
+    assert uniq.tolist() == ref_u.tolist() and counts.tolist() == ref_c.tolist()
