@@ -21,7 +21,9 @@ import logging
 import mmap
 import os
 import stat
+import sys
 import threading
+import weakref
 from typing import Dict, List, Optional, Sequence
 
 import numpy as np
@@ -348,6 +350,9 @@ def read_file_buffer(path):
         return np.frombuffer(region, np.uint8), region
 
 
+#: Python 3.13+ maps a file without keeping a descriptor of it open
+_NO_FD = {"trackfd": False} if sys.version_info >= (3, 13) else {}
+
 #: a results file is scanned from a file mapping whose pages are given back
 #: behind the scan (and behind the copy of its RLE counts) every this many bytes
 RELEASE_BYTES = 8 << 20
@@ -372,7 +377,7 @@ def map_file(path):
                 return None
             # ACCESS_COPY: a writable (for the scanner's buffer type), private
             # mapping; nothing writes it, so every page stays the file's
-            region = mmap.mmap(f.fileno(), st.st_size, access=mmap.ACCESS_COPY)
+            region = mmap.mmap(f.fileno(), st.st_size, access=mmap.ACCESS_COPY, **_NO_FD)
     except (OSError, ValueError, TypeError, OverflowError):
         return None
     return np.frombuffer(region, np.uint8), region
@@ -407,6 +412,10 @@ def _image_table(coco_gt):
     return arr[order], h[order], w[order]
 
 
+#: most gathers left pending at once where each holds a file descriptor
+MAX_PENDING = 64
+
+
 class PendingCounts:
     """The RLE strings of a scanned file mapping, gathered on first use.
 
@@ -426,6 +435,14 @@ class PendingCounts:
         self._mapped = (buf, region)
         self._start, self._len, self._esc = counts_start, counts_len, counts_esc
         self._counts = None
+        _OPEN.add(self)
+
+    @staticmethod
+    def may_wait() -> bool:
+        """Whether one more gather may be left pending: each pending one holds
+        a file descriptor before Python 3.13, so at most :data:`MAX_PENDING`
+        do (then the strings are gathered at load, as before)."""
+        return bool(_NO_FD) or sum(p._mapped is not None for p in list(_OPEN)) < MAX_PENDING
 
     def gathered(self):
         """``(buf, counts_start, counts_len)`` of every row, gathered now if
@@ -439,6 +456,7 @@ class PendingCounts:
                     del buf
                     self._mapped = None
                     _close_mapping(region)
+                    _OPEN.discard(self)
                 self._esc = None
             return self._counts, self._start, self._len
 
@@ -449,6 +467,11 @@ class PendingCounts:
                 region = self._mapped[1]
                 self._mapped = None
                 _close_mapping(region)
+                _OPEN.discard(self)
+
+
+#: the pending gathers alive (their mappings may still be open)
+_OPEN: "weakref.WeakSet[PendingCounts]" = weakref.WeakSet()
 
 
 def _gather_mapped(buf, counts_start, counts_len, counts_esc) -> np.ndarray:
@@ -498,7 +521,7 @@ def load_result_columns(coco_gt, path, source: str, num_threads: Optional[int] =
             cols = _scan_results.scan_results(buf, resolve_threads(num_threads),
                                               _release=RELEASE_BYTES)
             p0 = int(cols["present"][0]) if cols is not None and len(cols["present"]) else 0
-            if p0 & HAS_SEGMENTATION and p0 & HAS_BBOX:
+            if p0 & HAS_SEGMENTATION and p0 & HAS_BBOX and PendingCounts.may_wait():
                 # box results: the strings are not read unless a mask evaluation
                 # or the dicts need them
                 pending = PendingCounts(buf, region, cols["counts_start"], cols["counts_len"],

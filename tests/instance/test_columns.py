@@ -451,3 +451,24 @@ def test_image_positions_and_category_counts_equal_the_sorting_ones(ids, values)
     uniq, counts = _category_counts(vals)
     ref_u, ref_c = np.unique(vals, return_counts=True)
     assert uniq.tolist() == ref_u.tolist() and counts.tolist() == ref_c.tolist()
+
+
+def test_pending_gathers_are_capped_where_they_hold_descriptors(tmp_path, scene, monkeypatch):
+    """Before Python 3.13 each pending gather holds a file descriptor: past
+    MAX_PENDING of them, box results gather their strings at load."""
+    import gc
+
+    from boundary_api.instance import _columns
+
+    gc.collect()  # (results of earlier tests freed: their gathers no longer count)
+    monkeypatch.setattr(_columns, "_NO_FD", {})
+    monkeypatch.setattr(_columns, "MAX_PENDING", len([p for p in _columns._OPEN if p._mapped is not None]) + 1)
+    gt, first, slow, _ = _pending_results(tmp_path, scene, "a.json")
+    assert first._columns.counts_pending
+    _, second, _, _ = _pending_results(tmp_path, scene, "b.json")
+    assert not second._columns.counts_pending
+    assert second.dataset == slow.dataset
+    first._columns.counts_table([0])  # the first gathered: one more may wait
+    _, third, _, _ = _pending_results(tmp_path, scene, "c.json")
+    assert third._columns.counts_pending
+    assert third.dataset == first.dataset == slow.dataset
