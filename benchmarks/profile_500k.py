@@ -60,6 +60,7 @@ INNER = [
     (["boundary_api.instance._columns"], "read_file_buffer", "results: read file into buffer"),
     (["boundary_api.instance._scan_results"], "scan_results", "results: native scan"),
     (["boundary_api.instance._scan_results"], "compact_counts", "results: compact RLE counts"),
+    (["boundary_api.instance._scan_results"], "gather_counts", "results: gather RLE counts (mapped file)"),
     (["boundary_api.instance._columns"], "ResultColumns.check_rles", "results: decode-check every RLE"),
     (["boundary_api.masks._rle"], "area_bbox", "results: area + box of every mask"),
     (["boundary_api.instance._scan_ground_truth"], "scan_ground_truth", "ground truth: native scan"),

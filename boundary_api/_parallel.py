@@ -81,3 +81,20 @@ def run_ranges(fn: Callable[[int, int], object], ranges: Sequence[Range], num_th
     finally:
         if bar is not None:
             bar.close()
+
+
+def full(shape, fill_value: float, num_threads: int, min_size: int = 1 << 18) -> np.ndarray:
+    """``np.full(shape, fill_value)`` (float64), filled in ``num_threads``
+    contiguous parts side by side when it holds at least ``min_size``
+    elements (NumPy's fill releases the GIL; the pages are first touched by
+    the thread that fills them).  The same array, sooner: LVIS' precision
+    array is 39 MB at 1,203 categories."""
+    size = int(np.prod(shape, dtype=np.int64))
+    if num_threads <= 1 or size < min_size:
+        return np.full(shape, fill_value, dtype=np.float64)
+    out = np.empty(shape, dtype=np.float64)
+    flat = out.reshape(-1)
+    step = -(-size // num_threads)
+    run_ranges(lambda lo, hi: flat[lo:hi].fill(fill_value),
+               [(lo, min(lo + step, size)) for lo in range(0, size, step)], num_threads)
+    return out

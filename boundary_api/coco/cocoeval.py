@@ -13,6 +13,7 @@ from typing import Optional
 import numpy as np
 import pycocotools.cocoeval
 
+from ..instance import _eval
 from ..instance._columns import select_rows
 from ..instance._gt_columns import ground_truths_by_pair
 from ..instance._checks import warn_suspect
@@ -433,8 +434,8 @@ class COCOeval(LazyEvaluator, pycocotools.cocoeval.COCOeval):
         I0, K0, A0 = len(state.img_ids), len(state.cat_ids), len(state.area_rng)
         same_thrs = len(p.iouThrs) == state.dt_flags.shape[1]
         if (not same_thrs or state.nan_scores or np.isnan(np.asarray(p.recThrs, np.float64)).any()
-                or any(k >= K0 for k in k_list) or any(a >= A0 for a in a_list)
-                or any(i >= I0 for i in i_list) or any(m > state.max_det for m in m_list)):
+                or (k_list and max(k_list) >= K0) or (a_list and max(a_list) >= A0)
+                or (i_list and max(i_list) >= I0) or any(m > state.max_det for m in m_list)):
             return None
         return k_list, a_list, m_list, i_list
 
@@ -448,12 +449,108 @@ class COCOeval(LazyEvaluator, pycocotools.cocoeval.COCOeval):
         reports that AP at N).
         """
         _warn_missing_summary_max_dets(self.params)
+        if self.eval and self.params.iouType in ("segm", "bbox", "boundary"):
+            try:
+                lines = _summary_lines(self.params)
+            except (AttributeError, IndexError, KeyError, TypeError):
+                lines = None  # (pycocotools fails where it fails, after the lines before)
+            if lines is not None:
+                # pycocotools' detection summary (Boundary AP's too), its AP
+                # lines gathered in one pass over the precision array
+                self.stats = _summarize_detections(self, lines)
+                return
         if self.params.iouType != "boundary":
             return super().summarize()
-        # pycocotools picks the summary by iouType; Boundary AP has the
-        # detection summary
         with _iou_type_as(self.params, "segm"):
             super().summarize()
+
+
+def _summary_lines(params) -> list:
+    """pycocotools' twelve detection summary lines: (ap, iouThr, areaRng, maxDets)."""
+    md = params.maxDets
+    return [(1, None, "all", 100), (1, .5, "all", md[2]), (1, .75, "all", md[2]),
+            (1, None, "small", md[2]), (1, None, "medium", md[2]), (1, None, "large", md[2]),
+            (0, None, "all", md[0]), (0, None, "all", md[1]), (0, None, "all", md[2]),
+            (0, None, "small", md[2]), (0, None, "medium", md[2]), (0, None, "large", md[2])]
+
+
+def _summary_selection(ev, ap, iou_thr, area_rng, max_dets):
+    """pycocotools' ``_summarize`` selection: the array, the IoU threshold
+    indices (None: all), the area and maxDets indices."""
+    p = ev.params
+    aind = [i for i, a in enumerate(p.areaRngLbl) if a == area_rng]
+    mind = [i for i, m in enumerate(p.maxDets) if m == max_dets]
+    s = ev.eval["precision"] if ap == 1 else ev.eval["recall"]
+    t = None if iou_thr is None else np.where(iou_thr == p.iouThrs)[0]
+    return s, t, aind, mind
+
+
+def _summary_value(ev, ap, iou_thr, area_rng, max_dets):
+    """One line's value as pycocotools takes it: ``np.mean(s[s > -1])``."""
+    s, t, aind, mind = _summary_selection(ev, ap, iou_thr, area_rng, max_dets)
+    if t is not None:
+        s = s[t]
+    s = s[:, :, :, aind, mind] if ap == 1 else s[:, :, aind, mind]
+    kept = s[s > -1]
+    return -1 if len(kept) == 0 else np.mean(kept)
+
+
+def _batched_ap_values(ev, lines) -> dict:
+    """The values of the AP lines whose selection is one area and one
+    maxDets entry, gathered from the precision array in one pass per maxDets
+    entry (``_eval.summary_values_many``): the same elements in the same
+    order as pycocotools' selection, so ``np.mean`` gives the same float."""
+    s = ev.eval["precision"]
+    if type(s) is not np.ndarray or s.ndim != 5 or s.dtype != np.float64:
+        return {}
+    T, R, K, A, M = s.shape
+    groups: dict = {}
+    for n, (ap, iou_thr, area_rng, max_dets) in enumerate(lines):
+        if ap != 1:
+            continue
+        _, t, aind, mind = _summary_selection(ev, ap, iou_thr, area_rng, max_dets)
+        if len(aind) != 1 or len(mind) != 1 or not (0 <= aind[0] < A and 0 <= mind[0] < M):
+            continue
+        t = np.arange(T) if t is None else t
+        if len(t) and not (0 <= t.min() and t.max() < T):
+            continue
+        groups.setdefault(mind[0], []).append((n, t, aind[0]))
+    values = {}
+    for m, sels in groups.items():
+        t_mask, k_mask, a_mask = np.zeros(T, np.uint32), np.zeros(K, np.uint32), np.zeros(A, np.uint32)
+        for b, (_, t, a) in enumerate(sels):
+            t_mask[t] |= np.uint32(1 << b)
+            k_mask |= np.uint32(1 << b)
+            a_mask[a] |= np.uint32(1 << b)
+        offset = np.concatenate(([0], np.cumsum([len(t) * R * K for _, t, _ in sels]))).astype(np.int64)
+        out = np.empty(int(offset[-1]), np.float64)
+        count = np.zeros(len(sels), np.int64)
+        _eval.summary_values_many(s[..., m], t_mask, k_mask, a_mask, offset, out, count)
+        for b, (n, _, _) in enumerate(sels):
+            kept = out[offset[b]:offset[b] + count[b]]
+            values[n] = -1 if len(kept) == 0 else np.mean(kept)
+    return values
+
+
+def _summarize_detections(ev, lines) -> np.ndarray:
+    """pycocotools' ``summarize`` for detections: the twelve ``lines``,
+    printed as it prints them, and ``stats``."""
+    p = ev.params
+    try:
+        batched = _batched_ap_values(ev, lines)
+    except (IndexError, KeyError, TypeError, ValueError):
+        batched = {}  # (pycocotools' own indexing decides, line by line)
+    template = " {:<18} {} @[ IoU={:<9} | area={:>6s} | maxDets={:>3d} ] = {:0.3f}"
+    stats = np.zeros((12,))
+    for n, (ap, iou_thr, area_rng, max_dets) in enumerate(lines):
+        title = "Average Precision" if ap == 1 else "Average Recall"
+        kind = "(AP)" if ap == 1 else "(AR)"
+        iou = ("{:0.2f}:{:0.2f}".format(p.iouThrs[0], p.iouThrs[-1]) if iou_thr is None
+               else "{:0.2f}".format(iou_thr))
+        value = batched[n] if n in batched else _summary_value(ev, ap, iou_thr, area_rng, max_dets)
+        print(template.format(title, kind, iou, area_rng, max_dets, value))
+        stats[n] = value
+    return stats
 
 
 def _warn_missing_summary_max_dets(params) -> None:

@@ -4,7 +4,9 @@ A results file in the COCO results schema (a list of objects with
 ``image_id``, ``category_id``, ``score`` and a ``bbox`` and/or a compressed-RLE
 ``segmentation``) is parsed by the native scanner (:mod:`._scan_results`) straight
 into arrays, with every RLE string left in one byte buffer.  The evaluation
-reads the arrays; the per-result dicts that pycocotools' ``loadRes`` would
+reads the arrays (box results' RLE strings are copied out of the file
+mapping only when a mask evaluation or the dicts first need them:
+:class:`PendingCounts`); the per-result dicts that pycocotools' ``loadRes`` would
 have made are built only if somebody reads ``dataset``, ``anns``,
 ``imgToAnns`` or ``catToImgs`` (:meth:`ResultColumns.annotations`), and are
 then exactly those dicts: same keys in the same order, same value types.
@@ -19,6 +21,9 @@ import logging
 import mmap
 import os
 import stat
+import sys
+import threading
+import weakref
 from typing import Dict, List, Optional, Sequence
 
 import numpy as np
@@ -61,11 +66,21 @@ class ResultColumns:
     has_segmentation : bool
     rles_checked : bool
         Whether every RLE string was decoded and found to cover its image.
+    buf : ndarray of uint8
+        The RLE strings, one after the other; ``counts_start`` and
+        ``counts_len`` (int64) say where each result's lies.  With a pending
+        gather (:class:`PendingCounts`, box results of a mapped file) they
+        are made on first read, exactly once, also across threads.
     """
 
-    def __init__(self, buf: np.ndarray, cols: Dict[str, np.ndarray], source: str):
+    def __init__(self, buf: Optional[np.ndarray], cols: Dict[str, np.ndarray], source: str,
+                 pending: Optional["PendingCounts"] = None):
         self.source = source
-        self.buf = buf
+        #: the counts not yet gathered out of the file mapping (None: ``_buf`` holds them)
+        self._pending = pending
+        #: rows of the pending gather's arrays these columns hold (None: all, in order)
+        self._pending_rows = None
+        self._buf = buf
         self.n = len(cols["image_id"])
         self.image_id = cols["image_id"]
         self.category_id = cols["category_id"]
@@ -73,8 +88,8 @@ class ResultColumns:
         self.bbox = np.ascontiguousarray(cols["bbox"], np.float64).reshape(-1, 4)
         self.seg_h = cols["seg_h"]
         self.seg_w = cols["seg_w"]
-        self.counts_start = cols["counts_start"]
-        self.counts_len = cols["counts_len"]
+        self._counts_start = None if pending is not None else cols["counts_start"]
+        self._counts_len = None if pending is not None else cols["counts_len"]
         self.present = int(cols["present"][0])
         self.int_kind = cols["int_kind"]
         self.key_order = cols["key_order"]
@@ -88,6 +103,63 @@ class ResultColumns:
         self.computed = None
 
     # ------------------------------------------------------------- strings
+    def _gather(self) -> None:
+        """Take the counts from the pending gather (made by the first caller)."""
+        pending = self._pending
+        if pending is None:
+            return
+        buf, start, length = pending.gathered()
+        with pending.lock:
+            if self._pending is None:  # another thread took them meanwhile
+                return
+            rows = self._pending_rows
+            if rows is not None:
+                start, length = start[rows], length[rows]
+            self._buf, self._counts_start, self._counts_len = buf, start, length
+            self._pending_rows = None
+            self._pending = None
+
+    @property
+    def buf(self) -> np.ndarray:
+        if self._pending is not None:
+            self._gather()
+        return self._buf
+
+    @property
+    def counts_start(self) -> np.ndarray:
+        if self._pending is not None:
+            self._gather()
+        return self._counts_start
+
+    @counts_start.setter
+    def counts_start(self, value) -> None:
+        self._gather()
+        self._counts_start = value
+
+    @property
+    def counts_len(self) -> np.ndarray:
+        if self._pending is not None:
+            self._gather()
+        return self._counts_len
+
+    @counts_len.setter
+    def counts_len(self, value) -> None:
+        self._gather()
+        self._counts_len = value
+
+    @property
+    def counts_pending(self) -> bool:
+        """Whether these columns have not yet taken their RLE strings from
+        the file mapping (they do on first use of ``buf``, ``counts_start``,
+        ``counts_len``; the gather itself is shared with every
+        :meth:`take` of them and runs once)."""
+        return self._pending is not None
+
+    def __getstate__(self) -> dict:
+        """``__dict__`` with the counts gathered (a mapping does not pickle)."""
+        self._gather()
+        return dict(self.__dict__)
+
     def counts_table(self, rows: np.ndarray):
         """:class:`StringTable` of the RLE strings of ``rows`` (no copy)."""
         rows = np.asarray(rows, np.int64)
@@ -188,9 +260,22 @@ class ResultColumns:
         Boundaries computed so far are not carried over."""
         rows = np.asarray(rows, np.int64)
         new = object.__new__(type(self))
-        new.__dict__.update(self.__dict__)
-        for name in ("image_id", "category_id", "score", "seg_h", "seg_w", "counts_start",
-                     "counts_len", "int_kind", "key_order", "area", "mask_area"):
+        pending = self._pending
+        if pending is not None:
+            with pending.lock:
+                pending = self._pending
+                base_rows = self._pending_rows
+                new.__dict__.update(self.__dict__)
+        else:
+            new.__dict__.update(self.__dict__)
+        if pending is not None:
+            # the gather stays pending; the new columns remember which of its rows they hold
+            new._pending_rows = rows.copy() if base_rows is None else base_rows[rows]
+        else:
+            for name in ("_counts_start", "_counts_len"):
+                setattr(new, name, np.ascontiguousarray(getattr(self, name)[rows]))
+        for name in ("image_id", "category_id", "score", "seg_h", "seg_w",
+                     "int_kind", "key_order", "area", "mask_area"):
             value = getattr(self, name)
             if value is not None:
                 setattr(new, name, np.ascontiguousarray(value[rows]))
@@ -291,6 +376,9 @@ def read_file_buffer(path):
         return np.frombuffer(region, np.uint8), region
 
 
+#: Python 3.13+ maps a file without keeping a descriptor of it open
+_NO_FD = {"trackfd": False} if sys.version_info >= (3, 13) else {}
+
 #: a results file is scanned from a file mapping whose pages are given back
 #: behind the scan (and behind the copy of its RLE counts) every this many bytes
 RELEASE_BYTES = 8 << 20
@@ -315,7 +403,7 @@ def map_file(path):
                 return None
             # ACCESS_COPY: a writable (for the scanner's buffer type), private
             # mapping; nothing writes it, so every page stays the file's
-            region = mmap.mmap(f.fileno(), st.st_size, access=mmap.ACCESS_COPY)
+            region = mmap.mmap(f.fileno(), st.st_size, access=mmap.ACCESS_COPY, **_NO_FD)
     except (OSError, ValueError, TypeError, OverflowError):
         return None
     return np.frombuffer(region, np.uint8), region
@@ -350,6 +438,87 @@ def _image_table(coco_gt):
     return arr[order], h[order], w[order]
 
 
+#: most gathers left pending at once where each holds a file descriptor
+MAX_PENDING = 64
+
+
+class PendingCounts:
+    """The RLE strings of a scanned file mapping, gathered on first use.
+
+    A releasing scan (:func:`map_file`, ``_release``) leaves the counts
+    escaped in the file; box results are evaluated without them, so they are
+    copied out (``_scan_results.gather_counts``) only when something first
+    needs them, exactly once, under a lock: two threads evaluating the same
+    results gather once.  Until then the mapping (and its file descriptor)
+    stays open; its pages were given back behind the scan, so it holds no
+    memory, and the file may be removed or renamed meanwhile (the mapping
+    keeps it).  Afterwards the mapping is closed.
+    """
+
+    def __init__(self, buf: np.ndarray, region, counts_start: np.ndarray, counts_len: np.ndarray,
+                 counts_esc: np.ndarray):
+        self.lock = threading.Lock()
+        self._mapped = (buf, region)
+        self._start, self._len, self._esc = counts_start, counts_len, counts_esc
+        self._counts = None
+        _OPEN.add(self)
+
+    @staticmethod
+    def may_wait() -> bool:
+        """Whether one more gather may be left pending: each pending one holds
+        a file descriptor before Python 3.13, so at most :data:`MAX_PENDING`
+        do (then the strings are gathered at load, as before)."""
+        return bool(_NO_FD) or sum(p._mapped is not None for p in list(_OPEN)) < MAX_PENDING
+
+    def gathered(self):
+        """``(buf, counts_start, counts_len)`` of every row, gathered now if
+        not yet."""
+        with self.lock:
+            if self._counts is None:
+                buf, region = self._mapped
+                try:
+                    self._counts = _gather_mapped(buf, self._start, self._len, self._esc)
+                finally:
+                    del buf
+                    self._mapped = None
+                    _close_mapping(region)
+                    _OPEN.discard(self)
+                self._esc = None
+            return self._counts, self._start, self._len
+
+    def discard(self) -> None:
+        """Close the mapping without gathering (the columns were refused)."""
+        with self.lock:
+            if self._mapped is not None:
+                region = self._mapped[1]
+                self._mapped = None
+                _close_mapping(region)
+                _OPEN.discard(self)
+
+
+#: the pending gathers alive (their mappings may still be open)
+_OPEN: "weakref.WeakSet[PendingCounts]" = weakref.WeakSet()
+
+
+def _gather_mapped(buf, counts_start, counts_len, counts_esc) -> np.ndarray:
+    """The counts of a releasing scan of ``buf`` (updating ``counts_start``
+    and ``counts_len`` in place), unescaped, in an array as long as they."""
+    from . import _scan_results
+
+    counts = _scan_results.gather_counts(buf, counts_start, counts_len, counts_esc, RELEASE_BYTES)
+    n = len(counts_len)
+    used = int(counts_start[n - 1] + counts_len[n - 1]) if n else 0
+    counts.resize(max(used, 1), refcheck=False)
+    return counts
+
+
+def _close_mapping(region) -> None:
+    try:
+        region.close()
+    except BufferError:  # a view still alive: unmapped when the last one goes
+        pass
+
+
 def load_result_columns(coco_gt, path, source: str, num_threads: Optional[int] = None,
                         strict: bool = False) -> Optional[ResultColumns]:
     """Parse and check a results file into :class:`ResultColumns`.
@@ -359,7 +528,9 @@ def load_result_columns(coco_gt, path, source: str, num_threads: Optional[int] =
     categories not in the ground truth are warned about, or with ``strict``
     left to the general path, which refuses them.  A large file
     is scanned on ``num_threads`` threads (None: all cores); the columns do
-    not depend on it.
+    not depend on it.  The RLE strings of box results in a mapped file are
+    gathered when first needed (:class:`PendingCounts`), mask-only results'
+    at once (their areas and boxes come from the masks).
     """
     from . import _scan_results
 
@@ -370,27 +541,31 @@ def load_result_columns(coco_gt, path, source: str, num_threads: Optional[int] =
     if mapped is not None:
         buf, region = mapped
         mapped = None
+        pending = None
+        counts = np.zeros(1, np.uint8)
         try:
             cols = _scan_results.scan_results(buf, resolve_threads(num_threads),
                                               _release=RELEASE_BYTES)
-            if cols is not None and int(cols["present"][0]) & HAS_SEGMENTATION:
-                counts = _scan_results.gather_counts(buf, cols["counts_start"], cols["counts_len"],
-                                                     cols["counts_esc"], RELEASE_BYTES)
-                n = len(cols["counts_len"])
-                used = int(cols["counts_start"][n - 1] + cols["counts_len"][n - 1]) if n else 0
-                counts.resize(max(used, 1), refcheck=False)
-            else:
-                counts = np.zeros(1, np.uint8)
+            p0 = int(cols["present"][0]) if cols is not None and len(cols["present"]) else 0
+            if p0 & HAS_SEGMENTATION and p0 & HAS_BBOX and PendingCounts.may_wait():
+                # box results: the strings are not read unless a mask evaluation
+                # or the dicts need them
+                pending = PendingCounts(buf, region, cols["counts_start"], cols["counts_len"],
+                                        cols.pop("counts_esc"))
+            elif p0 & HAS_SEGMENTATION:
+                counts = _gather_mapped(buf, cols["counts_start"], cols["counts_len"], cols["counts_esc"])
         finally:
             del buf
-            try:
-                region.close()
-            except BufferError:  # a view still alive: unmapped when the last one goes
-                pass
+            if pending is None:
+                _close_mapping(region)
         if cols is None:
             return None
-        del cols["counts_esc"]
-        return _checked_columns(coco_gt, table, cols, counts, None, source, num_threads, strict)
+        cols.pop("counts_esc", None)
+        res = _checked_columns(coco_gt, table, cols, None if pending else counts, None, source,
+                               num_threads, strict, pending=pending)
+        if res is None and pending is not None:
+            pending.discard()
+        return res
     try:
         buf, region = read_file_buffer(path)
     except (OSError, ValueError, TypeError, MemoryError):
@@ -405,11 +580,13 @@ def load_result_columns(coco_gt, path, source: str, num_threads: Optional[int] =
 
 
 def _checked_columns(coco_gt, table, cols, buf, region, source: str, num_threads, strict: bool,
-                     compact: bool = False) -> Optional[ResultColumns]:
-    """:class:`ResultColumns` of scanned ``cols`` whose counts lie in ``buf``, or
-    None when they fail a check.  With ``compact`` the counts are first moved
-    to the front of ``buf`` (the whole file read into ``region`` or a heap
-    array) and the rest of it given back."""
+                     compact: bool = False, pending: Optional[PendingCounts] = None
+                     ) -> Optional[ResultColumns]:
+    """:class:`ResultColumns` of scanned ``cols`` whose counts lie in ``buf``
+    (or are gathered from ``pending`` when first needed), or None when they
+    fail a check.  With ``compact`` the counts are first moved to the front
+    of ``buf`` (the whole file read into ``region`` or a heap array) and the
+    rest of it given back."""
     from . import _scan_results
 
     present = cols["present"]
@@ -417,9 +594,8 @@ def _checked_columns(coco_gt, table, cols, buf, region, source: str, num_threads
     if not (present == p0).all() or not p0 & (HAS_BBOX | HAS_SEGMENTATION):
         return None
     ids, heights, widths = table
-    pos = np.searchsorted(ids, cols["image_id"])
-    pos_ok = pos < len(ids)
-    if not pos_ok.all() or not (ids[pos] == cols["image_id"]).all():
+    pos = _image_positions(ids, cols["image_id"])
+    if pos is None:
         return None  # unknown image ids: the general path names them
     if not np.isfinite(cols["score"]).all():
         return None
@@ -435,7 +611,7 @@ def _checked_columns(coco_gt, table, cols, buf, region, source: str, num_threads
         else:
             del buf  # a mapping can change size only while nothing views it
             buf = shrink_mapping(region, used)
-    res = ResultColumns(buf, cols, source)
+    res = ResultColumns(buf, cols, source, pending)
     if res.kind == "segmentation":
         try:
             area, box = res.check_rles(num_threads, area_bbox=True)
@@ -451,11 +627,45 @@ def _checked_columns(coco_gt, table, cols, buf, region, source: str, num_threads
     return res
 
 
+def _image_positions(ids: np.ndarray, image_id: np.ndarray) -> Optional[np.ndarray]:
+    """Position of each of ``image_id`` in the sorted unique ``ids``, or None
+    if one is not there.  A lookup table over the ids' range when it is not
+    much larger than the inputs (a gather instead of a binary search per
+    result), else a binary search."""
+    n = len(image_id)
+    if not len(ids):
+        return None if n else np.zeros(0, np.int64)
+    lo, hi = int(ids[0]), int(ids[-1])
+    if n and hi - lo < (1 << 26) and hi - lo <= 4 * (n + len(ids)):
+        if int(image_id.min()) < lo or int(image_id.max()) > hi:
+            return None
+        lut = np.full(hi - lo + 1, -1, np.int32 if len(ids) < (1 << 31) else np.int64)
+        lut[ids - lo] = np.arange(len(ids), dtype=lut.dtype)
+        pos = lut[image_id - lo]
+        return None if int(pos.min()) < 0 else pos
+    pos = np.searchsorted(ids, image_id)
+    if not (pos < len(ids)).all() or not (ids[pos] == image_id).all():
+        return None
+    return pos
+
+
+def _category_counts(category_id: np.ndarray):
+    """``np.unique(category_id, return_counts=True)``; by counting over the
+    ids' range when it is small (no sort of every result)."""
+    if len(category_id):
+        lo, hi = int(category_id.min()), int(category_id.max())
+        if hi - lo < (1 << 20):
+            counts = np.bincount(category_id - lo)
+            uniq = np.flatnonzero(counts)
+            return uniq + lo, counts[uniq]
+    return np.unique(category_id, return_counts=True)
+
+
 def _unknown_categories_allowed(res: ResultColumns, coco_gt, source: str, strict: bool) -> bool:
     """For category ids not in the ground truth: the warning
     :func:`._checks.check_results` gives (True), or with ``strict`` False."""
     known = set(coco_gt.cats)
-    uniq, counts = np.unique(res.category_id, return_counts=True)
+    uniq, counts = _category_counts(res.category_id)
     bad = [(c, k) for c, k in zip(uniq.tolist(), counts.tolist()) if c not in known]
     if bad:
         if strict:

@@ -23,7 +23,7 @@ import numpy as np
 from . import _eval
 from ..masks import _iou, _rle
 from ..masks.boundary import dilation_pixels_array
-from .._parallel import resolve_threads, run_ranges, split_by_cost
+from .._parallel import full as parallel_full, resolve_threads, run_ranges, split_by_cost
 from .cache import cache_for
 
 from ._lazy import IouDict
@@ -567,16 +567,25 @@ class Evaluation:
         R = len(recs)
         # pycocotools' -np.ones(...), in one pass and without the temporary
         # (LVIS: 39 MB per array at 1,203 categories)
-        precision = np.full((T, R, K, A, M), -1.0)
+        precision = parallel_full((T, R, K, A, M), -1.0, threads)
         recall = np.full((T, K, A, M), -1.0)
-        scores = np.full((T, R, K, A, M), -1.0) if with_scores else np.empty((0, 0, 0, 0, 0))
+        scores = parallel_full((T, R, K, A, M), -1.0, threads) if with_scores else np.empty((0, 0, 0, 0, 0))
         selected = np.zeros(max(len(self.img_ids), 1), np.uint8)
         selected[np.asarray(img_list, np.int64)] = 1
         kl = np.asarray(k_list, np.int64)
         al = np.asarray(a_list, np.int64)
         md = np.asarray(max_dets, np.int64)
-        cost = np.diff(self.cat_pair_start)[kl] if len(kl) else np.zeros(0)
-        ranges = split_by_cost(cost, threads * 4)
+        # a category costs its detections (sorted, walked per area and
+        # threshold) and its pairs (ground truths counted per area)
+        cost = ((np.diff(self.cat_pair_start) + np.diff(self.pair_d[self.cat_pair_start]))[kl]
+                if len(kl) else np.zeros(0))
+        # many small ranges, the costliest first: one category can be a
+        # fifth of the work (val500k's first), and the ranges are taken in
+        # turn by whichever thread is free
+        ranges = split_by_cost(cost, threads * 16)
+        if threads > 1 and len(ranges) > 1:
+            cum = np.concatenate(([0], np.cumsum(cost)))
+            ranges.sort(key=lambda r: cum[r[0]] - cum[r[1]])
         run_ranges(lambda lo, hi: _eval.accumulate(
             self.cat_pair_start, self.pair_img, selected, self.pair_g, self.pair_d,
             self.dt_score, self.gt_ig, self.dt_flags, kl, al, md, recs,

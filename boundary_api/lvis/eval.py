@@ -14,8 +14,9 @@ import numpy as np
 from ._original import _lvis_eval
 from .dataset import LVIS, LVISResults, _is_path
 from ..instance._engine import Evaluation, _distinct_sorted, leave_ignore_flags, sorted_unique
-from ..instance._lazy import Lazy, LazyEvaluator, reset_lazy, touch_pairs
+from ..instance._lazy import Lazy, LazyEvaluator, instance_dict, reset_lazy, touch_pairs
 from .._io import input_error_class, warn_large_dilation_ratio
+from ..instance import _eval
 from ..instance._columns import select_rows
 from ..instance._gt_columns import ground_truths_by_pair
 from ..instance._dataset import masks_unusable
@@ -538,12 +539,23 @@ class LVISEval(LazyEvaluator, _lvis_eval.LVISEval):
         precision array (39 MB at 1,203 categories) and compares and selects
         twice, 13 times per ``summarize``; here one area range is a view (its
         elements in the order of lvis' copy) and the values are selected once."""
+        batch = instance_dict(self).get("_summary_batch")
+        if batch is not None:
+            value = batch.get((summary_type, iou_thr, area_rng, freq_group_idx))
+            if value is not None:
+                return value
         key = "precision" if summary_type == "ap" else "recall"
         s = self.eval.get(key) if type(self.eval) is dict else None
         if type(s) is not np.ndarray or s.ndim != (4 if key == "precision" else 3):
             return super()._summarize(summary_type, iou_thr=iou_thr, area_rng=area_rng,
                                       freq_group_idx=freq_group_idx)
         aidx = [idx for idx, _area_rng in enumerate(self.params.area_rng_lbl) if _area_rng == area_rng]
+        if s.dtype == np.float64 and len(aidx) == 1:
+            values = _summary_values(s, key, iou_thr, self.params.iou_thrs, aidx[0],
+                                     self.freq_groups[freq_group_idx]
+                                     if key == "precision" and freq_group_idx is not None else None)
+            if values is not None:
+                return -1 if len(values) == 0 else np.mean(values)
         if iou_thr is not None:
             s = s[np.where(iou_thr == self.params.iou_thrs)[0]]
         if key == "precision" and freq_group_idx is not None:
@@ -563,7 +575,15 @@ class LVISEval(LazyEvaluator, _lvis_eval.LVISEval):
         ``APf``), area range 'all'."""
         if self.ap == "pooled":
             return fixed_pooled.summarize_pooled(self)
-        return super().summarize()
+        # lvis' nine AP lines read the same precision array: gathered in one
+        # pass here, each then taken by the _summarize call lvis makes (a
+        # subclass's own _summarize is left to do its own)
+        batch = _ap_summaries(self) if type(self)._summarize is LVISEval._summarize else None
+        instance_dict(self)["_summary_batch"] = batch
+        try:
+            return super().summarize()
+        finally:
+            instance_dict(self).pop("_summary_batch", None)
 
     def accumulate(self):
         """Accumulate per-image results into ``eval`` (lvis' ``accumulate``).
@@ -607,3 +627,93 @@ class LVISEval(LazyEvaluator, _lvis_eval.LVISEval):
             "precision": precision[..., 0],
             "recall": recall[..., 0],
         }
+
+
+def _summary_values(s: np.ndarray, key: str, iou_thr, iou_thrs, a: int, group) -> Optional[np.ndarray]:
+    """The values lvis' ``_summarize`` averages, ``s[s > -1]`` of its
+    selection, in its order, gathered in one pass (``_eval.summary_values``);
+    None where the indices are not plain in-range integers (NumPy's indexing
+    then decides, as in lvis)."""
+    K, A = s.shape[-2], s.shape[-1]
+    if not 0 <= a < A:
+        return None
+    if iou_thr is not None:
+        t_idx = np.where(iou_thr == iou_thrs)[0].astype(np.int64)
+    else:
+        t_idx = np.arange(s.shape[0], dtype=np.int64)
+    if group is None:
+        k_idx = np.arange(K, dtype=np.int64)
+    else:
+        k_idx = np.asarray(group)
+        if k_idx.ndim != 1 or k_idx.dtype.kind not in "iu" or len(k_idx) == 0:
+            return None
+        k_idx = k_idx.astype(np.int64)
+        if k_idx.min() < 0 or k_idx.max() >= K:
+            return None
+    if key == "recall":
+        s = s[:, None]  # (T, 1, K, A): one "recall threshold"
+    out = np.empty(len(t_idx) * s.shape[1] * len(k_idx), np.float64)
+    n = _eval.summary_values(s, t_idx, k_idx, a, out)
+    return out[:n]
+
+
+
+#: lvis' ``summarize``: the AP lines it asks ``_summarize`` for
+_AP_LINES = [(None, "all", None), (0.50, "all", None), (0.75, "all", None), (None, "small", None),
+             (None, "medium", None), (None, "large", None), (None, "all", 0), (None, "all", 1),
+             (None, "all", 2)]
+
+
+def _ap_summaries(ev) -> Optional[dict]:
+    """The values of lvis' AP lines (``_summarize('ap', ...)`` keyed by its
+    arguments), each the mean of the same elements in the same order as
+    lvis takes it, from one pass over the precision array
+    (``_eval.summary_values_many``); lines whose selection is not plain
+    (an area label not there once, a frequency group not strictly
+    increasing in-range indices) are left out and computed by ``_summarize``."""
+    s = ev.eval.get("precision") if type(ev.eval) is dict else None
+    if type(s) is not np.ndarray or s.ndim != 4 or s.dtype != np.float64:
+        return None
+    p = ev.params
+    T, R, K, A = s.shape
+    t_mask = np.zeros(T, np.uint32)
+    k_mask = np.zeros(K, np.uint32)
+    a_mask = np.zeros(A, np.uint32)
+    lines, sizes = [], []
+    for iou_thr, area_rng, group in _AP_LINES:
+        aidx = [idx for idx, lbl in enumerate(p.area_rng_lbl) if lbl == area_rng]
+        if len(aidx) != 1 or not 0 <= aidx[0] < A:
+            continue
+        if iou_thr is None:
+            t_idx = np.arange(T)
+        else:
+            t_idx = np.where(iou_thr == p.iou_thrs)[0]
+            if len(t_idx) and t_idx.max() >= T:
+                continue
+        if group is None:
+            k_idx = np.arange(K)
+        else:
+            try:
+                k_idx = np.asarray(ev.freq_groups[group])
+            except (AttributeError, IndexError, TypeError, KeyError):
+                continue
+            if (k_idx.ndim != 1 or k_idx.dtype.kind not in "iu" or len(k_idx) == 0
+                    or k_idx.min() < 0 or k_idx.max() >= K or (len(k_idx) > 1 and (np.diff(k_idx) <= 0).any())):
+                continue
+        bit = np.uint32(1 << len(lines))
+        t_mask[t_idx] |= bit
+        k_mask[k_idx] |= bit
+        a_mask[aidx[0]] |= bit
+        lines.append(("ap", iou_thr, area_rng, group))
+        sizes.append(len(t_idx) * R * len(k_idx))
+    if not lines:
+        return None
+    offset = np.concatenate(([0], np.cumsum(sizes))).astype(np.int64)
+    out = np.empty(int(offset[-1]), np.float64)
+    count = np.zeros(len(lines), np.int64)
+    _eval.summary_values_many(s, t_mask, k_mask, a_mask, offset, out, count)
+    values = {}
+    for b, line in enumerate(lines):
+        kept = out[offset[b]:offset[b] + count[b]]
+        values[line] = -1 if len(kept) == 0 else np.mean(kept)
+    return values

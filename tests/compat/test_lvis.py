@@ -3,6 +3,7 @@ code run with both, comparing numbers, exception classes and value types
 (issue 24 items 2-4 and issue 25 items 5, 6, 8, LVIS side)."""
 import copy
 import json
+import os
 
 import lvis
 import numpy as np
@@ -233,3 +234,34 @@ def test_results_types_as_lvis(tmp_path):
     both(load, small_dets())
     both(load, box_dets())
     both(load, dt_path)
+
+
+def test_results_file_removed_after_loading(tmp_path):
+    """LVISResults(path), the file removed, then Box AP, Mask AP and the
+    dicts: box results' RLE strings are gathered when first needed, from the
+    mapping boundary_api holds (lvis has read them all)."""
+    path = write(tmp_path, "gt.json", small_gt())
+    dets = small_dets()
+    for d in dets:
+        d["bbox"] = [float(v) for v in mask_utils.toBbox(d["segmentation"])]
+
+    def removed(LVIS, LVISResults, LVISEval, first):
+        dt_path = write(tmp_path, f"dt_{LVIS.__module__}.json", dets)
+        gt = LVIS(path)
+        dt = LVISResults(gt, dt_path)
+        os.remove(dt_path)
+        out = []
+        for iou in ("bbox", first, "segm" if first == "anns" else "bbox"):
+            if iou == "anns":
+                out.append((dt.dataset["annotations"], dict(dt.anns)))
+                continue
+            ev = LVISEval(gt, dt, iou)
+            ev.evaluate()
+            ev.accumulate()
+            ev.summarize()
+            out.append((dict(ev.get_results()), ev.eval["precision"]))
+        return out
+
+    for first in ("segm", "anns"):
+        _, ours = both(removed, first)
+        assert ours.error is None and ours.warned == []

@@ -486,3 +486,43 @@ def test_ground_truth_rle_string_that_does_not_decode_to_its_image(tmp_path):
     ev = boundary_api.COCOeval(coco, silent(coco.loadRes, small_dets()), "segm")
     with pytest.raises(ValueError, match="^annotation id 2 \\(image 1\\): "):
         silent(ev.evaluate)
+
+
+# ------------------------------------------- results file removed after loadRes
+def _with_boxes(dets):
+    """Results that carry a box and a mask (loadRes' 'bbox' branch)."""
+    out = []
+    for d in dets:
+        x = dict(d)
+        x["bbox"] = [float(v) for v in mask_utils.toBbox(d["segmentation"])]
+        out.append(x)
+    return out
+
+
+@pytest.mark.parametrize("dets", [small_dets, lambda: _with_boxes(small_dets())], ids=["masks", "boxes+masks"])
+def test_results_file_removed_after_load_res(tmp_path, dets):
+    """loadRes(path), the file removed, then Box AP, Mask AP and the dicts:
+    boundary_api gathers box results' RLE strings only when first needed,
+    from the mapping of the file it holds (pycocotools has read them all)."""
+    gt = write(tmp_path, "gt.json", small_gt())
+
+    def removed(COCO, COCOeval, first):
+        dt_path = write(tmp_path, f"dt_{COCO.__module__}.json", dets())
+        coco = COCO(gt)
+        res = coco.loadRes(dt_path)
+        os.remove(dt_path)
+        out = []
+        for iou in ("bbox", first, "bbox" if first == "segm" else "segm"):
+            if iou == "anns":
+                out.append((res.dataset["annotations"], dict(res.anns), dict(res.imgToAnns)))
+                continue
+            ev = COCOeval(coco, res, iou)
+            ev.evaluate()
+            ev.accumulate()
+            ev.summarize()
+            out.append([float(v) for v in ev.stats])
+        return out
+
+    for first in ("segm", "anns"):
+        _, ours = both(removed, first)
+        assert ours.warned == [] and ours.error is None

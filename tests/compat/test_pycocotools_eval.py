@@ -423,3 +423,59 @@ def test_state_without_categories_is_pycocotools(loading):
         quiet(ev.accumulate)
         quiet(ev.summarize)
     assert_same_numbers(ours, orig)
+
+
+# ------------------------------------------------------------ summaries
+def _edit(ev, rng):
+    """Values of every kind where the summary reads: -1, NaN, just above and
+    below -1 (the same arrays given to both)."""
+    for key in ("precision", "recall"):
+        a = ev.eval[key].copy()
+        pick = rng.random(a.shape)
+        a[pick < 0.3] = rng.random(int((pick < 0.3).sum()))
+        a[(pick >= 0.3) & (pick < 0.35)] = -1.0
+        a[(pick >= 0.35) & (pick < 0.36)] = np.nan
+        a[(pick >= 0.36) & (pick < 0.37)] = -0.999
+        a[(pick >= 0.37) & (pick < 0.38)] = -1.001
+        ev.eval[key] = a
+
+
+def _params_edit(case, p):
+    if case == "labels twice":  # two areas labelled 'small': pycocotools' indexing decides
+        p.areaRngLbl = ["all", "small", "small", "large"]
+    elif case == "no 100":
+        p.maxDets = [1, 10, 50]
+    elif case == "thresholds unlike":
+        p.iouThrs = p.iouThrs + 0.001
+
+
+@pytest.mark.parametrize("case", ["plain", "labels twice", "no 100", "thresholds unlike", "two maxDets"])
+@pytest.mark.parametrize("iou", ["bbox", "boundary"])
+def test_summary_equals_pycocotools_on_any_arrays(case, iou, capsys):
+    ours = run(OURS, iou, "path", steps=("evaluate", "accumulate"))
+    if iou == "boundary":  # pycocotools' summary on the same arrays
+        orig = ORIGINAL(*load("plain"), "segm")
+        orig.params = copy.deepcopy(ours.params)
+        orig.params.iouType = "segm"
+        orig.eval = copy.deepcopy(ours.eval)
+    else:
+        orig = run(ORIGINAL, iou, steps=("evaluate", "accumulate"))
+    _edit(ours, np.random.default_rng(len(case)))
+    orig.eval["precision"], orig.eval["recall"] = ours.eval["precision"].copy(), ours.eval["recall"].copy()
+    for ev in (ours, orig):
+        _params_edit(case, ev.params)
+        if case == "two maxDets":
+            ev.params.maxDets = [1, 100]
+    capsys.readouterr()
+    outcomes = []
+    for ev in (orig, ours):
+        try:
+            ev.summarize()
+            outcomes.append(None)
+        except Exception as e:  # noqa: BLE001 - the same failure is the point
+            outcomes.append(type(e))
+        outcomes.append(capsys.readouterr().out)
+    assert outcomes[2:] == outcomes[:2]
+    if outcomes[0] is None:
+        assert ours.stats.dtype == orig.stats.dtype
+        assert ours.stats.tobytes() == orig.stats.tobytes()

@@ -314,3 +314,161 @@ def test_file_buffer_reads_and_shrinks_in_place(tmp_path, size):
         small = shrink_mapping(region, 10)
         assert len(small) == 10 and bytes(small[1:]) == data[1:10] and small[0] == 7
         assert len(region) == 10  # given back in place
+
+
+# --------------------------------------- box results: RLE strings gathered when needed
+def _pending_results(tmp_path, scene, name="dt.json"):
+    gt_dict, dets = scene
+    results = _with_boxes(dets)
+    path = _write(tmp_path, name, results)
+    gt = _quiet(COCO.from_dataset, copy.deepcopy(gt_dict))
+    fast = _quiet(gt.loadRes, path)
+    slow = _quiet(gt.loadRes, copy.deepcopy(results))
+    return gt, fast, slow, path
+
+
+def test_box_results_gather_their_strings_when_first_needed(tmp_path, scene):
+    """A mapped file of box results: Box AP reads no RLE string; Mask AP
+    gathers them once, from the mapping, also after the file was removed."""
+    import os
+
+    gt, fast, slow, path = _pending_results(tmp_path, scene)
+    columns = fast._columns
+    assert columns.kind == "bbox" and columns.counts_pending
+    _assert_same(_evaluate(gt, fast, "bbox"), _evaluate(gt, slow, "bbox"))
+    assert columns.counts_pending
+    os.remove(path)
+    for iou_type in ("segm", "boundary"):
+        _assert_same(_evaluate(gt, fast, iou_type), _evaluate(gt, slow, iou_type))
+    assert not columns.counts_pending and fast._columns is columns
+    assert fast.dataset == slow.dataset
+
+
+def test_mask_only_and_read_results_gather_at_once(tmp_path, scene, monkeypatch):
+    """Mask-only results (their areas come from the masks) and files read
+    rather than mapped keep the strings from the start."""
+    from boundary_api.instance import _columns
+
+    gt_dict, dets = scene
+    gt = _quiet(COCO.from_dataset, copy.deepcopy(gt_dict))
+    assert not _quiet(gt.loadRes, _write(tmp_path, "masks.json", dets))._columns.counts_pending
+    monkeypatch.setattr(_columns, "map_file", lambda path: None)
+    read = _quiet(gt.loadRes, _write(tmp_path, "boxes.json", _with_boxes(dets)))
+    assert read._columns.kind == "bbox" and not read._columns.counts_pending
+
+
+def test_dicts_of_pending_results_after_removal(tmp_path, scene):
+    import os
+
+    gt, fast, slow, path = _pending_results(tmp_path, scene)
+    os.remove(path)
+    assert fast.anns == slow.anns
+    assert fast.dataset["annotations"] == slow.dataset["annotations"]
+
+
+def test_pending_gather_runs_once_across_threads(tmp_path, scene, monkeypatch):
+    """Threads evaluating the same loaded results gather the strings once."""
+    import threading
+    import time
+
+    from boundary_api.instance import _columns
+
+    calls = []
+    gather = _columns._gather_mapped
+
+    def slow_gather(*args):
+        calls.append(1)
+        time.sleep(0.05)  # (a window for the other threads to arrive)
+        return gather(*args)
+
+    monkeypatch.setattr(_columns, "_gather_mapped", slow_gather)
+    gt, fast, slow, _ = _pending_results(tmp_path, scene)
+    columns = fast._columns
+    taken = columns.take(np.arange(columns.n - 1, -1, -1))
+    assert taken.counts_pending
+    out = {}
+
+    def work(k):
+        src = taken if k % 2 else columns
+        out[k] = [src.counts_str(r) for r in range(src.n)]
+
+    threads = [threading.Thread(target=work, args=(k,)) for k in range(6)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert len(calls) == 1
+    strings = [a["segmentation"]["counts"] for a in slow.dataset["annotations"]]
+    for k in range(6):
+        assert out[k] == (strings[::-1] if k % 2 else strings)
+
+
+def test_take_of_pending_columns(tmp_path, scene):
+    """Rows taken (twice) before the gather hold the strings of those rows."""
+    gt, fast, slow, _ = _pending_results(tmp_path, scene)
+    columns = fast._columns
+    rng = np.random.default_rng(3)
+    rows = rng.permutation(columns.n)[: columns.n // 2]
+    rows2 = rng.permutation(len(rows))[:7]
+    taken = columns.take(rows).take(rows2)
+    assert taken.counts_pending and columns.counts_pending
+    strings = [a["segmentation"]["counts"] for a in slow.dataset["annotations"]]
+    assert [taken.counts_str(r) for r in range(taken.n)] == [strings[i] for i in rows[rows2]]
+    assert columns.counts_pending  # (the gather is shared; each columns takes its rows on use)
+    assert [columns.counts_str(r) for r in range(columns.n)] == strings
+
+
+def test_pickle_of_pending_results(tmp_path, scene):
+    import os
+
+    gt, fast, slow, path = _pending_results(tmp_path, scene)
+    clone = pickle.loads(pickle.dumps(fast))
+    os.remove(path)
+    assert not clone._columns.counts_pending
+    copied = copy.deepcopy(fast)
+    _assert_same(_evaluate(gt, clone, "segm"), _evaluate(gt, slow, "segm"))
+    assert clone.dataset == copied.dataset == slow.dataset
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.integers(-2 ** 63, 2 ** 63 - 1) | st.integers(-5, 40), max_size=30, unique=True),
+       st.lists(st.integers(-2 ** 63, 2 ** 63 - 1) | st.integers(-5, 40), max_size=60))
+def test_image_positions_and_category_counts_equal_the_sorting_ones(ids, values):
+    """The lookup-table / counting versions give what searchsorted and
+    np.unique give (None exactly when an id is unknown)."""
+    from boundary_api.instance._columns import _category_counts, _image_positions
+
+    ids = np.array(sorted(ids), np.int64)
+    if len(ids) and values and all(v not in set(ids.tolist()) for v in values):
+        values = values + [int(ids[0])]
+    vals = np.array(values, np.int64)
+    known = set(ids.tolist())
+    pos = _image_positions(ids, vals)
+    if all(v in known for v in values):
+        assert pos is not None and (ids[pos] == vals).all()
+    else:
+        assert pos is None
+    uniq, counts = _category_counts(vals)
+    ref_u, ref_c = np.unique(vals, return_counts=True)
+    assert uniq.tolist() == ref_u.tolist() and counts.tolist() == ref_c.tolist()
+
+
+def test_pending_gathers_are_capped_where_they_hold_descriptors(tmp_path, scene, monkeypatch):
+    """Before Python 3.13 each pending gather holds a file descriptor: past
+    MAX_PENDING of them, box results gather their strings at load."""
+    import gc
+
+    from boundary_api.instance import _columns
+
+    gc.collect()  # (results of earlier tests freed: their gathers no longer count)
+    monkeypatch.setattr(_columns, "_NO_FD", {})
+    monkeypatch.setattr(_columns, "MAX_PENDING", len([p for p in _columns._OPEN if p._mapped is not None]) + 1)
+    gt, first, slow, _ = _pending_results(tmp_path, scene, "a.json")
+    assert first._columns.counts_pending
+    _, second, _, _ = _pending_results(tmp_path, scene, "b.json")
+    assert not second._columns.counts_pending
+    assert second.dataset == slow.dataset
+    first._columns.counts_table([0])  # the first gathered: one more may wait
+    _, third, _, _ = _pending_results(tmp_path, scene, "c.json")
+    assert third._columns.counts_pending
+    assert third.dataset == first.dataset == slow.dataset

@@ -397,3 +397,28 @@ def test_thread_count_does_not_matter(tmp_path, scene, iou_type):
     two = _evaluate(gt, LVISResults(gt, path, max_dets=4), iou_type, num_threads=2)
     assert one._state.dt_columns is not None and two._state.dt_columns is not None
     _assert_same(one, two)
+
+
+@pytest.mark.parametrize("max_dets", [300, 3])
+def test_box_results_gather_their_strings_when_first_needed(tmp_path, scene, max_dets):
+    """A mapped file of box results, capped per image (rows taken before any
+    string is read): Box AP reads no RLE string, Mask AP gathers those of
+    the kept rows, also after the file was removed."""
+    import os
+
+    gt_dict, dets = scene
+    results = _with_boxes(dets)
+    path = _write(tmp_path, "dt.json", results)
+    gt = LVIS.from_dataset(copy.deepcopy(gt_dict))
+    fast = LVISResults(gt, path, max_dets=max_dets)
+    slow = LVISResults(gt, copy.deepcopy(results), max_dets=max_dets)
+    columns = fast._columns
+    assert columns.kind == "bbox" and columns.counts_pending
+    if max_dets == 3:
+        assert columns.n < len(results)  # (the cap took rows)
+    _assert_same(_evaluate(gt, fast, "bbox"), _evaluate(gt, slow, "bbox"))
+    assert columns.counts_pending
+    os.remove(path)
+    _assert_same(_evaluate(gt, fast, "segm"), _evaluate(gt, slow, "segm"))
+    assert not columns.counts_pending
+    assert_same_lvis_index(fast, slow)

@@ -11,9 +11,11 @@ and already cut to the largest ``maxDets``.  Its IoU matrix is at
 
 Both kernels run without the GIL on a range of pairs / categories so that the
 caller can spread them over threads; results do not depend on the split.
+The file is longer than the usual limit because the summary gathers (what
+the summaries average) read the arrays accumulation writes, beside it.
 """
 
-from libc.stdint cimport int64_t, int32_t, uint8_t, uint32_t
+from libc.stdint cimport int64_t, int32_t, uint8_t, uint32_t, uint64_t
 from libc.stdlib cimport malloc, free, qsort
 from libc.math cimport INFINITY
 
@@ -155,26 +157,77 @@ cdef inline int64_t _first_n(int64_t cnt, int64_t maxdet) noexcept nogil:
     return cnt if cnt > 0 else 0
 
 
-cdef struct Det:
-    double score
-    int64_t seq     # position in gathering order (image order, then rank)
-    int64_t idx     # detection index
-    int64_t rank    # position among its pair's detections (highest score first)
-    int64_t cnt     # detections of its pair
+# A detection to sort: ``key`` orders by decreasing score (``_desc_key``),
+# ``seq`` is its position in gathering order (image order, then rank).
+cdef struct SortItem:
+    uint64_t key
+    uint64_t seq
 
-cdef int _det_cmp(const void* pa, const void* pb) noexcept nogil:
-    # decreasing score, then increasing position: what a stable sort of -score gives
-    cdef const Det* a = <const Det*> pa
-    cdef const Det* b = <const Det*> pb
-    if a.score > b.score:
-        return -1
-    if a.score < b.score:
-        return 1
-    if a.seq < b.seq:
-        return -1
-    if a.seq > b.seq:
-        return 1
-    return 0
+cdef union _DoubleBits:
+    double d
+    uint64_t u
+
+cdef inline uint64_t _desc_key(double score) noexcept nogil:
+    # An unsigned key whose increasing order is the decreasing order of the
+    # (non-NaN) scores, equal scores (0.0 and -0.0 too) giving equal keys.
+    cdef _DoubleBits b
+    b.d = score if score != 0.0 else 0.0
+    if b.u >> 63:
+        b.u = ~b.u               # negative: larger magnitude sorts lower
+    else:
+        b.u = b.u ^ (<uint64_t> 1 << 63)
+    return ~b.u
+
+
+cdef void _sort_items(SortItem* items, SortItem* tmp, Py_ssize_t n) noexcept nogil:
+    """Stable sort of ``items`` by ``key`` (``tmp``: scratch of ``n``): what
+    pycocotools' ``np.argsort(-scores, kind='mergesort')`` gives, as the
+    items are gathered in ``seq`` order.  Insertion sort when short, else a
+    least-significant-digit radix sort by bytes (stable by construction),
+    skipping the bytes all keys share (the high bytes of scores in [0, 1])."""
+    cdef Py_ssize_t i, j, b, c, total
+    cdef SortItem x
+    cdef SortItem* src = items
+    cdef SortItem* dst = tmp
+    cdef SortItem* sw
+    cdef Py_ssize_t counts[8][256]
+    cdef int shift
+    cdef uint64_t key
+    if n <= 48:
+        for i in range(1, n):
+            x = items[i]
+            j = i - 1
+            while j >= 0 and items[j].key > x.key:
+                items[j + 1] = items[j]
+                j -= 1
+            items[j + 1] = x
+        return
+    for b in range(8):
+        for c in range(256):
+            counts[b][c] = 0
+    for i in range(n):
+        key = items[i].key
+        for b in range(8):
+            counts[b][(key >> (8 * b)) & 255] += 1
+    for b in range(8):
+        shift = 8 * b
+        if counts[b][(src[0].key >> shift) & 255] == n:
+            continue  # every key has this byte: the pass would not move anything
+        total = 0
+        for c in range(256):
+            j = counts[b][c]
+            counts[b][c] = total
+            total += j
+        for i in range(n):
+            c = (src[i].key >> shift) & 255
+            dst[counts[b][c]] = src[i]
+            counts[b][c] += 1
+        sw = src
+        src = dst
+        dst = sw
+    if src != items:
+        for i in range(n):
+            items[i] = src[i]
 
 
 def accumulate(const int64_t[:] cat_pair_start, const int64_t[:] pair_img,
@@ -202,24 +255,42 @@ def accumulate(const int64_t[:] cat_pair_start, const int64_t[:] pair_img,
     then walks that order keeping the detections its cut keeps.  A subset
     of a stable order is the subset's stable order, so every cell sees the
     order pycocotools' ``np.argsort(-dtScores, kind='mergesort')`` gives it.
+    A ``max_dets`` entry that keeps the same detections as an earlier one
+    (no image of the category holds more than either) has that entry's
+    cells, copied.
     """
-    cdef Py_ssize_t k, a, mi, t, r, i, j, n, nd, p, c, q, lo_i, hi_i, mid, nt
+    cdef Py_ssize_t k, a, mi, m2, t, r, i, j, n, nd, p, c, q, lo_i, hi_i, mid, nt
     cdef Py_ssize_t T = dt_flags.shape[1], R = rec_thrs.shape[0]
     cdef Py_ssize_t A = a_list.shape[0], M = max_dets.shape[0]
-    cdef int64_t kk, aa, npig, g, cnt, cm, seq, tp, fp, nsel
-    cdef Det* dets = NULL
-    cdef int64_t* kept = NULL     # per maxDets entry: positions (in sorted order) it keeps
+    cdef int64_t kk, aa, npig, g, cnt, cm, seq, ni, nsel
+    cdef SortItem* items = NULL
+    cdef SortItem* tmp = NULL
+    cdef int64_t* gidx = NULL     # gathering order: detection index, rank in its pair, pair's count
+    cdef int64_t* grank = NULL
+    cdef int64_t* gcnt = NULL
+    cdef int64_t* sidx = NULL     # sorted order: detection index
+    cdef int64_t* kept = NULL     # per maxDets entry: the detections it keeps, in sorted order
     cdef int64_t* nkept = NULL
-    cdef uint8_t* fs = NULL       # flags of the sorted detections at one (area, threshold)
-    cdef int64_t* tpos = NULL     # positions (among the kept) of the true positives
+    cdef Py_ssize_t* msrc = NULL  # per maxDets entry: the first entry keeping the same
+    cdef uint64_t* rec = NULL     # per true positive: not-ignored detections up to it << 32 | its position
     cdef double* tpr = NULL       # precision at each true positive, then its envelope
+    cdef const int64_t* kp
+    cdef const uint8_t* frow
     cdef Py_ssize_t cap = 0
     cdef uint8_t fl
+    cdef int64_t nig
     cdef double eps = 2.220446049250313e-16   # np.spacing(1)
-    cdef double pr0, env0, thr, dn
+    cdef double pr0, env0, thr, dn, tp0, fp0
+    cdef bint rec_sorted = 1
+    cdef uint64_t low32 = 0xFFFFFFFFu
     cdef int err = 0
+    for r in range(1, R):
+        if not (rec_thrs[r - 1] <= rec_thrs[r]):
+            rec_sorted = 0
     nkept = <int64_t*> malloc((M + 1) * sizeof(int64_t))
-    if nkept == NULL:
+    msrc = <Py_ssize_t*> malloc((M + 1) * sizeof(Py_ssize_t))
+    if nkept == NULL or msrc == NULL:
+        free(nkept); free(msrc)
         raise MemoryError()
     with nogil:
         for k in range(lo, hi):
@@ -242,14 +313,23 @@ def accumulate(const int64_t[:] cat_pair_start, const int64_t[:] pair_img,
             if nsel == 0:
                 continue
             if n > cap:
-                free(dets); free(kept); free(fs); free(tpos); free(tpr)
+                free(items); free(tmp); free(gidx); free(grank); free(gcnt); free(sidx)
+                free(kept); free(rec); free(tpr)
                 cap = n
-                dets = <Det*> malloc(cap * sizeof(Det))
+                if n > 0x7fffffff:   # (positions are kept in 32 bits)
+                    err = 1
+                    break
+                items = <SortItem*> malloc(cap * sizeof(SortItem))
+                tmp = <SortItem*> malloc(cap * sizeof(SortItem))
+                gidx = <int64_t*> malloc(cap * sizeof(int64_t))
+                grank = <int64_t*> malloc(cap * sizeof(int64_t))
+                gcnt = <int64_t*> malloc(cap * sizeof(int64_t))
+                sidx = <int64_t*> malloc(cap * sizeof(int64_t))
                 kept = <int64_t*> malloc(cap * (M if M > 0 else 1) * sizeof(int64_t))
-                fs = <uint8_t*> malloc(cap * sizeof(uint8_t))
-                tpos = <int64_t*> malloc(cap * sizeof(int64_t))
+                rec = <uint64_t*> malloc(cap * sizeof(uint64_t))
                 tpr = <double*> malloc(cap * sizeof(double))
-                if dets == NULL or kept == NULL or fs == NULL or tpos == NULL or tpr == NULL:
+                if (items == NULL or tmp == NULL or gidx == NULL or grank == NULL or gcnt == NULL
+                        or sidx == NULL or kept == NULL or rec == NULL or tpr == NULL):
                     err = 1
                     break
             seq = 0
@@ -263,21 +343,33 @@ def accumulate(const int64_t[:] cat_pair_start, const int64_t[:] pair_img,
                     if c > cm:
                         cm = c
                 for i in range(cm):
-                    dets[seq].score = dt_score[pair_d[p] + i]
-                    dets[seq].seq = seq
-                    dets[seq].idx = pair_d[p] + i
-                    dets[seq].rank = i
-                    dets[seq].cnt = cnt
+                    items[seq].key = _desc_key(dt_score[pair_d[p] + i])
+                    items[seq].seq = <uint64_t> seq
+                    gidx[seq] = pair_d[p] + i
+                    grank[seq] = i
+                    gcnt[seq] = cnt
                     seq += 1
-            if n > 1:
-                qsort(dets, n, sizeof(Det), _det_cmp)
+            _sort_items(items, tmp, n)
+            for i in range(n):
+                sidx[i] = gidx[items[i].seq]
             for mi in range(M):
                 nd = 0
                 for i in range(n):
-                    if dets[i].rank < _first_n(dets[i].cnt, max_dets[mi]):
-                        kept[mi * cap + nd] = i
+                    j = <Py_ssize_t> items[i].seq
+                    if grank[j] < _first_n(gcnt[j], max_dets[mi]):
+                        kept[mi * cap + nd] = sidx[i]
                         nd += 1
                 nkept[mi] = nd
+                # the same kept detections as an earlier entry: the same cells
+                msrc[mi] = mi
+                for m2 in range(mi):
+                    if msrc[m2] == m2 and nkept[m2] == nd:
+                        for j in range(nd):
+                            if kept[m2 * cap + j] != kept[mi * cap + j]:
+                                break
+                        else:
+                            msrc[mi] = m2
+                            break
             for a in range(A):
                 aa = a_list[a]
                 npig = 0
@@ -291,32 +383,47 @@ def accumulate(const int64_t[:] cat_pair_start, const int64_t[:] pair_img,
                     continue
                 dn = <double> npig
                 for t in range(T):
-                    for i in range(n):
-                        fs[i] = dt_flags[aa, t, dets[i].idx]
+                    frow = &dt_flags[aa, t, 0]
                     for mi in range(M):
+                        if msrc[mi] != mi:
+                            m2 = msrc[mi]
+                            recall[t, k, a, mi] = recall[t, k, a, m2]
+                            for r in range(R):
+                                precision[t, r, k, a, mi] = precision[t, r, k, a, m2]
+                                if with_scores:
+                                    scores[t, r, k, a, mi] = scores[t, r, k, a, m2]
+                            continue
                         nd = nkept[mi]
+                        kp = kept + mi * cap
                         # pycocotools: tp/fp cumulative sums, rc = tp / npig,
                         # pr = tp / (fp + tp + eps), pr made non-increasing from
                         # the right, then searchsorted(rc, recThrs, 'left').  rc
                         # only rises at a true positive and pr only peaks there, so
-                        # only the true positives (and position 0) are computed.
-                        tp = 0
-                        fp = 0
+                        # only the true positives (and position 0) are computed:
+                        # the walk records where each one is and how many
+                        # detections up to it are not ignored (tp + fp there),
+                        # without a branch on the flags
                         nt = 0
-                        pr0 = 0.0
+                        ni = 0
                         for j in range(nd):
-                            fl = fs[kept[mi * cap + j]]
-                            if not (fl & F_IGNORE):
-                                if fl & F_MATCHED:
-                                    tp += 1
-                                    tpos[nt] = j
-                                    tpr[nt] = <double> tp / ((<double> fp + <double> tp) + eps)
-                                    nt += 1
-                                else:
-                                    fp += 1
-                            if j == 0:
-                                pr0 = <double> tp / ((<double> fp + <double> tp) + eps)
-                        recall[t, k, a, mi] = <double> tp / dn if nd > 0 else 0.0
+                            fl = frow[kp[j]]
+                            nig = 1 - ((fl >> 1) & 1)
+                            ni += nig
+                            rec[nt] = (<uint64_t> ni << 32) | <uint64_t> j
+                            nt += nig & fl & 1
+                        # the same terms as the cumulative sums give: at the
+                        # q-th true positive tp = q + 1, fp = (not ignored) - tp
+                        for q in range(nt):
+                            tpr[q] = <double> (q + 1) / ((<double> (<int64_t> (rec[q] >> 32) - (q + 1))
+                                                          + <double> (q + 1)) + eps)
+                        pr0 = 0.0
+                        if nd > 0:
+                            fl = frow[kp[0]]
+                            nig = 1 - ((fl >> 1) & 1)
+                            tp0 = <double> (nig & fl & 1)
+                            fp0 = <double> (nig - (nig & fl & 1))
+                            pr0 = tp0 / ((fp0 + tp0) + eps)
+                        recall[t, k, a, mi] = <double> nt / dn if nd > 0 else 0.0
                         q = nt - 1
                         while q > 0:
                             if tpr[q] > tpr[q - 1]:
@@ -325,30 +432,38 @@ def accumulate(const int64_t[:] cat_pair_start, const int64_t[:] pair_img,
                         env0 = pr0
                         if nt > 0 and tpr[0] > env0:
                             env0 = tpr[0]
+                        c = 0   # (sorted thresholds) where the search of the last one ended
                         for r in range(R):
                             thr = rec_thrs[r]
                             # the first position whose rc is not below thr
                             if nd == 0:
                                 lo_i = 0
                                 q = -1
-                            elif not ((<double> (1 if nt > 0 and tpos[0] == 0 else 0)) / dn < thr):
+                            elif not ((<double> (1 if nt > 0 and (rec[0] & low32) == 0 else 0)) / dn < thr):
                                 lo_i = 0
                                 q = -1
                             else:
-                                lo_i = 0
-                                hi_i = nt
-                                while lo_i < hi_i:
-                                    mid = (lo_i + hi_i) // 2
-                                    if <double> (mid + 1) / dn < thr:
-                                        lo_i = mid + 1
-                                    else:
-                                        hi_i = mid
-                                q = lo_i
-                                lo_i = tpos[q] if q < nt else nd
+                                if rec_sorted:
+                                    # the first q with (q + 1) / npig >= thr does
+                                    # not fall as thr rises
+                                    while c < nt and <double> (c + 1) / dn < thr:
+                                        c += 1
+                                    q = c
+                                else:
+                                    lo_i = 0
+                                    hi_i = nt
+                                    while lo_i < hi_i:
+                                        mid = (lo_i + hi_i) // 2
+                                        if <double> (mid + 1) / dn < thr:
+                                            lo_i = mid + 1
+                                        else:
+                                            hi_i = mid
+                                    q = lo_i
+                                lo_i = <Py_ssize_t> (rec[q] & low32) if q < nt else nd
                             if lo_i < nd:
                                 precision[t, r, k, a, mi] = env0 if q < 0 else tpr[q]
                                 if with_scores:
-                                    scores[t, r, k, a, mi] = dets[kept[mi * cap + lo_i]].score
+                                    scores[t, r, k, a, mi] = dt_score[kp[lo_i]]
                             else:
                                 # pycocotools stops at the first out-of-range
                                 # index: the rest stay 0
@@ -357,11 +472,11 @@ def accumulate(const int64_t[:] cat_pair_start, const int64_t[:] pair_img,
                                     if with_scores:
                                         scores[t, c, k, a, mi] = 0.0
                                 break
-        free(dets); free(kept); free(fs); free(tpos); free(tpr)
-    free(nkept)
+        free(items); free(tmp); free(gidx); free(grank); free(gcnt); free(sidx)
+        free(kept); free(rec); free(tpr)
+    free(nkept); free(msrc)
     if err:
         raise MemoryError()
-
 
 cdef struct KeyedScore:
     double neg      # the negated score: ascending, NaN last
@@ -622,3 +737,80 @@ def bootstrap_cells(const int64_t[:] cell_start, const int64_t[:] cell_group, Py
         free(ev_rc); free(ev_pr); free(ev_tp); free(ev_fp); free(gsum)
     if err:
         raise MemoryError()
+
+
+def summary_values(const double[:, :, :, :] s, const int64_t[:] t_idx, const int64_t[:] k_idx,
+                   Py_ssize_t a, double[::1] out):
+    """The values above -1 of ``s[t_idx][:, :, k_idx, a]`` into ``out``, in
+    that array's C order (``t`` in ``t_idx`` order, then every ``r``, then
+    ``k`` in ``k_idx`` order); returns how many.
+
+    lvis' and pycocotools' summaries take ``np.mean(s[s > -1])`` of such a
+    selection; ``np.mean`` of ``out[:n]`` is that number (the same elements
+    in the same order), without the copies of the selection and the two
+    full-size comparisons.  NaN is not above -1, as in NumPy.  Every index
+    must be in range (the caller checks).
+    """
+    cdef Py_ssize_t R = s.shape[1], i, j, r, n = 0, t, k
+    cdef Py_ssize_t NT = t_idx.shape[0], NK = k_idx.shape[0]
+    cdef double v
+    if out.shape[0] < NT * R * NK:
+        raise ValueError("summary_values: out is too small")
+    with nogil:
+        for i in range(NT):
+            t = t_idx[i]
+            for r in range(R):
+                for j in range(NK):
+                    k = k_idx[j]
+                    v = s[t, r, k, a]
+                    if v > -1.0:
+                        out[n] = v
+                        n += 1
+    return n
+
+
+def summary_values_many(const double[:, :, :, :] s, const uint32_t[:] t_mask, const uint32_t[:] k_mask,
+                        const uint32_t[:] a_mask, const int64_t[:] offset, double[::1] out,
+                        int64_t[::1] count):
+    """:func:`summary_values` of up to 32 selections in one pass over ``s``.
+
+    Selection ``b`` holds ``s[t, r, k, a]`` where bit ``b`` is set in
+    ``t_mask[t]``, ``k_mask[k]`` and ``a_mask[a]``; its values above -1 go
+    to ``out[offset[b]:offset[b + 1]]`` in increasing ``t``, ``r``, ``k``
+    (the C order of ``s[t_idx][:, :, k_idx, a]`` for increasing ``t_idx``
+    and ``k_idx``, one ``a``), and ``count[b]`` says how many.
+    """
+    cdef Py_ssize_t T = s.shape[0], R = s.shape[1], K = s.shape[2], A = s.shape[3]
+    cdef Py_ssize_t t, r, k, a, b, nb = count.shape[0]
+    cdef uint32_t bt, bk, bits
+    cdef double v
+    if (t_mask.shape[0] != T or k_mask.shape[0] != K or a_mask.shape[0] != A
+            or offset.shape[0] != nb + 1 or nb > 32 or out.shape[0] < offset[nb]):
+        raise ValueError("summary_values_many: inconsistent shapes")
+    for b in range(nb):
+        count[b] = 0
+    with nogil:
+        for t in range(T):
+            bt = t_mask[t]
+            if bt == 0:
+                continue
+            for r in range(R):
+                for k in range(K):
+                    bk = bt & k_mask[k]
+                    if bk == 0:
+                        continue
+                    for a in range(A):
+                        bits = bk & a_mask[a]
+                        if bits == 0:
+                            continue
+                        v = s[t, r, k, a]
+                        if not (v > -1.0):
+                            continue
+                        b = 0
+                        while bits:
+                            if bits & 1:
+                                out[offset[b] + count[b]] = v
+                                count[b] += 1
+                            bits >>= 1
+                            b += 1
+    return None
