@@ -229,25 +229,77 @@ class COCOeval(LazyEvaluator, pycocotools.cocoeval.COCOeval):
             self._state = None
             log.info("COCOeval.evaluate: pycocotools' evaluate (iouType 'keypoints')")
             return super().evaluate()
+        deferred = None
         if p.iouType == "segm" and not self._reference and not _strict(self.cocoGt, self.cocoDt):
-            self._reference = masks_unusable(self.cocoGt, self.cocoDt)
+            # results read as columns: their strings are checked where the IoU
+            # step decodes them (one decode each); a bad one then leads here
+            # as when it was checked first (see _evaluate_checking)
+            deferred = self._results_checked_in_iou_step(p)
+            self._reference = masks_unusable(self.cocoGt, *(() if deferred is not None else (self.cocoDt,)))
         if self._reference and p.iouType in ("segm", "bbox"):
+            return self._evaluate_reference()
+        if deferred is not None:
+            return self._evaluate_checking(p, deferred)
+        self._evaluate_main(p)
+
+    def _evaluate_reference(self):
+        """pycocotools' own ``evaluate`` (input it evaluates otherwise than this
+        package), its failure named as the input's."""
+        self._state = None
+        try:
+            return super().evaluate()
+        except Exception as exc:  # noqa: BLE001 - pycocotools' own failure, named
+            problems = _input_problems(self.cocoGt, self.cocoDt)
+            why = f" ({problems[0]})" if problems else ""
+            cls = input_error_class(type(exc))
+            if not issubclass(cls, type(exc)):
+                raise
+            raise cls(f"pycocotools' evaluation fails on this input{why}: {type(exc).__name__}: {exc}") from exc
+
+    def _results_checked_in_iou_step(self, p):
+        """The results' columns when Mask AP's IoU step will check their RLE
+        strings itself (native path, strings not yet checked, every image
+        size one the kernels take), else None."""
+        dt = self.cocoDt
+        columns = dt.__dict__.get("_columns") if isinstance(dt, COCO) else None
+        if (columns is None or not columns.has_segmentation or columns.rles_checked
+                or getattr(dt, "_rles_checked", False) or not hasattr(dt, "_input_problems")
+                or not self.use_fast_impl or self._overridden() or p.useSegm is not None):
+            return None
+        return columns if columns.sizes_ok() else None
+
+    def _evaluate_checking(self, p, columns) -> None:
+        """The native evaluation with the results' strings checked in the IoU
+        step.  A bad string leaves nothing done (its lines unprinted, the
+        ground truth's selection log undone) and then leads where the check
+        before the evaluation leads: the warning and pycocotools' evaluate."""
+        gtc = self.cocoGt.__dict__.get("_gt_columns") if isinstance(self.cocoGt, COCO) else None
+        logged = len(gtc.log) if gtc is not None else 0
+        held = []
+        try:
+            self._evaluate_main(p, held.append)
+        except ValueError:
+            if columns.rles_checked:
+                raise
+            if gtc is not None:
+                del gtc.log[logged:]
             self._state = None
-            try:
-                return super().evaluate()
-            except Exception as exc:  # noqa: BLE001 - pycocotools' own failure, named
-                problems = _input_problems(self.cocoGt, self.cocoDt)
-                why = f" ({problems[0]})" if problems else ""
-                cls = input_error_class(type(exc))
-                if not issubclass(cls, type(exc)):
-                    raise
-                raise cls(f"pycocotools' evaluation fails on this input{why}: {type(exc).__name__}: {exc}") from exc
+            if not masks_unusable(self.cocoDt):  # (warns when a string is bad)
+                raise
+            self._reference = True
+            return self._evaluate_reference()
+        for line in held:
+            print(line)
+
+    def _evaluate_main(self, p, say=print) -> None:
+        """``evaluate`` once the input is known to be this package's to evaluate
+        (its lines printed by ``say``)."""
         tic = time.time()
-        print("Running per image evaluation...")
+        say("Running per image evaluation...")
         if p.useSegm is not None:
             p.iouType = "segm" if p.useSegm == 1 else "bbox"
-            print("useSegm (deprecated) is not None. Running {} evaluation".format(p.iouType))
-        print("Evaluate annotation type *{}*".format(p.iouType))
+            say("useSegm (deprecated) is not None. Running {} evaluation".format(p.iouType))
+        say("Evaluate annotation type *{}*".format(p.iouType))
         p.imgIds = sorted_unique(p.imgIds)
         if p.useCats:
             p.catIds = sorted_unique(p.catIds)
@@ -265,7 +317,7 @@ class COCOeval(LazyEvaluator, pycocotools.cocoeval.COCOeval):
             log.info("COCOeval.evaluate: native matching")
             self._evaluate_native(p)
         self._paramsEval = _copy_params(self.params)
-        print("DONE (t={:0.2f}s).".format(time.time() - tic))
+        say("DONE (t={:0.2f}s).".format(time.time() - tic))
 
     def _evaluate_loops(self, p, native_iou: bool) -> None:
         """pycocotools' ``evaluate`` after the parameters are normalised:

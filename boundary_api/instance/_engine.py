@@ -364,7 +364,7 @@ class Evaluation:
             dt_box = np.zeros((D, 4), np.float64)
             gcache = cache_for(gt_dataset)
             if cols is not None:
-                if mode == 1 and not cols.rles_checked and cols.sizes_ok():
+                if mode in (0, 1) and not cols.rles_checked and cols.sizes_ok():
                     # the strings are checked where the IoU step decodes them
                     # (and those it does not decode after it): one decode each
                     dt_status = np.full(D, 255, np.uint8)
@@ -411,6 +411,8 @@ class Evaluation:
         large = D > LARGE
         ranges = split_by_cost(self._iou_costs(mode), threads * (32 if large else 16) if threads > 1 else 1)
         extra = (dw, dd) if mode == 3 else (None, None)
+        if mode == 0 and dt_status is not None:
+            extra = (np.ascontiguousarray(cols.seg_w[rows]), None)  # (for the check)
         extra += (gw, gd) if gd is not None else (None, None)
         extra += (dt_status,)
         counts = run_ranges(lambda lo, hi: _iou.iou_pairs(mode, gm, gb, gh, self.gt_crowd, gt_box,

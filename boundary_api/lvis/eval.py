@@ -261,20 +261,16 @@ class LVISEval(LazyEvaluator, _lvis_eval.LVISEval):
         ``_prepare``, ``_get_gt_dt``, ``compute_iou`` or ``evaluate_img``
         (then those are called as lvis calls them); see the class notes.
         """
+        deferred = False
         if self.params.iou_type == "segm" and not self._reference \
                 and not (getattr(self.lvis_gt, "_strict", False) or getattr(self.lvis_dt, "_strict", False)):
-            self._reference = masks_unusable(self.lvis_gt, self.lvis_dt)
+            # results read as columns: their strings are checked where the IoU
+            # step decodes them (one decode each), or by _evaluate_columns; a
+            # bad one then leads here as when it was checked first
+            deferred = self._results_checked_later()
+            self._reference = masks_unusable(self.lvis_gt, *(() if deferred else (self.lvis_dt,)))
         if self._reference:
-            self._state = None
-            try:
-                return super().evaluate()
-            except Exception as exc:  # noqa: BLE001 - lvis' own failure, named
-                problems = tuple(p for o in (self.lvis_gt, self.lvis_dt) for p in getattr(o, "_input_problems", ()))
-                cls = input_error_class(type(exc))
-                if not issubclass(cls, type(exc)):
-                    raise
-                why = f" ({problems[0]})" if problems else ""
-                raise cls(f"lvis' evaluation fails on this input{why}: {type(exc).__name__}: {exc}") from exc
+            return self._evaluate_reference()
         p = self.params
         self.logger.info("Running per image evaluation.")
         self.logger.info("Evaluate annotation type *{}*".format(p.iou_type))
@@ -293,6 +289,9 @@ class LVISEval(LazyEvaluator, _lvis_eval.LVISEval):
         log.info("LVISEval.evaluate: native matching")
         if self._evaluate_columns():
             return
+        if deferred and masks_unusable(self.lvis_dt):  # (warns when a string is bad)
+            self._reference = True
+            return self._evaluate_reference()
         self._prepare()
         state = self._pairs(p, cat_ids)
         state.compute_ious(p.iou_type, self.lvis_gt, self.lvis_dt, self.dilation_ratio, self.num_threads)
@@ -344,6 +343,30 @@ class LVISEval(LazyEvaluator, _lvis_eval.LVISEval):
         self._state = state
         reset_lazy(self, self._LAZY)
 
+    def _evaluate_reference(self):
+        """lvis' own ``evaluate`` (input it evaluates otherwise than this
+        package), its failure named as the input's."""
+        self._state = None
+        try:
+            return super().evaluate()
+        except Exception as exc:  # noqa: BLE001 - lvis' own failure, named
+            problems = tuple(p for o in (self.lvis_gt, self.lvis_dt) for p in getattr(o, "_input_problems", ()))
+            cls = input_error_class(type(exc))
+            if not issubclass(cls, type(exc)):
+                raise
+            why = f" ({problems[0]})" if problems else ""
+            raise cls(f"lvis' evaluation fails on this input{why}: {type(exc).__name__}: {exc}") from exc
+
+    def _results_checked_later(self) -> bool:
+        """Whether Mask AP's results are columns whose RLE strings
+        :meth:`_evaluate_columns` checks (in the IoU step where it can): the
+        native path, strings not yet checked."""
+        dt = self.lvis_dt
+        columns = dt.__dict__.get("_columns") if isinstance(dt, LVISResults) else None
+        return (columns is not None and columns.has_segmentation and not columns.rles_checked
+                and not getattr(dt, "_rles_checked", False) and hasattr(dt, "_input_problems")
+                and self.use_fast_impl and not self._overridden() and columns.sizes_ok())
+
     def _evaluate_columns(self) -> bool:
         """``evaluate`` for results loaded as columns, without a dict per
         result; False (nothing done) when the general path must run."""
@@ -357,10 +380,10 @@ class LVISEval(LazyEvaluator, _lvis_eval.LVISEval):
             return False
         if p.iou_type != "bbox" and not columns.has_segmentation:
             return False
-        # Boundary AP on ground-truth columns checks the results' strings in
+        # Mask and Boundary AP on ground-truth columns check the results' strings in
         # the IoU step, where it decodes them (see Evaluation.compute_ious);
         # otherwise (and on the dict path, which fills _gts first) here
-        fused = p.iou_type == "boundary" and not columns.rles_checked and columns.sizes_ok()
+        fused = p.iou_type in ("boundary", "segm") and not columns.rles_checked and columns.sizes_ok()
         gtc = self._ground_truth_columns() if fused else None
         fused = fused and gtc is not None
         if p.iou_type != "bbox" and not fused:

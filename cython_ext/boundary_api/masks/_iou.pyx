@@ -46,9 +46,10 @@ def iou_pairs(int mode,
     detections included) is extracted from the mask decoded here, used as
     runs, and encoded once for the per-annotation cache.
 
-    ``dt_status`` given (mode 3): the detections' strings are checked where
-    they are decoded instead of trusted: ``dt_status[k]`` becomes 0 (good), 1
-    (malformed) or 2 (not ``dt_h * dt_w`` pixels) for every detection decoded
+    ``dt_status`` given (modes 0 and 3, with ``dt_w``): the detections'
+    strings are checked where they are decoded instead of trusted:
+    ``dt_status[k]`` becomes 0 (good), 1 (malformed) or 2 (not
+    ``dt_h * dt_w`` pixels) for every detection decoded
     (those of pairs with a ground truth), and a bad one is skipped (its row
     of IoUs stays as ``out`` held it) rather than raising.
 
@@ -93,8 +94,9 @@ def iou_pairs(int mode,
         offs = np.zeros(1, np.int64)
     of = offs
     enc.data = NULL; enc.n = 0; enc.cap = 0
-    if checking and (mode != 3 or dt_status.shape[0] < dt_h.shape[0]):
-        raise ValueError("iou_pairs: dt_status is for mode 3, one per detection")
+    if checking and ((mode != 0 and mode != 3) or dt_status.shape[0] < dt_h.shape[0]
+                     or dt_w is None or dt_w.shape[0] < dt_h.shape[0]):
+        raise ValueError("iou_pairs: dt_status is for modes 0 and 3, one per detection, with dt_w")
     if mode == 3:
         if dt_w is None or dt_d is None or dt_w.shape[0] < dt_h.shape[0] or dt_d.shape[0] < dt_h.shape[0]:
             raise ValueError("iou_pairs mode 3 needs dt_w and dt_d for every detection")
