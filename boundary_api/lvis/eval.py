@@ -14,7 +14,7 @@ import numpy as np
 from ._original import _lvis_eval
 from .dataset import LVIS, LVISResults, _is_path
 from ..instance._engine import Evaluation, _distinct_sorted, leave_ignore_flags, sorted_unique
-from ..instance._lazy import Lazy, LazyEvaluator, reset_lazy, touch_pairs
+from ..instance._lazy import Lazy, LazyEvaluator, instance_dict, reset_lazy, touch_pairs
 from .._io import input_error_class, warn_large_dilation_ratio
 from ..instance._columns import select_rows
 from ..instance._gt_columns import ground_truths_by_pair
@@ -544,10 +544,29 @@ class LVISEval(LazyEvaluator, _lvis_eval.LVISEval):
             return super()._summarize(summary_type, iou_thr=iou_thr, area_rng=area_rng,
                                       freq_group_idx=freq_group_idx)
         aidx = [idx for idx, _area_rng in enumerate(self.params.area_rng_lbl) if _area_rng == area_rng]
+        group = self.freq_groups[freq_group_idx] if key == "precision" and freq_group_idx is not None else None
+        cache = instance_dict(self).get("_summary_cache")  # (self.__dict__ would build evalImgs)
+        if group is not None and not all(type(k) is int and 0 <= k < s.shape[2] for k in group):
+            cache = None  # (an index lvis' selection refuses: refused the same way below)
+        if cache is not None:
+            # within one summarize(): only the categories with a value > -1
+            # somewhere (the others add nothing to any selection below), in
+            # their order, so every selection holds the same values in the
+            # same order as on the whole array
+            entry = cache.get(key)
+            if entry is None:
+                kaxis = 2 if key == "precision" else 1
+                lead = int(np.prod(s.shape[:kaxis]))
+                # (rows of the leading axes OR-ed together: contiguous, unlike any() over axes 0, 1, 3)
+                cats = np.flatnonzero((s > -1).reshape(lead, -1).any(axis=0).reshape(s.shape[kaxis], -1).any(axis=1))
+                entry = cache[key] = (np.take(s, cats, axis=kaxis), {int(k): i for i, k in enumerate(cats)})
+            s, position = entry
+            if group is not None:
+                group = [position[int(k)] for k in group if int(k) in position]
         if iou_thr is not None:
             s = s[np.where(iou_thr == self.params.iou_thrs)[0]]
-        if key == "precision" and freq_group_idx is not None:
-            s = s[:, :, self.freq_groups[freq_group_idx], aidx]
+        if group is not None:
+            s = s[:, :, group, aidx]
         elif len(aidx) == 1:
             s = s[..., aidx[0]:aidx[0] + 1]  # lvis' s[..., aidx], as a view
         else:
@@ -563,7 +582,12 @@ class LVISEval(LazyEvaluator, _lvis_eval.LVISEval):
         ``APf``), area range 'all'."""
         if self.ap == "pooled":
             return fixed_pooled.summarize_pooled(self)
-        return super().summarize()
+        d = instance_dict(self)
+        d["_summary_cache"] = {}
+        try:
+            return super().summarize()
+        finally:
+            d.pop("_summary_cache", None)
 
     def accumulate(self):
         """Accumulate per-image results into ``eval`` (lvis' ``accumulate``).
