@@ -548,6 +548,7 @@ class LVISEval(LazyEvaluator, _lvis_eval.LVISEval):
         cache = instance_dict(self).get("_summary_cache")  # (self.__dict__ would build evalImgs)
         if group is not None and not all(type(k) is int and 0 <= k < s.shape[2] for k in group):
             cache = None  # (an index lvis' selection refuses: refused the same way below)
+        active = None
         if cache is not None:
             # within one summarize(): only the categories with a value > -1
             # somewhere (the others add nothing to any selection below), in
@@ -556,17 +557,23 @@ class LVISEval(LazyEvaluator, _lvis_eval.LVISEval):
             entry = cache.get(key)
             if entry is None:
                 kaxis = 2 if key == "precision" else 1
-                lead = int(np.prod(s.shape[:kaxis]))
-                # (rows of the leading axes OR-ed together: contiguous, unlike any() over axes 0, 1, 3)
-                cats = np.flatnonzero((s > -1).reshape(lead, -1).any(axis=0).reshape(s.shape[kaxis], -1).any(axis=1))
-                entry = cache[key] = (np.take(s, cats, axis=kaxis), {int(k): i for i, k in enumerate(cats)})
-            s, position = entry
+                seen = np.zeros(int(np.prod(s.shape[kaxis:])), bool)
+                for t in range(s.shape[0]):  # (one threshold at a time: no array-sized temporary)
+                    seen |= (s[t] > -1).reshape(-1, seen.size).any(axis=0)
+                cats = np.flatnonzero(seen.reshape(s.shape[kaxis], -1).any(axis=1))
+                entry = cache[key] = (cats, set(cats.tolist()))
+            cats, members = entry
             if group is not None:
-                group = [position[int(k)] for k in group if int(k) in position]
+                group = [k for k in group if k in members]
+            else:
+                active = cats[:, None]
         if iou_thr is not None:
             s = s[np.where(iou_thr == self.params.iou_thrs)[0]]
         if group is not None:
             s = s[:, :, group, aidx]
+        elif active is not None:
+            # (the active categories x the area ranges: lvis' order, t, r, k, a)
+            s = s[:, :, active, aidx] if key == "precision" else s[:, active, aidx]
         elif len(aidx) == 1:
             s = s[..., aidx[0]:aidx[0] + 1]  # lvis' s[..., aidx], as a view
         else:
