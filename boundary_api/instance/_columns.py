@@ -174,6 +174,32 @@ class ResultColumns:
         """How the annotation cache names a result in its messages."""
         return f"result id {r + 1} (image {int(self.image_id[r])!r})"
 
+    def sizes_ok(self) -> bool:
+        """Whether every result's image size is one the kernels take (sides
+        and area within the limits :meth:`check_rles` checks first)."""
+        h, w = self.seg_h, self.seg_w
+        sides_ok = (h >= 1) & (w >= 1) & (h <= MAX_SIDE) & (w <= MAX_SIDE)
+        return bool((sides_ok & (np.where(sides_ok, h, 0) * np.where(sides_ok, w, 0) <= MAX_PIXELS)).all())
+
+    def finish_check(self, rows: np.ndarray, status: np.ndarray, num_threads: Optional[int] = None) -> None:
+        """:meth:`check_rles` when the strings of ``rows`` were decoded
+        elsewhere (the IoU step) with ``status`` per row: 0 good, 1 malformed,
+        2 not covering its image, 255 not decoded.  The other strings are
+        decoded here; if any string is bad, :meth:`check_rles` raises the
+        error it always raises (naming the first bad result)."""
+        if self.rles_checked:
+            return
+        st = np.full(self.n, 255, np.uint8)
+        st[rows] = status
+        rest = np.flatnonzero(st == 255)
+        if len(rest):
+            st[rest] = _rle.check_strings(self.counts_table(rest), np.ascontiguousarray(self.seg_h[rest]),
+                                          np.ascontiguousarray(self.seg_w[rest]))
+        if st.any():
+            self.check_rles(num_threads)
+            raise AssertionError("unreachable")  # pragma: no cover
+        self.rles_checked = True
+
     def check_rles(self, num_threads: Optional[int] = None, area_bbox: bool = False):
         """Decode every RLE string once; raise ValueError naming the first
         result whose string is malformed or does not cover its image.  The

@@ -349,7 +349,7 @@ class Evaluation:
         """
         mode = IOU_MODES[iou_type]
         threads = resolve_threads(num_threads)
-        gw = gd = None
+        gw = gd = dt_status = None
         G, D = self.num_gt, self.num_dt
         cols, rows = self.dt_columns, self.dt_rows
         gtc, grows = self.gt_columns, self.gt_rows
@@ -364,7 +364,12 @@ class Evaluation:
             dt_box = np.zeros((D, 4), np.float64)
             gcache = cache_for(gt_dataset)
             if cols is not None:
-                cols.check_rles(threads)
+                if mode == 1 and not cols.rles_checked and cols.sizes_ok():
+                    # the strings are checked where the IoU step decodes them
+                    # (and those it does not decode after it): one decode each
+                    dt_status = np.full(D, 255, np.uint8)
+                else:
+                    cols.check_rles(threads)
                 dm, dh = cols.counts_table(rows), np.ascontiguousarray(cols.seg_h[rows])
                 if mode == 1:
                     # the detections' boundaries are extracted inside the IoU step,
@@ -403,15 +408,17 @@ class Evaluation:
             if mode == 0:
                 gb, db = gm, dm
         out = np.zeros(int(self.pair_o[-1]), np.float64)
-        cost = np.diff(self.pair_o) + np.diff(self.pair_g) + np.diff(self.pair_d)
         large = D > LARGE
-        ranges = split_by_cost(cost, threads * (32 if large else 4))
+        ranges = split_by_cost(self._iou_costs(mode), threads * (32 if large else 16) if threads > 1 else 1)
         extra = (dw, dd) if mode == 3 else (None, None)
         extra += (gw, gd) if gd is not None else (None, None)
+        extra += (dt_status,)
         counts = run_ranges(lambda lo, hi: _iou.iou_pairs(mode, gm, gb, gh, self.gt_crowd, gt_box,
                                                           dm, db, dh, dt_box, self.pair_g, self.pair_d,
                                                           self.pair_o, out, lo, hi, *extra),
                             ranges, threads, progress="IoU" if large else None, total=self.num_pairs)
+        if dt_status is not None:
+            cols.finish_check(rows, dt_status, threads)  # raises where check_rles raises
         if gd is not None:
             pg = self.pair_g
             gtc.keep_boundaries(grows, dilation_ratio,
@@ -421,6 +428,24 @@ class Evaluation:
         if mode == 3 and cols.computed is not None:
             cols.computed["boundaries"] += sum(counts)
         self.ious = out
+
+    def _iou_costs(self, mode: int) -> np.ndarray:
+        """Estimated work of the IoU step per pair, for splitting it between
+        threads: with masks, the characters of the RLE strings it decodes
+        (the detections' only where the pair has a ground truth; decoding
+        and the boundaries grow with them) plus the intersections; with
+        boxes, the matrix size."""
+        G = np.diff(self.pair_g)
+        D = np.diff(self.pair_d)
+        cost = (G * D).astype(np.float64)
+        cols, gtc = self.dt_columns, self.gt_columns
+        glen = gtc.mask_lengths(self.gt_rows) if mode != 2 and cols is not None and gtc is not None else None
+        if glen is None:
+            return cost + G + D
+        chars = np.concatenate(([0], np.cumsum(cols.counts_len[self.dt_rows], dtype=np.int64)))
+        dt_chars = np.diff(chars[self.pair_d]) * (G > 0)
+        gchars = np.concatenate(([0], np.cumsum(glen, dtype=np.int64)))
+        return 8.0 * cost + dt_chars + np.diff(gchars[self.pair_g])
 
     def iou_matrix(self, p: int) -> np.ndarray:
         """IoU matrix of pair ``p`` as the libraries return it (``[]`` if empty)."""

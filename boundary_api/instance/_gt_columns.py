@@ -167,6 +167,12 @@ class GroundTruthColumns:
                 return None
         return buffers, which, start, length
 
+    def mask_lengths(self, rows: np.ndarray) -> Optional[np.ndarray]:
+        """Lengths of the RLE strings of ``rows`` if the masks are made, else None."""
+        if not self._masks:
+            return None
+        return self._masks[3][rows]
+
     def mask_table(self, rows: np.ndarray):
         buffers, which, start, length = self._masks
         return _rle.StringTable.from_buffers(buffers, which[rows], start[rows], length[rows])

@@ -355,16 +355,25 @@ class LVISEval(LazyEvaluator, _lvis_eval.LVISEval):
                 or any(self._gts.values()) or any(self._dts.values())):
             # (lvis' _prepare adds to what an earlier evaluation left in _gts/_dts)
             return False
-        if p.iou_type != "bbox":
-            if not columns.has_segmentation:
-                return False
+        if p.iou_type != "bbox" and not columns.has_segmentation:
+            return False
+        # Boundary AP on ground-truth columns checks the results' strings in
+        # the IoU step, where it decodes them (see Evaluation.compute_ious);
+        # otherwise (and on the dict path, which fills _gts first) here
+        fused = p.iou_type == "boundary" and not columns.rles_checked and columns.sizes_ok()
+        gtc = self._ground_truth_columns() if fused else None
+        fused = fused and gtc is not None
+        if p.iou_type != "bbox" and not fused:
             try:
                 columns.check_rles(self.num_threads)
             except ValueError:
                 return False  # the general path names the result as it does
         img_ids = list(p.img_ids)
         cat_ids = list(p.cat_ids)
-        gtc = self._ground_truth_columns()
+        if not fused:
+            gtc = self._ground_truth_columns()
+        # what the selection below logs, undone if a result's string is bad
+        undo = (len(gtc.log), len(self.lvis_gt._looked_up), len(dt._looked_up)) if fused else None
         if gtc is not None:
             gts = None
             gt_rows, gt_order, img_nl, img_pl = self._select_ground_truth_columns(gtc)
@@ -409,9 +418,25 @@ class LVISEval(LazyEvaluator, _lvis_eval.LVISEval):
             return out
 
         state.build_dts = build_dts
-        state.compute_ious(p.iou_type, self.lvis_gt, dt, self.dilation_ratio, self.num_threads)
+        try:
+            state.compute_ious(p.iou_type, self.lvis_gt, dt, self.dilation_ratio, self.num_threads)
+        except ValueError:
+            if not fused or columns.rles_checked or not self._some_rle_bad(columns):
+                raise
+            # a bad string: nothing done, as when the check above refuses it
+            del gtc.log[undo[0]:], self.lvis_gt._looked_up[undo[1]:], dt._looked_up[undo[2]:]
+            return False
         self._finish_native(state)
         return True
+
+    def _some_rle_bad(self, columns) -> bool:
+        """Whether the results' check refuses a string (after the IoU step
+        raised, to tell the check's error from any other)."""
+        try:
+            columns.check_rles(self.num_threads)
+        except ValueError:
+            return True
+        return False
 
     def _prepare_gts(self):
         """The ground-truth half of lvis' ``_prepare`` (selection, masks for

@@ -106,7 +106,14 @@ def dilation_pixels_array(h: np.ndarray, w: np.ndarray, dilation_ratio: float) -
     sizes = np.stack([np.asarray(h, np.int64), np.asarray(w, np.int64)], axis=1).reshape(-1, 2)
     if len(sizes) == 0:
         return np.zeros(0, np.int64)
-    uniq, inverse = np.unique(sizes, axis=0, return_inverse=True)
+    if sizes.min() >= 0 and sizes.max() <= MAX_SIDE:
+        # one int64 key per size, in the order of (h, w): a plain sort instead
+        # of np.unique(axis=0)'s sort of row records (~15 ms at 33k masks)
+        key = (sizes[:, 0] << 31) | sizes[:, 1]
+        ukey, inverse = np.unique(key, return_inverse=True)
+        uniq = np.stack([ukey >> 31, ukey & MAX_SIDE], axis=1)
+    else:
+        uniq, inverse = np.unique(sizes, axis=0, return_inverse=True)
     d = np.array([min(dilation_pixels(int(a), int(b), dilation_ratio), int(max(a, b))) for a, b in uniq],
                  np.int64)
     return d[inverse.reshape(-1)]

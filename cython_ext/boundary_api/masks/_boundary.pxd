@@ -59,5 +59,15 @@ cdef inline void _bw_free(BoundaryWork* bw) noexcept nogil:
 cdef int _boundary(const int64_t* se, Py_ssize_t n, int64_t h, int64_t w, int64_t d,
                    BoundaryWork* bw, I64Vec* out) noexcept nogil
 
+# The same for a non-empty mask whose bounding box ``bb`` (as ``_rle._bbox``
+# gives it) is known.
+cdef int _boundary_in_box(const int64_t* se, Py_ssize_t n, int64_t h, int64_t w, int64_t d,
+                          const int64_t* bb, BoundaryWork* bw, I64Vec* out) noexcept nogil
+
+# Whether no (2d+1)-square fits in the box ``bb``: the boundary is then the
+# whole mask (decided without arithmetic on d that could overflow).
+cdef inline bint _boundary_is_mask(const int64_t* bb, int64_t d) noexcept nogil:
+    return d >= (bb[3] - bb[2] + 1) // 2 or d >= (bb[1] - bb[0] + 1) // 2
+
 # d from Python (any integer >= 0), clamped to max(h, w)
 cdef int64_t _entry_d(object d, int64_t h, int64_t w) except -1

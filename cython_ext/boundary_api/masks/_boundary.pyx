@@ -13,7 +13,7 @@ from libc.stdint cimport int64_t, uint64_t, uint8_t
 from libc.stdlib cimport malloc, realloc, free
 from libc.string cimport memset, memcpy
 
-from boundary_api.masks._rle cimport I64Vec, ByteVec, StringTable, _push_interval, _decode, _encode, _bbox
+from boundary_api.masks._rle cimport I64Vec, ByteVec, StringTable, _push_interval, _i64_reserve, _decode, _encode, _bbox
 
 import numpy as np
 
@@ -75,9 +75,8 @@ cdef int _boundary_tile(const int64_t* se, Py_ssize_t n, int64_t h, int64_t d,
     cdef int64_t rx1 = cx1 + d if cx1 + d < wb else wb
     cdef int64_t rw = rx1 - rx0, S = cx1 - cx
     cdef int64_t K = 2 * d + 1
-    cdef int64_t p0, p1, s, e, cs, ce, fc, col, a, b, c, x, xr, st, base, tz, run, lo, hi, mid
+    cdef int64_t p0, p1, s, e, cs, ce, fc, col, a, b, c, x, xr, st, lo, hi, mid
     cdef Py_ssize_t i, k
-    cdef uint64_t word, inv
     cdef uint64_t* M
     cdef uint64_t* V
     cdef uint64_t* H
@@ -111,6 +110,7 @@ cdef int _boundary_tile(const int64_t* se, Py_ssize_t n, int64_t h, int64_t d,
         if cs < 0 or s - cs * h >= 8 * h:
             cs = s // h
         else:
+            cs += <int64_t> (s - cs * h >= h)   # (no branch: see _rle._bbox)
             while s - cs * h >= h:
                 cs += 1
         fc = cs
@@ -166,23 +166,48 @@ cdef int _boundary_tile(const int64_t* se, Py_ssize_t n, int64_t h, int64_t d,
                 Mc[k] &= ~(Hs[k] & Ge[k])
     # M now holds the boundary of the output columns: emit its runs
     for x in range(cx, cx1):
-        base = (x0 + x) * h + y0 + r0
-        Mc = M + (x - cx) * nws
-        for k in range(nws):
-            word = Mc[k]
-            while word:
-                tz = ba_ctz64(word)
-                inv = ~(word >> tz)
-                if inv == 0:
-                    run = 64 - tz
-                else:
-                    run = ba_ctz64(inv)
-                if _push_interval(out, first, base + k * 64 + tz, base + k * 64 + tz + run) != 0:
-                    return -1
-                if tz + run >= 64:
-                    word = 0
-                else:
-                    word &= (~(<uint64_t> 0)) << (tz + run)
+        if _emit_column(M + (x - cx) * nws, nws, (x0 + x) * h + y0 + r0, r1 - r0, out, first) != 0:
+            return -1
+    return 0
+
+
+# Append the runs of one column's bitset (``nws`` words, bits [0, rows) in
+# use, the rest clear) to ``out`` as intervals starting at pixel ``base``.
+# The runs' ends are the set bits of ``word ^ (word << 1)`` (with the last
+# word's top bit carried in), starts and ends alternating, so they are
+# written one after the other, two instructions per transition; a run still
+# open at the last row ends there.  The column's first run is merged into
+# the previous interval (from ``first`` on) where that ends at ``base``.
+cdef inline int _emit_column(const uint64_t* Mc, int64_t nws, int64_t base, int64_t rows,
+                             I64Vec* out, Py_ssize_t first) noexcept nogil:
+    cdef Py_ssize_t n0 = out.n, n, k
+    cdef uint64_t word, t, carry = 0
+    cdef int64_t* o
+    cdef int64_t kb
+    if _i64_reserve(out, n0 + 64 * nws + 2) != 0:
+        return -1
+    o = out.data
+    n = n0
+    kb = base
+    for k in range(nws):
+        word = Mc[k]
+        t = word ^ ((word << 1) | carry)
+        carry = word >> 63
+        while t:
+            o[n] = kb + ba_ctz64(t)
+            n += 1
+            t &= t - 1
+        kb += 64
+    if n & 1:
+        o[n] = base + rows
+        n += 1
+    if n > n0 and n0 > first and o[n0 - 1] == o[n0]:
+        # the column's first run continues the previous one: drop the pair
+        o[n0 - 1] = o[n0 + 1]
+        for k in range(n0, n - 2):
+            o[k] = o[k + 2]
+        n -= 2
+    out.n = n
     return 0
 
 
@@ -327,22 +352,31 @@ cdef int _boundary_stream(const int64_t* se, Py_ssize_t n, int64_t h, int64_t d,
 # mask of its own (never merged with what ``out`` holds already).
 cdef int _boundary(const int64_t* se, Py_ssize_t n, int64_t h, int64_t w, int64_t d,
                    BoundaryWork* bw, I64Vec* out) noexcept nogil:
+    cdef int64_t bb[4]
+    if n == 0:
+        return 0
+    _bbox(se, n, h, bb)
+    return _boundary_in_box(se, n, h, w, d, bb, bw, out)
+
+
+# ``_boundary`` of a non-empty mask whose bounding box ``bb`` (as ``_bbox``
+# gives it) the caller has already.
+cdef int _boundary_in_box(const int64_t* se, Py_ssize_t n, int64_t h, int64_t w, int64_t d,
+                          const int64_t* bb, BoundaryWork* bw, I64Vec* out) noexcept nogil:
     cdef Py_ssize_t first = out.n, i, ns, j, tfirst
     cdef int64_t s, e, cs, ce, r0, r1, x0, x1, y0, y1, hb, wb, nw, sw, S, B, cx, lim, x
-    cdef int64_t bb[4]
     cdef int L
     cdef int64_t* cur
     if n == 0:
         return 0
     # bounding box (columns x0..x1-1, rows y0..y1-1)
-    _bbox(se, n, h, bb)
     x0 = bb[0]
     x1 = bb[1]
     y0 = bb[2]
     y1 = bb[3]
     hb = y1 - y0
     wb = x1 - x0
-    if d >= (hb + 1) // 2 or d >= (wb + 1) // 2:
+    if _boundary_is_mask(bb, d):
         i = 0
         while i < n:
             if _push_interval(out, first, se[i], se[i + 1]) != 0:

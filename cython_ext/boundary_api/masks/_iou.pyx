@@ -12,7 +12,7 @@ from cpython.bytes cimport PyBytes_FromStringAndSize
 import numpy as np
 
 from boundary_api.masks._rle cimport I64Vec, ByteVec, StringTable, _decode, _encode, _area, _bbox, _intersection
-from boundary_api.masks._boundary cimport BoundaryWork, _bw_init, _bw_free, _boundary
+from boundary_api.masks._boundary cimport BoundaryWork, _bw_init, _bw_free, _boundary_in_box, _boundary_is_mask
 
 
 def iou_pairs(int mode,
@@ -23,7 +23,8 @@ def iou_pairs(int mode,
               const int64_t[:] pair_g, const int64_t[:] pair_d, const int64_t[:] pair_o,
               double[:] out, Py_ssize_t lo, Py_ssize_t hi,
               const int64_t[:] dt_w=None, const int64_t[:] dt_d=None,
-              const int64_t[:] gt_w=None, const int64_t[:] gt_d=None):
+              const int64_t[:] gt_w=None, const int64_t[:] gt_d=None,
+              uint8_t[:] dt_status=None):
     """The IoU step for pairs ``lo .. hi-1`` (runs without the GIL).
 
     Pair ``p`` owns ground truths ``pair_g[p] .. pair_g[p+1]-1`` and detections
@@ -45,6 +46,12 @@ def iou_pairs(int mode,
     detections included) is extracted from the mask decoded here, used as
     runs, and encoded once for the per-annotation cache.
 
+    ``dt_status`` given (mode 3): the detections' strings are checked where
+    they are decoded instead of trusted: ``dt_status[k]`` becomes 0 (good), 1
+    (malformed) or 2 (not ``dt_h * dt_w`` pixels) for every detection decoded
+    (those of pairs with a ground truth), and a bad one is skipped (its row
+    of IoUs stays as ``out`` held it) rather than raising.
+
     Returns the number of detection boundaries extracted (mode 3); with
     ``gt_w``, ``(that number, buffer, offsets)``: ground truth
     ``pair_g[lo] + i``'s boundary string is ``buffer[offsets[i]:offsets[i + 1]]``
@@ -58,12 +65,15 @@ def iou_pairs(int mode,
     cdef int64_t dbb[4]
     cdef int64_t* gg
     cdef int64_t dn, darea, dbn = 0, dbarea = 0
+    cdef int64_t* dbp = NULL
     cdef int err = 0
     cdef int have_db
     cdef Py_ssize_t extracted = 0
     cdef BoundaryWork bwk
     cdef ByteVec enc
     cdef int fresh = gt_w is not None
+    cdef int checking = dt_status is not None
+    cdef int64_t tot
     cdef int64_t gbase = 0
     cdef int64_t[:] of
     if fresh:
@@ -83,10 +93,12 @@ def iou_pairs(int mode,
         offs = np.zeros(1, np.int64)
     of = offs
     enc.data = NULL; enc.n = 0; enc.cap = 0
+    if checking and (mode != 3 or dt_status.shape[0] < dt_h.shape[0]):
+        raise ValueError("iou_pairs: dt_status is for mode 3, one per detection")
     if mode == 3:
         if dt_w is None or dt_d is None or dt_w.shape[0] < dt_h.shape[0] or dt_d.shape[0] < dt_h.shape[0]:
             raise ValueError("iou_pairs mode 3 needs dt_w and dt_d for every detection")
-        for k in range(dt_h.shape[0]):
+        for k in range(pair_d[lo] if hi > lo else 0, pair_d[hi] if hi > lo else 0):
             if dt_d[k] < 0:
                 raise ValueError(f"d must be >= 0, got {dt_d[k]} at detection {k}")
     _bw_init(&bwk)
@@ -133,8 +145,8 @@ def iou_pairs(int mode,
                 if fresh:
                     # every ground truth's boundary, from the runs just decoded:
                     # used as runs here, encoded once for the cache
-                    if _boundary(gm.data + gg[0], gg[1], gt_h[g0 + g], gt_w[g0 + g], gt_d[g0 + g],
-                                 &bwk, &gb) != 0:
+                    if gg[1] > 0 and _boundary_in_box(gm.data + gg[0], gg[1], gt_h[g0 + g], gt_w[g0 + g],
+                                                      gt_d[g0 + g], gg + 6, &bwk, &gb) != 0:
                         err = 1
                         break
                     gg[3] = gb.n - gg[2]
@@ -153,7 +165,17 @@ def iou_pairs(int mode,
                 break
             for dd in range(D):
                 dm.n = 0
-                if _decode(dt_mask.ptr[d0 + dd], dt_mask.size[d0 + dd], &dm) < 0:
+                tot = _decode(dt_mask.ptr[d0 + dd], dt_mask.size[d0 + dd], &dm)
+                if checking:
+                    # (the results' check, done here on the one decode)
+                    if tot < 0:
+                        dt_status[d0 + dd] = 1
+                        continue
+                    if tot != dt_h[d0 + dd] * dt_w[d0 + dd]:
+                        dt_status[d0 + dd] = 2
+                        continue
+                    dt_status[d0 + dd] = 0
+                elif tot < 0:
                     err = 2
                     break
                 dn = dm.n
@@ -180,18 +202,26 @@ def iou_pairs(int mode,
                         if not have_db:
                             db.n = 0
                             if mode == 3:
-                                if _boundary(dm.data, dn, dt_h[d0 + dd], dt_w[d0 + dd], dt_d[d0 + dd],
-                                             &bwk, &db) != 0:
+                                extracted += 1
+                                if _boundary_is_mask(dbb, dt_d[d0 + dd]):
+                                    # no (2d+1)-square fits: the boundary is the mask itself
+                                    dbp = dm.data
+                                    dbn = dn
+                                    dbarea = darea
+                                    have_db = 1
+                                elif _boundary_in_box(dm.data, dn, dt_h[d0 + dd], dt_w[d0 + dd], dt_d[d0 + dd],
+                                                      dbb, &bwk, &db) != 0:
                                     err = 1
                                     break
-                                extracted += 1
                             elif _decode(dt_bnd.ptr[d0 + dd], dt_bnd.size[d0 + dd], &db) < 0:
                                 err = 2
                                 break
-                            dbn = db.n
-                            dbarea = _area(db.data, dbn)
-                            have_db = 1
-                        bi = _intersection(db.data, dbn, gb.data + gg[2], gg[3])
+                            if not have_db:
+                                dbp = db.data
+                                dbn = db.n
+                                dbarea = _area(dbp, dbn)
+                                have_db = 1
+                        bi = _intersection(dbp, dbn, gb.data + gg[2], gg[3])
                         if bi == 0:
                             biou = 0.0
                         else:

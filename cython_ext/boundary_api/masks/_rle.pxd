@@ -128,6 +128,9 @@ cdef inline void _bbox(const int64_t* se, Py_ssize_t n, int64_t h, int64_t* bb) 
         if s - base >= 8 * h:
             base = (s // h) * h
         else:
+            # one column on without a branch (a run is in the same column as
+            # the last one or the next about equally often), more in a loop
+            base += h & -(<int64_t> (s - base >= h))
             while s - base >= h:
                 base += h
         if e - base > h:           # the run goes on into the next column
