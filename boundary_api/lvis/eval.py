@@ -272,8 +272,11 @@ class LVISEval(LazyEvaluator, _lvis_eval.LVISEval):
         if self._reference:
             return self._evaluate_reference()
         p = self.params
-        self.logger.info("Running per image evaluation.")
-        self.logger.info("Evaluate annotation type *{}*".format(p.iou_type))
+        # (held while a bad string may still hand the evaluation to lvis, which logs them itself)
+        held = ["Running per image evaluation.", "Evaluate annotation type *{}*".format(p.iou_type)]
+        if not deferred:
+            for line in held:
+                self.logger.info(line)
         p.img_ids = sorted_unique(p.img_ids)
         cat_ids = p.cat_ids if p.use_cats else [-1]
         gts, dts = self._gts, self._dts  # (built now if they come from the previous evaluation)
@@ -287,11 +290,15 @@ class LVISEval(LazyEvaluator, _lvis_eval.LVISEval):
             self._evaluate_loops(p, cat_ids, native_iou="compute_iou" not in overridden)
             return
         log.info("LVISEval.evaluate: native matching")
-        if self._evaluate_columns():
-            return
-        if deferred and masks_unusable(self.lvis_dt):  # (warns when a string is bad)
+        done = self._evaluate_columns()
+        if deferred and not done and masks_unusable(self.lvis_dt):  # (warns when a string is bad)
             self._reference = True
             return self._evaluate_reference()
+        if deferred:
+            for line in held:
+                self.logger.info(line)
+        if done:
+            return
         self._prepare()
         state = self._pairs(p, cat_ids)
         state.compute_ious(p.iou_type, self.lvis_gt, self.lvis_dt, self.dilation_ratio, self.num_threads)

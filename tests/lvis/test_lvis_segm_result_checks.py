@@ -4,6 +4,7 @@ exactly what the check before the evaluation led to (the warning, then lvis'
 own evaluate with its error or its numbers), and good strings to the same
 numbers."""
 import json
+import logging
 import warnings
 
 import numpy as np
@@ -26,8 +27,10 @@ def _results(tmp_path, bad_at=None, bad_counts=None):
     return str(path)
 
 
-def _outcome(dt_path, fused, monkeypatch):
-    with monkeypatch.context() as m:
+def _outcome(dt_path, fused, monkeypatch, caplog):
+    caplog.clear()
+    with monkeypatch.context() as m, caplog.at_level(logging.INFO, logger="lvis"), \
+            caplog.at_level(logging.INFO, logger="boundary_api"), caplog.at_level(logging.INFO):
         if not fused:  # the strings checked before the IoU step, as before
             m.setattr(_columns.ResultColumns, "sizes_ok", lambda self: False)
         gt = LVIS(LVIS_GT)
@@ -39,8 +42,10 @@ def _outcome(dt_path, fused, monkeypatch):
                 ev.evaluate()
                 ev.accumulate()
             except Exception as exc:  # noqa: BLE001 - compared below
-                return type(exc), str(exc), None, dt, [str(w.message) for w in caught]
-        return None, None, ev.eval["precision"].copy(), dt, [str(w.message) for w in caught]
+                return (type(exc), str(exc), None, dt, [str(w.message) for w in caught],
+                        [r.getMessage() for r in caplog.records if "per image" in r.getMessage()])
+        return (None, None, ev.eval["precision"].copy(), dt, [str(w.message) for w in caught],
+                [r.getMessage() for r in caplog.records if "per image" in r.getMessage()])
 
 
 def _first_with_ground_truth():
@@ -54,12 +59,13 @@ def _first_with_ground_truth():
 
 @pytest.mark.parametrize("which", [0, 1])
 @pytest.mark.parametrize("bad_counts", ["0123~", "1"])
-def test_a_bad_string_leads_where_the_check_first_led(tmp_path, which, bad_counts, monkeypatch, capsys):
+def test_a_bad_string_leads_where_the_check_first_led(tmp_path, which, bad_counts, monkeypatch, capsys, caplog):
     bad_at = _first_with_ground_truth()[which]
     path = _results(tmp_path, bad_at, bad_counts)
-    got = _outcome(path, True, monkeypatch)
-    want = _outcome(path, False, monkeypatch)
+    got = _outcome(path, True, monkeypatch, caplog)
+    want = _outcome(path, False, monkeypatch, caplog)
     assert got[:2] == want[:2]
+    assert got[5] == want[5] and len(got[5]) == 1  # (logged once)
     assert got[4] == want[4] and any("evaluated as lvis evaluates it" in w for w in got[4])
     assert (got[2] is None) == (want[2] is None)
     if got[2] is not None:
@@ -68,10 +74,10 @@ def test_a_bad_string_leads_where_the_check_first_led(tmp_path, which, bad_count
     assert len(got[3]._looked_up) == len(want[3]._looked_up) if hasattr(got[3], "_looked_up") else True
 
 
-def test_good_strings_give_the_same_numbers(tmp_path, monkeypatch, capsys):
+def test_good_strings_give_the_same_numbers(tmp_path, monkeypatch, capsys, caplog):
     path = _results(tmp_path)
-    got = _outcome(path, True, monkeypatch)
-    want = _outcome(path, False, monkeypatch)
+    got = _outcome(path, True, monkeypatch, caplog)
+    want = _outcome(path, False, monkeypatch, caplog)
     assert got[0] is None and want[0] is None
     assert np.array_equal(got[2], want[2])
     assert got[3]._columns.rles_checked
