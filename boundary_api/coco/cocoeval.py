@@ -5,6 +5,7 @@ import contextlib
 import copy
 import datetime
 import logging
+import sys
 import time
 import warnings
 from collections import defaultdict
@@ -270,14 +271,20 @@ class COCOeval(LazyEvaluator, pycocotools.cocoeval.COCOeval):
 
     def _evaluate_checking(self, p, columns) -> None:
         """The native evaluation with the results' strings checked in the IoU
-        step.  A bad string leaves nothing done (its lines unprinted, the
-        ground truth's selection log undone) and then leads where the check
-        before the evaluation leads: the warning and pycocotools' evaluate."""
+        step.  A bad string leaves nothing done (the ground truth's selection
+        log undone) and then leads where the check before the evaluation
+        leads: the warning and pycocotools' evaluate, whose first lines, the
+        ones already printed here, are not printed a second time."""
         gtc = self.cocoGt.__dict__.get("_gt_columns") if isinstance(self.cocoGt, COCO) else None
         logged = len(gtc.log) if gtc is not None else 0
-        held = []
+        printed = []
+
+        def say(line):
+            print(line)
+            printed.append(line)
+
         try:
-            self._evaluate_main(p, held.append)
+            self._evaluate_main(p, say)
         except ValueError:
             if columns.rles_checked:
                 raise
@@ -287,9 +294,8 @@ class COCOeval(LazyEvaluator, pycocotools.cocoeval.COCOeval):
             if not masks_unusable(self.cocoDt):  # (warns when a string is bad)
                 raise
             self._reference = True
-            return self._evaluate_reference()
-        for line in held:
-            print(line)
+            with contextlib.redirect_stdout(_DropRepeatedLines(sys.stdout, printed)):
+                return self._evaluate_reference()
 
     def _evaluate_main(self, p, say=print) -> None:
         """``evaluate`` once the input is known to be this package's to evaluate
@@ -670,3 +676,37 @@ def _iou_type_as(params, iou_type):
         yield
     finally:
         params.iouType = saved
+
+
+class _DropRepeatedLines:
+    """A stand-in for ``sys.stdout`` that drops ``lines``, in order, as long as
+    what is printed starts with them, and passes everything else on: the
+    lines ``evaluate`` printed before handing over to pycocotools' own
+    ``evaluate``, which prints them first too."""
+
+    def __init__(self, out, lines):
+        self._out = out
+        self._lines = list(lines)
+        self._pending = ""
+
+    def write(self, text: str) -> int:
+        if not self._lines:
+            return self._out.write(text)
+        self._pending += text
+        while self._lines and "\n" in self._pending:
+            line, rest = self._pending.split("\n", 1)
+            if line != self._lines[0]:
+                self._lines = []  # something else: from here on, everything passes
+                break
+            self._lines.pop(0)
+            self._pending = rest
+        if not self._lines and self._pending:
+            self._out.write(self._pending)
+            self._pending = ""
+        return len(text)
+
+    def flush(self) -> None:
+        self._out.flush()
+
+    def __getattr__(self, name):
+        return getattr(self._out, name)

@@ -103,8 +103,11 @@ def test_bad_strings_lead_where_the_check_first_led(tmp_path, bad_at, max_dets, 
     hangs = bad_counts == WRONG_SIZE
     if hangs:
         # pycocotools' evaluate does not return on a string shorter than its
-        # image: its entry stands in for it (both runs must reach it)
+        # image: its entry (its first two lines printed, as it prints them)
+        # stands in for it (both runs must reach it)
         def evaluate(self):
+            print("Running per image evaluation...")
+            print("Evaluate annotation type *{}*".format(self.params.iouType))
             raise IndexError("pycocotools' evaluate reached")
 
         monkeypatch.setattr(pycocotools.cocoeval.COCOeval, "evaluate", evaluate)
@@ -116,6 +119,9 @@ def test_bad_strings_lead_where_the_check_first_led(tmp_path, bad_at, max_dets, 
         assert np.array_equal(got[2], want[2])
     assert got[3] == want[3] and any("evaluated as pycocotools evaluates it" in w for w in got[3])
     assert got[4] == want[4]  # (nothing printed twice by the attempt)
+    start = got[4].index("Running per image evaluation...")
+    assert got[4][start:start + 2] == ["Running per image evaluation...", "Evaluate annotation type *segm*"]
+    assert got[4].count("Running per image evaluation...") == 1
     gtc = got[5].__dict__.get("_gt_columns")
     assert gtc is None or not gtc.log
     if hangs:
@@ -141,3 +147,25 @@ def test_good_strings_evaluate_as_when_checked_first(tmp_path, monkeypatch, caps
     assert got[5]._columns.rles_checked
     ref = _run(_Pycocotools, _Pycocotools, g, d, None, capsys)
     assert np.array_equal(ref[2], got[2])
+
+
+def test_lines_are_printed_before_the_iou_step(tmp_path, monkeypatch, capsys):
+    """pycocotools prints its first two lines when evaluate() starts; so does
+    the evaluation that checks the strings in its IoU step."""
+    from boundary_api.instance._engine import Evaluation
+
+    g, d = _files(tmp_path)
+    seen = []
+    original = Evaluation.compute_ious
+
+    def compute_ious(self, *args, **kwargs):
+        seen.append(capsys.readouterr().out)
+        return original(self, *args, **kwargs)
+
+    monkeypatch.setattr(Evaluation, "compute_ious", compute_ious)
+    gt = COCO(g)
+    dt = gt.loadRes(d)
+    assert not dt._columns.rles_checked
+    COCOeval(gt, dt, iouType="segm").evaluate()
+    assert seen and seen[0].splitlines()[-2:] == ["Running per image evaluation...",
+                                                  "Evaluate annotation type *segm*"]
