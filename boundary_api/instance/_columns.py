@@ -456,8 +456,9 @@ class PendingCounts:
     """
 
     def __init__(self, buf: np.ndarray, region, counts_start: np.ndarray, counts_len: np.ndarray,
-                 counts_esc: np.ndarray):
+                 counts_esc: np.ndarray, num_threads: int = 1):
         self.lock = threading.Lock()
+        self.num_threads = num_threads
         self._mapped = (buf, region)
         self._start, self._len, self._esc = counts_start, counts_len, counts_esc
         self._counts = None
@@ -477,7 +478,7 @@ class PendingCounts:
             if self._counts is None:
                 buf, region = self._mapped
                 try:
-                    self._counts = _gather_mapped(buf, self._start, self._len, self._esc)
+                    self._counts = _gather_mapped(buf, self._start, self._len, self._esc, self.num_threads)
                 finally:
                     del buf
                     self._mapped = None
@@ -500,12 +501,14 @@ class PendingCounts:
 _OPEN: "weakref.WeakSet[PendingCounts]" = weakref.WeakSet()
 
 
-def _gather_mapped(buf, counts_start, counts_len, counts_esc) -> np.ndarray:
+def _gather_mapped(buf, counts_start, counts_len, counts_esc, num_threads: int = 1) -> np.ndarray:
     """The counts of a releasing scan of ``buf`` (updating ``counts_start``
-    and ``counts_len`` in place), unescaped, in an array as long as they."""
+    and ``counts_len`` in place), unescaped, in an array as long as they,
+    copied on ``num_threads`` threads."""
     from . import _scan_results
 
-    counts = _scan_results.gather_counts(buf, counts_start, counts_len, counts_esc, RELEASE_BYTES)
+    counts = _scan_results.gather_counts(buf, counts_start, counts_len, counts_esc, RELEASE_BYTES,
+                                         num_threads)
     n = len(counts_len)
     used = int(counts_start[n - 1] + counts_len[n - 1]) if n else 0
     counts.resize(max(used, 1), refcheck=False)
@@ -551,9 +554,10 @@ def load_result_columns(coco_gt, path, source: str, num_threads: Optional[int] =
                 # box results: the strings are not read unless a mask evaluation
                 # or the dicts need them
                 pending = PendingCounts(buf, region, cols["counts_start"], cols["counts_len"],
-                                        cols.pop("counts_esc"))
+                                        cols.pop("counts_esc"), resolve_threads(num_threads))
             elif p0 & HAS_SEGMENTATION:
-                counts = _gather_mapped(buf, cols["counts_start"], cols["counts_len"], cols["counts_esc"])
+                counts = _gather_mapped(buf, cols["counts_start"], cols["counts_len"], cols["counts_esc"],
+                                        resolve_threads(num_threads))
         finally:
             del buf
             if pending is None:

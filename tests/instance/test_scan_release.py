@@ -185,3 +185,32 @@ def test_load_result_columns_mapped_equals_read(dt, monkeypatch, tmp_path):
         assert bytes(mapped.buf) == bytes(read.buf)
     else:
         assert not mapped.counts_len.any() and len(mapped.buf) == 1
+
+
+@settings(max_examples=25, deadline=None,
+          suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
+@given(st.integers(0, 2 ** 32), st.integers(1, 60), st.sampled_from(ALPHABETS), st.integers(2, 5))
+def test_gather_on_threads_gives_every_row_its_string(tmp_path, seed, n, alphabet, k):
+    # k runs of rows copied side by side (the split forced): each row's
+    # string is the in-place scan's, the rows in order without overlap
+    data = big_file(seed, n, alphabet, False)
+    ref_buf = bytearray(data)
+    ref = _scan_results.scan_results(ref_buf, 1)
+    assert ref is not None
+    ref_start = ref["counts_start"].copy()
+    _scan_results.compact_counts(ref_buf, ref_start, ref["counts_len"])
+    want = [bytes(ref_buf[s:s + ln]) for s, ln in zip(ref_start.tolist(), ref["counts_len"].tolist())]
+    path = tmp_path / "res.json"
+    path.write_bytes(data)
+    buf, region = map_file(str(path))
+    got = _scan_results.scan_results(buf, 1, _release=PAGE)
+    counts = _scan_results.gather_counts(buf, got["counts_start"], got["counts_len"], got["counts_esc"],
+                                         PAGE, k, 1)
+    assert bytes(buf) == data
+    del buf
+    region.close()
+    start, length = got["counts_start"], got["counts_len"]
+    assert length.tobytes() == ref["counts_len"].tobytes()
+    assert [bytes(counts[s:s + ln]) for s, ln in zip(start.tolist(), length.tolist())] == want
+    ends = start + length
+    assert (start[1:] >= ends[:-1]).all() and ends[-1] <= len(counts)

@@ -917,9 +917,13 @@ def compact_counts(unsigned char[::1] buf not None, int64_t[::1] counts_start no
     return pos
 
 
+#: fewest escaped bytes :func:`gather_counts` splits between threads
+_MIN_PARALLEL_GATHER = 1 << 26
+
+
 def gather_counts(unsigned char[::1] buf not None, int64_t[::1] counts_start not None,
                   int64_t[::1] counts_len not None, const int64_t[::1] counts_esc not None,
-                  Py_ssize_t release=0):
+                  Py_ssize_t release=0, int num_threads=1, Py_ssize_t _min_parallel=_MIN_PARALLEL_GATHER):
     """Copy the escaped counts strings of a releasing scan out of ``buf``, unescaped.
 
     Parameters
@@ -934,13 +938,18 @@ def gather_counts(unsigned char[::1] buf not None, int64_t[::1] counts_start not
     release : int, default 0
         When positive (``buf`` a page-aligned file mapping), the pages of
         ``buf`` behind the copy are given back every ``release`` bytes.
+    num_threads : int, default 1
+        Threads that copy, each a contiguous run of rows (when the strings
+        hold at least ``_min_parallel`` bytes).
 
     Returns
     -------
     numpy.ndarray of uint8
-        The strings one after the other, in row order, from its start; the
-        array is as long as the escaped strings together (at least one byte),
-        the caller may shrink it to the end of the last string.
+        The strings in row order, from its start; each run of rows starts
+        where its escaped strings would (so a few bytes may lie unused between
+        two runs: ``counts_start`` says where each string is).  The array is as
+        long as the escaped strings together (at least one byte); the caller
+        may shrink it to the end of the last string.
 
     Raises
     ------
@@ -949,13 +958,8 @@ def gather_counts(unsigned char[::1] buf not None, int64_t[::1] counts_start not
         outside ``buf``, or the strings are not in increasing,
         non-overlapping order.
     """
-    cdef Py_ssize_t n = counts_start.shape[0], i, size = buf.shape[0]
-    cdef int64_t prev_end = 0, s, l, e, total = 0, pos = 0, rel = 0, ahead = 0
-    cdef const unsigned char* base
-    cdef const unsigned char* p
-    cdef const unsigned char* q
-    cdef const void* b
-    cdef unsigned char* out
+    cdef Py_ssize_t n = counts_start.shape[0], i, size = buf.shape[0], j, k
+    cdef int64_t prev_end = 0, s, l, e, total = 0, acc
     if counts_len.shape[0] != n or counts_esc.shape[0] != n:
         raise ValueError(f"counts_start has {n} entries but counts_len {counts_len.shape[0]} "
                          f"and counts_esc {counts_esc.shape[0]}")
@@ -975,54 +979,91 @@ def gather_counts(unsigned char[::1] buf not None, int64_t[::1] counts_start not
     if total == 0:
         counts_start[:] = 0
         return arr
-    base = &buf[0]
-    out = &dst[0]
     if release > 0:
         release = max(release, _PAGE)
-    with nogil:
-        if release > 0:
-            for i in range(n):
-                if counts_len[i]:
-                    ahead = counts_start[i] + release
-                    _populate(base, counts_start[i], ahead, size, _MADV_POPULATE_READ)
-                    _populate(out, 0, release, total, _MADV_POPULATE_WRITE)
-                    break
-        for i in range(n):
-            l = counts_len[i]
-            if l == 0:
-                counts_start[i] = pos
-                continue
-            s = counts_start[i]
-            e = counts_esc[i]
-            counts_start[i] = pos
-            if e < 0:
-                memcpy(out + pos, base + s, <size_t> l)
-                pos += l
-            else:
-                # validated by the scan: a backslash is followed by the byte it stands for
-                memcpy(out + pos, base + s, <size_t> e)
-                pos += e
-                p = base + s + e
-                q = base + s + l
-                while p < q:
-                    b = memchr(p, 92, <size_t> (q - p))
-                    if b == NULL:
-                        memcpy(out + pos, p, <size_t> (q - p))
-                        pos += q - p
-                        break
-                    memcpy(out + pos, p, <size_t> (<const unsigned char*> b - p))
-                    pos += <const unsigned char*> b - p
-                    p = <const unsigned char*> b
-                    if p + 1 < q:
-                        out[pos] = p[1]
-                        pos += 1
-                    p += 2
-                counts_len[i] = pos - counts_start[i]
-            if release > 0 and s + l - rel >= release:
-                _give_back(<cptr> base, rel, s + l)
-                rel = (s + l) // _PAGE * _PAGE
-            if release > 0 and s + l >= ahead - (release >> 1):
-                _populate(base, ahead, ahead + release, size, _MADV_POPULATE_READ)
-                _populate(out, pos, pos + release, total, _MADV_POPULATE_WRITE)
-                ahead += release
+    k = num_threads if num_threads > 1 and total >= _min_parallel else 1
+    if k == 1:
+        with nogil:
+            _gather_rows(&buf[0], size, &dst[0], total, counts_start, counts_len, counts_esc, 0, n, 0, release)
+        return arr
+    # k runs of rows with about the same escaped bytes; run j writes from
+    # the escaped bytes before it (unescaping only shortens a string)
+    cuts = [0]
+    bases = [0]
+    acc = 0
+    j = 1
+    for i in range(n):
+        if j < k and acc >= total * j // k:
+            cuts.append(i)
+            bases.append(acc)
+            j += 1
+        acc += counts_len[i]
+    cuts.append(n)
+    from concurrent.futures import ThreadPoolExecutor
+
+    def run(Py_ssize_t r):
+        cdef Py_ssize_t lo = cuts[r], hi = cuts[r + 1]
+        cdef int64_t at = bases[r]
+        with nogil:
+            _gather_rows(&buf[0], size, &dst[0], total, counts_start, counts_len, counts_esc,
+                         lo, hi, at, release)
+
+    with ThreadPoolExecutor(max_workers=len(cuts) - 1) as pool:
+        list(pool.map(run, range(len(cuts) - 1)))
     return arr
+
+
+cdef void _gather_rows(const unsigned char* base, Py_ssize_t size, unsigned char* out, int64_t total,
+                       int64_t[::1] counts_start, int64_t[::1] counts_len, const int64_t[::1] counts_esc,
+                       Py_ssize_t i0, Py_ssize_t i1, int64_t pos, Py_ssize_t release) noexcept nogil:
+    """:func:`gather_counts` of rows ``i0:i1`` (validated), written from
+    ``out + pos``; the pages of ``base`` behind them given back every
+    ``release`` bytes (when positive)."""
+    cdef Py_ssize_t i
+    cdef int64_t s, l, e, rel = -1, ahead = 0
+    cdef const unsigned char* p
+    cdef const unsigned char* q
+    cdef const void* b
+    for i in range(i0, i1):
+        l = counts_len[i]
+        if l == 0:
+            counts_start[i] = pos
+            continue
+        s = counts_start[i]
+        e = counts_esc[i]
+        if release > 0 and rel < 0:
+            rel = s // _PAGE * _PAGE
+            ahead = s + release
+            _populate(base, s, ahead, size, _MADV_POPULATE_READ)
+            _populate(out, pos, pos + release, total, _MADV_POPULATE_WRITE)
+        counts_start[i] = pos
+        if e < 0:
+            memcpy(out + pos, base + s, <size_t> l)
+            pos += l
+        else:
+            # validated by the scan: a backslash is followed by the byte it stands for
+            memcpy(out + pos, base + s, <size_t> e)
+            pos += e
+            p = base + s + e
+            q = base + s + l
+            while p < q:
+                b = memchr(p, 92, <size_t> (q - p))
+                if b == NULL:
+                    memcpy(out + pos, p, <size_t> (q - p))
+                    pos += q - p
+                    break
+                memcpy(out + pos, p, <size_t> (<const unsigned char*> b - p))
+                pos += <const unsigned char*> b - p
+                p = <const unsigned char*> b
+                if p + 1 < q:
+                    out[pos] = p[1]
+                    pos += 1
+                p += 2
+            counts_len[i] = pos - counts_start[i]
+        if release > 0 and s + l - rel >= release:
+            _give_back(<cptr> base, rel, s + l)
+            rel = (s + l) // _PAGE * _PAGE
+        if release > 0 and s + l >= ahead - (release >> 1):
+            _populate(base, ahead, ahead + release, size, _MADV_POPULATE_READ)
+            _populate(out, pos, pos + release, total, _MADV_POPULATE_WRITE)
+            ahead += release
