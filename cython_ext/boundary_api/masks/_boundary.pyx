@@ -13,7 +13,8 @@ from libc.stdint cimport int64_t, uint64_t, uint8_t
 from libc.stdlib cimport malloc, realloc, free
 from libc.string cimport memset, memcpy
 
-from boundary_api.masks._rle cimport I64Vec, ByteVec, StringTable, _push_interval, _i64_reserve, _decode, _encode, _bbox
+from boundary_api.masks._rle cimport (I64Vec, ByteVec, StringTable, _push_interval, _i64_reserve, _decode, _encode,
+                                      _bbox, _first_ending_after)
 
 import numpy as np
 
@@ -75,7 +76,7 @@ cdef int _boundary_tile(const int64_t* se, Py_ssize_t n, int64_t h, int64_t d,
     cdef int64_t rx1 = cx1 + d if cx1 + d < wb else wb
     cdef int64_t rw = rx1 - rx0, S = cx1 - cx
     cdef int64_t K = 2 * d + 1
-    cdef int64_t p0, p1, s, e, cs, ce, fc, col, a, b, c, x, xr, st, lo, hi, mid
+    cdef int64_t p0, p1, s, e, cs, ce, fc, col, a, b, c, x, xr, st, lo, hi
     cdef Py_ssize_t i, k
     cdef uint64_t* M
     cdef uint64_t* V
@@ -92,15 +93,7 @@ cdef int _boundary_tile(const int64_t* se, Py_ssize_t n, int64_t h, int64_t d,
     # the intervals that reach the region's columns (binary search for the first)
     p0 = (x0 + rx0) * h
     p1 = (x0 + rx1) * h
-    lo = 0
-    hi = n // 2
-    while lo < hi:
-        mid = (lo + hi) // 2
-        if se[2 * mid + 1] <= p0:
-            lo = mid + 1
-        else:
-            hi = mid
-    i = 2 * lo
+    i = _first_ending_after(se, n, p0)
     cs = -1
     while i < n and se[i] < p1:
         s = se[i]

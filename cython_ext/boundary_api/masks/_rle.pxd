@@ -52,6 +52,18 @@ cdef inline int _i64_reserve(I64Vec* v, Py_ssize_t need) noexcept nogil:
     v.cap = cap
     return 0
 
+# index (even) of the first interval of se[:n] (sorted start, end pairs)
+# that ends after t, n when none does: a binary search
+cdef inline Py_ssize_t _first_ending_after(const int64_t* se, Py_ssize_t n, int64_t t) noexcept nogil:
+    cdef Py_ssize_t lo = 0, hi = n // 2, mid
+    while lo < hi:
+        mid = (lo + hi) // 2
+        if se[2 * mid + 1] <= t:
+            lo = mid + 1
+        else:
+            hi = mid
+    return 2 * lo
+
 cdef inline int _bytes_reserve(ByteVec* v, Py_ssize_t need) noexcept nogil:
     cdef Py_ssize_t cap
     cdef char* p

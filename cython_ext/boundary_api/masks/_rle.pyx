@@ -236,7 +236,7 @@ cdef int _encode(const int64_t* se, Py_ssize_t n, int64_t total, ByteVec* out) n
 
 # number of pixels in both interval lists
 cdef int64_t _intersection(const int64_t* a, Py_ssize_t na, const int64_t* b, Py_ssize_t nb) noexcept nogil:
-    cdef Py_ssize_t i = 0, j = 0, lo, hi, mid
+    cdef Py_ssize_t i = 0, j = 0
     cdef int64_t tot = 0, s, e, ae, be, t
     cdef const int64_t* x
     cdef Py_ssize_t nx
@@ -252,15 +252,7 @@ cdef int64_t _intersection(const int64_t* a, Py_ssize_t na, const int64_t* b, Py
         x = a; nx = na; ix = &i; t = b[0]
     else:
         x = b; nx = nb; ix = &j; t = a[0]
-    lo = 0
-    hi = nx // 2
-    while lo < hi:
-        mid = (lo + hi) // 2
-        if x[2 * mid + 1] <= t:
-            lo = mid + 1
-        else:
-            hi = mid
-    ix[0] = 2 * lo
+    ix[0] = _first_ending_after(x, nx, t)
     # the merge, without a branch on which list steps (it would be
     # mispredicted about every other step)
     while i < na and j < nb:
