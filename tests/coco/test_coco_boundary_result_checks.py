@@ -3,46 +3,12 @@ them (one decode per string): a bad string must still give the error the
 separate check gives (same class, same message, naming the first bad
 result), whether the IoU step decodes it (its image has a ground truth of
 its category) or not, and a good file must evaluate as before."""
-import json
-
 import numpy as np
-import pycocotools.mask as mask_utils
 import pytest
 
 from boundary_api import COCO, COCOeval
-
-H, W = 24, 32
-
-
-def _rle(y0, x0, hh, ww):
-    m = np.zeros((H, W), np.uint8, order="F")
-    m[y0:y0 + hh, x0:x0 + ww] = 1
-    r = mask_utils.encode(m)
-    return {"size": [H, W], "counts": r["counts"].decode()}
-
-
-def _files(tmp_path, bad_at=None, bad_counts=None):
-    images = [{"id": i, "height": H, "width": W, "file_name": f"{i}.png"} for i in (1, 2, 3)]
-    anns = [
-        {"id": 1, "image_id": 1, "category_id": 1, "segmentation": _rle(2, 3, 10, 12), "area": 120.0,
-         "bbox": [3, 2, 12, 10], "iscrowd": 0},
-        {"id": 2, "image_id": 2, "category_id": 1, "segmentation": _rle(5, 5, 15, 20), "area": 300.0,
-         "bbox": [5, 5, 20, 15], "iscrowd": 0},
-        {"id": 3, "image_id": 2, "category_id": 2, "segmentation": _rle(0, 0, 6, 6), "area": 36.0,
-         "bbox": [0, 0, 6, 6], "iscrowd": 1},
-    ]
-    gt = {"images": images, "annotations": anns, "categories": [{"id": 1, "name": "a"}, {"id": 2, "name": "b"}]}
-    dts = []
-    for k, (img, cat, box) in enumerate([(1, 1, (3, 4, 9, 12)), (1, 1, (0, 0, 8, 8)), (2, 1, (6, 5, 14, 18)),
-                                         (2, 2, (1, 1, 5, 5)), (3, 1, (2, 2, 10, 10)), (2, 1, (4, 4, 12, 22))]):
-        seg = _rle(*box)
-        if k == bad_at:
-            seg = {"size": [H, W], "counts": bad_counts}
-        dts.append({"image_id": img, "category_id": cat, "segmentation": seg, "score": 0.9 - 0.1 * k,
-                    "bbox": [box[1], box[0], box[3], box[2]]})
-    (tmp_path / "gt.json").write_text(json.dumps(gt))
-    (tmp_path / "dt.json").write_text(json.dumps(dts))
-    return str(tmp_path / "gt.json"), str(tmp_path / "dt.json")
+# the same scene as Mask AP's checks: three images, a crowd, six results
+from test_coco_segm_result_checks import _files
 
 
 def _load(g, d):
