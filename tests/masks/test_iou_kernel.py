@@ -69,7 +69,44 @@ def _expected(dts, gts, crowd, d):
 @pytest.mark.parametrize("h,w,d", [(37, 29, 2), (64, 70, 3), (130, 66, 5), (9, 200, 1), (3, 4, 2)])
 @pytest.mark.parametrize("fresh", [True, False])
 def test_boundary_ious_equal_the_dense_oracle(h, w, d, fresh):
-    rng = np.random.default_rng(h * 1000 + w + d)
+    _check_boundary_scene(h, w, d, fresh, h * 1000 + w + d)
+
+
+@pytest.fixture
+def bitset_budgets():
+    """Set the kernel's private budgets (boundary tile, ground-truth boundary
+    bitsets per pair) for one test, restoring them after it."""
+    saved = []
+
+    def set_budgets(tile_words, pair_words):
+        if tile_words is not None:
+            saved.append((_boundary._set_boundary_budget, _boundary._set_boundary_budget(tile_words)))
+        if pair_words is not None:
+            saved.append((_iou._set_pair_bits_budget, _iou._set_pair_bits_budget(pair_words)))
+
+    yield set_budgets
+    for setter, old in reversed(saved):
+        setter(old)
+
+
+# Boundary IoUs are taken on bitsets where the detection's box fits one tile
+# of the boundary kernel and every ground truth of the pair has its bitsets
+# within the pair's budget, else on runs; the rows of both bitsets start at
+# multiples of 64, so masks starting at other rows of tall images line up by
+# words.  The budgets below force every mixture: detections in several tiles
+# or streamed (runs) beside detections on bitsets in one pair; pairs whose
+# budget runs out after some ground truths; no bitsets at all.
+@pytest.mark.parametrize("tile_words,pair_words", [(None, None), (12, None), (None, 0), (None, 150), (40, 300)])
+@pytest.mark.parametrize("h,w,d", [(200, 61, 4), (129, 90, 7), (70, 33, 1)])
+@pytest.mark.parametrize("fresh", [True, False])
+def test_boundary_ious_on_bitsets_and_runs_equal_the_dense_oracle(h, w, d, fresh, tile_words, pair_words,
+                                                                 bitset_budgets):
+    bitset_budgets(tile_words, pair_words)
+    _check_boundary_scene(h, w, d, fresh, h + w + d)
+
+
+def _check_boundary_scene(h, w, d, fresh, seed):
+    rng = np.random.default_rng(seed)
     # two pairs (images) of the same size, the second without detections
     dts = _random_masks(rng, h, w, 24)
     gts = _random_masks(rng, h, w, 9) + _random_masks(rng, h, w, 3)

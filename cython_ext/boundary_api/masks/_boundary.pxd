@@ -22,6 +22,103 @@ cdef extern from *:
     """
     int ba_ctz64(unsigned long long x) nogil
 
+# Population counts of bitsets: the number of set bits of ``a[0:n]``, and of
+# ``a & b`` over ``ncol`` columns of ``nw`` words (column ``c`` at ``a + c *
+# sa`` and ``b + c * sb``).  On x86 the POPCNT instruction is used where the
+# processor has it (checked at run time: the extension is built for any
+# x86-64), elsewhere the compiler's portable popcount.
+cdef extern from *:
+    """
+    #include <stdint.h>
+    #define BA_POPCOUNT_LOOPS(SUFFIX, ATTR, POP) \
+    ATTR static CYTHON_INLINE int64_t ba_popcount_##SUFFIX(const uint64_t* a, Py_ssize_t n) { \
+        int64_t s = 0; Py_ssize_t i; \
+        for (i = 0; i < n; i++) s += (int64_t) POP(a[i]); \
+        return s; \
+    } \
+    ATTR static CYTHON_INLINE int64_t ba_and_popcount2d_##SUFFIX(const uint64_t* a, Py_ssize_t sa, const uint64_t* b, \
+                                                    Py_ssize_t sb, Py_ssize_t ncol, Py_ssize_t nw) { \
+        int64_t s = 0; Py_ssize_t c, i; \
+        for (c = 0; c < ncol; c++) { \
+            for (i = 0; i < nw; i++) s += (int64_t) POP(a[i] & b[i]); \
+            a += sa; b += sb; \
+        } \
+        return s; \
+    }
+    #if defined(_MSC_VER)
+    #include <intrin.h>
+    #if defined(_M_X64)
+    #define BA_POP_PORTABLE(x) __popcnt64(x)
+    #else
+    static __inline unsigned ba_pop_swar(uint64_t x) {
+        x = x - ((x >> 1) & 0x5555555555555555ULL);
+        x = (x & 0x3333333333333333ULL) + ((x >> 2) & 0x3333333333333333ULL);
+        x = (x + (x >> 4)) & 0x0f0f0f0f0f0f0f0fULL;
+        return (unsigned) ((x * 0x0101010101010101ULL) >> 56);
+    }
+    #define BA_POP_PORTABLE(x) ba_pop_swar(x)
+    #endif
+    BA_POPCOUNT_LOOPS(any, , BA_POP_PORTABLE)
+    #define ba_popcount(a, n) ba_popcount_any(a, n)
+    #define ba_and_popcount2d(a, sa, b, sb, c, w) ba_and_popcount2d_any(a, sa, b, sb, c, w)
+    #elif (defined(__GNUC__) || defined(__clang__)) && (defined(__x86_64__) || defined(__i386__))
+    BA_POPCOUNT_LOOPS(any, , __builtin_popcountll)
+    BA_POPCOUNT_LOOPS(hw, __attribute__((target("popcnt"))), __builtin_popcountll)
+    #define ba_popcount(a, n) \
+        (__builtin_cpu_supports("popcnt") ? ba_popcount_hw(a, n) : ba_popcount_any(a, n))
+    #define ba_and_popcount2d(a, sa, b, sb, c, w) \
+        (__builtin_cpu_supports("popcnt") ? ba_and_popcount2d_hw(a, sa, b, sb, c, w) \
+                                          : ba_and_popcount2d_any(a, sa, b, sb, c, w))
+    #else
+    BA_POPCOUNT_LOOPS(any, , __builtin_popcountll)
+    #define ba_popcount(a, n) ba_popcount_any(a, n)
+    #define ba_and_popcount2d(a, sa, b, sb, c, w) ba_and_popcount2d_any(a, sa, b, sb, c, w)
+    #endif
+    """
+    int64_t ba_popcount(const uint64_t* a, Py_ssize_t n) nogil
+    int64_t ba_and_popcount2d(const uint64_t* a, Py_ssize_t sa, const uint64_t* b, Py_ssize_t sb,
+                              Py_ssize_t ncol, Py_ssize_t nw) nogil
+
+
+cdef inline void _set_bits(uint64_t* col, int64_t a, int64_t b) noexcept nogil:
+    # set bits [a, b) of a column bitset
+    cdef int64_t wa, wb, k
+    cdef uint64_t ma, mb
+    if a >= b:
+        return
+    wa = a >> 6
+    wb = (b - 1) >> 6
+    ma = (~(<uint64_t> 0)) << (a & 63)
+    mb = (~(<uint64_t> 0)) >> (63 - ((b - 1) & 63))
+    if wa == wb:
+        col[wa] |= ma & mb
+        return
+    col[wa] |= ma
+    for k in range(wa + 1, wb):
+        col[k] = ~(<uint64_t> 0)
+    col[wb] |= mb
+
+
+# Bits of a mask's runs (``se[:n]``, h-pixel columns) ORed into column
+# bitsets: column ``x0 + c`` at ``dst + c * nws``, bit 0 of its first word
+# being image row ``row0``.  Every run must lie within those columns and the
+# rows ``row0 .. row0 + 64 * nws - 1``.
+cdef inline void _runs_to_bits(const int64_t* se, Py_ssize_t n, int64_t h, int64_t x0, int64_t row0,
+                               int64_t nws, uint64_t* dst) noexcept nogil:
+    cdef Py_ssize_t i = 0
+    cdef int64_t s, e, c, top, b
+    while i < n:
+        s = se[i]
+        e = se[i + 1]
+        c = s // h
+        while s < e:
+            top = (c + 1) * h
+            b = e if e < top else top
+            _set_bits(dst + (c - x0) * nws, s - c * h - row0, b - c * h - row0)
+            s = b
+            c += 1
+        i += 2
+
 
 # Scratch of the boundary kernel, one per thread.  The bitsets cover a part of
 # the mask's bounding box at a time (see ``_boundary``), so their size is
@@ -33,6 +130,10 @@ cdef struct BoundaryWork:
     I64Vec tmp           # outputs of the row strips, before they are merged
     int64_t* cur         # per row strip: a cursor into tmp, then (from ncur/2 on) its end
     Py_ssize_t ncur
+    # > 0 when the last boundary left the whole box's boundary in ``words``:
+    # that many words per column, one column per box column, bit 0 of a
+    # column's first word being image row ``_bits_row0(bb)``; else 0
+    Py_ssize_t bits_nws
 
 
 cdef inline void _bw_init(BoundaryWork* bw) noexcept nogil:
@@ -44,6 +145,7 @@ cdef inline void _bw_init(BoundaryWork* bw) noexcept nogil:
     bw.tmp.cap = 0
     bw.cur = NULL
     bw.ncur = 0
+    bw.bits_nws = 0
 
 
 cdef inline void _bw_free(BoundaryWork* bw) noexcept nogil:
@@ -63,6 +165,19 @@ cdef int _boundary(const int64_t* se, Py_ssize_t n, int64_t h, int64_t w, int64_
 # gives it) is known.
 cdef int _boundary_in_box(const int64_t* se, Py_ssize_t n, int64_t h, int64_t w, int64_t d,
                           const int64_t* bb, BoundaryWork* bw, I64Vec* out) noexcept nogil
+
+# The boundary kernel's bitsets start at a row that is a multiple of 64 (the
+# box's first row rounded down), so that the bitsets of two masks of one
+# image line up word for word.
+cdef inline int64_t _bits_row0(const int64_t* bb) noexcept nogil:
+    return (bb[2] >> 6) << 6
+
+# The boundary of a non-empty mask as bitsets only, if the whole box fits one
+# tile and a (2d+1)-square fits in it: returns 1 and leaves the bits in
+# ``bw.words`` as ``bw.bits_nws`` says; 0 (nothing done) otherwise; -1 when out
+# of memory.
+cdef int _boundary_bits(const int64_t* se, Py_ssize_t n, int64_t h, int64_t d,
+                        const int64_t* bb, BoundaryWork* bw) noexcept nogil
 
 # Whether no (2d+1)-square fits in the box ``bb``: the boundary is then the
 # whole mask (decided without arithmetic on d that could overflow).

@@ -23,25 +23,6 @@ import numpy as np
 # boundary
 # --------------------------------------------------------------------------
 
-cdef inline void _set_bits(uint64_t* col, int64_t a, int64_t b) noexcept nogil:
-    # set bits [a, b) of a column bitset
-    cdef int64_t wa, wb, k
-    cdef uint64_t ma, mb
-    if a >= b:
-        return
-    wa = a >> 6
-    wb = (b - 1) >> 6
-    ma = (~(<uint64_t> 0)) << (a & 63)
-    mb = (~(<uint64_t> 0)) >> (63 - ((b - 1) & 63))
-    if wa == wb:
-        col[wa] |= ma & mb
-        return
-    col[wa] |= ma
-    for k in range(wa + 1, wb):
-        col[k] = ~(<uint64_t> 0)
-    col[wb] |= mb
-
-
 # Words of bitset scratch a tile may use (per thread): 8 MiB.  Private;
 # tests lower it with ``_set_boundary_budget`` to force many small tiles.
 cdef Py_ssize_t _budget_words = 1 << 20
@@ -67,11 +48,12 @@ cdef inline int _bw_reserve(BoundaryWork* bw, Py_ssize_t need) noexcept nogil:
 # horizontal erosion of an output column reads.  The vertical erosion needs
 # no such margin: it is done on each column's whole runs.  Appends the output
 # columns' boundary runs, in column-major order, to ``out`` (merging only
-# into runs from ``first`` on).
+# into runs from ``first`` on); without ``emit``, only leaves them as the
+# first ``(cx1 - cx) * nws`` words of ``bw.words``.
 cdef int _boundary_tile(const int64_t* se, Py_ssize_t n, int64_t h, int64_t d,
                         int64_t x0, int64_t y0, int64_t wb,
                         int64_t r0, int64_t r1, int64_t nws, int64_t cx, int64_t cx1,
-                        BoundaryWork* bw, I64Vec* out, Py_ssize_t first) noexcept nogil:
+                        BoundaryWork* bw, I64Vec* out, Py_ssize_t first, bint emit=True) noexcept nogil:
     cdef int64_t rx0 = cx - d if cx > d else 0
     cdef int64_t rx1 = cx1 + d if cx1 + d < wb else wb
     cdef int64_t rw = rx1 - rx0, S = cx1 - cx
@@ -158,6 +140,8 @@ cdef int _boundary_tile(const int64_t* se, Py_ssize_t n, int64_t h, int64_t d,
             for k in range(nws):
                 Mc[k] &= ~(Hs[k] & Ge[k])
     # M now holds the boundary of the output columns: emit its runs
+    if not emit:
+        return 0
     for x in range(cx, cx1):
         if _emit_column(M + (x - cx) * nws, nws, (x0 + x) * h + y0 + r0, r1 - r0, out, first) != 0:
             return -1
@@ -365,10 +349,11 @@ cdef int _boundary_in_box(const int64_t* se, Py_ssize_t n, int64_t h, int64_t w,
     # bounding box (columns x0..x1-1, rows y0..y1-1)
     x0 = bb[0]
     x1 = bb[1]
-    y0 = bb[2]
+    y0 = _bits_row0(bb)   # (the bitsets' rows start at a multiple of 64)
     y1 = bb[3]
     hb = y1 - y0
     wb = x1 - x0
+    bw.bits_nws = 0
     if _boundary_is_mask(bb, d):
         i = 0
         while i < n:
@@ -379,7 +364,10 @@ cdef int _boundary_in_box(const int64_t* se, Py_ssize_t n, int64_t h, int64_t w,
     nw = (hb + 63) >> 6
     B = _budget_words
     if 3 * wb * nw <= B:
-        return _boundary_tile(se, n, h, d, x0, y0, wb, 0, hb, nw, 0, wb, bw, out, first)
+        if _boundary_tile(se, n, h, d, x0, y0, wb, 0, hb, nw, 0, wb, bw, out, first) != 0:
+            return -1
+        bw.bits_nws = nw
+        return 0
     S = B // (3 * nw) - 2 * d
     if S >= 4 * d and S >= 64:
         cx = 0
@@ -427,6 +415,19 @@ cdef int _boundary_in_box(const int64_t* se, Py_ssize_t n, int64_t h, int64_t w,
                     return -1
                 cur[j] += 2
     return 0
+
+
+cdef int _boundary_bits(const int64_t* se, Py_ssize_t n, int64_t h, int64_t d,
+                        const int64_t* bb, BoundaryWork* bw) noexcept nogil:
+    cdef int64_t y0 = _bits_row0(bb), wb = bb[1] - bb[0]
+    cdef int64_t nw = (bb[3] - y0 + 63) >> 6
+    bw.bits_nws = 0
+    if n == 0 or _boundary_is_mask(bb, d) or 3 * wb * nw > _budget_words:
+        return 0
+    if _boundary_tile(se, n, h, d, bb[0], y0, wb, 0, bb[3] - y0, nw, 0, wb, bw, NULL, 0, False) != 0:
+        return -1
+    bw.bits_nws = nw
+    return 1
 
 
 cdef int64_t _entry_d(object d, int64_t h, int64_t w) except -1:

@@ -5,14 +5,29 @@
 Private module (``boundary_api.masks._iou``), used by ``boundary_api.instance._engine``.
 """
 
-from libc.stdint cimport int64_t, uint8_t
+from libc.stdint cimport int64_t, uint8_t, uint64_t
 from libc.stdlib cimport malloc, free
+from libc.string cimport memcpy, memset
 from cpython.bytes cimport PyBytes_FromStringAndSize
 
 import numpy as np
 
-from boundary_api.masks._rle cimport I64Vec, ByteVec, StringTable, _decode, _encode, _area, _bbox, _intersection
-from boundary_api.masks._boundary cimport BoundaryWork, _bw_init, _bw_free, _boundary_in_box, _boundary_is_mask
+from boundary_api.masks._rle cimport (I64Vec, ByteVec, WordBuf, StringTable, _decode, _encode, _area, _bbox,
+                                      _intersection, _words_reserve)
+from boundary_api.masks._boundary cimport (BoundaryWork, _bw_init, _bw_free, _boundary_in_box, _boundary_is_mask,
+                                           _boundary_bits, _bits_row0, _runs_to_bits, ba_popcount,
+                                           ba_and_popcount2d)
+
+
+# Most words of ground-truth boundary bitsets one pair may hold (per
+# thread, 16 MiB); a pair needing more intersects boundaries as runs.
+# Private; tests lower it with ``_set_pair_bits_budget``.
+cdef Py_ssize_t _pair_bits_words = 1 << 21
+# per ground truth of a pair: [mask_off, mask_n, bnd_off, bnd_n, area, barea,
+# bbox x4 (x0, x1, y0, y1), boundary bits offset (-1: none), its first word
+# row (its first row // 64), its words per column]
+cdef enum:
+    _GSLOTS = 13
 
 
 def iou_pairs(int mode,
@@ -62,7 +77,7 @@ def iou_pairs(int mode,
     cdef int64_t g0, d0, inter, ua, bi
     cdef double iou, biou, bw, bh, ga, da, bu
     cdef I64Vec gm, gb, dm, db
-    cdef int64_t* goff = NULL      # per gt of the pair: [mask_off, mask_n, bnd_off, bnd_n, area, barea, bbox x4]
+    cdef int64_t* goff = NULL      # per gt of the pair: _GSLOTS values
     cdef int64_t dbb[4]
     cdef int64_t* gg
     cdef int64_t dn, darea, dbn = 0, dbarea = 0
@@ -77,6 +92,10 @@ def iou_pairs(int mode,
     cdef int64_t tot
     cdef int64_t gbase = 0
     cdef int64_t[:] of
+    cdef WordBuf gbits             # the pair's ground-truth boundaries as bitsets (mode 3)
+    cdef int64_t gbn, need, nwg, r0
+    cdef int pair_bits
+    cdef int64_t dr0w = 0, dnw = 0, cx0, cx1, w0, w1
     if fresh:
         if mode != 1 and mode != 3:
             raise ValueError("iou_pairs: gt_w and gt_d are for modes 1 and 3")
@@ -104,6 +123,7 @@ def iou_pairs(int mode,
             if dt_d[k] < 0:
                 raise ValueError(f"d must be >= 0, got {dt_d[k]} at detection {k}")
     _bw_init(&bwk)
+    gbits.data = NULL; gbits.cap = 0
     gm.data = NULL; gm.n = 0; gm.cap = 0
     gb.data = NULL; gb.n = 0; gb.cap = 0
     dm.data = NULL; dm.n = 0; dm.cap = 0
@@ -125,15 +145,19 @@ def iou_pairs(int mode,
                 continue
             if G > ng:
                 free(goff)
-                goff = <int64_t*> malloc(G * 10 * sizeof(int64_t))
+                goff = <int64_t*> malloc(G * _GSLOTS * sizeof(int64_t))
                 if goff == NULL:
                     err = 1
                     break
                 ng = G
             gm.n = 0
             gb.n = 0
+            gbn = 0
+            # the detections' boundaries meet the ground truths' as bitsets
+            # when every ground truth of the pair has them (mode 3)
+            pair_bits = mode == 3 and D > 0
             for g in range(G):
-                gg = goff + 10 * g
+                gg = goff + _GSLOTS * g
                 gg[0] = gm.n
                 if _decode(gt_mask.ptr[g0 + g], gt_mask.size[g0 + g], &gm) < 0:
                     err = 2
@@ -163,6 +187,29 @@ def iou_pairs(int mode,
                         break
                     gg[3] = gb.n - gg[2]
                     gg[5] = _area(gb.data + gg[2], gg[3])
+                gg[10] = -1
+                if pair_bits and gg[1] > 0 and not gt_crowd[g0 + g]:
+                    # the boundary as bitsets over the mask's box, rows from
+                    # a multiple of 64 (as the detections' below): just left
+                    # by the boundary kernel, or set from the runs
+                    r0 = _bits_row0(gg + 6)
+                    nwg = (gg[9] - r0 + 63) >> 6
+                    need = (gg[7] - gg[6]) * nwg
+                    if gbn + need > _pair_bits_words:
+                        pair_bits = 0
+                        continue
+                    if _words_reserve(&gbits, gbn + need) != 0:
+                        err = 1
+                        break
+                    if fresh and bwk.bits_nws == nwg:
+                        memcpy(gbits.data + gbn, bwk.words, need * sizeof(uint64_t))
+                    else:
+                        memset(gbits.data + gbn, 0, need * sizeof(uint64_t))
+                        _runs_to_bits(gb.data + gg[2], gg[3], gt_h[g0 + g], gg[6], r0, nwg, gbits.data + gbn)
+                    gg[10] = gbn
+                    gg[11] = r0 >> 6
+                    gg[12] = nwg
+                    gbn += need
             if err:
                 break
             for dd in range(D):
@@ -185,7 +232,7 @@ def iou_pairs(int mode,
                 _bbox(dm.data, dn, dt_h[d0 + dd], dbb)
                 have_db = 0
                 for g in range(G):
-                    gg = goff + 10 * g
+                    gg = goff + _GSLOTS * g
                     k = pair_o[p] + dd * G + g
                     out[k] = 0.0
                     # boxes must share a pixel for the masks to intersect
@@ -211,8 +258,19 @@ def iou_pairs(int mode,
                                     dbn = dn
                                     dbarea = darea
                                     have_db = 1
-                                elif _boundary_in_box(dm.data, dn, dt_h[d0 + dd], dt_w[d0 + dd], dt_d[d0 + dd],
-                                                      dbb, &bwk, &db) != 0:
+                                elif pair_bits:
+                                    # as bitsets, left in bwk.words, when the box fits one tile
+                                    have_db = _boundary_bits(dm.data, dn, dt_h[d0 + dd], dt_d[d0 + dd], dbb, &bwk)
+                                    if have_db < 0:
+                                        err = 1
+                                        break
+                                    if have_db:
+                                        have_db = 2
+                                        dr0w = _bits_row0(dbb) >> 6
+                                        dnw = bwk.bits_nws
+                                        dbarea = ba_popcount(bwk.words, (dbb[1] - dbb[0]) * dnw)
+                                if have_db == 0 and _boundary_in_box(dm.data, dn, dt_h[d0 + dd], dt_w[d0 + dd],
+                                                                     dt_d[d0 + dd], dbb, &bwk, &db) != 0:
                                     err = 1
                                     break
                             elif _decode(dt_bnd.ptr[d0 + dd], dt_bnd.size[d0 + dd], &db) < 0:
@@ -223,7 +281,20 @@ def iou_pairs(int mode,
                                 dbn = db.n
                                 dbarea = _area(dbp, dbn)
                                 have_db = 1
-                        bi = _intersection(dbp, dbn, gb.data + gg[2], gg[3])
+                        if have_db == 2:
+                            # bitsets of both, word rows aligned: AND and count
+                            # over the columns and word rows the boxes share
+                            bi = 0
+                            cx0 = dbb[0] if dbb[0] > gg[6] else gg[6]
+                            cx1 = dbb[1] if dbb[1] < gg[7] else gg[7]
+                            w0 = dr0w if dr0w > gg[11] else gg[11]
+                            w1 = dr0w + dnw if dr0w + dnw < gg[11] + gg[12] else gg[11] + gg[12]
+                            if cx0 < cx1 and w0 < w1:
+                                bi = ba_and_popcount2d(bwk.words + (cx0 - dbb[0]) * dnw + (w0 - dr0w), dnw,
+                                                       gbits.data + gg[10] + (cx0 - gg[6]) * gg[12] + (w0 - gg[11]),
+                                                       gg[12], cx1 - cx0, w1 - w0)
+                        else:
+                            bi = _intersection(dbp, dbn, gb.data + gg[2], gg[3])
                         if bi == 0:
                             biou = 0.0
                         else:
@@ -236,7 +307,7 @@ def iou_pairs(int mode,
             if err:
                 break
         free(goff)
-        free(gm.data); free(gb.data); free(dm.data); free(db.data)
+        free(gm.data); free(gb.data); free(dm.data); free(db.data); free(gbits.data)
     _bw_free(&bwk)
     try:
         if err == 1:
@@ -272,3 +343,13 @@ cdef inline double _fmax(double a, double b) noexcept nogil:
     return a if a > b else b
 
 
+def _set_pair_bits_budget(Py_ssize_t words):
+    """Private (tests): set how many words of ground-truth boundary bitsets
+    one pair may hold before its boundaries are intersected as runs (>= 0);
+    returns the previous value.  Results do not depend on it."""
+    global _pair_bits_words
+    if words < 0:
+        raise ValueError(f"budget must be >= 0 words, got {words}")
+    old = _pair_bits_words
+    _pair_bits_words = words
+    return old
