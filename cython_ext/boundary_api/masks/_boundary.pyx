@@ -58,7 +58,7 @@ cdef int _boundary_tile(const int64_t* se, Py_ssize_t n, int64_t h, int64_t d,
     cdef int64_t rx1 = cx1 + d if cx1 + d < wb else wb
     cdef int64_t rw = rx1 - rx0, S = cx1 - cx
     cdef int64_t K = 2 * d + 1
-    cdef int64_t p0, p1, s, e, cs, ce, fc, col, a, b, c, x, xr, st, lo, hi
+    cdef int64_t p0, p1, s, e, cs, ce, fc, col, a, b, c, x, xr, st, lo, hi, m
     cdef Py_ssize_t i, k
     cdef uint64_t* M
     cdef uint64_t* V
@@ -113,32 +113,39 @@ cdef int _boundary_tile(const int64_t* se, Py_ssize_t n, int64_t h, int64_t d,
     # horizontal erosion over windows of K columns (van Herk/Gil-Werman blocks
     # of the region), written as M &= ~E for the output columns whose window
     # stays inside the box (outside it the window holds background: no erosion)
+    # (the block positions x % K are stepped, not divided out per column)
     x = rw - 1
+    m = rw % K                   # (x + 1) % K
     while x >= 0:
-        if x == rw - 1 or (x + 1) % K == 0:
+        if x == rw - 1 or m == 0:
             memcpy(H + x * nws, V + x * nws, nws * sizeof(uint64_t))
         else:
             for k in range(nws):
                 H[x * nws + k] = V[x * nws + k] & H[(x + 1) * nws + k]
+        m = m - 1 if m > 0 else K - 1
         x -= 1
+    m = 1 % K                    # x % K
     for x in range(1, rw):
-        if x % K != 0:
+        if m != 0:
             for k in range(nws):
                 V[x * nws + k] &= V[(x - 1) * nws + k]
+        m = m + 1 if m + 1 < K else 0
     lo = cx if cx > d else d
     hi = cx1 if cx1 < wb - d else wb - d
+    m = (lo - rx0 - d) % K if hi > lo else 0     # st % K (st >= 0)
     for x in range(lo, hi):
         xr = x - rx0
         st = xr - d
         Mc = M + (x - cx) * nws
         Hs = H + st * nws
-        if st % K == 0:
+        if m == 0:
             for k in range(nws):
                 Mc[k] &= ~Hs[k]
         else:
             Ge = V + (st + K - 1) * nws
             for k in range(nws):
                 Mc[k] &= ~(Hs[k] & Ge[k])
+        m = m + 1 if m + 1 < K else 0
     # M now holds the boundary of the output columns: emit its runs
     if not emit:
         return 0
