@@ -42,6 +42,50 @@ cdef inline int _bw_reserve(BoundaryWork* bw, Py_ssize_t need) noexcept nogil:
     return 0
 
 
+# The bits of a mask's runs (M) and of its vertically eroded runs (V: each
+# column piece [a, b) shrunk to [a+d, b-d)) over its whole bounding box
+# (columns from x0, rows from y0, ``nws`` words per column), every run being
+# inside it.  The runs' columns are stepped, not divided out.
+cdef inline void _box_bits(const int64_t* se, Py_ssize_t n, int64_t h, int64_t d, int64_t x0, int64_t y0,
+                           int64_t nws, uint64_t* M, uint64_t* V) noexcept nogil:
+    cdef Py_ssize_t i = 0
+    cdef int64_t s, e, a, b, top
+    cdef int64_t cb = x0 * h        # first pixel of the current run's column
+    cdef uint64_t* Mc = M
+    cdef uint64_t* Vc = V
+    while i < n:
+        s = se[i]
+        e = se[i + 1]
+        if s - cb >= 8 * h:
+            top = s // h
+            Mc = M + (top - x0) * nws
+            Vc = V + (top - x0) * nws
+            cb = top * h
+        while s - cb >= h:
+            cb += h
+            Mc += nws
+            Vc += nws
+        while True:
+            a = s - cb - y0
+            top = cb + h
+            if e <= top:
+                b = e - cb - y0
+                _set_bits(Mc, a, b)
+                if b - a > 2 * d:
+                    _set_bits(Vc, a + d, b - d)
+                break
+            # the run goes on into the next column
+            b = h - y0
+            _set_bits(Mc, a, b)
+            if b - a > 2 * d:
+                _set_bits(Vc, a + d, b - d)
+            s = top
+            cb = top
+            Mc += nws
+            Vc += nws
+        i += 2
+
+
 # One tile of the boundary: box rows [r0, r1) (``nws`` words per column) and
 # output box columns [cx, cx1).  The bitsets span the columns [rx0, rx1): the
 # output columns widened by d on each side (clipped to the box), all that the
@@ -72,10 +116,15 @@ cdef int _boundary_tile(const int64_t* se, Py_ssize_t n, int64_t h, int64_t d,
     V = M + S * nws              # vertical erosion, region columns
     H = V + rw * nws             # suffix ANDs, region columns
     memset(M, 0, (S + rw) * nws * sizeof(uint64_t))
-    # the intervals that reach the region's columns (binary search for the first)
-    p0 = (x0 + rx0) * h
+    if cx == 0 and cx1 == wb and r0 == 0:
+        # the whole box (the usual tile): every run is inside, nothing to clip
+        _box_bits(se, n, h, d, x0, y0, nws, M, V)
+        i = n
+    else:
+        # the intervals that reach the region's columns (binary search for the first)
+        p0 = (x0 + rx0) * h
+        i = _first_ending_after(se, n, p0)
     p1 = (x0 + rx1) * h
-    i = _first_ending_after(se, n, p0)
     cs = -1
     while i < n and se[i] < p1:
         s = se[i]
