@@ -172,12 +172,15 @@ cdef int _boundary_in_box(const int64_t* se, Py_ssize_t n, int64_t h, int64_t w,
 cdef inline int64_t _bits_row0(const int64_t* bb) noexcept nogil:
     return (bb[2] >> 6) << 6
 
-# The boundary of a non-empty mask as bitsets only, if the whole box fits one
-# tile and a (2d+1)-square fits in it: returns 1 and leaves the bits in
-# ``bw.words`` as ``bw.bits_nws`` says; 0 (nothing done) otherwise; -1 when out
-# of memory.
-cdef int _boundary_bits(const int64_t* se, Py_ssize_t n, int64_t h, int64_t d,
-                        const int64_t* bb, BoundaryWork* bw) noexcept nogil
+# The boundary of a non-empty mask (bounding box ``bb``) as bitsets only, in
+# two steps, where the whole box fits one tile and a (2d+1)-square fits in
+# it.  ``_box_fill`` returns 1 and leaves the mask's bits in ``bw.words``
+# (``bw.bits_nws`` words per box column, as the boundary's will be); 0
+# (nothing done) otherwise; -1 when out of memory.  ``_box_erode`` then turns
+# those bits into the boundary's.
+cdef int _box_fill(const int64_t* se, Py_ssize_t n, int64_t h, int64_t d,
+                   const int64_t* bb, BoundaryWork* bw) noexcept nogil
+cdef void _box_erode(const int64_t* bb, int64_t d, BoundaryWork* bw) noexcept nogil
 
 # Whether no (2d+1)-square fits in the box ``bb``: the boundary is then the
 # whole mask (decided without arithmetic on d that could overflow).

@@ -86,30 +86,73 @@ cdef inline void _box_bits(const int64_t* se, Py_ssize_t n, int64_t h, int64_t d
         i += 2
 
 
+# The horizontal erosion of a tile (see ``_boundary_tile``: M, V and H of
+# ``nws`` words per column, output columns [cx, cx1), region columns from rx0
+# on, rw of them, box width wb): M &= ~erode(V) over windows of 2d+1 columns.
+cdef inline void _erode_tile(uint64_t* M, uint64_t* V, uint64_t* H, int64_t nws, int64_t rw, int64_t cx,
+                             int64_t cx1, int64_t rx0, int64_t wb, int64_t d) noexcept nogil:
+    cdef int64_t K = 2 * d + 1, x, xr, st, lo, hi, m
+    cdef Py_ssize_t k
+    cdef uint64_t* Mc
+    cdef uint64_t* Hs
+    cdef uint64_t* Ge
+    # horizontal erosion over windows of K columns (van Herk/Gil-Werman blocks
+    # of the region), written as M &= ~E for the output columns whose window
+    # stays inside the box (outside it the window holds background: no erosion)
+    # (the block positions x % K are stepped, not divided out per column)
+    x = rw - 1
+    m = rw % K                   # (x + 1) % K
+    while x >= 0:
+        if x == rw - 1 or m == 0:
+            memcpy(H + x * nws, V + x * nws, nws * sizeof(uint64_t))
+        else:
+            for k in range(nws):
+                H[x * nws + k] = V[x * nws + k] & H[(x + 1) * nws + k]
+        m = m - 1 if m > 0 else K - 1
+        x -= 1
+    m = 1 % K                    # x % K
+    for x in range(1, rw):
+        if m != 0:
+            for k in range(nws):
+                V[x * nws + k] &= V[(x - 1) * nws + k]
+        m = m + 1 if m + 1 < K else 0
+    lo = cx if cx > d else d
+    hi = cx1 if cx1 < wb - d else wb - d
+    m = (lo - rx0 - d) % K if hi > lo else 0     # st % K (st >= 0)
+    for x in range(lo, hi):
+        xr = x - rx0
+        st = xr - d
+        Mc = M + (x - cx) * nws
+        Hs = H + st * nws
+        if m == 0:
+            for k in range(nws):
+                Mc[k] &= ~Hs[k]
+        else:
+            Ge = V + (st + K - 1) * nws
+            for k in range(nws):
+                Mc[k] &= ~(Hs[k] & Ge[k])
+        m = m + 1 if m + 1 < K else 0
+
+
 # One tile of the boundary: box rows [r0, r1) (``nws`` words per column) and
 # output box columns [cx, cx1).  The bitsets span the columns [rx0, rx1): the
 # output columns widened by d on each side (clipped to the box), all that the
 # horizontal erosion of an output column reads.  The vertical erosion needs
 # no such margin: it is done on each column's whole runs.  Appends the output
 # columns' boundary runs, in column-major order, to ``out`` (merging only
-# into runs from ``first`` on); without ``emit``, only leaves them as the
-# first ``(cx1 - cx) * nws`` words of ``bw.words``.
+# into runs from ``first`` on).
 cdef int _boundary_tile(const int64_t* se, Py_ssize_t n, int64_t h, int64_t d,
                         int64_t x0, int64_t y0, int64_t wb,
                         int64_t r0, int64_t r1, int64_t nws, int64_t cx, int64_t cx1,
-                        BoundaryWork* bw, I64Vec* out, Py_ssize_t first, bint emit=True) noexcept nogil:
+                        BoundaryWork* bw, I64Vec* out, Py_ssize_t first) noexcept nogil:
     cdef int64_t rx0 = cx - d if cx > d else 0
     cdef int64_t rx1 = cx1 + d if cx1 + d < wb else wb
     cdef int64_t rw = rx1 - rx0, S = cx1 - cx
-    cdef int64_t K = 2 * d + 1
-    cdef int64_t p0, p1, s, e, cs, ce, fc, col, a, b, c, x, xr, st, lo, hi, m
-    cdef Py_ssize_t i, k
+    cdef int64_t p0, p1, s, e, cs, ce, fc, col, a, b, c, x
+    cdef Py_ssize_t i
     cdef uint64_t* M
     cdef uint64_t* V
     cdef uint64_t* H
-    cdef uint64_t* Mc
-    cdef uint64_t* Hs
-    cdef uint64_t* Ge
     if _bw_reserve(bw, (S + 2 * rw) * nws) != 0:
         return -1
     M = bw.words                 # output columns
@@ -159,45 +202,8 @@ cdef int _boundary_tile(const int64_t* se, Py_ssize_t n, int64_t h, int64_t d,
             col += 1
         cs = fc
         i += 2
-    # horizontal erosion over windows of K columns (van Herk/Gil-Werman blocks
-    # of the region), written as M &= ~E for the output columns whose window
-    # stays inside the box (outside it the window holds background: no erosion)
-    # (the block positions x % K are stepped, not divided out per column)
-    x = rw - 1
-    m = rw % K                   # (x + 1) % K
-    while x >= 0:
-        if x == rw - 1 or m == 0:
-            memcpy(H + x * nws, V + x * nws, nws * sizeof(uint64_t))
-        else:
-            for k in range(nws):
-                H[x * nws + k] = V[x * nws + k] & H[(x + 1) * nws + k]
-        m = m - 1 if m > 0 else K - 1
-        x -= 1
-    m = 1 % K                    # x % K
-    for x in range(1, rw):
-        if m != 0:
-            for k in range(nws):
-                V[x * nws + k] &= V[(x - 1) * nws + k]
-        m = m + 1 if m + 1 < K else 0
-    lo = cx if cx > d else d
-    hi = cx1 if cx1 < wb - d else wb - d
-    m = (lo - rx0 - d) % K if hi > lo else 0     # st % K (st >= 0)
-    for x in range(lo, hi):
-        xr = x - rx0
-        st = xr - d
-        Mc = M + (x - cx) * nws
-        Hs = H + st * nws
-        if m == 0:
-            for k in range(nws):
-                Mc[k] &= ~Hs[k]
-        else:
-            Ge = V + (st + K - 1) * nws
-            for k in range(nws):
-                Mc[k] &= ~(Hs[k] & Ge[k])
-        m = m + 1 if m + 1 < K else 0
+    _erode_tile(M, V, H, nws, rw, cx, cx1, rx0, wb, d)
     # M now holds the boundary of the output columns: emit its runs
-    if not emit:
-        return 0
     for x in range(cx, cx1):
         if _emit_column(M + (x - cx) * nws, nws, (x0 + x) * h + y0 + r0, r1 - r0, out, first) != 0:
             return -1
@@ -473,17 +479,24 @@ cdef int _boundary_in_box(const int64_t* se, Py_ssize_t n, int64_t h, int64_t w,
     return 0
 
 
-cdef int _boundary_bits(const int64_t* se, Py_ssize_t n, int64_t h, int64_t d,
-                        const int64_t* bb, BoundaryWork* bw) noexcept nogil:
+cdef int _box_fill(const int64_t* se, Py_ssize_t n, int64_t h, int64_t d,
+                   const int64_t* bb, BoundaryWork* bw) noexcept nogil:
     cdef int64_t y0 = _bits_row0(bb), wb = bb[1] - bb[0]
     cdef int64_t nw = (bb[3] - y0 + 63) >> 6
     bw.bits_nws = 0
     if n == 0 or _boundary_is_mask(bb, d) or 3 * wb * nw > _budget_words:
         return 0
-    if _boundary_tile(se, n, h, d, bb[0], y0, wb, 0, bb[3] - y0, nw, 0, wb, bw, NULL, 0, False) != 0:
+    if _bw_reserve(bw, 3 * wb * nw) != 0:
         return -1
+    memset(bw.words, 0, 2 * wb * nw * sizeof(uint64_t))
+    _box_bits(se, n, h, d, bb[0], y0, nw, bw.words, bw.words + wb * nw)
     bw.bits_nws = nw
     return 1
+
+
+cdef void _box_erode(const int64_t* bb, int64_t d, BoundaryWork* bw) noexcept nogil:
+    cdef int64_t wb = bb[1] - bb[0], nw = bw.bits_nws
+    _erode_tile(bw.words, bw.words + wb * nw, bw.words + 2 * wb * nw, nw, wb, 0, wb, 0, wb, d)
 
 
 cdef int64_t _entry_d(object d, int64_t h, int64_t w) except -1:

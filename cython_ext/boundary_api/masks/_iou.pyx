@@ -15,19 +15,35 @@ import numpy as np
 from boundary_api.masks._rle cimport (I64Vec, ByteVec, WordBuf, StringTable, _decode, _encode, _area, _bbox,
                                       _intersection, _words_reserve)
 from boundary_api.masks._boundary cimport (BoundaryWork, _bw_init, _bw_free, _boundary_in_box, _boundary_is_mask,
-                                           _boundary_bits, _bits_row0, _runs_to_bits, ba_popcount,
+                                           _box_fill, _box_erode, _bits_row0, _runs_to_bits, ba_popcount,
                                            ba_and_popcount2d)
 
 
-# Most words of ground-truth boundary bitsets one pair may hold (per
-# thread, 16 MiB); a pair needing more intersects boundaries as runs.
+# Most words of ground-truth bitsets (masks and boundaries) one pair may hold
+# (per thread, 16 MiB); a pair needing more is intersected as runs.
 # Private; tests lower it with ``_set_pair_bits_budget``.
 cdef Py_ssize_t _pair_bits_words = 1 << 21
 # per ground truth of a pair: [mask_off, mask_n, bnd_off, bnd_n, area, barea,
-# bbox x4 (x0, x1, y0, y1), boundary bits offset (-1: none), its first word
-# row (its first row // 64), its words per column]
+# bbox x4 (x0, x1, y0, y1), boundary bits offset (-1: none), the bitsets'
+# first word row (first row // 64), their words per column, mask bits offset
+# (-1: none), the current detection's intersection]
 cdef enum:
-    _GSLOTS = 13
+    _GSLOTS = 15
+
+
+# Pixels set in both of two masks' bitsets over their bounding boxes (``bb``
+# as ``_rle._bbox`` gives it, first word row ``w0``, ``nw`` words per
+# column): an AND and a popcount over the columns and word rows they share.
+cdef inline int64_t _bits_inter(const uint64_t* a, const int64_t* abb, int64_t aw0, int64_t anw,
+                                const uint64_t* b, const int64_t* bbb, int64_t bw0, int64_t bnw) noexcept nogil:
+    cdef int64_t c0 = abb[0] if abb[0] > bbb[0] else bbb[0]
+    cdef int64_t c1 = abb[1] if abb[1] < bbb[1] else bbb[1]
+    cdef int64_t w0 = aw0 if aw0 > bw0 else bw0
+    cdef int64_t w1 = aw0 + anw if aw0 + anw < bw0 + bnw else bw0 + bnw
+    if c0 >= c1 or w0 >= w1:
+        return 0
+    return ba_and_popcount2d(a + (c0 - abb[0]) * anw + (w0 - aw0), anw,
+                             b + (c0 - bbb[0]) * bnw + (w0 - bw0), bnw, c1 - c0, w1 - w0)
 
 
 def iou_pairs(int mode,
@@ -94,8 +110,8 @@ def iou_pairs(int mode,
     cdef int64_t[:] of
     cdef WordBuf gbits             # the pair's ground-truth boundaries as bitsets (mode 3)
     cdef int64_t gbn, need, nwg, r0
-    cdef int pair_bits
-    cdef int64_t dr0w = 0, dnw = 0, cx0, cx1, w0, w1
+    cdef int pair_bits, use_bits, need_b
+    cdef int64_t dr0w = 0, dnw = 0
     if fresh:
         if mode != 1 and mode != 3:
             raise ValueError("iou_pairs: gt_w and gt_d are for modes 1 and 3")
@@ -153,8 +169,8 @@ def iou_pairs(int mode,
             gm.n = 0
             gb.n = 0
             gbn = 0
-            # the detections' boundaries meet the ground truths' as bitsets
-            # when every ground truth of the pair has them (mode 3)
+            # the detections' masks and boundaries meet the ground truths' as
+            # bitsets when every ground truth of the pair has them (mode 3)
             pair_bits = mode == 3 and D > 0
             for g in range(G):
                 gg = goff + _GSLOTS * g
@@ -188,27 +204,34 @@ def iou_pairs(int mode,
                     gg[3] = gb.n - gg[2]
                     gg[5] = _area(gb.data + gg[2], gg[3])
                 gg[10] = -1
-                if pair_bits and gg[1] > 0 and not gt_crowd[g0 + g]:
-                    # the boundary as bitsets over the mask's box, rows from
-                    # a multiple of 64 (as the detections' below): just left
-                    # by the boundary kernel, or set from the runs
+                gg[13] = -1
+                if pair_bits and gg[1] > 0:
+                    # the mask and (not crowd) the boundary as bitsets over the
+                    # mask's box, rows from a multiple of 64 (as the
+                    # detections' below): the boundary's just left by the
+                    # boundary kernel, or set from the runs
                     r0 = _bits_row0(gg + 6)
                     nwg = (gg[9] - r0 + 63) >> 6
                     need = (gg[7] - gg[6]) * nwg
-                    if gbn + need > _pair_bits_words:
+                    if gbn + (need if gt_crowd[g0 + g] else 2 * need) > _pair_bits_words:
                         pair_bits = 0
                         continue
-                    if _words_reserve(&gbits, gbn + need) != 0:
+                    if _words_reserve(&gbits, gbn + 2 * need) != 0:
                         err = 1
                         break
-                    if fresh and bwk.bits_nws == nwg:
-                        memcpy(gbits.data + gbn, bwk.words, need * sizeof(uint64_t))
-                    else:
-                        memset(gbits.data + gbn, 0, need * sizeof(uint64_t))
-                        _runs_to_bits(gb.data + gg[2], gg[3], gt_h[g0 + g], gg[6], r0, nwg, gbits.data + gbn)
-                    gg[10] = gbn
                     gg[11] = r0 >> 6
                     gg[12] = nwg
+                    if not gt_crowd[g0 + g]:
+                        if fresh and bwk.bits_nws == nwg:
+                            memcpy(gbits.data + gbn, bwk.words, need * sizeof(uint64_t))
+                        else:
+                            memset(gbits.data + gbn, 0, need * sizeof(uint64_t))
+                            _runs_to_bits(gb.data + gg[2], gg[3], gt_h[g0 + g], gg[6], r0, nwg, gbits.data + gbn)
+                        gg[10] = gbn
+                        gbn += need
+                    memset(gbits.data + gbn, 0, need * sizeof(uint64_t))
+                    _runs_to_bits(gm.data + gg[0], gg[1], gt_h[g0 + g], gg[6], r0, nwg, gbits.data + gbn)
+                    gg[13] = gbn
                     gbn += need
             if err:
                 break
@@ -231,6 +254,57 @@ def iou_pairs(int mode,
                 darea = _area(dm.data, dn)
                 _bbox(dm.data, dn, dt_h[d0 + dd], dbb)
                 have_db = 0
+                use_bits = 0
+                if pair_bits and dn > 0:
+                    for g in range(G):
+                        gg = goff + _GSLOTS * g
+                        if gg[1] > 0 and not (dbb[1] <= gg[6] or gg[7] <= dbb[0] or dbb[3] <= gg[8]
+                                              or gg[9] <= dbb[2]):
+                            use_bits = 1
+                            break
+                    if use_bits:
+                        # the mask's bits over its box (when it fits one tile
+                        # of the boundary kernel and is more than its boundary)
+                        use_bits = _box_fill(dm.data, dn, dt_h[d0 + dd], dt_d[d0 + dd], dbb, &bwk)
+                        if use_bits < 0:
+                            err = 1
+                            break
+                if use_bits:
+                    # intersections with every ground truth's mask, then (once)
+                    # the boundary from the same bits and its intersections
+                    dr0w = _bits_row0(dbb) >> 6
+                    dnw = bwk.bits_nws
+                    need_b = 0
+                    for g in range(G):
+                        gg = goff + _GSLOTS * g
+                        out[pair_o[p] + dd * G + g] = 0.0
+                        gg[14] = 0
+                        if gg[1] == 0 or dbb[1] <= gg[6] or gg[7] <= dbb[0] or dbb[3] <= gg[8] or gg[9] <= dbb[2]:
+                            continue
+                        gg[14] = _bits_inter(bwk.words, dbb, dr0w, dnw, gbits.data + gg[13], gg + 6, gg[11], gg[12])
+                        if gg[14] > 0 and not gt_crowd[g0 + g]:
+                            need_b = 1
+                    if need_b:
+                        extracted += 1
+                        _box_erode(dbb, dt_d[d0 + dd], &bwk)
+                        dbarea = ba_popcount(bwk.words, (dbb[1] - dbb[0]) * dnw)
+                    for g in range(G):
+                        gg = goff + _GSLOTS * g
+                        inter = gg[14]
+                        if inter == 0:
+                            continue
+                        k = pair_o[p] + dd * G + g
+                        if gt_crowd[g0 + g]:
+                            out[k] = <double> inter / <double> darea
+                            continue
+                        iou = <double> inter / <double> (darea + gg[4] - inter)
+                        bi = _bits_inter(bwk.words, dbb, dr0w, dnw, gbits.data + gg[10], gg + 6, gg[11], gg[12])
+                        if bi == 0:
+                            biou = 0.0
+                        else:
+                            biou = <double> bi / <double> (dbarea + gg[5] - bi)
+                        out[k] = biou if biou < iou else iou
+                    continue
                 for g in range(G):
                     gg = goff + _GSLOTS * g
                     k = pair_o[p] + dd * G + g
@@ -258,19 +332,8 @@ def iou_pairs(int mode,
                                     dbn = dn
                                     dbarea = darea
                                     have_db = 1
-                                elif pair_bits:
-                                    # as bitsets, left in bwk.words, when the box fits one tile
-                                    have_db = _boundary_bits(dm.data, dn, dt_h[d0 + dd], dt_d[d0 + dd], dbb, &bwk)
-                                    if have_db < 0:
-                                        err = 1
-                                        break
-                                    if have_db:
-                                        have_db = 2
-                                        dr0w = _bits_row0(dbb) >> 6
-                                        dnw = bwk.bits_nws
-                                        dbarea = ba_popcount(bwk.words, (dbb[1] - dbb[0]) * dnw)
-                                if have_db == 0 and _boundary_in_box(dm.data, dn, dt_h[d0 + dd], dt_w[d0 + dd],
-                                                                     dt_d[d0 + dd], dbb, &bwk, &db) != 0:
+                                elif _boundary_in_box(dm.data, dn, dt_h[d0 + dd], dt_w[d0 + dd], dt_d[d0 + dd],
+                                                      dbb, &bwk, &db) != 0:
                                     err = 1
                                     break
                             elif _decode(dt_bnd.ptr[d0 + dd], dt_bnd.size[d0 + dd], &db) < 0:
@@ -281,20 +344,7 @@ def iou_pairs(int mode,
                                 dbn = db.n
                                 dbarea = _area(dbp, dbn)
                                 have_db = 1
-                        if have_db == 2:
-                            # bitsets of both, word rows aligned: AND and count
-                            # over the columns and word rows the boxes share
-                            bi = 0
-                            cx0 = dbb[0] if dbb[0] > gg[6] else gg[6]
-                            cx1 = dbb[1] if dbb[1] < gg[7] else gg[7]
-                            w0 = dr0w if dr0w > gg[11] else gg[11]
-                            w1 = dr0w + dnw if dr0w + dnw < gg[11] + gg[12] else gg[11] + gg[12]
-                            if cx0 < cx1 and w0 < w1:
-                                bi = ba_and_popcount2d(bwk.words + (cx0 - dbb[0]) * dnw + (w0 - dr0w), dnw,
-                                                       gbits.data + gg[10] + (cx0 - gg[6]) * gg[12] + (w0 - gg[11]),
-                                                       gg[12], cx1 - cx0, w1 - w0)
-                        else:
-                            bi = _intersection(dbp, dbn, gb.data + gg[2], gg[3])
+                        bi = _intersection(dbp, dbn, gb.data + gg[2], gg[3])
                         if bi == 0:
                             biou = 0.0
                         else:
