@@ -125,14 +125,16 @@ cdef inline int64_t _area(const int64_t* se, Py_ssize_t n) noexcept nogil:
 # noticeable part of the IoU step's time on masks of many runs.
 cdef inline void _bbox(const int64_t* se, Py_ssize_t n, int64_t h, int64_t* bb) noexcept nogil:
     cdef Py_ssize_t i = 0
-    cdef int64_t base, s, e, r0, r1
+    cdef int64_t base, s, e, r0, r1, lo, hi
     bb[0] = 0; bb[1] = 0; bb[2] = 0; bb[3] = 0
     if n == 0:
         return
     bb[0] = se[0] // h
     bb[1] = (se[n - 1] - 1) // h + 1
-    bb[2] = h
-    bb[3] = 0
+    # (the extremes in locals, not in bb: the compiler may then keep them in
+    # registers and take them with conditional moves, bb possibly aliasing se)
+    lo = h
+    hi = 0
     base = bb[0] * h               # first pixel of the current run's column
     while i < n:
         s = se[i]
@@ -151,11 +153,11 @@ cdef inline void _bbox(const int64_t* se, Py_ssize_t n, int64_t h, int64_t* bb) 
             return
         r0 = s - base
         r1 = e - base
-        if r0 < bb[2]:
-            bb[2] = r0
-        if r1 > bb[3]:
-            bb[3] = r1
+        lo = r0 if r0 < lo else lo
+        hi = r1 if r1 > hi else hi
         i += 2
+    bb[2] = lo
+    bb[3] = hi
 
 # number of pixels in both interval lists (see _rle.pyx)
 cdef int64_t _intersection(const int64_t* a, Py_ssize_t na, const int64_t* b, Py_ssize_t nb) noexcept nogil
