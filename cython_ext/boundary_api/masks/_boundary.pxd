@@ -107,16 +107,29 @@ cdef inline void _runs_to_bits(const int64_t* se, Py_ssize_t n, int64_t h, int64
                                int64_t nws, uint64_t* dst) noexcept nogil:
     cdef Py_ssize_t i = 0
     cdef int64_t s, e, c, top, b
+    cdef int64_t cb = x0 * h        # first pixel of the current run's column
+    cdef uint64_t* col = dst
     while i < n:
         s = se[i]
         e = se[i + 1]
-        c = s // h
-        while s < e:
-            top = (c + 1) * h
+        # the run's column: stepped from the last one (runs are sorted), a
+        # division only for a jump of 8 columns or more
+        if s - cb >= 8 * h:
+            c = s // h
+            cb = c * h
+            col = dst + (c - x0) * nws
+        while s - cb >= h:
+            cb += h
+            col += nws
+        while True:
+            top = cb + h
             b = e if e < top else top
-            _set_bits(dst + (c - x0) * nws, s - c * h - row0, b - c * h - row0)
-            s = b
-            c += 1
+            _set_bits(col, s - cb - row0, b - cb - row0)
+            if e <= top:
+                break
+            s = top
+            cb = top
+            col += nws
         i += 2
 
 
