@@ -19,6 +19,7 @@ from cpython.unicode cimport PyUnicode_Check, PyUnicode_AsUTF8AndSize
 from cpython.bytes cimport PyBytes_Check
 from libc.stdint cimport int64_t, uint8_t, uint64_t
 from libc.stdlib cimport malloc, free
+from libc.string cimport memcpy, memset
 
 import numpy as np
 
@@ -27,7 +28,217 @@ import numpy as np
 # RLE string codec
 # --------------------------------------------------------------------------
 
-# Decoding runs in two phases over chunks of the string.  Phase one turns
+# Decoding.  The string is read in windows of 64 characters: one pass of
+# 8-byte words (SWAR) checks a window's characters and gives a 64-bit mask of
+# the last characters of counts (those without the continuation bit 0x20).
+# The counts are then taken from that mask's set bits, two at a time (a ones
+# run and the zeros run after it), so that where the next count starts never
+# waits for a count's value: reading one character after the other made it
+# wait on a branch per continuation bit, mispredicted about every other count
+# (real counts are 1 or 2 characters long in about equal shares).  The next
+# window starts after the last pair read, so that a count always lies in the
+# window it is read from.  Two counts of at most 8 characters together -- all
+# but a few in real masks -- are assembled from one 8-byte load: the 5-bit
+# groups are moved side by side with shifts and masks, and each count is cut
+# out and sign-extended from the top bit of its last group (the sign bit 0x10
+# of its last character) by two shifts.  Longer ones are read character by
+# character.  The counts after the second are differences to the count two
+# places before: a ones run and a zeros run each keep their own running sum.
+# A ones run is appended as an interval or, after a zeros run of length 0,
+# merged into the last one.  The last 71 characters or fewer are read from a
+# padded copy, so that no load goes past the string.
+#
+# Malformed, -1, exactly where the plain loop that reads one count after the
+# other says so (and the previous decoder, ``_decode_ref_impl``, kept below):
+# a character outside '0'..'o', a count of more than 13 characters, a string
+# that ends inside a count, or a count (after the differences are added)
+# outside 0 .. 2**32-1; the sign of a 13th character is shifted by 65 mod 64
+# bits, as the x86 shift does.  The checks of the characters and of the
+# counts' range are gathered and tested once per window and at the end:
+# until then a malformed string may give garbage counts, which only change the
+# values written (every load stays inside the string or the padded copy, and
+# at most one interval is appended per count, into room reserved beforehand).
+
+cdef extern from *:
+    """
+    #include <string.h>
+    #if defined(_MSC_VER)
+    #include <intrin.h>
+    static inline int ba_rle_ctz64(unsigned long long x) {
+        unsigned long i; _BitScanForward64(&i, x); return (int)i;
+    }
+    #else
+    static inline int ba_rle_ctz64(unsigned long long x) { return __builtin_ctzll(x); }
+    #endif
+    /* 8 bytes from p as a little-endian word (byte k in bits 8k..8k+7) */
+    static inline unsigned long long ba_rle_load64(const unsigned char* p) {
+        unsigned long long x;
+        memcpy(&x, p, 8);
+    #if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
+        x = __builtin_bswap64(x);
+    #endif
+        return x;
+    }
+    """
+    int ba_rle_ctz64(unsigned long long x) nogil
+    unsigned long long ba_rle_load64(const unsigned char* p) nogil
+
+
+# The mask of the last characters of counts among the 64 characters at p (bit
+# k for p[k]), ORing into bad[0] a word with some bit 0xC0 of a byte set if a
+# character is outside '0'..'o'.  Per word: x = w - '0' in each byte (a byte
+# below '0' borrows from the byte above, which may then look valid, but the
+# lowest such byte is itself >= 0xd0 and so is caught); a character ends its
+# count where bit 5 of its x is clear; the 8 flags (bit 0 of each byte after
+# the shift) are gathered into one byte by a multiply whose partial products
+# all fall on distinct bits.
+cdef inline uint64_t _ends64(const unsigned char* p, uint64_t* bad) noexcept nogil:
+    cdef uint64_t m = 0, acc = 0, x
+    cdef int j
+    for j in range(8):
+        x = ba_rle_load64(p + 8 * j) - <uint64_t> 0x3030303030303030
+        acc |= x
+        m |= ((((~x & <uint64_t> 0x2020202020202020) >> 5) * <uint64_t> 0x0102040810204080) >> 56) << (8 * j)
+    bad[0] |= acc & <uint64_t> 0xC0C0C0C0C0C0C0C0
+    return m
+
+
+# The value (before the difference is added) of a count of L >= 1 characters
+# at q, which has 8 readable bytes: the plain loop's 5 bits per character and
+# the sign of the last one shifted by 5*L mod 64 bits.  bad[0] = 1 if L > 13.
+cdef inline uint64_t _count_value(const unsigned char* q, Py_ssize_t L, uint64_t* bad) noexcept nogil:
+    cdef uint64_t x = 0, c = 0
+    cdef Py_ssize_t k
+    cdef int sh
+    if L <= 4:
+        x = ba_rle_load64(q) - <uint64_t> 0x3030303030303030
+        x = (x & <uint64_t> 0x001f001f) | ((x >> 3) & <uint64_t> 0x03e003e0)
+        x = (x & <uint64_t> 0x3ff) | ((x >> 6) & <uint64_t> 0xffc00)
+        sh = (-5 * <int> L) & 63
+        return <uint64_t> ((<int64_t> (x << sh)) >> sh)
+    if L > 13:
+        bad[0] = 1
+        return 0
+    for k in range(L):
+        c = <uint64_t> q[k] - 48
+        x |= (c & 31) << ((5 * k) & 63)
+    return x | ((0 - ((c >> 4) & 1)) << ((5 * L) & 63))
+
+
+cdef inline int64_t _decode_impl(const unsigned char* s, Py_ssize_t slen, I64Vec* out,
+                                 bint push) noexcept nogil:
+    cdef unsigned char pad[144]
+    cdef const unsigned char* src = s   # where windows are read: the string, then the padded copy
+    cdef const unsigned char* b         # the window's first character
+    cdef const unsigned char* q
+    cdef Py_ssize_t off = 0             # the position in the string of src[0]
+    cdef Py_ssize_t wb = 0, rem, first = 0, n = 0
+    cdef Py_ssize_t p, e1, e2           # in the window: end of the last count read, of the next two
+    cdef uint64_t M, M1, x, v1, v2, bad = 0, chk = 0, pos = 0
+    cdef uint64_t h1 = 0, h0 = 0        # the last ones count and zeros count after count 0
+    cdef uint64_t last = ~(<uint64_t> 0)  # end of the last interval
+    cdef int64_t* d = NULL
+    cdef int sh
+    cdef bint started = 0
+    if push:
+        first = out.n
+        # at most one interval per count, and room for one more
+        if _i64_reserve(out, out.n + slen + 4) != 0:
+            return -1
+        d = out.data
+        n = out.n
+    while wb < slen:
+        rem = slen - wb
+        if rem < 72 and src == s:
+            memcpy(pad, s + wb, rem)
+            memset(pad + rem, 48, 144 - rem)
+            src = pad
+            off = wb
+        b = src + (wb - off)
+        M = _ends64(b, &bad)
+        if rem < 64:
+            M &= ((<uint64_t> 1) << rem) - 1
+        p = -1
+        if not started:
+            # count 0 (zeros), not a difference
+            if M == 0:
+                bad = 1
+                break
+            p = ba_rle_ctz64(M)
+            M &= M - 1
+            v1 = _count_value(b, p + 1, &bad)
+            chk |= v1
+            pos = v1
+            started = 1
+        while True:
+            M1 = M & (M - 1)
+            if M1 == 0:
+                break
+            e1 = ba_rle_ctz64(M)
+            e2 = ba_rle_ctz64(M1)
+            M = M1 & (M1 - 1)
+            q = b + p + 1
+            if e2 - p <= 8:
+                x = ba_rle_load64(q) - <uint64_t> 0x3030303030303030
+                x = (x & <uint64_t> 0x001f001f001f001f) | ((x >> 3) & <uint64_t> 0x03e003e003e003e0)
+                x = (x & <uint64_t> 0x000003ff000003ff) | ((x >> 6) & <uint64_t> 0x000ffc00000ffc00)
+                x = (x & <uint64_t> 0xfffff) | ((x >> 12) & <uint64_t> 0xfffff00000)
+                sh = (-5 * <int> (e1 - p)) & 63
+                v1 = <uint64_t> ((<int64_t> (x << sh)) >> sh)
+                v2 = <uint64_t> ((<int64_t> (x << ((-5 * <int> (e2 - p)) & 63))) >> ((-5 * <int> (e2 - e1)) & 63))
+            else:
+                v1 = _count_value(q, e1 - p, &bad)
+                v2 = _count_value(b + e1 + 1, e2 - e1, &bad)
+            v1 += h1
+            h1 = v1
+            v2 += h0
+            h0 = v2
+            chk |= v1 | v2
+            if push:
+                if v1 != 0 and pos != last:
+                    d[n] = <int64_t> pos
+                    d[n + 1] = <int64_t> (pos + v1)
+                    n += 2
+                    last = pos + v1
+                elif v1 != 0 and n > first:
+                    # after a zeros run of length 0: the same interval
+                    d[n - 1] = <int64_t> (pos + v1)
+                    last = pos + v1
+            pos += v1 + v2
+            p = e2
+        if bad:
+            break
+        if M != 0 and wb + ba_rle_ctz64(M) == slen - 1:
+            # the string's last count, a ones run
+            e1 = ba_rle_ctz64(M)
+            v1 = _count_value(b + p + 1, e1 - p, &bad) + h1
+            chk |= v1
+            if push:
+                if v1 != 0 and pos != last:
+                    d[n] = <int64_t> pos
+                    d[n + 1] = <int64_t> (pos + v1)
+                    n += 2
+                elif v1 != 0 and n > first:
+                    d[n - 1] = <int64_t> (pos + v1)
+            pos += v1
+            p = e1
+        elif p < 0:
+            # no count ends in the window, or a single one that is not the
+            # last: a count of more than 13 characters or one the string
+            # ends inside
+            bad = 1
+            break
+        wb += p + 1
+    if bad or (chk >> 32) != 0:
+        return -1
+    if push:
+        out.n = n
+    return <int64_t> pos
+
+
+# The previous decoder, kept as the reference that the tests and the decoding
+# benchmark compare ``_decode_impl`` with (``_decode_table``); not used by
+# the kernels.  It runs in two phases over chunks of the string.  Phase one turns
 # characters into the raw count values (5 bits per character, a continuation
 # bit, the sign of the last character) with no branch that depends on the
 # data: the counts of real masks are 1 or 2 characters long in about equal
@@ -43,8 +254,8 @@ import numpy as np
 DEF _CHUNK = 256
 
 
-cdef inline int64_t _decode_impl(const unsigned char* s, Py_ssize_t slen, I64Vec* out,
-                                 bint push) noexcept nogil:
+cdef inline int64_t _decode_ref_impl(const unsigned char* s, Py_ssize_t slen, I64Vec* out,
+                                     bint push) noexcept nogil:
     cdef uint64_t tmp[_CHUNK]
     cdef Py_ssize_t first = 0
     cdef Py_ssize_t p = 0, q, stop, j, nm
@@ -453,3 +664,65 @@ def area_bbox(StringTable table, const int64_t[:] h):
     return area, box
 
 
+
+
+def _decode_table(StringTable table, bint reference=False, bint runs=True, bint keep=True):
+    """Decode every string of ``table`` (private: tests and benchmarks).
+
+    Parameters
+    ----------
+    table : StringTable
+        The strings.
+    reference : bool
+        Use the previous decoder (``_decode_ref_impl``) instead of the
+        kernels' one.
+    runs : bool
+        Decode into intervals (``_decode``); otherwise only the totals
+        (``_rle_total``).
+    keep : bool
+        Keep every string's intervals; otherwise each string is decoded
+        into the same buffer, as the IoU step does, and none are returned
+        (for timing).
+
+    Returns
+    -------
+    totals : numpy.ndarray
+        int64, per string: the pixels its counts cover, -1 if malformed.
+    offsets : numpy.ndarray
+        int64, ``len(table) + 1``: string ``i``'s intervals are
+        ``intervals[offsets[i]:offsets[i + 1]]`` (none for a malformed one).
+    intervals : numpy.ndarray
+        int64 start, end pairs, flat.
+    """
+    cdef Py_ssize_t i, n = table.n
+    cdef I64Vec v
+    cdef int64_t tot
+    totals = np.zeros(n, np.int64)
+    offsets = np.zeros(n + 1, np.int64)
+    cdef int64_t[:] tt = totals
+    cdef int64_t[:] of = offsets
+    v.data = NULL; v.n = 0; v.cap = 0
+    with nogil:
+        for i in range(n):
+            if not keep:
+                v.n = 0
+            of[i] = v.n
+            if not runs:
+                tot = _decode_ref_impl(table.ptr[i], table.size[i], NULL, 0) if reference \
+                    else _rle_total(table.ptr[i], table.size[i])
+            elif reference:
+                tot = _decode_ref_impl(table.ptr[i], table.size[i], &v, 1)
+            else:
+                tot = _decode(table.ptr[i], table.size[i], &v)
+            if tot < 0:
+                v.n = of[i]
+            tt[i] = tot
+        of[n] = v.n
+        if not keep:
+            v.n = 0
+    intervals = np.empty(v.n, np.int64)
+    cdef int64_t[:] iv = intervals
+    if v.n > 0:
+        memcpy(&iv[0], v.data, v.n * sizeof(int64_t))
+    free(v.data)
+    return totals, offsets, intervals
