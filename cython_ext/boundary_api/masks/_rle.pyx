@@ -187,19 +187,27 @@ cdef inline int64_t _decode_impl(const unsigned char* s, Py_ssize_t slen, I64Vec
     cdef uint64_t h1 = 0, h0 = 0        # the last ones count and zeros count after count 0
     cdef int64_t* d0 = NULL             # the mask's first interval
     cdef int64_t* d = NULL              # where the next interval goes
+    cdef Py_ssize_t first = 0, n = 0
     cdef int sh
     cdef bint started = 0
     if push:
-        # at most one interval per count, and room for one more
-        if _i64_reserve(out, out.n + slen + 4) != 0:
-            return -1
-        d0 = out.data + out.n
-        d = d0
+        first = out.n
+        n = out.n
     while wb < slen:
+        if push:
+            # room for an interval per count that ends in the window, and one more
+            n = first + (d - d0)
+            if n + 68 > out.cap:
+                if _i64_reserve(out, n + 68) != 0:
+                    return -1
+            d0 = out.data + first
+            d = out.data + n
         rem = slen - wb
         if rem < 72 and src == s:
+            # (windows start at most 71 characters on: they read up to
+            # pad[135], a pair reads up to 8 bytes from before the end)
             memcpy(pad, s + wb, rem)
-            memset(pad + rem, 48, 144 - rem)
+            memset(pad + rem, 48, 64)
             src = pad
             off = wb
         b = src + (wb - off)
@@ -282,7 +290,7 @@ cdef inline int64_t _decode_impl(const unsigned char* s, Py_ssize_t slen, I64Vec
     if bad or (chk >> 32) != 0:
         return -1
     if push:
-        out.n += d - d0
+        out.n = first + (d - d0)
     return <int64_t> pos
 
 
