@@ -302,3 +302,19 @@ def test_decoder_on_the_results_files():
     for a, b in zip(_rle._decode_table(table), _rle._decode_table(table, reference=True)):
         assert np.array_equal(a, b)
     assert (_rle._decode_table(table)[0] > 0).all()
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.one_of(st.binary(min_size=64, max_size=64).map(_alphabet),
+                 st.binary(min_size=64, max_size=64).map(lambda b: bytes(48 + (c & 63) for c in b)),
+                 st.binary(min_size=64, max_size=64)))
+def test_window_pass_sse2_and_swar(chars):
+    # the pass that finds the counts' last characters: the SSE2 one the
+    # kernels use on x86 and the SWAR one of other CPUs give the same mask
+    # of a good window, and both see a bad character
+    _, mask, bad, swar_mask, swar_bad = _rle._window_masks(chars)
+    want_bad = any(not 48 <= c <= 111 for c in chars)
+    assert bad == want_bad and swar_bad == want_bad
+    if not want_bad:
+        want = sum(1 << k for k, c in enumerate(chars) if not (c - 48) & 0x20)
+        assert mask == want and swar_mask == want

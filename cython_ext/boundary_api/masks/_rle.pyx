@@ -62,13 +62,14 @@ import numpy as np
 cdef extern from *:
     """
     #include <string.h>
+    #include <stdint.h>
     #if defined(_MSC_VER)
     #include <intrin.h>
-    static inline Py_ssize_t ba_rle_ctz64(unsigned long long x) {
+    static inline Py_ssize_t ba_rle_ctz64(uint64_t x) {
         unsigned long i; _BitScanForward64(&i, x); return (Py_ssize_t)i;
     }
     #else
-    static inline Py_ssize_t ba_rle_ctz64(unsigned long long x) { return (Py_ssize_t)(unsigned)__builtin_ctzll(x); }
+    static inline Py_ssize_t ba_rle_ctz64(uint64_t x) { return (Py_ssize_t)(unsigned)__builtin_ctzll(x); }
     #endif
     #if defined(__GNUC__) || defined(__clang__)
     #define ba_rle_likely(c) __builtin_expect(!!(c), 1)
@@ -76,8 +77,8 @@ cdef extern from *:
     #define ba_rle_likely(c) (c)
     #endif
     /* 8 bytes from p as a little-endian word (byte k in bits 8k..8k+7) */
-    static inline unsigned long long ba_rle_load64(const unsigned char* p) {
-        unsigned long long x;
+    static inline uint64_t ba_rle_load64(const unsigned char* p) {
+        uint64_t x;
         memcpy(&x, p, 8);
     #if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
         x = __builtin_bswap64(x);
@@ -85,8 +86,8 @@ cdef extern from *:
         return x;
     }
     """
-    Py_ssize_t ba_rle_ctz64(unsigned long long x) nogil
-    unsigned long long ba_rle_load64(const unsigned char* p) nogil
+    Py_ssize_t ba_rle_ctz64(uint64_t x) nogil
+    uint64_t ba_rle_load64(const unsigned char* p) nogil
     bint ba_rle_likely(bint c) nogil   # the branch layout hint of GCC and clang
 
 
@@ -99,12 +100,25 @@ cdef extern from *:
 # from the byte above, which may then look valid, but the lowest such byte
 # is itself >= 0xd0 and so is caught; the 8 flags (bit 0 of each byte after
 # the shift) are gathered into one byte by a multiply whose partial products
-# all fall on distinct bits.
+# all fall on distinct bits.  (Both are compiled; ``_window_masks`` lets the
+# tests compare them.)
 cdef extern from *:
     """
+    static inline uint64_t ba_rle_ends64_swar(const unsigned char* p, uint64_t* bad) {
+        uint64_t m = 0, acc = 0, x;
+        int j;
+        for (j = 0; j < 8; j++) {
+            x = ba_rle_load64(p + 8 * j) - (uint64_t)0x3030303030303030ULL;
+            acc |= x;
+            m |= (((~x & 0x2020202020202020ULL) >> 5) * 0x0102040810204080ULL >> 56) << (8 * j);
+        }
+        *bad |= acc & 0xC0C0C0C0C0C0C0C0ULL;
+        return m;
+    }
     #if defined(__SSE2__) || defined(_M_X64) || (defined(_M_IX86_FP) && _M_IX86_FP >= 2)
     #include <emmintrin.h>
-    static inline unsigned long long ba_rle_ends64(const unsigned char* p, unsigned long long* bad) {
+    #define BA_RLE_SSE2 1
+    static inline uint64_t ba_rle_ends64(const unsigned char* p, uint64_t* bad) {
         const __m128i k0 = _mm_set1_epi8(0x30);
         __m128i x0 = _mm_sub_epi8(_mm_loadu_si128((const __m128i*)p), k0);
         __m128i x1 = _mm_sub_epi8(_mm_loadu_si128((const __m128i*)(p + 16)), k0);
@@ -116,27 +130,20 @@ cdef extern from *:
            to the high byte, which the OR with acc keeps anyway) */
         *bad |= (unsigned)_mm_movemask_epi8(_mm_or_si128(acc, _mm_slli_epi16(acc, 1)));
         /* bit 5 of each byte into its bit 7 */
-        unsigned long long m = (unsigned)_mm_movemask_epi8(_mm_slli_epi16(x0, 2))
-            | ((unsigned long long)(unsigned)_mm_movemask_epi8(_mm_slli_epi16(x1, 2)) << 16)
-            | ((unsigned long long)(unsigned)_mm_movemask_epi8(_mm_slli_epi16(x2, 2)) << 32)
-            | ((unsigned long long)(unsigned)_mm_movemask_epi8(_mm_slli_epi16(x3, 2)) << 48);
+        uint64_t m = (unsigned)_mm_movemask_epi8(_mm_slli_epi16(x0, 2))
+            | ((uint64_t)(unsigned)_mm_movemask_epi8(_mm_slli_epi16(x1, 2)) << 16)
+            | ((uint64_t)(unsigned)_mm_movemask_epi8(_mm_slli_epi16(x2, 2)) << 32)
+            | ((uint64_t)(unsigned)_mm_movemask_epi8(_mm_slli_epi16(x3, 2)) << 48);
         return ~m;
     }
     #else
-    static inline unsigned long long ba_rle_ends64(const unsigned char* p, unsigned long long* bad) {
-        unsigned long long m = 0, acc = 0, x;
-        int j;
-        for (j = 0; j < 8; j++) {
-            x = ba_rle_load64(p + 8 * j) - 0x3030303030303030ULL;
-            acc |= x;
-            m |= (((~x & 0x2020202020202020ULL) >> 5) * 0x0102040810204080ULL >> 56) << (8 * j);
-        }
-        *bad |= acc & 0xC0C0C0C0C0C0C0C0ULL;
-        return m;
-    }
+    #define BA_RLE_SSE2 0
+    #define ba_rle_ends64 ba_rle_ends64_swar
     #endif
     """
     uint64_t ba_rle_ends64(const unsigned char* p, uint64_t* bad) nogil
+    uint64_t ba_rle_ends64_swar(const unsigned char* p, uint64_t* bad) nogil
+    bint BA_RLE_SSE2
 
 
 # The value (before the difference is added) of a count of L >= 1 characters
@@ -166,8 +173,8 @@ cdef inline uint64_t _count_value(const unsigned char* q, Py_ssize_t L, uint64_t
 cdef inline int64_t* _push_run(int64_t* d0, int64_t* d, uint64_t pos, uint64_t v) noexcept nogil:
     if v == 0:
         return d
-    if d > d0 and <uint64_t> d[-1] == pos:
-        d[-1] = <int64_t> (pos + v)
+    if d > d0 and <uint64_t> (d - 1)[0] == pos:
+        (d - 1)[0] = <int64_t> (pos + v)
         return d
     d[0] = <int64_t> pos
     d[1] = <int64_t> (pos + v)
@@ -784,3 +791,16 @@ def _decode_table(StringTable table, bint reference=False, bint runs=True, bint 
         memcpy(&iv[0], v.data, v.n * sizeof(int64_t))
     free(v.data)
     return totals, offsets, intervals
+
+
+def _window_masks(const unsigned char[::1] chars):
+    """The window pass on 64 characters (private: tests): ``(sse2, mask,
+    bad, swar_mask, swar_bad)``, the kernels' pass (SSE2 where the build has
+    it, else the SWAR one) and the SWAR one, ``bad`` true if a character is
+    outside '0'..'o'."""
+    cdef uint64_t b1 = 0, b2 = 0, m1, m2
+    if chars.shape[0] != 64:
+        raise ValueError("a window is 64 characters")
+    m1 = ba_rle_ends64(&chars[0], &b1)
+    m2 = ba_rle_ends64_swar(&chars[0], &b2)
+    return bool(BA_RLE_SSE2), int(m1), b1 != 0, int(m2), b2 != 0
