@@ -318,3 +318,15 @@ def test_window_pass_sse2_and_swar(chars):
     if not want_bad:
         want = sum(1 << k for k, c in enumerate(chars) if not (c - 48) & 0x20)
         assert mask == want and swar_mask == want
+
+
+def test_a_malformed_string_leaves_the_buffer_as_it_was():
+    # decoded one after the other into one buffer: a malformed string adds
+    # nothing, the next mask starts where the last good one ended (and is not
+    # merged into it)
+    good = encode_counts([3, 4, 0, 2, 1])
+    strings = [good, good[:-1] + b"P", good, b"3" + b"p" * 70, good, encode_counts([0, 5])]
+    totals, offsets, runs = _rle._decode_table(_rle.StringTable(strings))
+    assert totals.tolist() == [10, -1, 10, -1, 10, 5]
+    assert offsets.tolist() == [0, 2, 2, 4, 4, 6, 8]
+    assert runs.tolist() == [3, 9, 3, 9, 3, 9, 0, 5]

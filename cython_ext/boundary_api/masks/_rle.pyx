@@ -11,7 +11,9 @@ Inside the kernels a mask is held as its *ones-intervals*: a sorted list of
 half-open ``[start, end)`` pixel positions in column-major order, maximal (no
 two touch).  The public wrappers in ``boundary_api.masks.boundary`` validate input;
 the ``nogil`` loops below trust it.  The buffers, the inline interval helpers and
-the declarations the other kernel modules cimport are in ``_rle.pxd``.
+the declarations the other kernel modules cimport are in ``_rle.pxd``.  The
+module is longer than 800 lines because the previous string decoder stays
+beside the current one, as the reference the tests compare it with.
 """
 
 from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_GET_SIZE
@@ -380,7 +382,7 @@ cdef inline int64_t _decode_ref_impl(const unsigned char* s, Py_ssize_t slen, I6
 # Decode a compressed COCO RLE string into maximal ones-intervals appended to
 # ``out`` (as a mask of its own: never merged with what ``out`` holds already).
 # Returns the total number of pixels the counts cover, or -1 if the string is
-# malformed.
+# malformed (or memory runs out); then ``out.n`` is what it was.
 cdef int64_t _decode(const unsigned char* s, Py_ssize_t slen, I64Vec* out) noexcept nogil:
     return _decode_impl(s, slen, out, 1)
 
@@ -755,7 +757,8 @@ def _decode_table(StringTable table, bint reference=False, bint runs=True, bint 
         int64, per string: the pixels its counts cover, -1 if malformed.
     offsets : numpy.ndarray
         int64, ``len(table) + 1``: string ``i``'s intervals are
-        ``intervals[offsets[i]:offsets[i + 1]]`` (none for a malformed one).
+        ``intervals[offsets[i]:offsets[i + 1]]`` (none for a malformed one:
+        the kernels' decoder leaves the buffer as it was).
     intervals : numpy.ndarray
         int64 start, end pairs, flat.
     """
@@ -777,10 +780,10 @@ def _decode_table(StringTable table, bint reference=False, bint runs=True, bint 
                     else _rle_total(table.ptr[i], table.size[i])
             elif reference:
                 tot = _decode_ref_impl(table.ptr[i], table.size[i], &v, 1)
+                if tot < 0:
+                    v.n = of[i]     # (the previous decoder left what it had appended)
             else:
                 tot = _decode(table.ptr[i], table.size[i], &v)
-            if tot < 0:
-                v.n = of[i]
             tt[i] = tot
         of[n] = v.n
         if not keep:
