@@ -1,6 +1,8 @@
 """The RLE string decoder of the kernels (``_rle._decode`` / ``_rle._rle_total``)
-against a plain Python decoder that reads one count after the other, and the
-areas and boxes it gives against pycocotools."""
+against a plain Python decoder that reads one count after the other, against
+the previous decoder (kept in ``_rle`` as the reference) and pycocotools, its
+two window passes (SSE2, SWAR) against each other, the areas and boxes it
+gives against pycocotools, and the encoder against pycocotools."""
 import numpy as np
 import pycocotools.mask as mask_utils
 import pytest

@@ -30,25 +30,28 @@ import numpy as np
 # RLE string codec
 # --------------------------------------------------------------------------
 
-# Decoding.  The string is read in windows of 64 characters: one pass of
-# 8-byte words (SWAR) checks a window's characters and gives a 64-bit mask of
-# the last characters of counts (those without the continuation bit 0x20).
-# The counts are then taken from that mask's set bits, two at a time (a ones
-# run and the zeros run after it), so that where the next count starts never
-# waits for a count's value: reading one character after the other made it
-# wait on a branch per continuation bit, mispredicted about every other count
-# (real counts are 1 or 2 characters long in about equal shares).  The next
-# window starts after the last pair read, so that a count always lies in the
-# window it is read from.  Two counts of at most 8 characters together -- all
-# but a few in real masks -- are assembled from one 8-byte load: the 5-bit
-# groups are moved side by side with shifts and masks, and each count is cut
-# out and sign-extended from the top bit of its last group (the sign bit 0x10
-# of its last character) by two shifts.  Longer ones are read character by
-# character.  The counts after the second are differences to the count two
-# places before: a ones run and a zeros run each keep their own running sum.
-# A ones run is appended as an interval or, after a zeros run of length 0,
-# merged into the last one.  The last 71 characters or fewer are read from a
-# padded copy, so that no load goes past the string.
+# Decoding.  The string is read in windows of 64 characters: one pass (SSE2
+# on x86, 64-bit words elsewhere, see ``ba_rle_ends64``) checks a window's
+# characters and gives a 64-bit mask of the last characters of counts (those
+# without the continuation bit 0x20).  The counts are then taken from that
+# mask's set bits, two at a time (a ones run and the zeros run after it), so
+# that where the next count starts never waits for a count's value: reading
+# one character after the other made it wait on a branch per continuation
+# bit, mispredicted about every other count (real counts are 1 or 2
+# characters long in about equal shares).  The next window starts after the
+# last pair read, so that a count always lies in the window it is read from.
+# A pair of at most 4 characters -- 96-98% of the pairs of real masks -- is
+# assembled from one load: the 5-bit groups are moved side by side with
+# shifts and masks (32-bit ones: the loop keeps no 64-bit constant in a
+# register), and each count is cut out and sign-extended from the top bit of
+# its last group (the sign bit 0x10 of its last character) by two shifts; a
+# pair of 5 to 8 characters takes the same steps on 64 bits, longer counts
+# are read character by character.  The counts after the second are
+# differences to the count two places before: a ones run and a zeros run
+# each keep their own running sum.  A ones run is appended as an interval or,
+# after an empty zeros run, merged into the last one.  The last 71
+# characters or fewer are read from a padded copy, so that no load goes past
+# the string.
 #
 # Malformed, -1, exactly where the plain loop that reads one count after the
 # other says so (and the previous decoder, ``_decode_ref_impl``, kept below):
@@ -205,7 +208,8 @@ cdef inline int64_t _decode_impl(const unsigned char* s, Py_ssize_t slen, I64Vec
     while wb < slen:
         if push:
             # room for an interval per count that ends in the window, and one more
-            n = first + (d - d0)
+            if started:
+                n = first + (d - d0)
             if n + 68 > out.cap:
                 if _i64_reserve(out, n + 68) != 0:
                     return -1
@@ -213,8 +217,8 @@ cdef inline int64_t _decode_impl(const unsigned char* s, Py_ssize_t slen, I64Vec
             d = out.data + n
         rem = slen - wb
         if rem < 72 and src == s:
-            # (windows start at most 71 characters on: they read up to
-            # pad[135], a pair reads up to 8 bytes from before the end)
+            # the rest of the string and 64 characters '0': a window starts
+            # before the string's end and reads 64 bytes, a pair or count 8
             memcpy(pad, s + wb, rem)
             memset(pad + rem, 48, 64)
             src = pad
@@ -298,7 +302,7 @@ cdef inline int64_t _decode_impl(const unsigned char* s, Py_ssize_t slen, I64Vec
         wb += p + 1
     if bad or (chk >> 32) != 0:
         return -1
-    if push:
+    if push and started:
         out.n = first + (d - d0)
     return <int64_t> pos
 
