@@ -100,7 +100,8 @@ cdef inline int _push_interval(I64Vec* v, Py_ssize_t first, int64_t s, int64_t e
 
 
 
-# Decode a compressed RLE string into ``out`` (see _rle.pyx); the pixel total, or -1.
+# Decode a compressed RLE string into ``out`` (see _rle.pyx); the pixel total, or -1
+# (``out.n`` unchanged).
 cdef int64_t _decode(const unsigned char* s, Py_ssize_t slen, I64Vec* out) noexcept nogil
 # The pixel total of a compressed RLE string, or -1 (see _rle.pyx); no runs written.
 cdef int64_t _rle_total(const unsigned char* s, Py_ssize_t slen) noexcept nogil

@@ -11,7 +11,9 @@ Inside the kernels a mask is held as its *ones-intervals*: a sorted list of
 half-open ``[start, end)`` pixel positions in column-major order, maximal (no
 two touch).  The public wrappers in ``boundary_api.masks.boundary`` validate input;
 the ``nogil`` loops below trust it.  The buffers, the inline interval helpers and
-the declarations the other kernel modules cimport are in ``_rle.pxd``.
+the declarations the other kernel modules cimport are in ``_rle.pxd``.  The
+module is longer than 800 lines because the previous string decoder stays
+beside the current one, as the reference the tests compare it with.
 """
 
 from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_GET_SIZE
@@ -19,6 +21,7 @@ from cpython.unicode cimport PyUnicode_Check, PyUnicode_AsUTF8AndSize
 from cpython.bytes cimport PyBytes_Check
 from libc.stdint cimport int64_t, uint8_t, uint64_t
 from libc.stdlib cimport malloc, free
+from libc.string cimport memcpy, memset
 
 import numpy as np
 
@@ -27,7 +30,286 @@ import numpy as np
 # RLE string codec
 # --------------------------------------------------------------------------
 
-# Decoding runs in two phases over chunks of the string.  Phase one turns
+# Decoding.  The string is read in windows of 64 characters: one pass (SSE2
+# on x86, 64-bit words elsewhere, see ``ba_rle_ends64``) checks a window's
+# characters and gives a 64-bit mask of the last characters of counts (those
+# without the continuation bit 0x20).  The counts are then taken from that
+# mask's set bits, two at a time (a ones run and the zeros run after it), so
+# that where the next count starts never waits for a count's value: reading
+# one character after the other made it wait on a branch per continuation
+# bit, mispredicted about every other count (real counts are 1 or 2
+# characters long in about equal shares).  The next window starts after the
+# last pair read, so that a count always lies in the window it is read from.
+# A pair of at most 4 characters -- 96-98% of the pairs of real masks -- is
+# assembled from one load: the 5-bit groups are moved side by side with
+# shifts and masks (32-bit ones: the loop keeps no 64-bit constant in a
+# register), and each count is cut out and sign-extended from the top bit of
+# its last group (the sign bit 0x10 of its last character) by two shifts; a
+# pair of 5 to 8 characters takes the same steps on 64 bits, longer counts
+# are read character by character.  The counts after the second are
+# differences to the count two places before: a ones run and a zeros run
+# each keep their own running sum.  A ones run is appended as an interval or,
+# after an empty zeros run, merged into the last one.  The last 71
+# characters or fewer are read from a padded copy, so that no load goes past
+# the string.
+#
+# Malformed, -1, exactly where the plain loop that reads one count after the
+# other says so (and the previous decoder, ``_decode_ref_impl``, kept below):
+# a character outside '0'..'o', a count of more than 13 characters, a string
+# that ends inside a count, or a count (after the differences are added)
+# outside 0 .. 2**32-1; the sign of a 13th character is shifted by 65 mod 64
+# bits, as the x86 shift does.  The checks of the characters and of the
+# counts' range are gathered and tested once per window and at the end:
+# until then a malformed string may give garbage counts, which only change the
+# values written (every load stays inside the string or the padded copy, and
+# at most one interval is appended per count, into room reserved beforehand).
+
+cdef extern from *:
+    """
+    #include <string.h>
+    #include <stdint.h>
+    #if defined(_MSC_VER)
+    #include <intrin.h>
+    static inline Py_ssize_t ba_rle_ctz64(uint64_t x) {
+        unsigned long i; _BitScanForward64(&i, x); return (Py_ssize_t)i;
+    }
+    #else
+    static inline Py_ssize_t ba_rle_ctz64(uint64_t x) { return (Py_ssize_t)(unsigned)__builtin_ctzll(x); }
+    #endif
+    #if defined(__GNUC__) || defined(__clang__)
+    #define ba_rle_likely(c) __builtin_expect(!!(c), 1)
+    #else
+    #define ba_rle_likely(c) (c)
+    #endif
+    /* 8 bytes from p as a little-endian word (byte k in bits 8k..8k+7) */
+    static inline uint64_t ba_rle_load64(const unsigned char* p) {
+        uint64_t x;
+        memcpy(&x, p, 8);
+    #if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
+        x = __builtin_bswap64(x);
+    #endif
+        return x;
+    }
+    """
+    Py_ssize_t ba_rle_ctz64(uint64_t x) nogil
+    uint64_t ba_rle_load64(const unsigned char* p) nogil
+    bint ba_rle_likely(bint c) nogil   # the branch layout hint of GCC and clang
+
+
+# The mask of the last characters of counts among the 64 characters at p (bit
+# k for p[k]), ORing into bad[0] a word that is not 0 if a character is
+# outside '0'..'o'.  Per byte: x = c - '0', which must be below 64, and the
+# character ends its count where bit 5 of x is clear.  With SSE2 (every
+# x86-64 CPU): 16 characters per step, the flags gathered by movemask.
+# Otherwise 8 per step in a 64-bit word (SWAR): a byte below '0' borrows
+# from the byte above, which may then look valid, but the lowest such byte
+# is itself >= 0xd0 and so is caught; the 8 flags (bit 0 of each byte after
+# the shift) are gathered into one byte by a multiply whose partial products
+# all fall on distinct bits.  (Both are compiled; ``_window_masks`` lets the
+# tests compare them.)
+cdef extern from *:
+    """
+    static inline uint64_t ba_rle_ends64_swar(const unsigned char* p, uint64_t* bad) {
+        uint64_t m = 0, acc = 0, x;
+        int j;
+        for (j = 0; j < 8; j++) {
+            x = ba_rle_load64(p + 8 * j) - (uint64_t)0x3030303030303030ULL;
+            acc |= x;
+            m |= (((~x & 0x2020202020202020ULL) >> 5) * 0x0102040810204080ULL >> 56) << (8 * j);
+        }
+        *bad |= acc & 0xC0C0C0C0C0C0C0C0ULL;
+        return m;
+    }
+    #if defined(__SSE2__) || defined(_M_X64) || (defined(_M_IX86_FP) && _M_IX86_FP >= 2)
+    #include <emmintrin.h>
+    #define BA_RLE_SSE2 1
+    static inline uint64_t ba_rle_ends64(const unsigned char* p, uint64_t* bad) {
+        const __m128i k0 = _mm_set1_epi8(0x30);
+        __m128i x0 = _mm_sub_epi8(_mm_loadu_si128((const __m128i*)p), k0);
+        __m128i x1 = _mm_sub_epi8(_mm_loadu_si128((const __m128i*)(p + 16)), k0);
+        __m128i x2 = _mm_sub_epi8(_mm_loadu_si128((const __m128i*)(p + 32)), k0);
+        __m128i x3 = _mm_sub_epi8(_mm_loadu_si128((const __m128i*)(p + 48)), k0);
+        __m128i acc = _mm_or_si128(_mm_or_si128(x0, x1), _mm_or_si128(x2, x3));
+        /* bits 6 and 7 of a byte into bit 7: shifting a 16-bit lane left by 1
+           moves bit 6 of each byte to its bit 7 (bit 7 of the low byte goes
+           to the high byte, which the OR with acc keeps anyway) */
+        *bad |= (unsigned)_mm_movemask_epi8(_mm_or_si128(acc, _mm_slli_epi16(acc, 1)));
+        /* bit 5 of each byte into its bit 7 */
+        uint64_t m = (unsigned)_mm_movemask_epi8(_mm_slli_epi16(x0, 2))
+            | ((uint64_t)(unsigned)_mm_movemask_epi8(_mm_slli_epi16(x1, 2)) << 16)
+            | ((uint64_t)(unsigned)_mm_movemask_epi8(_mm_slli_epi16(x2, 2)) << 32)
+            | ((uint64_t)(unsigned)_mm_movemask_epi8(_mm_slli_epi16(x3, 2)) << 48);
+        return ~m;
+    }
+    #else
+    #define BA_RLE_SSE2 0
+    #define ba_rle_ends64 ba_rle_ends64_swar
+    #endif
+    """
+    uint64_t ba_rle_ends64(const unsigned char* p, uint64_t* bad) nogil
+    uint64_t ba_rle_ends64_swar(const unsigned char* p, uint64_t* bad) nogil
+    bint BA_RLE_SSE2
+
+
+# The value (before the difference is added) of a count of L >= 1 characters
+# at q, which has 8 readable bytes: the plain loop's 5 bits per character and
+# the sign of the last one shifted by 5*L mod 64 bits.  bad[0] = 1 if L > 13.
+cdef inline uint64_t _count_value(const unsigned char* q, Py_ssize_t L, uint64_t* bad) noexcept nogil:
+    cdef uint64_t x = 0, c = 0
+    cdef Py_ssize_t k
+    cdef int sh
+    if L <= 4:
+        x = ba_rle_load64(q) - <uint64_t> 0x3030303030303030
+        x = (x & <uint64_t> 0x001f001f) | ((x >> 3) & <uint64_t> 0x03e003e0)
+        x = (x & <uint64_t> 0x3ff) | ((x >> 6) & <uint64_t> 0xffc00)
+        sh = (-5 * <int> L) & 63
+        return <uint64_t> ((<int64_t> (x << sh)) >> sh)
+    if L > 13:
+        bad[0] = 1
+        return 0
+    for k in range(L):
+        c = <uint64_t> q[k] - 48
+        x |= (c & 31) << ((5 * k) & 63)
+    return x | ((0 - ((c >> 4) & 1)) << ((5 * L) & 63))
+
+
+# A ones run of v pixels at pos appended to the intervals d0 .. d (exclusive):
+# merged into the last one if it ends at pos, nothing if v is 0; the new end.
+cdef inline int64_t* _push_run(int64_t* d0, int64_t* d, uint64_t pos, uint64_t v) noexcept nogil:
+    if v == 0:
+        return d
+    if d > d0 and <uint64_t> (d - 1)[0] == pos:
+        (d - 1)[0] = <int64_t> (pos + v)
+        return d
+    d[0] = <int64_t> pos
+    d[1] = <int64_t> (pos + v)
+    return d + 2
+
+
+cdef inline int64_t _decode_impl(const unsigned char* s, Py_ssize_t slen, I64Vec* out,
+                                 bint push) noexcept nogil:
+    cdef unsigned char pad[144]
+    cdef const unsigned char* src = s   # where windows are read: the string, then the padded copy
+    cdef const unsigned char* b         # the window's first character
+    cdef const unsigned char* q
+    cdef Py_ssize_t off = 0             # the position in the string of src[0]
+    cdef Py_ssize_t wb = 0, rem
+    cdef Py_ssize_t p, e1, e2           # in the window: end of the last count read, of the next two
+    cdef uint64_t M, M1, x, v1, v2, bad = 0, chk = 0, pos = 0
+    cdef uint64_t h1 = 0, h0 = 0        # the last ones count and zeros count after count 0
+    cdef int64_t* d0 = NULL             # the mask's first interval
+    cdef int64_t* d = NULL              # where the next interval goes
+    cdef Py_ssize_t first = 0, n = 0
+    cdef int sh
+    cdef bint started = 0
+    if push:
+        first = out.n
+        n = out.n
+    while wb < slen:
+        if push:
+            # room for an interval per count that ends in the window, and one more
+            if started:
+                n = first + (d - d0)
+            if n + 68 > out.cap:
+                if _i64_reserve(out, n + 68) != 0:
+                    return -1
+            d0 = out.data + first
+            d = out.data + n
+        rem = slen - wb
+        if rem < 72 and src == s:
+            # the rest of the string and 64 characters '0': a window starts
+            # before the string's end and reads 64 bytes, a pair or count 8
+            memcpy(pad, s + wb, rem)
+            memset(pad + rem, 48, 64)
+            src = pad
+            off = wb
+        b = src + (wb - off)
+        M = ba_rle_ends64(b, &bad)
+        if rem < 64:
+            M &= ((<uint64_t> 1) << rem) - 1
+        p = -1
+        if not started:
+            # count 0 (zeros), not a difference
+            if M == 0:
+                bad = 1
+                break
+            p = ba_rle_ctz64(M)
+            M &= M - 1
+            v1 = _count_value(b, p + 1, &bad)
+            chk |= v1
+            pos = v1
+            started = 1
+        while True:
+            M1 = M & (M - 1)
+            if M1 == 0:
+                break
+            e1 = ba_rle_ctz64(M)
+            e2 = ba_rle_ctz64(M1)
+            M = M1 & (M1 - 1)
+            q = b + p + 1
+            if ba_rle_likely(e2 - p <= 4):
+                # (32-bit constants: the loop keeps none in a register)
+                x = ba_rle_load64(q) - <uint64_t> 0x30303030
+                x = (x & <uint64_t> 0x001f001f) | ((x >> 3) & <uint64_t> 0x03e003e0)
+                x = (x & <uint64_t> 0x3ff) | ((x >> 6) & <uint64_t> 0xffc00)
+                sh = (-5 * <int> (e1 - p)) & 63
+                v1 = <uint64_t> ((<int64_t> (x << sh)) >> sh)
+                v2 = <uint64_t> ((<int64_t> (x << ((-5 * <int> (e2 - p)) & 63))) >> ((-5 * <int> (e2 - e1)) & 63))
+            elif e2 - p <= 8:
+                x = ba_rle_load64(q) - <uint64_t> 0x3030303030303030
+                x = (x & <uint64_t> 0x001f001f001f001f) | (((x >> 8) & <uint64_t> 0x001f001f001f001f) << 5)
+                x = (x & <uint64_t> 0x000003ff000003ff) | (((x >> 16) & <uint64_t> 0x000003ff000003ff) << 10)
+                x = (x & <uint64_t> 0xffffffff) | ((x >> 32) << 20)
+                sh = (-5 * <int> (e1 - p)) & 63
+                v1 = <uint64_t> ((<int64_t> (x << sh)) >> sh)
+                v2 = <uint64_t> ((<int64_t> (x << ((-5 * <int> (e2 - p)) & 63))) >> ((-5 * <int> (e2 - e1)) & 63))
+            else:
+                v1 = _count_value(q, e1 - p, &bad)
+                v2 = _count_value(b + e1 + 1, e2 - e1, &bad)
+            v1 += h1
+            h1 = v1
+            if push:
+                # a new interval unless this run or the zeros run before it
+                # is empty (h0 is 0 before the first pair, too)
+                if ba_rle_likely(v1 != 0 and h0 != 0):
+                    d[0] = <int64_t> pos
+                    d[1] = <int64_t> (pos + v1)
+                    d += 2
+                else:
+                    d = _push_run(d0, d, pos, v1)
+            v2 += h0
+            h0 = v2
+            chk |= v1 | v2
+            pos += v1 + v2
+            p = e2
+        if bad:
+            break
+        if M != 0 and wb + ba_rle_ctz64(M) == slen - 1:
+            # the string's last count, a ones run
+            e1 = ba_rle_ctz64(M)
+            v1 = _count_value(b + p + 1, e1 - p, &bad) + h1
+            chk |= v1
+            if push:
+                d = _push_run(d0, d, pos, v1)
+            pos += v1
+            p = e1
+        elif p < 0:
+            # no count ends in the window, or a single one that is not the
+            # last: a count of more than 13 characters or one the string
+            # ends inside
+            bad = 1
+            break
+        wb += p + 1
+    if bad or (chk >> 32) != 0:
+        return -1
+    if push and started:
+        out.n = first + (d - d0)
+    return <int64_t> pos
+
+
+# The previous decoder, kept as the reference that the tests and the decoding
+# benchmark compare ``_decode_impl`` with (``_decode_table``); not used by
+# the kernels.  It runs in two phases over chunks of the string.  Phase one turns
 # characters into the raw count values (5 bits per character, a continuation
 # bit, the sign of the last character) with no branch that depends on the
 # data: the counts of real masks are 1 or 2 characters long in about equal
@@ -43,8 +325,8 @@ import numpy as np
 DEF _CHUNK = 256
 
 
-cdef inline int64_t _decode_impl(const unsigned char* s, Py_ssize_t slen, I64Vec* out,
-                                 bint push) noexcept nogil:
+cdef inline int64_t _decode_ref_impl(const unsigned char* s, Py_ssize_t slen, I64Vec* out,
+                                     bint push) noexcept nogil:
     cdef uint64_t tmp[_CHUNK]
     cdef Py_ssize_t first = 0
     cdef Py_ssize_t p = 0, q, stop, j, nm
@@ -104,7 +386,7 @@ cdef inline int64_t _decode_impl(const unsigned char* s, Py_ssize_t slen, I64Vec
 # Decode a compressed COCO RLE string into maximal ones-intervals appended to
 # ``out`` (as a mask of its own: never merged with what ``out`` holds already).
 # Returns the total number of pixels the counts cover, or -1 if the string is
-# malformed.
+# malformed (or memory runs out); then ``out.n`` is what it was.
 cdef int64_t _decode(const unsigned char* s, Py_ssize_t slen, I64Vec* out) noexcept nogil:
     return _decode_impl(s, slen, out, 1)
 
@@ -453,3 +735,79 @@ def area_bbox(StringTable table, const int64_t[:] h):
     return area, box
 
 
+
+
+def _decode_table(StringTable table, bint reference=False, bint runs=True, bint keep=True):
+    """Decode every string of ``table`` (private: tests and benchmarks).
+
+    Parameters
+    ----------
+    table : StringTable
+        The strings.
+    reference : bool
+        Use the previous decoder (``_decode_ref_impl``) instead of the
+        kernels' one.
+    runs : bool
+        Decode into intervals (``_decode``); otherwise only the totals
+        (``_rle_total``).
+    keep : bool
+        Keep every string's intervals; otherwise each string is decoded
+        into the same buffer, as the IoU step does, and none are returned
+        (for timing).
+
+    Returns
+    -------
+    totals : numpy.ndarray
+        int64, per string: the pixels its counts cover, -1 if malformed.
+    offsets : numpy.ndarray
+        int64, ``len(table) + 1``: string ``i``'s intervals are
+        ``intervals[offsets[i]:offsets[i + 1]]`` (none for a malformed one:
+        the kernels' decoder leaves the buffer as it was).
+    intervals : numpy.ndarray
+        int64 start, end pairs, flat.
+    """
+    cdef Py_ssize_t i, n = table.n
+    cdef I64Vec v
+    cdef int64_t tot
+    totals = np.zeros(n, np.int64)
+    offsets = np.zeros(n + 1, np.int64)
+    cdef int64_t[:] tt = totals
+    cdef int64_t[:] of = offsets
+    v.data = NULL; v.n = 0; v.cap = 0
+    with nogil:
+        for i in range(n):
+            if not keep:
+                v.n = 0
+            of[i] = v.n
+            if not runs:
+                tot = _decode_ref_impl(table.ptr[i], table.size[i], NULL, 0) if reference \
+                    else _rle_total(table.ptr[i], table.size[i])
+            elif reference:
+                tot = _decode_ref_impl(table.ptr[i], table.size[i], &v, 1)
+                if tot < 0:
+                    v.n = of[i]     # (the previous decoder left what it had appended)
+            else:
+                tot = _decode(table.ptr[i], table.size[i], &v)
+            tt[i] = tot
+        of[n] = v.n
+        if not keep:
+            v.n = 0
+    intervals = np.empty(v.n, np.int64)
+    cdef int64_t[:] iv = intervals
+    if v.n > 0:
+        memcpy(&iv[0], v.data, v.n * sizeof(int64_t))
+    free(v.data)
+    return totals, offsets, intervals
+
+
+def _window_masks(const unsigned char[::1] chars):
+    """The window pass on 64 characters (private: tests): ``(sse2, mask,
+    bad, swar_mask, swar_bad)``, the kernels' pass (SSE2 where the build has
+    it, else the SWAR one) and the SWAR one, ``bad`` true if a character is
+    outside '0'..'o'."""
+    cdef uint64_t b1 = 0, b2 = 0, m1, m2
+    if chars.shape[0] != 64:
+        raise ValueError("a window is 64 characters")
+    m1 = ba_rle_ends64(&chars[0], &b1)
+    m2 = ba_rle_ends64_swar(&chars[0], &b2)
+    return bool(BA_RLE_SSE2), int(m1), b1 != 0, int(m2), b2 != 0
