@@ -179,3 +179,18 @@ def test_summary_gather_refuses_masks_unlike_the_array():
             _summary.summary_gather(s, *masks, 1)
     with pytest.raises(ValueError, match="masks do not match"):
         _summary.summary_gather(s, *ones, 33)
+
+
+def test_summary_gather_past_its_first_estimate():
+    # the values are copied into a buffer sized for the first plane's count
+    # on every plane; here later planes hold more (it grows, past 2 MB: the
+    # huge-page block on Linux) and some fewer
+    rng = np.random.default_rng(11)
+    s = np.full((4, 101, 700, 4), -1.0)
+    s[0, :, :10] = rng.random((101, 10, 4))              # few values on the first planes
+    s[1:, :, :, :2] = rng.random((3, 101, 700, 2))      # then two areas everywhere
+    s[2, 50] = -1.0
+    s[3, 7, ::3] = np.nan
+    every_t, every_k = np.arange(4), np.arange(700)
+    _assert_gathers_numpys_selections(s, [(every_t, every_k, 0), (every_t, every_k, 1), ([0, 2], every_k[::2], 0),
+                                          ([3], every_k, 3)])
