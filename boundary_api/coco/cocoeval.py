@@ -573,6 +573,8 @@ def _batched_ap_values(ev, lines) -> dict:
         if len(t) and not (0 <= t.min() and t.max() < T):
             continue
         groups.setdefault(mind[0], []).append((n, t, aind[0]))
+    nt = getattr(ev, "num_threads", 1)
+    threads = nt if type(nt) is int and nt >= 1 else 1
     values = {}
     for m, sels in groups.items():
         t_mask, k_mask, a_mask = np.zeros(T, np.uint32), np.zeros(K, np.uint32), np.zeros(A, np.uint32)
@@ -580,7 +582,7 @@ def _batched_ap_values(ev, lines) -> dict:
             t_mask[t] |= np.uint32(1 << b)
             k_mask |= np.uint32(1 << b)
             a_mask[a] |= np.uint32(1 << b)
-        out, offset = _summary.summary_gather(s[..., m], t_mask, k_mask, a_mask, len(sels))
+        out, offset = _summary.summary_gather(s[..., m], t_mask, k_mask, a_mask, len(sels), threads)
         for b, (n, _, _) in enumerate(sels):
             kept = out[offset[b]:offset[b + 1]]
             values[n] = -1 if len(kept) == 0 else np.mean(kept)

@@ -687,6 +687,11 @@ def _summary_values(s: np.ndarray, key: str, iou_thr, iou_thrs, a: int, group) -
     return out[:n]
 
 
+def _summary_threads(ev) -> int:
+    """The evaluator's ``num_threads`` (1 if it has none that is valid)."""
+    n = getattr(ev, "num_threads", 1)
+    return n if type(n) is int and n >= 1 else 1
+
 
 #: lvis' ``summarize``: the AP lines it asks ``_summarize`` for
 _AP_LINES = [(None, "all", None), (0.50, "all", None), (0.75, "all", None), (None, "small", None),
@@ -737,7 +742,7 @@ def _ap_summaries(ev) -> Optional[dict]:
         lines.append(("ap", iou_thr, area_rng, group))
     if not lines:
         return None
-    out, offset = _summary.summary_gather(s, t_mask, k_mask, a_mask, len(lines))
+    out, offset = _summary.summary_gather(s, t_mask, k_mask, a_mask, len(lines), _summary_threads(ev))
     values = {}
     for b, line in enumerate(lines):
         kept = out[offset[b]:offset[b + 1]]

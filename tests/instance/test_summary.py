@@ -5,7 +5,7 @@ for bit (the same elements in the same order), on random arrays with -1 and
 NaN entries, up to 5,000 values per array (NumPy's pairwise sum changes its
 blocking at 8 and 128 elements), laid out in memory every way a precision
 array can be (C order, Fortran order, a maxDets entry of pycocotools' 5-D
-array, reversed axes, values at odd byte offsets)."""
+array, reversed axes, values at odd byte offsets), on one thread or several."""
 import numpy as np
 import pytest
 from hypothesis import given, settings
@@ -110,6 +110,9 @@ def _masks(s, sels):
 
 def _assert_gathers_numpys_selections(s, sels):
     out, offset = _summary.summary_gather(s, *_masks(s, sels), len(sels))
+    for threads in (2, 5):  # runs of planes side by side (the split forced): the same arrays
+        got, got_offset = _summary.summary_gather(s, *_masks(s, sels), len(sels), threads, _min_parallel=1)
+        assert got.tobytes() == out.tobytes() and got_offset.tobytes() == offset.tobytes()
     assert out.dtype == np.float64 and out.flags.c_contiguous
     assert offset.dtype == np.int64 and len(offset) == len(sels) + 1 and offset[0] == 0
     assert len(out) == offset[-1]  # exactly the values taken

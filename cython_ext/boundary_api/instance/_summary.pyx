@@ -45,7 +45,7 @@ cdef extern from *:
     #endif
     #include <stdlib.h>
     /* A block of new_bytes holding the first old_bytes of old (then freed),
-       or NULL.  On Linux a block of 2 MB or more is 2 MB aligned, rounded up
+       or NULL.  On Linux a block of 1 MB or more is 2 MB aligned, rounded up
        to 2 MB and advised to use huge pages: the first touch of its pages
        (the kernel zero-fills each) is then a few faults instead of one per
        4 kB (a thousand at the LVIS-like set's 4 MB).  Freed with free(). */
@@ -53,7 +53,7 @@ cdef extern from *:
         void *p = NULL;
     #if defined(__linux__) && defined(MADV_HUGEPAGE)
         const size_t huge = (size_t)1 << 21;
-        if (new_bytes >= huge) {
+        if (new_bytes >= huge / 2) {
             new_bytes = (new_bytes + huge - 1) / huge * huge;
             if (posix_memalign(&p, huge, new_bytes) != 0) return NULL;
             (void)madvise(p, new_bytes, MADV_HUGEPAGE);  /* advice: its failure changes nothing */
@@ -196,8 +196,140 @@ cdef inline bint _reserve(void** buf, Py_ssize_t* cap, Py_ssize_t need, size_t i
     return True
 
 
+cdef class _Part:
+    """:func:`summary_gather`'s two passes over the planes ``q0 .. q1-1`` of
+    its list of planes, with their own buffers; parts of the list run side by
+    side."""
+    cdef Plane pl
+    cdef const char* base
+    cdef const int64_t* plane_off   # where each plane starts, bytes from base
+    cdef const uint32_t* plane_bt   # the selections its t takes part in
+    cdef Py_ssize_t q0, q1, nw, nb
+    cdef uint64_t* own_words        # pl.words as allocated (the write points it at saved words)
+    cdef uint8_t* changed           # per plane of the part: its list made again
+    cdef double* vals               # the values taken, plane after plane
+    cdef uint64_t* saved            # the words of each plane whose list was made again
+    cdef Py_ssize_t n_vals, cap_vals, n_saved, cap_saved
+    cdef int64_t count[32]          # values per selection
+    cdef int64_t pos[32]            # where the next one goes in the output
+    cdef int64_t end[32]
+    cdef bint no_memory, bad
+
+    def __dealloc__(self):
+        free(self.own_words)
+        free(self.pl.act_off)
+        free(self.pl.act_bits)
+        free(self.changed)
+        free(self.vals)
+        free(self.saved)
+
+    def scan(self):
+        with nogil:
+            self._scan()
+
+    def write(self, double[::1] out):
+        if out.shape[0] > 0:
+            with nogil:
+                self._write(&out[0])
+
+    cdef void _scan(self) noexcept nogil:
+        cdef Py_ssize_t q, j, b, nw = self.nw, planes = self.q1 - self.q0
+        cdef uint32_t bt, last_bt = 0, bits
+        cdef int64_t row_count[32]
+        cdef bint first = True
+        cdef const char* row
+        memset(row_count, 0, sizeof(row_count))
+        memset(self.count, 0, sizeof(self.count))
+        for q in range(self.q0, self.q1):
+            bt = self.plane_bt[q]
+            row = self.base + self.plane_off[q]
+            if _read_plane(row, &self.pl) or first or bt != last_bt:
+                first = False
+                last_bt = bt
+                self.changed[q - self.q0] = 1
+                if not _reserve(<void**>&self.saved, &self.cap_saved, (self.n_saved + 1) * nw,
+                                sizeof(uint64_t)):
+                    self.no_memory = True
+                    return
+                memcpy(self.saved + self.n_saved * nw, self.pl.words, nw * sizeof(uint64_t))
+                self.n_saved += 1
+                _list_values(&self.pl, bt)
+                memset(row_count, 0, sizeof(row_count))
+                for j in range(self.pl.n_act):
+                    bits = self.pl.act_bits[j]
+                    while bits:
+                        row_count[ctz32(bits)] += 1
+                        bits &= bits - 1
+                # room for this list on every plane left (the common case: the
+                # values above -1 in the same places on every plane): one allocation
+                if not _reserve(<void**>&self.vals, &self.cap_vals,
+                                self.n_vals + self.pl.n_act * (self.q1 - q), sizeof(double)):
+                    self.no_memory = True
+                    return
+            if not _reserve(<void**>&self.vals, &self.cap_vals, self.n_vals + self.pl.n_act, sizeof(double)):
+                self.no_memory = True
+                return
+            for j in range(self.pl.n_act):
+                self.vals[self.n_vals + j] = load_double(row + self.pl.act_off[j])
+            self.n_vals += self.pl.n_act
+            for b in range(self.nb):
+                self.count[b] += row_count[b]
+
+    cdef void _write(self, double* dst) noexcept nogil:
+        # the same planes in the same order, their lists made again from the saved words
+        cdef Py_ssize_t q, j, b, n_saved = 0, n_vals = 0
+        cdef uint32_t bits
+        cdef double v
+        for q in range(self.q0, self.q1):
+            if self.changed[q - self.q0]:
+                self.pl.words = self.saved + n_saved * self.nw
+                n_saved += 1
+                _list_values(&self.pl, self.plane_bt[q])
+            for j in range(self.pl.n_act):
+                v = self.vals[n_vals + j]
+                if not (v > -1.0):
+                    self.bad = True
+                    continue
+                bits = self.pl.act_bits[j]
+                while bits:
+                    b = ctz32(bits)
+                    dst[self.pos[b]] = v  # at most count[b] writes: the lists are the scan's
+                    self.pos[b] += 1
+                    bits &= bits - 1
+            n_vals += self.pl.n_act
+        self.pl.words = self.own_words
+        for b in range(self.nb):
+            if self.pos[b] != self.end[b]:
+                self.bad = True
+
+
+cdef _Part _new_part(const char* base, const int64_t* plane_off, const uint32_t* plane_bt,
+                     Py_ssize_t q0, Py_ssize_t q1, Py_ssize_t K, Py_ssize_t A, Py_ssize_t sk,
+                     Py_ssize_t sa, const uint32_t* ka, const Py_ssize_t* off, Py_ssize_t nb):
+    cdef _Part part = _Part.__new__(_Part)
+    cdef Py_ssize_t KA = K * A
+    part.base, part.plane_off, part.plane_bt = base, plane_off, plane_bt
+    part.q0, part.q1, part.nb, part.nw = q0, q1, nb, (KA + 63) // 64
+    part.pl.K, part.pl.A, part.pl.sk, part.pl.sa, part.pl.n_act = K, A, sk, sa, 0
+    part.pl.ka, part.pl.off = ka, off
+    part.own_words = <uint64_t*>calloc(part.nw, sizeof(uint64_t))
+    part.pl.words = part.own_words
+    part.pl.act_off = <Py_ssize_t*>malloc(KA * sizeof(Py_ssize_t))
+    part.pl.act_bits = <uint32_t*>malloc(KA * sizeof(uint32_t))
+    part.changed = <uint8_t*>calloc(q1 - q0 if q1 > q0 else 1, 1)
+    if not (part.pl.words and part.pl.act_off and part.pl.act_bits and part.changed):
+        raise MemoryError()
+    return part
+
+
+#: fewest values in the planes read that :func:`summary_gather` splits between
+#: threads (8 MB of doubles, 2-3 ms of reading on one thread)
+_MIN_PARALLEL_SUMMARY = 1 << 20
+
+
 def summary_gather(const double[:, :, :, :] s, const uint32_t[:] t_mask, const uint32_t[:] k_mask,
-                   const uint32_t[:] a_mask, Py_ssize_t nb):
+                   const uint32_t[:] a_mask, Py_ssize_t nb, int num_threads=1,
+                   Py_ssize_t _min_parallel=_MIN_PARALLEL_SUMMARY):
     """The values of up to 32 selections of ``s``, each in the order its
     NumPy selection has them.
 
@@ -213,7 +345,9 @@ def summary_gather(const double[:, :, :, :] s, const uint32_t[:] t_mask, const u
     places is made again only where a plane has them elsewhere than the
     plane before), those that some selection takes copied one after the
     other and counted per selection.  Then each goes to its selections'
-    places in an array of the exact size.
+    places in an array of the exact size.  With ``num_threads`` above 1 and
+    at least ``_min_parallel`` values in the planes read, runs of planes do
+    both on threads side by side (the output does not depend on it).
 
     Raises
     ------
@@ -223,139 +357,79 @@ def summary_gather(const double[:, :, :, :] s, const uint32_t[:] t_mask, const u
         If a value of ``s`` changed while it was read (another thread wrote it).
     """
     cdef Py_ssize_t T = s.shape[0], R = s.shape[1], K = s.shape[2], A = s.shape[3]
-    cdef Py_ssize_t t, r, j, b, total = 0, KA = K * A, nw = (K * A + 63) // 64
+    cdef Py_ssize_t t, r, j, b, c, q, Q = 0, total = 0, KA = K * A, n_parts
     cdef Py_ssize_t st = s.strides[0], sr = s.strides[1]
-    cdef Py_ssize_t n_vals = 0, cap_vals = 0, n_saved = 0, cap_saved = 0, n_planes = 0, done = 0
-    cdef uint32_t bt, last_bt = 0, bits
-    cdef int64_t count[32]
-    cdef int64_t row_count[32]
-    cdef int64_t pos[32]
-    cdef bint first = True, bad = False, no_memory = False
-    cdef double v
-    cdef const char* base
-    cdef const char* row
-    cdef double* dst
-    cdef double[::1] out_view
-    cdef Plane pl
+    cdef int64_t at
+    cdef _Part part
     if t_mask.shape[0] != T or k_mask.shape[0] != K or a_mask.shape[0] != A or not 0 <= nb <= 32:
         raise ValueError("summary_gather: masks do not match the array")
     offset_arr = np.zeros(nb + 1, np.int64)
     cdef int64_t[::1] offset = offset_arr
     if T == 0 or R == 0 or KA == 0 or nb == 0:
         return np.empty(0, np.float64), offset_arr
-    base = <const char*>&s[0, 0, 0, 0]
-    pl.K, pl.A, pl.sk, pl.sa, pl.n_act = K, A, s.strides[2], s.strides[3], 0
-    cdef uint32_t* ka = <uint32_t*>malloc(KA * sizeof(uint32_t))
-    cdef Py_ssize_t* off = <Py_ssize_t*>malloc(KA * sizeof(Py_ssize_t))
-    cdef uint8_t* changed = <uint8_t*>calloc(T * R, 1)
-    cdef uint64_t* words = <uint64_t*>calloc(nw, sizeof(uint64_t))
-    cdef double* vals = NULL       # the values taken, plane after plane
-    cdef uint64_t* saved = NULL    # the words of each plane whose list was made again
-    pl.words = words
-    pl.act_off = <Py_ssize_t*>malloc(KA * sizeof(Py_ssize_t))
-    pl.act_bits = <uint32_t*>malloc(KA * sizeof(uint32_t))
-    pl.ka = ka
-    pl.off = off
+    # the planes read, where each starts and the selections of its t
+    for t in range(T):
+        if t_mask[t]:
+            Q += R
+    plane_off_arr = np.empty(max(Q, 1), np.int64)
+    plane_bt_arr = np.empty(max(Q, 1), np.uint32)
+    cdef int64_t[::1] plane_off = plane_off_arr
+    cdef uint32_t[::1] plane_bt = plane_bt_arr
+    q = 0
+    for t in range(T):
+        if t_mask[t]:
+            for r in range(R):
+                plane_off[q] = t * st + r * sr
+                plane_bt[q] = t_mask[t]
+                q += 1
+    if Q == 0:
+        return np.empty(0, np.float64), offset_arr
+    # each value's selections and place in its plane
+    ka_arr = np.empty(KA, np.uint32)
+    off_arr = np.empty(KA, np.intp)
+    cdef uint32_t[::1] ka = ka_arr
+    cdef Py_ssize_t[::1] off = off_arr
+    for j in range(KA):
+        ka[j] = k_mask[j // A] & a_mask[j % A]
+        off[j] = (j // A) * s.strides[2] + (j % A) * s.strides[3]
+    n_parts = 1
+    if num_threads > 1 and Q * KA >= _min_parallel:
+        n_parts = min(num_threads, Q)
+    parts = [_new_part(<const char*>&s[0, 0, 0, 0], &plane_off[0], &plane_bt[0], Q * c // n_parts,
+                       Q * (c + 1) // n_parts, K, A, s.strides[2], s.strides[3], &ka[0], &off[0], nb)
+             for c in range(n_parts)]
+    pool = None
+    if n_parts > 1:
+        from concurrent.futures import ThreadPoolExecutor
+
+        pool = ThreadPoolExecutor(max_workers=n_parts)
     try:
-        if not (ka and off and changed and words and pl.act_off and pl.act_bits):
-            raise MemoryError()
-        for j in range(KA):
-            ka[j] = k_mask[j // A] & a_mask[j % A]
-            off[j] = (j // A) * pl.sk + (j % A) * pl.sa
-        memset(count, 0, sizeof(count))
-        memset(row_count, 0, sizeof(row_count))
-        for t in range(T):
-            if t_mask[t]:
-                n_planes += R
-        with nogil:
-            for t in range(T):
-                bt = t_mask[t]
-                if bt == 0:
-                    continue
-                for r in range(R):
-                    row = base + t * st + r * sr
-                    if _read_plane(row, &pl) or first or bt != last_bt:
-                        first = False
-                        last_bt = bt
-                        changed[t * R + r] = 1
-                        if not _reserve(<void**>&saved, &cap_saved, (n_saved + 1) * nw, sizeof(uint64_t)):
-                            no_memory = True
-                            break
-                        memcpy(saved + n_saved * nw, words, nw * sizeof(uint64_t))
-                        n_saved += 1
-                        _list_values(&pl, bt)
-                        memset(row_count, 0, sizeof(row_count))
-                        for j in range(pl.n_act):
-                            bits = pl.act_bits[j]
-                            while bits:
-                                row_count[ctz32(bits)] += 1
-                                bits &= bits - 1
-                        # room for this list on every plane left (the common case: the
-                        # values above -1 in the same places on every plane): one allocation
-                        if not _reserve(<void**>&vals, &cap_vals, n_vals + pl.n_act * (n_planes - done),
-                                        sizeof(double)):
-                            no_memory = True
-                            break
-                    if not _reserve(<void**>&vals, &cap_vals, n_vals + pl.n_act, sizeof(double)):
-                        no_memory = True
-                        break
-                    for j in range(pl.n_act):
-                        vals[n_vals + j] = load_double(row + pl.act_off[j])
-                    n_vals += pl.n_act
-                    done += 1
-                    for b in range(nb):
-                        count[b] += row_count[b]
-                if no_memory:
-                    break
-        if no_memory:
-            raise MemoryError()
+        if pool is None:
+            parts[0].scan()
+        else:
+            list(pool.map(_Part.scan, parts))
+        for part in parts:
+            if part.no_memory:
+                raise MemoryError()
         for b in range(nb):
-            total += count[b]
+            for part in parts:
+                total += part.count[b]
             offset[b + 1] = total
+        for b in range(nb):
+            at = offset[b]
+            for part in parts:
+                part.pos[b] = at
+                at += part.count[b]
+                part.end[b] = at
         out_arr = np.empty(total, np.float64)
-        if total == 0:
-            return out_arr, offset_arr
-        out_view = out_arr
-        dst = &out_view[0]
-        for b in range(nb):
-            pos[b] = offset[b]
-        n_saved = 0
-        n_vals = 0
-        with nogil:
-            # the same planes in the same order, their lists made again from the saved words
-            for t in range(T):
-                bt = t_mask[t]
-                if bt == 0:
-                    continue
-                for r in range(R):
-                    if changed[t * R + r]:
-                        pl.words = saved + n_saved * nw
-                        n_saved += 1
-                        _list_values(&pl, bt)
-                    for j in range(pl.n_act):
-                        v = vals[n_vals + j]
-                        if not (v > -1.0):
-                            bad = True
-                            continue
-                        bits = pl.act_bits[j]
-                        while bits:
-                            b = ctz32(bits)
-                            dst[pos[b]] = v  # at most count[b] writes: the lists are pass 1's
-                            pos[b] += 1
-                            bits &= bits - 1
-                    n_vals += pl.n_act
-        for b in range(nb):
-            if pos[b] != offset[b + 1]:
-                bad = True
-        if bad:
-            raise RuntimeError("summary_gather: the array changed while it was read")
-        return out_arr, offset_arr
+        if pool is None:
+            parts[0].write(out_arr)
+        else:
+            list(pool.map(_Part.write, parts, [out_arr] * n_parts))
     finally:
-        free(ka)
-        free(off)
-        free(changed)
-        free(words)
-        free(vals)
-        free(saved)
-        free(pl.act_off)
-        free(pl.act_bits)
+        if pool is not None:
+            pool.shutdown()
+    for part in parts:
+        if part.bad:
+            raise RuntimeError("summary_gather: the array changed while it was read")
+    return out_arr, offset_arr
