@@ -971,10 +971,11 @@ def compact_counts(unsigned char[::1] buf not None, int64_t[::1] counts_start no
     return pos
 
 
-#: fewest escaped bytes :func:`gather_counts` splits between threads: 8 MB take
-#: 3-4 ms on one thread, a second thread costs about 0.5 ms to start and join
-#: (the LVIS-like set's 17 MB: 7.4-7.7 ms on one thread, 5.9-6.8 on two)
-_MIN_PARALLEL_GATHER = 1 << 23
+#: fewest escaped bytes :func:`gather_counts` splits between threads (the first
+#: copy out of a mapping is mostly page faults, which a second thread does not
+#: share out: the LVIS-like set's 17 MB take 7.6-8.7 ms on one thread, 6.3-11 on
+#: two, in fresh processes)
+_MIN_PARALLEL_GATHER = 1 << 26
 
 
 def gather_counts(unsigned char[::1] buf not None, int64_t[::1] counts_start not None,
