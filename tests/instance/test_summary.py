@@ -5,7 +5,8 @@ for bit (the same elements in the same order), on random arrays with -1 and
 NaN entries, up to 5,000 values per array (NumPy's pairwise sum changes its
 blocking at 8 and 128 elements), laid out in memory every way a precision
 array can be (C order, Fortran order, a maxDets entry of pycocotools' 5-D
-array, reversed axes, values at odd byte offsets), on one thread or several."""
+array, reversed axes, values at odd byte offsets), on one thread or several,
+the values copied as the array is read or read again."""
 import numpy as np
 import pytest
 from hypothesis import given, settings
@@ -110,8 +111,11 @@ def _masks(s, sels):
 
 def _assert_gathers_numpys_selections(s, sels):
     out, offset = _summary.summary_gather(s, *_masks(s, sels), len(sels))
-    for threads in (2, 5):  # runs of planes side by side (the split forced): the same arrays
-        got, got_offset = _summary.summary_gather(s, *_masks(s, sels), len(sels), threads, _min_parallel=1)
+    # runs of planes side by side (the split forced), the values copied by the
+    # scan or read again by the write (either forced): the same arrays
+    for threads, reread in [(1, 0), (2, 0), (5, 1 << 40), (2, 1 << 40)]:
+        got, got_offset = _summary.summary_gather(s, *_masks(s, sels), len(sels), threads, _min_parallel=1,
+                                                  _max_reread=reread)
         assert got.tobytes() == out.tobytes() and got_offset.tobytes() == offset.tobytes()
     assert out.dtype == np.float64 and out.flags.c_contiguous
     assert offset.dtype == np.int64 and len(offset) == len(sels) + 1 and offset[0] == 0

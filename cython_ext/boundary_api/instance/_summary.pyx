@@ -68,22 +68,31 @@ cdef extern from *:
     static double ba_load_double(const char *p) { double v; memcpy(&v, p, sizeof v); return v; }
     /* One plane of K x A doubles (bytes sk, sa apart) as bits: bit i % 64 of
        words[i / 64] is 1 if element i = k * A + a is above -1 (NaN is not).
-       Returns nonzero if any bit changed.  Contiguous planes, the case that
-       matters, are read two doubles at a time where the CPU has SSE2. */
+       Returns nonzero if any bit changed.  A plane that is one run of values
+       sa bytes apart (sk == A * sa: LVIS' precision, and pycocotools' at one
+       maxDets entry) is read two doubles at a time where the CPU has SSE2. */
     static uint64_t ba_above_bits(const char *p, Py_ssize_t K, Py_ssize_t sk, Py_ssize_t A,
                                   Py_ssize_t sa, uint64_t *words) {
         uint64_t changed = 0, word = 0;
         Py_ssize_t i = 0, w = 0, n = K * A, k, a;
-        if (sa == (Py_ssize_t)sizeof(double) && sk == A * sa) {
-            const double *q = (const double *)p;  /* read with memcpy or unaligned loads only */
+        if (sk == A * sa) {
     #ifdef BA_HAVE_SSE2
             const __m128d minus_one = _mm_set1_pd(-1.0);
             for (; i + 64 <= n; i += 64, w++) {
+                const char *b = p + i * sa;
                 int j;
                 word = 0;
-                for (j = 0; j < 64; j += 2) {
-                    __m128d x = _mm_loadu_pd(q + i + j);
-                    word |= (uint64_t)_mm_movemask_pd(_mm_cmpgt_pd(x, minus_one)) << j;
+                if (sa == (Py_ssize_t)sizeof(double)) {
+                    for (j = 0; j < 64; j += 2) {
+                        __m128d x = _mm_loadu_pd((const double *)(b + j * sa));
+                        word |= (uint64_t)_mm_movemask_pd(_mm_cmpgt_pd(x, minus_one)) << j;
+                    }
+                } else {
+                    for (j = 0; j < 64; j += 2) {
+                        __m128d x = _mm_loadh_pd(_mm_load_sd((const double *)(b + j * sa)),
+                                                 (const double *)(b + (j + 1) * sa));
+                        word |= (uint64_t)_mm_movemask_pd(_mm_cmpgt_pd(x, minus_one)) << j;
+                    }
                 }
                 changed |= word ^ words[w];
                 words[w] = word;
@@ -91,7 +100,7 @@ cdef extern from *:
     #endif
             word = 0;
             for (; i < n; i++) {
-                word |= (uint64_t)(ba_load_double((const char *)(q + i)) > -1.0) << (i & 63);
+                word |= (uint64_t)(ba_load_double(p + i * sa) > -1.0) << (i & 63);
                 if ((i & 63) == 63) { changed |= word ^ words[w]; words[w++] = word; word = 0; }
             }
         } else {
@@ -214,6 +223,7 @@ cdef class _Part:
     cdef int64_t pos[32]            # where the next one goes in the output
     cdef int64_t end[32]
     cdef bint no_memory, bad
+    cdef bint reread                # the write reads the values from s again (no copy)
 
     def __dealloc__(self):
         free(self.own_words)
@@ -262,16 +272,17 @@ cdef class _Part:
                         bits &= bits - 1
                 # room for this list on every plane left (the common case: the
                 # values above -1 in the same places on every plane): one allocation
-                if not _reserve(<void**>&self.vals, &self.cap_vals,
-                                self.n_vals + self.pl.n_act * (self.q1 - q), sizeof(double)):
+                if not self.reread and not _reserve(<void**>&self.vals, &self.cap_vals,
+                                                    self.n_vals + self.pl.n_act * (self.q1 - q), sizeof(double)):
                     self.no_memory = True
                     return
-            if not _reserve(<void**>&self.vals, &self.cap_vals, self.n_vals + self.pl.n_act, sizeof(double)):
-                self.no_memory = True
-                return
-            for j in range(self.pl.n_act):
-                self.vals[self.n_vals + j] = load_double(row + self.pl.act_off[j])
-            self.n_vals += self.pl.n_act
+            if not self.reread:
+                if not _reserve(<void**>&self.vals, &self.cap_vals, self.n_vals + self.pl.n_act, sizeof(double)):
+                    self.no_memory = True
+                    return
+                for j in range(self.pl.n_act):
+                    self.vals[self.n_vals + j] = load_double(row + self.pl.act_off[j])
+                self.n_vals += self.pl.n_act
             for b in range(self.nb):
                 self.count[b] += row_count[b]
 
@@ -280,13 +291,15 @@ cdef class _Part:
         cdef Py_ssize_t q, j, b, n_saved = 0, n_vals = 0
         cdef uint32_t bits
         cdef double v
+        cdef const char* row
         for q in range(self.q0, self.q1):
             if self.changed[q - self.q0]:
                 self.pl.words = self.saved + n_saved * self.nw
                 n_saved += 1
                 _list_values(&self.pl, self.plane_bt[q])
+            row = self.base + self.plane_off[q]
             for j in range(self.pl.n_act):
-                v = self.vals[n_vals + j]
+                v = load_double(row + self.pl.act_off[j]) if self.reread else self.vals[n_vals + j]
                 if not (v > -1.0):
                     self.bad = True
                     continue
@@ -326,10 +339,15 @@ cdef _Part _new_part(const char* base, const int64_t* plane_off, const uint32_t*
 #: threads (8 MB of doubles, 2-3 ms of reading on one thread)
 _MIN_PARALLEL_SUMMARY = 1 << 20
 
+#: most values in the planes read for which the write reads them from the
+#: array again (it is then still in the caches: pycocotools' precision at 80
+#: categories) rather than from a copy the scan made (LVIS': 40 MB)
+_MAX_REREAD_SUMMARY = 1 << 19
+
 
 def summary_gather(const double[:, :, :, :] s, const uint32_t[:] t_mask, const uint32_t[:] k_mask,
                    const uint32_t[:] a_mask, Py_ssize_t nb, int num_threads=1,
-                   Py_ssize_t _min_parallel=_MIN_PARALLEL_SUMMARY):
+                   Py_ssize_t _min_parallel=_MIN_PARALLEL_SUMMARY, Py_ssize_t _max_reread=_MAX_REREAD_SUMMARY):
     """The values of up to 32 selections of ``s``, each in the order its
     NumPy selection has them.
 
@@ -344,8 +362,9 @@ def summary_gather(const double[:, :, :, :] s, const uint32_t[:] t_mask, const u
     some selection takes: which values are above -1 (the list of their
     places is made again only where a plane has them elsewhere than the
     plane before), those that some selection takes copied one after the
-    other and counted per selection.  Then each goes to its selections'
-    places in an array of the exact size.  With ``num_threads`` above 1 and
+    other and counted per selection (not copied when the planes read hold
+    at most ``_max_reread`` values: they are read again).  Then each goes to
+    its selections' places in an array of the exact size.  With ``num_threads`` above 1 and
     at least ``_min_parallel`` values in the planes read, runs of planes do
     both on threads side by side (the output does not depend on it).
 
@@ -398,6 +417,8 @@ def summary_gather(const double[:, :, :, :] s, const uint32_t[:] t_mask, const u
     parts = [_new_part(<const char*>&s[0, 0, 0, 0], &plane_off[0], &plane_bt[0], Q * c // n_parts,
                        Q * (c + 1) // n_parts, K, A, s.strides[2], s.strides[3], &ka[0], &off[0], nb)
              for c in range(n_parts)]
+    for part in parts:
+        part.reread = Q * KA <= _max_reread
     pool = None
     if n_parts > 1:
         from concurrent.futures import ThreadPoolExecutor
