@@ -14,7 +14,7 @@ from typing import Optional
 import numpy as np
 import pycocotools.cocoeval
 
-from ..instance import _eval
+from ..instance import _summary
 from ..instance._columns import select_rows
 from ..instance._gt_columns import ground_truths_by_pair
 from ..instance._checks import warn_suspect
@@ -556,7 +556,7 @@ def _summary_value(ev, ap, iou_thr, area_rng, max_dets):
 def _batched_ap_values(ev, lines) -> dict:
     """The values of the AP lines whose selection is one area and one
     maxDets entry, gathered from the precision array in one pass per maxDets
-    entry (``_eval.summary_values_many``): the same elements in the same
+    entry (``_summary.summary_gather``): the same elements in the same
     order as pycocotools' selection, so ``np.mean`` gives the same float."""
     s = ev.eval["precision"]
     if type(s) is not np.ndarray or s.ndim != 5 or s.dtype != np.float64:
@@ -573,6 +573,8 @@ def _batched_ap_values(ev, lines) -> dict:
         if len(t) and not (0 <= t.min() and t.max() < T):
             continue
         groups.setdefault(mind[0], []).append((n, t, aind[0]))
+    nt = getattr(ev, "num_threads", 1)
+    threads = nt if type(nt) is int and nt >= 1 else 1
     values = {}
     for m, sels in groups.items():
         t_mask, k_mask, a_mask = np.zeros(T, np.uint32), np.zeros(K, np.uint32), np.zeros(A, np.uint32)
@@ -580,12 +582,9 @@ def _batched_ap_values(ev, lines) -> dict:
             t_mask[t] |= np.uint32(1 << b)
             k_mask |= np.uint32(1 << b)
             a_mask[a] |= np.uint32(1 << b)
-        offset = np.concatenate(([0], np.cumsum([len(t) * R * K for _, t, _ in sels]))).astype(np.int64)
-        out = np.empty(int(offset[-1]), np.float64)
-        count = np.zeros(len(sels), np.int64)
-        _eval.summary_values_many(s[..., m], t_mask, k_mask, a_mask, offset, out, count)
+        out, offset = _summary.summary_gather(s[..., m], t_mask, k_mask, a_mask, len(sels), threads)
         for b, (n, _, _) in enumerate(sels):
-            kept = out[offset[b]:offset[b] + count[b]]
+            kept = out[offset[b]:offset[b + 1]]
             values[n] = -1 if len(kept) == 0 else np.mean(kept)
     return values
 

@@ -709,7 +709,7 @@ def _select_int_rows(values: np.ndarray, keys: Sequence) -> Optional[np.ndarray]
     values = np.asarray(values)
     if values.dtype != np.int64 or values.ndim != 1 or not len(keys):
         return None
-    if not all(type(k) in _INT_TYPES for k in keys):
+    if not _INT_TYPES.issuperset(map(type, keys)):  # (map: no Python frame per key)
         return None
     try:
         karr = np.array(keys, np.int64)

@@ -16,7 +16,7 @@ from .dataset import LVIS, LVISResults, _is_path
 from ..instance._engine import Evaluation, _distinct_sorted, leave_ignore_flags, sorted_unique
 from ..instance._lazy import Lazy, LazyEvaluator, instance_dict, reset_lazy, touch_pairs
 from .._io import input_error_class, warn_large_dilation_ratio
-from ..instance import _eval
+from ..instance import _summary
 from ..instance._columns import select_rows
 from ..instance._gt_columns import ground_truths_by_pair
 from ..instance._dataset import masks_unusable
@@ -661,7 +661,7 @@ class LVISEval(LazyEvaluator, _lvis_eval.LVISEval):
 
 def _summary_values(s: np.ndarray, key: str, iou_thr, iou_thrs, a: int, group) -> Optional[np.ndarray]:
     """The values lvis' ``_summarize`` averages, ``s[s > -1]`` of its
-    selection, in its order, gathered in one pass (``_eval.summary_values``);
+    selection, in its order, gathered in one pass (``_summary.summary_values``);
     None where the indices are not plain in-range integers (NumPy's indexing
     then decides, as in lvis)."""
     K, A = s.shape[-2], s.shape[-1]
@@ -683,9 +683,14 @@ def _summary_values(s: np.ndarray, key: str, iou_thr, iou_thrs, a: int, group) -
     if key == "recall":
         s = s[:, None]  # (T, 1, K, A): one "recall threshold"
     out = np.empty(len(t_idx) * s.shape[1] * len(k_idx), np.float64)
-    n = _eval.summary_values(s, t_idx, k_idx, a, out)
+    n = _summary.summary_values(s, t_idx, k_idx, a, out)
     return out[:n]
 
+
+def _summary_threads(ev) -> int:
+    """The evaluator's ``num_threads`` (1 if it has none that is valid)."""
+    n = getattr(ev, "num_threads", 1)
+    return n if type(n) is int and n >= 1 else 1
 
 
 #: lvis' ``summarize``: the AP lines it asks ``_summarize`` for
@@ -698,7 +703,7 @@ def _ap_summaries(ev) -> Optional[dict]:
     """The values of lvis' AP lines (``_summarize('ap', ...)`` keyed by its
     arguments), each the mean of the same elements in the same order as
     lvis takes it, from one pass over the precision array
-    (``_eval.summary_values_many``); lines whose selection is not plain
+    (``_summary.summary_gather``); lines whose selection is not plain
     (an area label not there once, a frequency group not strictly
     increasing in-range indices) are left out and computed by ``_summarize``."""
     s = ev.eval.get("precision") if type(ev.eval) is dict else None
@@ -709,7 +714,7 @@ def _ap_summaries(ev) -> Optional[dict]:
     t_mask = np.zeros(T, np.uint32)
     k_mask = np.zeros(K, np.uint32)
     a_mask = np.zeros(A, np.uint32)
-    lines, sizes = [], []
+    lines = []
     for iou_thr, area_rng, group in _AP_LINES:
         aidx = [idx for idx, lbl in enumerate(p.area_rng_lbl) if lbl == area_rng]
         if len(aidx) != 1 or not 0 <= aidx[0] < A:
@@ -735,15 +740,11 @@ def _ap_summaries(ev) -> Optional[dict]:
         k_mask[k_idx] |= bit
         a_mask[aidx[0]] |= bit
         lines.append(("ap", iou_thr, area_rng, group))
-        sizes.append(len(t_idx) * R * len(k_idx))
     if not lines:
         return None
-    offset = np.concatenate(([0], np.cumsum(sizes))).astype(np.int64)
-    out = np.empty(int(offset[-1]), np.float64)
-    count = np.zeros(len(lines), np.int64)
-    _eval.summary_values_many(s, t_mask, k_mask, a_mask, offset, out, count)
+    out, offset = _summary.summary_gather(s, t_mask, k_mask, a_mask, len(lines), _summary_threads(ev))
     values = {}
     for b, line in enumerate(lines):
-        kept = out[offset[b]:offset[b] + count[b]]
+        kept = out[offset[b]:offset[b + 1]]
         values[line] = -1 if len(kept) == 0 else np.mean(kept)
     return values

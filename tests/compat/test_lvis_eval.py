@@ -434,6 +434,57 @@ def test_summaries_equal_lvis_on_any_precision(seed, capsys):
         same_value(ours.results[key], value)
 
 
+def _precision_layouts(p, rng):
+    """The same values in other memory layouts, and arrays with nothing to
+    average, as a user may assign them to ``eval['precision']``."""
+    wide = np.zeros(p.shape[:3] + (2 * p.shape[3],))
+    wide[..., ::2] = p
+    edited = _edit_precision_values(p, rng)
+    padded = np.zeros(p.shape[:3] + (p.shape[3] + 1,))
+    padded[..., :p.shape[3]] = edited
+    return {
+        "accumulated": p.copy(),
+        "fortran order": np.asfortranarray(p),
+        "every other area of a wider array": wide[..., ::2],
+        "reversed strides": np.ascontiguousarray(p[::-1, ::-1, ::-1, ::-1])[::-1, ::-1, ::-1, ::-1],
+        "edited, fortran order": np.asfortranarray(edited),
+        "edited, the first areas of a wider array": padded[..., :p.shape[3]],
+        "all -1": np.full(p.shape, -1.0),
+        "all NaN": np.full(p.shape, np.nan),
+        "-1 but one value": np.where(np.arange(p.size).reshape(p.shape) == p.size // 2, 0.5, -1.0),
+    }
+
+
+def _edit_precision_values(p, rng):
+    edited = p.copy()
+    pick = rng.random(p.shape)
+    edited[pick < 0.01] = np.nan
+    edited[(pick >= 0.01) & (pick < 0.02)] = -1.0
+    edited[(pick >= 0.02) & (pick < 0.03)] = 0.5
+    return edited
+
+
+def test_summaries_equal_lvis_on_precision_of_any_layout(capsys):
+    # the native summary reads any strides; every line must be lvis' float
+    orig = run(ORIGINAL, "bbox", steps=("evaluate", "accumulate"))
+    ours = run(OURS, "bbox", "path", steps=("evaluate", "accumulate"))
+    np.testing.assert_array_equal(ours.eval["precision"], orig.eval["precision"])
+    for name, precision in _precision_layouts(ours.eval["precision"], np.random.default_rng(5)).items():
+        orig.eval["precision"] = np.array(precision)
+        ours.eval["precision"] = precision
+        capsys.readouterr()
+        orig.summarize()
+        orig.print_results()
+        printed = capsys.readouterr().out
+        ours.summarize()
+        ours.print_results()
+        assert capsys.readouterr().out == printed, name
+        assert list(ours.results) == list(orig.results), name
+        for key, value in orig.results.items():
+            assert type(ours.results[key]) is type(value), (name, key)
+            same_value(ours.results[key], value)
+
+
 def test_overridden_summarize_step_sees_every_line():
     # lvis' summarize asks _summarize for 13 lines; a subclass's own
     # _summarize is asked for each of them, as in lvis

@@ -479,3 +479,41 @@ def test_summary_equals_pycocotools_on_any_arrays(case, iou, capsys):
     if outcomes[0] is None:
         assert ours.stats.dtype == orig.stats.dtype
         assert ours.stats.tobytes() == orig.stats.tobytes()
+
+
+def _precision_layouts(p, rng):
+    """The same values in other memory layouts, and arrays with nothing to
+    average, as a user may assign them to ``eval['precision']``."""
+    edited = p.copy()
+    pick = rng.random(p.shape)
+    edited[pick < 0.01] = np.nan
+    edited[(pick >= 0.01) & (pick < 0.02)] = -1.0
+    edited[(pick >= 0.02) & (pick < 0.03)] = 0.5
+    wide = np.zeros(p.shape[:4] + (2 * p.shape[4],))
+    wide[..., 1::2] = edited
+    return {
+        "accumulated": p.copy(),
+        "fortran order": np.asfortranarray(p),
+        "edited, every other maxDets entry of a wider array": wide[..., 1::2],
+        "edited, reversed strides": np.ascontiguousarray(edited[::-1, ::-1, ::-1, ::-1])[::-1, ::-1, ::-1, ::-1],
+        "all -1": np.full(p.shape, -1.0),
+        "all NaN": np.full(p.shape, np.nan),
+        "-1 but one value": np.where(np.arange(p.size).reshape(p.shape) == p.size // 3, 0.5, -1.0),
+    }
+
+
+def test_summary_equals_pycocotools_on_precision_of_any_layout(capsys):
+    # the native summary reads any strides; every line must be pycocotools' float
+    orig = run(ORIGINAL, "segm", steps=("evaluate", "accumulate"))
+    ours = run(OURS, "segm", "path", steps=("evaluate", "accumulate"))
+    assert_same_numbers(ours, orig)
+    for name, precision in _precision_layouts(ours.eval["precision"], np.random.default_rng(3)).items():
+        orig.eval["precision"] = np.array(precision)
+        ours.eval["precision"] = precision
+        capsys.readouterr()
+        orig.summarize()
+        printed = capsys.readouterr().out
+        ours.summarize()
+        assert capsys.readouterr().out == printed, name
+        assert ours.stats.dtype == orig.stats.dtype
+        assert ours.stats.tobytes() == orig.stats.tobytes(), name

@@ -11,8 +11,8 @@ and already cut to the largest ``maxDets``.  Its IoU matrix is at
 
 Both kernels run without the GIL on a range of pairs / categories so that the
 caller can spread them over threads; results do not depend on the split.
-The file is longer than the usual limit because the summary gathers (what
-the summaries average) read the arrays accumulation writes, beside it.
+What the summaries average is gathered from the accumulated arrays by
+``_summary``.
 """
 
 from libc.stdint cimport int64_t, int32_t, uint8_t, uint32_t, uint64_t
@@ -737,80 +737,3 @@ def bootstrap_cells(const int64_t[:] cell_start, const int64_t[:] cell_group, Py
         free(ev_rc); free(ev_pr); free(ev_tp); free(ev_fp); free(gsum)
     if err:
         raise MemoryError()
-
-
-def summary_values(const double[:, :, :, :] s, const int64_t[:] t_idx, const int64_t[:] k_idx,
-                   Py_ssize_t a, double[::1] out):
-    """The values above -1 of ``s[t_idx][:, :, k_idx, a]`` into ``out``, in
-    that array's C order (``t`` in ``t_idx`` order, then every ``r``, then
-    ``k`` in ``k_idx`` order); returns how many.
-
-    lvis' and pycocotools' summaries take ``np.mean(s[s > -1])`` of such a
-    selection; ``np.mean`` of ``out[:n]`` is that number (the same elements
-    in the same order), without the copies of the selection and the two
-    full-size comparisons.  NaN is not above -1, as in NumPy.  Every index
-    must be in range (the caller checks).
-    """
-    cdef Py_ssize_t R = s.shape[1], i, j, r, n = 0, t, k
-    cdef Py_ssize_t NT = t_idx.shape[0], NK = k_idx.shape[0]
-    cdef double v
-    if out.shape[0] < NT * R * NK:
-        raise ValueError("summary_values: out is too small")
-    with nogil:
-        for i in range(NT):
-            t = t_idx[i]
-            for r in range(R):
-                for j in range(NK):
-                    k = k_idx[j]
-                    v = s[t, r, k, a]
-                    if v > -1.0:
-                        out[n] = v
-                        n += 1
-    return n
-
-
-def summary_values_many(const double[:, :, :, :] s, const uint32_t[:] t_mask, const uint32_t[:] k_mask,
-                        const uint32_t[:] a_mask, const int64_t[:] offset, double[::1] out,
-                        int64_t[::1] count):
-    """:func:`summary_values` of up to 32 selections in one pass over ``s``.
-
-    Selection ``b`` holds ``s[t, r, k, a]`` where bit ``b`` is set in
-    ``t_mask[t]``, ``k_mask[k]`` and ``a_mask[a]``; its values above -1 go
-    to ``out[offset[b]:offset[b + 1]]`` in increasing ``t``, ``r``, ``k``
-    (the C order of ``s[t_idx][:, :, k_idx, a]`` for increasing ``t_idx``
-    and ``k_idx``, one ``a``), and ``count[b]`` says how many.
-    """
-    cdef Py_ssize_t T = s.shape[0], R = s.shape[1], K = s.shape[2], A = s.shape[3]
-    cdef Py_ssize_t t, r, k, a, b, nb = count.shape[0]
-    cdef uint32_t bt, bk, bits
-    cdef double v
-    if (t_mask.shape[0] != T or k_mask.shape[0] != K or a_mask.shape[0] != A
-            or offset.shape[0] != nb + 1 or nb > 32 or out.shape[0] < offset[nb]):
-        raise ValueError("summary_values_many: inconsistent shapes")
-    for b in range(nb):
-        count[b] = 0
-    with nogil:
-        for t in range(T):
-            bt = t_mask[t]
-            if bt == 0:
-                continue
-            for r in range(R):
-                for k in range(K):
-                    bk = bt & k_mask[k]
-                    if bk == 0:
-                        continue
-                    for a in range(A):
-                        bits = bk & a_mask[a]
-                        if bits == 0:
-                            continue
-                        v = s[t, r, k, a]
-                        if not (v > -1.0):
-                            continue
-                        b = 0
-                        while bits:
-                            if bits & 1:
-                                out[offset[b] + count[b]] = v
-                                count[b] += 1
-                            bits >>= 1
-                            b += 1
-    return None
