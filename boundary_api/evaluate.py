@@ -330,7 +330,8 @@ class _Request:
         try:
             with contextlib.redirect_stdout(printed):
                 tic = time.time()
-                gtc = None if self.lvis else coco_module.load_ground_truth_columns(self.gt, self.gt_name)
+                gtc = None if self.lvis else coco_module.load_ground_truth_columns(self.gt, self.gt_name,
+                                                                                  num_threads=self.num_threads)
                 if gtc is not None and (self.lvis is False or not looks_like_lvis(
                         {"images": gtc.images, "categories": gtc.categories})):
                     loaded = self._coco_columns(coco_module.COCO._from_columns(gtc, tic, strict=True), gtc)
@@ -360,7 +361,7 @@ class _Request:
         from .instance._gt_columns import load_ground_truth_columns
         from .lvis import LVIS
 
-        gtc = load_ground_truth_columns(self.gt, self.gt_name, lvis=True)
+        gtc = load_ground_truth_columns(self.gt, self.gt_name, lvis=True, num_threads=self.num_threads)
         if gtc is None or not (self.lvis or looks_like_lvis({"images": gtc.images, "categories": gtc.categories})):
             return None
         if self.masks and not gtc.masks_ready(self.num_threads):

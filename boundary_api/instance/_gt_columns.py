@@ -319,7 +319,8 @@ def ground_truths_by_pair(anns: list, rows: np.ndarray) -> defaultdict:
     return out
 
 
-def load_ground_truth_columns(path, source: str, lvis: bool = False) -> Optional[GroundTruthColumns]:
+def load_ground_truth_columns(path, source: str, lvis: bool = False,
+                              num_threads: Optional[int] = None) -> Optional[GroundTruthColumns]:
     """Scan and check a ground-truth file into :class:`GroundTruthColumns`.
 
     Parameters
@@ -335,6 +336,11 @@ def load_ground_truth_columns(path, source: str, lvis: bool = False) -> Optional
         lists, categories with a ``frequency`` of 'r', 'c' or 'f'), as
         ``check_instances_dataset(..., lvis=True)`` does; otherwise every
         annotation needs an ``iscrowd``.
+    num_threads : int, optional
+        Threads to scan a large file with (None: all cores, as ``loadRes``
+        reads results); the columns do not depend on it.  While other
+        threads scan the annotations, this one decodes the images and
+        categories that come before them in the file.
 
     Returns
     -------
@@ -353,16 +359,36 @@ def load_ground_truth_columns(path, source: str, lvis: bool = False) -> Optional
                 buf = np.fromfile(f, np.uint8)
     except (OSError, ValueError, TypeError, MemoryError):
         return None
-    cols = _scan_ground_truth.scan_ground_truth(buf)
+    decoded: dict = {}
+
+    def decode_early(spans: dict) -> None:
+        # while other threads scan the annotations: the images and categories
+        # already scanned (msgspec's import and decoding hold the GIL, the scan not)
+        # (what it raises is raised, or refused, where the one-thread path decodes)
+        for key, (s, e) in spans.items():
+            try:
+                decoded[key] = (s, e, loads_json(bytes(buf[s:e])), None)
+            except Exception as exc:  # noqa: BLE001 - kept for later, see above
+                decoded[key] = (s, e, None, exc)
+
+    cols = _scan_ground_truth.scan_ground_truth(buf, resolve_threads(num_threads), meanwhile=decode_early)
     if cols is None or len(cols["ann_id"]) == 0:
         return None
-    try:
-        s, e = (int(v) for v in cols["images_span"])
-        images = loads_json(bytes(buf[s:e]))
-        s, e = (int(v) for v in cols["categories_span"])
-        categories = loads_json(bytes(buf[s:e]))
-    except ValueError:
-        return None
+    values = []
+    for key in ("images_span", "categories_span"):
+        s, e = (int(v) for v in cols[key])
+        early = decoded.get(key)
+        try:
+            if early is not None and early[:2] == (s, e):
+                if early[3] is not None:
+                    raise early[3]
+                value = early[2]
+            else:
+                value = loads_json(bytes(buf[s:e]))
+        except ValueError:
+            return None
+        values.append(value)
+    images, categories = values
     if type(images) is not list or type(categories) is not list:
         return None
     if lvis:

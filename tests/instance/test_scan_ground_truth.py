@@ -248,7 +248,7 @@ class Tokens:
 
 
 @st.composite
-def ground_truth(draw, toks):
+def ground_truth(draw, toks, max_annotations=4):
     ids = st.integers(-10 ** 18 + 1, 10 ** 18 - 1)
     num = number_token().map(toks.mark)
 
@@ -268,7 +268,7 @@ def ground_truth(draw, toks):
         cat.update(draw(extra_keys({"id"})))
         cats.append(shuffled(cat))
     anns = []
-    for _ in range(draw(st.integers(0, 4))):
+    for _ in range(draw(st.integers(0, max_annotations))):
         a = {"id": draw(ids), "image_id": draw(ids), "category_id": draw(ids), "area": draw(num)}
         if draw(st.integers(0, 3)):  # (LVIS annotations have none)
             a["iscrowd"] = draw(st.sampled_from([0, 1]))
@@ -683,3 +683,198 @@ def test_utf8_in_skipped_strings(raw, accepted):
         data = (b'{"images": [], "annotations": [], "categories": [], '
                 + where.replace(b"%s", raw) + b"}")
         assert scan_guarded(data) is (not accepted)
+
+
+# --------------------------------------------------------------------------- split scan
+#
+# A file scanned on several threads (its annotations array cut at likely
+# object starts) must give exactly what the one-thread scan gives: the same
+# columns bit for bit, the same refusals.  _min_parallel_bytes=0 splits even
+# the smallest file, so many threads make many cuts, some of them inside
+# strings, nested arrays of objects or after the annotations array.
+
+def assert_same_scan(one, other):
+    assert (one is None) == (other is None)
+    if one is None:
+        return
+    assert set(one) == set(other)
+    for key in one:
+        a, b = one[key], other[key]
+        assert a.dtype == b.dtype and a.shape == b.shape, key
+        assert np.array_equal(a.view(np.uint8), b.view(np.uint8)), key
+
+
+def scan_split(data, threads, guarded=True):
+    """The scan of ``data`` on ``threads`` threads (split however small),
+    checked against the one-thread scan, also in guarded views; returns the
+    one-thread scan and the trace of the last split scan."""
+    data = bytes(data)
+    one = _scan_ground_truth.scan_ground_truth(np.frombuffer(data, np.uint8)) if data else None
+    views = guarded_views(data) if guarded and data else [np.frombuffer(data, np.uint8)]
+    trace = []
+    for view in views:
+        trace = []
+        got = _scan_ground_truth.scan_ground_truth(view.toreadonly() if hasattr(view, "toreadonly") else view,
+                                                   threads, _min_parallel_bytes=0, _trace=trace)
+        assert_same_scan(one, got)
+    return one, trace
+
+
+def many_annotations(n, **extra):
+    anns = [dict(ANN, id=i + 1, **extra) for i in range(n)]
+    return {"images": [IMG], "annotations": anns, "categories": [CAT]}
+
+
+@pytest.mark.slow
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.data(), st.sampled_from(STYLES), st.integers(2, 12))
+def test_split_scan_equals_one_thread_on_generated_ground_truths(data, style, threads):
+    # polygons, RLEs (escaped strings, uncompressed counts), crowds, unicode and
+    # escaped keys, unknown keys holding nested objects and arrays, any key order
+    toks = Tokens()
+    gt = data.draw(ground_truth(toks, max_annotations=25))
+    raw = toks.fill(json.dumps(gt, **style)).encode("utf-8")
+    one, trace = scan_split(raw, threads)
+    assert one is not None
+    assert_columns(one, raw)
+    if gt["annotations"]:
+        assert trace[-1][0] == "split"
+    else:
+        assert trace == [("unsplit", 1, -1)]
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.data(), st.integers(2, 9))
+def test_split_scan_equals_one_thread_small(data, threads):
+    toks = Tokens()
+    gt = data.draw(ground_truth(toks, max_annotations=10))
+    raw = toks.fill(json.dumps(gt, separators=(",", ":"))).encode("utf-8")
+    one, _ = scan_split(raw, threads)
+    assert one is not None
+
+
+@pytest.mark.parametrize("threads", [2, 3, 5, 8, 16, 64])
+def test_split_scan_of_real_ground_truths(threads):
+    for path in (COCO_GT, LVIS_GT):
+        with open(path, "rb") as f:
+            data = f.read()
+        one, trace = scan_split(data, threads, guarded=False)
+        assert one is not None and trace[-1][0] == "split"
+        # cut into several chunks, most of them on the chain (a cut among the
+        # categories after the annotations is dropped)
+        assert trace[-1][1] >= 2 and trace[-1][2] >= 2
+
+
+@pytest.mark.parametrize("threads", [2, 3, 4, 7, 13])
+def test_split_candidates_that_are_no_annotation_starts(threads):
+    # '}, {' inside strings, inside nested arrays of objects in annotations, and
+    # after the annotations array (categories, an unknown key): cuts there are
+    # dropped, and the chain of hand-overs still reads every annotation once
+    tricky = many_annotations(6, note='x}, {"id": 1, "image_id": 1}, {y',
+                              parts=[{"a": 1}, {"b": [{"c": 2}, {"d": 3}]}])
+    tricky["categories"] = [dict(CAT, id=i) for i in range(1, 40)]
+    tricky["zzz"] = [{"k": i} for i in range(40)]
+    for doc in (tricky, {"zzz": tricky["zzz"], **tricky}):
+        one, trace = scan_split(json.dumps(doc).encode(), threads)
+        assert one is not None and one["ann_id"].tolist() == list(range(1, 7))
+        assert trace[-1][0] == "split"
+
+
+def test_split_hand_over_and_drop_are_traced():
+    # two chunks: the cut lies inside an annotation's string, so chunk 0 passes
+    # it, reads the array alone and the second chunk's work is dropped
+    doc = many_annotations(2)
+    doc["annotations"][1]["note"] = "}," + " " * 4000 + "{"
+    data = json.dumps(doc).encode()
+    trace = []
+    cols = _scan_ground_truth.scan_ground_truth(data, 2, _min_parallel_bytes=0, _trace=trace)
+    assert trace == [("split", 2, 1)]
+    assert_same_scan(cols, _scan_ground_truth.scan_ground_truth(data))
+    # a cut at a true annotation start: handed over
+    data = json.dumps(many_annotations(200)).encode()
+    trace = []
+    _scan_ground_truth.scan_ground_truth(data, 2, _min_parallel_bytes=0, _trace=trace)
+    assert trace == [("split", 2, 2)]
+    # below the size threshold, or on one thread: one scan
+    for threads, kw in ((2, {}), (1, {"_min_parallel_bytes": 0})):
+        trace = []
+        _scan_ground_truth.scan_ground_truth(data, threads, _trace=trace, **kw)
+        assert trace == [("single", 1, -1)]
+
+
+@pytest.mark.parametrize("name", sorted(REFUSED))
+@pytest.mark.parametrize("threads", [2, 3, 6])
+def test_split_refuses_what_one_thread_refuses(name, threads):
+    # each refused case, also with many annotations before the fault (which then
+    # lies in a later chunk; test_split_mutations_* puts faults anywhere)
+    data = REFUSED[name].encode("utf-8", "surrogatepass")
+    one, _ = scan_split(data, threads)
+    assert one is None
+    if '"annotations": [' in REFUSED[name]:
+        body = json.dumps(ANN)
+        padded = REFUSED[name].replace('"annotations": [', '"annotations": [' + (body + ", ") * 30, 1)
+        one, _ = scan_split(padded.encode("utf-8", "surrogatepass"), threads)
+        assert one is None
+
+
+BIG = json.dumps(many_annotations(12, extra={"k": [{"a": 1}, {"b": 2}]}), ensure_ascii=False).encode()
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.data(), st.integers(2, 6))
+def test_split_mutations_give_the_one_thread_outcome(data, threads):
+    # a fault anywhere (before, in or after the annotations array, in any chunk):
+    # refused at 1 thread if and only if at several, the same columns otherwise
+    scan_split(draw_mutation(data, BIG), threads)
+
+
+@pytest.mark.slow
+def test_split_every_truncation_and_byte_mutation():
+    for k in range(len(BIG)):
+        one, _ = scan_split(BIG[:k], 3, guarded=False)
+        assert one is None
+    for i in range(0, len(BIG), 3):
+        for b in MUTATION_BYTES:
+            scan_split(BIG[:i] + bytes([b]) + BIG[i + 1:], 3, guarded=False)
+
+
+def test_split_meanwhile_sees_spans_before_the_annotations():
+    doc = {"info": {"x": 1}, "images": [IMG, dict(IMG, id=2)], "categories": [CAT],
+           "annotations": [dict(ANN, id=i) for i in range(50)], "licenses": []}
+    data = json.dumps(doc).encode()
+    seen = []
+    cols = _scan_ground_truth.scan_ground_truth(data, 2, meanwhile=seen.append, _min_parallel_bytes=0)
+    assert len(seen) == 1 and set(seen[0]) == {"images_span", "categories_span"}
+    for key, name in (("images_span", "images"), ("categories_span", "categories")):
+        s, e = seen[0][key]
+        assert (s, e) == tuple(cols[key].tolist()) and json.loads(data[s:e]) == doc[name]
+    # categories after the annotations: not yet scanned, not passed
+    doc2 = {"images": [IMG], "annotations": doc["annotations"], "categories": [CAT]}
+    seen = []
+    _scan_ground_truth.scan_ground_truth(json.dumps(doc2).encode(), 2, meanwhile=seen.append,
+                                         _min_parallel_bytes=0)
+    assert len(seen) == 1 and set(seen[0]) == {"images_span"}
+    # one thread, or a file below the threshold: not called
+    seen = []
+    _scan_ground_truth.scan_ground_truth(data, 1, meanwhile=seen.append, _min_parallel_bytes=0)
+    _scan_ground_truth.scan_ground_truth(data, 2, meanwhile=seen.append)
+    assert seen == []
+
+
+def test_split_meanwhile_errors_are_raised_after_the_scan():
+    data = json.dumps(many_annotations(300)).encode()
+
+    def fail(spans):
+        raise KeyError("meanwhile")
+
+    with pytest.raises(KeyError, match="meanwhile"):
+        _scan_ground_truth.scan_ground_truth(data, 3, meanwhile=fail, _min_parallel_bytes=0)
+    with pytest.raises(TypeError, match="meanwhile"):
+        _scan_ground_truth.scan_ground_truth(data, 2, meanwhile=1)
+
+
+@pytest.mark.parametrize("bad, exc", [(0, ValueError), (-1, ValueError), (1.0, TypeError),
+                                      (True, TypeError), ("2", TypeError), (None, TypeError)])
+def test_split_num_threads_checked(bad, exc):
+    with pytest.raises(exc, match="num_threads"):
+        _scan_ground_truth.scan_ground_truth(b"{}", bad)

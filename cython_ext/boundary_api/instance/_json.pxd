@@ -479,5 +479,10 @@ cdef inline cptr _sep(cptr p, cptr end, unsigned char close, bint* more) noexcep
     return NULL
 
 
+# First '{' in [lo, hi) preceded, whitespace aside, by ',' and then '}' (a likely
+# start of an object in an array of objects, where a scan may be split); -1 if none
+cdef Py_ssize_t _candidate(cptr base, Py_ssize_t lo, Py_ssize_t hi) noexcept nogil
+
+
 # A numpy array that owns the C block ``ptr[0]`` (freed with the array)
 cdef object _take(void** ptr, object dtype, tuple shape)

@@ -8,7 +8,7 @@ hand-off of a C block to numpy that both scanners use for their columns.
 
 from libc.stdint cimport int64_t, uint8_t, uint32_t, uint64_t
 from libc.stdlib cimport malloc, free, strtod
-from libc.string cimport memcpy, memcmp
+from libc.string cimport memcpy, memcmp, memchr
 from cython.view cimport array as cvarray
 
 import numpy as np
@@ -204,6 +204,34 @@ cdef cptr _skip(cptr p, cptr end, int depth) noexcept nogil:
     if c == 110:
         return _lit(p, end, b"null", 4)
     return _skipnum(p, end)
+
+
+cdef inline bint _is_ws(unsigned char c) noexcept nogil:
+    return c == 32 or c == 10 or c == 13 or c == 9
+
+
+cdef Py_ssize_t _candidate(cptr base, Py_ssize_t lo, Py_ssize_t hi) noexcept nogil:
+    """First ``{`` in ``[lo, hi)`` preceded, whitespace aside, by ``,`` and then
+    ``}``; -1 when there is none.  Only a guess: it may lie inside a string or
+    a nested array; a split scan proves it by arriving at it."""
+    cdef const void* q
+    cdef Py_ssize_t j, b
+    while lo < hi:
+        q = memchr(base + lo, 123, <size_t> (hi - lo))
+        if q == NULL:
+            return -1
+        j = <cptr> q - base
+        b = j - 1
+        while b >= 0 and _is_ws(base[b]):
+            b -= 1
+        if b >= 0 and base[b] == 44:
+            b -= 1
+            while b >= 0 and _is_ws(base[b]):
+                b -= 1
+            if b >= 0 and base[b] == 125:
+                return j
+        lo = j + 1
+    return -1
 
 
 cdef object _take(void** ptr, object dtype, tuple shape):

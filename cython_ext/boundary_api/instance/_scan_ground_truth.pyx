@@ -10,12 +10,12 @@ are in ``_json``.
 """
 
 from libc.stdint cimport int64_t, uint8_t, uint32_t, uint64_t
-from libc.stdlib cimport realloc, free
-from libc.string cimport memset, memcmp
+from libc.stdlib cimport calloc, realloc, free
+from libc.string cimport memcpy, memset, memcmp
 
 from boundary_api.instance._json cimport (cptr, STR_CLASS, MAX_DEPTH, _load8, _special8, _first8, _ws,
                                           _int, _num, _colon, _escape, _string, _decode, _lit, _skip,
-                                          _sep, _take)
+                                          _sep, _take, _candidate)
 
 import numpy as np
 
@@ -576,37 +576,69 @@ cdef cptr _array_of(cptr p, cptr end, cptr base, GT* g, int which) noexcept nogi
     return p
 
 
-cdef int _gt(cptr base, Py_ssize_t size, GT* g) noexcept nogil:
-    """Scan the whole file: 0 accepted, 1 refused, 2 out of memory."""
-    cdef cptr p = base
+cdef struct Top:
+    # where a paused top-level scan stands (see _gt_top)
+    Py_ssize_t pos        # resume: the byte after the annotations array
+    uint32_t seen         # top-level keys of the schema met so far
+    bint resume           # the next call continues after the annotations array
+    Py_ssize_t ann_open   # paused: offset of the annotations array's '['
+    Py_ssize_t ann_first  # paused: offset of its first object (not checked yet)
+
+
+cdef int _gt_top(cptr base, Py_ssize_t size, GT* g, Top* t, bint pause) noexcept nogil:
+    """Scan the top-level object: 0 accepted, 1 refused, 2 out of memory,
+    5 paused (only with ``pause``).
+
+    With ``pause`` the scan stops on reaching a non-empty ``annotations``
+    array, with ``t.ann_open`` and ``t.ann_first`` set and the key counted in
+    ``t.seen``; the caller scans the array and resumes the scan after it by
+    setting ``t.pos`` (the byte after its ``]``) and ``t.resume``, with the
+    annotation columns in ``g`` as the array's scan here would have left them.
+    Without a pause it is the whole-file scan.
+    """
+    cdef cptr p
     cdef cptr end = base + size
     cdef cptr start
+    cdef cptr q
     cdef int code, k
-    cdef uint32_t seen = 0
-    cdef bint more = 1
-    if not (_pi(g, C_POLY_OFF, 0) and _pi(g, C_ANN_POLY_OFF, 0) and _pi(g, C_ANN_RLE_OFF, 0)):
-        return 2
-    p = _ws(p, end)
-    if p >= end or p[0] != 123:
-        return 1
-    p = _ws(p + 1, end)
+    cdef uint32_t seen = t.seen
+    cdef bint more = 1, after_value = t.resume
+    if t.resume:
+        p = base + t.pos
+        t.resume = 0
+    else:
+        if not (_pi(g, C_POLY_OFF, 0) and _pi(g, C_ANN_POLY_OFF, 0) and _pi(g, C_ANN_RLE_OFF, 0)):
+            return 2
+        p = _ws(base, end)
+        if p >= end or p[0] != 123:
+            return 1
+        p = _ws(p + 1, end)
     while more:
-        p = _gkey(p, end, base, g, &g.top, M_TOP, &code)
-        if p != NULL:
-            p = _colon(p, end)
-        if p != NULL:
-            if code == 0:
-                p = _skip(p, end, 1)
-            elif (seen & (1u << code)) or p >= end or p[0] != 91:
-                p = NULL
-            else:
-                seen |= 1u << code
-                start = p
-                p = _array_of(p, end, base, g, code)
-                if p != NULL:
-                    k = 0 if code == KC_IMAGES else (2 if code == KC_CATEGORIES else 4)
-                    g.span[k] = start - base
-                    g.span[k + 1] = p - base
+        if not after_value:
+            p = _gkey(p, end, base, g, &g.top, M_TOP, &code)
+            if p != NULL:
+                p = _colon(p, end)
+            if p != NULL:
+                if code == 0:
+                    p = _skip(p, end, 1)
+                elif (seen & (1u << code)) or p >= end or p[0] != 91:
+                    p = NULL
+                else:
+                    seen |= 1u << code
+                    start = p
+                    if pause and code == KC_ANNOTATIONS:
+                        q = _ws(p + 1, end)
+                        if q < end and q[0] != 93:
+                            t.seen = seen
+                            t.ann_open = p - base
+                            t.ann_first = q - base
+                            return 5
+                    p = _array_of(p, end, base, g, code)
+                    if p != NULL:
+                        k = 0 if code == KC_IMAGES else (2 if code == KC_CATEGORIES else 4)
+                        g.span[k] = start - base
+                        g.span[k + 1] = p - base
+        after_value = 0
         if p != NULL:
             p = _sep(p, end, 125, &more)
         if p == NULL:
@@ -615,6 +647,13 @@ cdef int _gt(cptr base, Py_ssize_t size, GT* g) noexcept nogil:
         return 1
     p = _ws(p, end)
     return 0 if p == end else 1
+
+
+cdef int _gt(cptr base, Py_ssize_t size, GT* g) noexcept nogil:
+    """Scan the whole file on this thread: 0 accepted, 1 refused, 2 out of memory."""
+    cdef Top t
+    memset(&t, 0, sizeof(Top))
+    return _gt_top(base, size, g, &t, 0)
 
 
 cdef void _gt_free(GT* g) noexcept nogil:
@@ -649,7 +688,327 @@ _GT_COLUMNS = (
 assert len(_GT_COLUMNS) == NCOL
 
 
-def scan_ground_truth(const unsigned char[::1] buf not None):
+# --------------------------------------------------------------------------- split scan
+#
+# The top level is scanned on the calling thread up to the annotations array
+# (images and categories before it included), which is then cut at k-1
+# candidate object starts (a '{' after '}' ',' with only whitespace between,
+# spread evenly from the array's first object to the end of the file) and
+# scanned as k chunks on k threads, each into its own columns.  A candidate
+# is only a guess (it may lie inside a string, a nested array of objects, or
+# after the array): the chunk before it proves it by arriving at it exactly
+# as the start of its next object, and then hands over to that candidate's
+# chunk; a candidate it passes is dropped (that chunk's work is wasted) and
+# the chunk goes on to the next one or to the array's end.  The chain of
+# hand-overs from the array's first object is thus the very sequence of
+# objects the whole-file scan reads, the first refusal on it is the
+# whole-file scan's first refusal, and the columns of its chunks, appended
+# in order (offsets into the polygon and counts columns shifted), are the
+# whole-file scan's.  The top level then goes on after the array on the
+# calling thread.  Running out of memory anywhere in a split scan makes it
+# scan the whole file on one thread instead, so that only that scan decides
+# between its columns and a MemoryError.
+
+#: files below this size are scanned on one thread (a split costs thread starts)
+MIN_PARALLEL_BYTES = 2 << 20
+#: at most this many chunks (and threads) whatever ``num_threads`` says
+MAX_CHUNKS = 256
+
+# bytes per element of each column
+cdef Py_ssize_t _ITEM[NCOL]
+for _c in range(NCOL):
+    _ITEM[_c] = np.dtype(_GT_COLUMNS[_c][1]).itemsize
+del _c
+
+# the columns a chunk fills (every annotation column; the polygon and counts
+# columns only from annotations too): C_ANN_ID .. NCOL - 1
+cdef enum:
+    C_FIRST_ANN = C_ANN_ID
+
+
+cdef int _ann_chunk(cptr base, Py_ssize_t size, GT* g, const Py_ssize_t* starts, Py_ssize_t k,
+                    Py_ssize_t i, Py_ssize_t* next_out, Py_ssize_t* end_out) noexcept nogil:
+    """Chunk ``i`` of a split scan: annotation objects from ``starts[i]`` into ``g``.
+
+    Returns 0 when every object passed and either the array closed
+    (``next_out`` -1, ``end_out`` the byte after its ``]``) or the next object
+    starts exactly at ``starts[m]`` for some ``m > i`` (``next_out`` m; the
+    candidates passed before it are dropped); 1 when refused, 2 when out of
+    memory.  What an object holds is scanned exactly as in the whole-file
+    scan, the offsets into ``g``'s own polygon and counts columns (which a
+    chunk after the first starts empty: one less polygon offset) shifted when
+    the chunk's columns are appended.
+    """
+    cdef cptr end = base + size
+    cdef cptr p = base + starts[i]
+    cdef Py_ssize_t j = i + 1, here
+    cdef bint more = 1
+    while True:
+        if p >= end or p[0] != 123:
+            return 1
+        p = _annotation(p, end, base, g)
+        if p == NULL:
+            return 2 if g.nomem else 1
+        p = _sep(p, end, 93, &more)
+        if p == NULL:
+            return 1
+        if not more:
+            next_out[0] = -1
+            end_out[0] = p - base
+            return 0
+        here = p - base
+        while j < k and starts[j] < here:
+            j += 1
+        if j < k and starts[j] == here:
+            next_out[0] = j
+            return 0
+
+
+cdef bint _reserve(Vec* v, Py_ssize_t need, Py_ssize_t item) noexcept nogil:
+    """Room for exactly ``need`` elements (at least); 0 when out of memory."""
+    cdef void* t
+    if need <= v.cap:
+        return 1
+    t = realloc(v.data, <size_t> need * <size_t> item)
+    if t == NULL:
+        return 0
+    v.data = <char*> t
+    v.cap = need
+    return 1
+
+
+cdef void _append_chunk(GT* dst, GT* src, const Py_ssize_t* at, Py_ssize_t part,
+                        Py_ssize_t parts) noexcept nogil:
+    """Copy part ``part`` of ``parts`` (of the elements of each column) of the
+    annotation columns of chunk ``src`` into ``dst`` (already large enough),
+    its columns ``c`` from element ``at[c]``, shifting its offsets by the
+    elements of ``dst`` before them."""
+    cdef int c
+    cdef Py_ssize_t j, n, lo, hi, add
+    cdef int64_t* d
+    cdef int64_t* s
+    for c in range(C_FIRST_ANN, NCOL):
+        n = src.col[c].n
+        lo = n * part // parts
+        hi = n * (part + 1) // parts
+        if hi <= lo:
+            continue
+        if c == C_POLY_OFF or c == C_ANN_POLY_OFF or c == C_ANN_RLE_OFF:
+            add = at[C_POLY_COORDS] if c == C_POLY_OFF else (at[C_POLY_OFF] if c == C_ANN_POLY_OFF
+                                                             else at[C_RLE_COUNTS])
+            d = (<int64_t*> dst.col[c].data) + at[c]
+            s = <int64_t*> src.col[c].data
+            for j in range(lo, hi):
+                d[j] = s[j] + add
+        else:
+            memcpy(dst.col[c].data + (at[c] + lo) * _ITEM[c], src.col[c].data + lo * _ITEM[c],
+                   <size_t> ((hi - lo) * _ITEM[c]))
+
+
+cdef class _SplitScan:
+    """The state of one split scan: the paused top level, chunk starts,
+    per-chunk columns and outcomes.  Its methods run without the GIL; the C
+    blocks still owned when it dies are freed then."""
+    cdef const unsigned char* base
+    cdef Py_ssize_t size
+    cdef Py_ssize_t k          # chunks allocated
+    cdef Py_ssize_t n          # chunks in use
+    cdef Py_ssize_t* starts    # first object of each chunk
+    cdef Py_ssize_t* nexts     # the chunk each hands over to, -1 at the array's end
+    cdef Py_ssize_t* ends      # the byte after the array's ']' (when nexts is -1)
+    cdef Py_ssize_t* at        # NCOL per chunk: where its columns go in g[0]
+    cdef int* status
+    cdef GT* g                 # per chunk; g[0] also holds the top level and the output
+    cdef Top top
+
+    def __cinit__(self, Py_ssize_t k):
+        self.k = k
+        self.starts = <Py_ssize_t*> calloc(k, sizeof(Py_ssize_t))
+        self.nexts = <Py_ssize_t*> calloc(k, sizeof(Py_ssize_t))
+        self.ends = <Py_ssize_t*> calloc(k, sizeof(Py_ssize_t))
+        self.at = <Py_ssize_t*> calloc(k * NCOL, sizeof(Py_ssize_t))
+        self.status = <int*> calloc(k, sizeof(int))
+        self.g = <GT*> calloc(k, sizeof(GT))
+        memset(&self.top, 0, sizeof(Top))
+        if (self.starts == NULL or self.nexts == NULL or self.ends == NULL or self.at == NULL
+                or self.status == NULL or self.g == NULL):
+            raise MemoryError("boundary_api: no memory to split the ground-truth scan")
+
+    def __dealloc__(self):
+        cdef Py_ssize_t i
+        if self.g != NULL:
+            for i in range(self.k):
+                _gt_free(&self.g[i])
+        free(self.g)
+        free(self.starts)
+        free(self.nexts)
+        free(self.ends)
+        free(self.at)
+        free(self.status)
+
+    def scan(self, Py_ssize_t i):
+        """Chunk ``i`` (see :func:`_ann_chunk`)."""
+        with nogil:
+            self.status[i] = _ann_chunk(self.base, self.size, &self.g[i], self.starts, self.n, i,
+                                        &self.nexts[i], &self.ends[i])
+
+    def append(self, Py_ssize_t i, Py_ssize_t part, Py_ssize_t parts):
+        """Part ``part`` of ``parts`` of chunk ``i``'s columns into ``g[0]`` at ``at[i]``."""
+        with nogil:
+            _append_chunk(&self.g[0], &self.g[i], &self.at[i * NCOL], part, parts)
+
+
+# what _split returns when the whole file is to be scanned on one thread
+cdef object _WHOLE = object()
+
+
+cdef object _split(const unsigned char* base, Py_ssize_t size, Py_ssize_t num_threads, object meanwhile,
+                   list trace):
+    """The split scan of ``base[:size]`` on up to ``num_threads`` threads: the
+    output dict, None (refused) or ``_WHOLE`` (scan the whole file instead).
+
+    ``meanwhile`` (when given and the annotations are scanned on other
+    threads) is called on this thread while they run, with the spans of the
+    images and categories arrays already scanned (those before the
+    annotations array)."""
+    cdef Py_ssize_t k = min(num_threads, MAX_CHUNKS), i, lo, hi, cand, first, step, n, c, total
+    cdef Py_ssize_t end_of_array = 0
+    cdef _SplitScan job = _SplitScan(k)
+    cdef int status
+    cdef GT* g0 = &job.g[0]
+    job.base = base
+    job.size = size
+    with nogil:
+        status = _gt_top(base, size, g0, &job.top, 1)
+    if status != 5:
+        # no non-empty annotations array: this was the whole-file scan
+        if trace is not None:
+            trace.append(("unsplit", 1, -1))
+        if status == 0:
+            return _output(g0)
+        if status == 2:
+            raise MemoryError("boundary_api: no memory to scan the ground-truth file")
+        return None
+    first = job.top.ann_first
+    starts = [first]
+    cand = first
+    step = (size - first) // k
+    for i in range(1, k):
+        lo = max(first + step * i, cand + 1)
+        hi = size if i == k - 1 else first + step * (i + 1)
+        if lo >= hi:
+            continue
+        with nogil:
+            lo = _candidate(base, lo, hi)
+        if lo >= 0:
+            cand = lo
+            starts.append(cand)
+    n = len(starts)
+    job.n = n
+    for i in range(n):
+        job.starts[i] = starts[i]
+    spans = {}
+    if job.top.seen & (1u << KC_IMAGES):
+        spans["images_span"] = (g0.span[0], g0.span[1])
+    if job.top.seen & (1u << KC_CATEGORIES):
+        spans["categories_span"] = (g0.span[2], g0.span[3])
+    from concurrent.futures import ThreadPoolExecutor
+
+    with ThreadPoolExecutor(max_workers=n) as pool:
+        futures = [pool.submit(job.scan, i) for i in range(n)]
+        if meanwhile is not None:
+            meanwhile(spans)
+        for f in futures:
+            f.result()
+        # the chain of hand-overs from the first object
+        chain = []
+        i = 0
+        while True:
+            status = job.status[i]
+            if status == 1:
+                if trace is not None:
+                    trace.append(("refused", n, i))
+                return None
+            if status != 0:
+                if trace is not None:
+                    trace.append(("fallback", n, i))
+                return _WHOLE
+            chain.append(i)
+            if job.nexts[i] < 0:
+                break
+            i = job.nexts[i]
+        end_of_array = job.ends[i]
+        # where each chunk's columns go, the whole columns' room
+        for c in range(C_FIRST_ANN, NCOL):
+            total = g0.col[c].n
+            for i in chain[1:]:
+                job.at[i * NCOL + c] = total
+                total += job.g[i].col[c].n
+            if not _reserve(&g0.col[c], total, _ITEM[c]):
+                if trace is not None:
+                    trace.append(("fallback", n, -1))
+                return _WHOLE
+        for c in range(C_FIRST_ANN, NCOL):
+            total = g0.col[c].n
+            for i in chain[1:]:
+                total += job.g[i].col[c].n
+            g0.col[c].n = total
+        if len(chain) > 1:
+            # the copies too side by side: each chunk's in as many parts as threads
+            pieces = [(i, part) for i in chain[1:] for part in range(n)]
+            list(pool.map(job.append, [p[0] for p in pieces], [p[1] for p in pieces],
+                          [n] * len(pieces)))
+    for i in range(1, n):
+        _gt_free(&job.g[i])
+    g0.span[4] = job.top.ann_open
+    g0.span[5] = end_of_array
+    job.top.pos = end_of_array
+    job.top.resume = 1
+    with nogil:
+        status = _gt_top(base, size, g0, &job.top, 0)
+    if status == 1:
+        if trace is not None:
+            trace.append(("refused", n, -1))
+        return None
+    if status != 0:
+        if trace is not None:
+            trace.append(("fallback", n, -1))
+        return _WHOLE
+    if trace is not None:
+        trace.append(("split", n, len(chain)))
+    return _output(g0)
+
+
+cdef dict _output(GT* g):
+    """The output dict of :func:`scan_ground_truth`; takes the column blocks
+    of ``g`` (the caller frees what is left)."""
+    cdef Py_ssize_t counts[3]
+    cdef Py_ssize_t n
+    cdef int c
+    cdef void* shrunk
+    counts[0] = g.col[C_IMG_ID].n
+    counts[1] = g.col[C_CAT_ID].n
+    counts[2] = g.col[C_ANN_ID].n
+    out = {"images_span": np.array([g.span[0], g.span[1]], np.int64),
+           "categories_span": np.array([g.span[2], g.span[3]], np.int64),
+           "annotations_span": np.array([g.span[4], g.span[5]], np.int64)}
+    for c in range(NCOL):
+        name, dtype, which, width = _GT_COLUMNS[c]
+        n = g.col[c].n if which == 3 else counts[which]
+        shape = (n, width) if width > 1 else (n,)
+        if n == 0:
+            out[name] = np.zeros(shape, dtype)
+        else:
+            # hand back the unused tail (up to half of a doubled block)
+            shrunk = realloc(g.col[c].data, <size_t> g.col[c].n * <size_t> _ITEM[c])
+            if shrunk != NULL:
+                g.col[c].data = <char*> shrunk
+            out[name] = _take(<void**> &g.col[c].data, dtype, shape)
+    return out
+
+
+def scan_ground_truth(const unsigned char[::1] buf not None, num_threads=1, *, meanwhile=None,
+                      _min_parallel_bytes=None, _trace=None):
     """Parse a COCO instances ground-truth JSON file into column arrays, or return ``None``.
 
     Parameters
@@ -657,6 +1016,31 @@ def scan_ground_truth(const unsigned char[::1] buf not None):
     buf : numpy.ndarray of uint8, bytes or bytearray
         The whole file (any contiguous byte buffer, read-only is enough; it is
         never modified).
+    num_threads : int, default 1
+        Threads to scan with.  In a file of at least
+        :data:`MIN_PARALLEL_BYTES`, the annotations array is cut into
+        ``num_threads`` chunks (at most :data:`MAX_CHUNKS`) at likely object
+        starts, scanned side by side; the outcome (columns, spans, ``None``,
+        ``MemoryError``) is the same as on one thread for every input.
+    meanwhile : callable, optional
+        Called on the calling thread (with the GIL) while other threads scan
+        the annotations (only then), with a dict of the ``images_span`` and
+        ``categories_span`` of those arrays the scan has already passed (the
+        ones before the annotations array), as ``(start, end)`` tuples; what
+        it raises is raised once the scan threads ended.  The caller's own
+        work (decoding the images, say) thus overlaps the scan.
+    _min_parallel_bytes : int, optional
+        Private (tests): the file size from which to split, instead of
+        :data:`MIN_PARALLEL_BYTES`.
+    _trace : list, optional
+        Private (tests): receives tuples saying how the scan went:
+        ``("single", 1, -1)`` (the whole file on this thread),
+        ``("unsplit", 1, -1)`` (no non-empty annotations array to split: the
+        top-level scan was the whole scan), ``("split", k, m)`` (``k``
+        chunks, ``m`` of them on the chain of hand-overs), ``("refused", k,
+        i)`` (chunk ``i`` of the chain, or ``-1``: the top level after the
+        array, refused: ``None`` without a second scan) or ``("fallback", k,
+        i)`` (out of memory; then the whole-file scan's tuple follows).
 
     Returns
     -------
@@ -718,41 +1102,32 @@ def scan_ground_truth(const unsigned char[::1] buf not None):
     """
     cdef Py_ssize_t size = buf.shape[0]
     cdef GT g
-    cdef int status, c
-    cdef cptr base
-    cdef Py_ssize_t n
-    cdef Py_ssize_t counts[3]
-    cdef void* shrunk
+    cdef int status
+    cdef const unsigned char* base
+    if isinstance(num_threads, bool) or not isinstance(num_threads, (int, np.integer)):
+        raise TypeError(f"num_threads must be a positive integer, got {num_threads!r}")
+    if num_threads < 1:
+        raise ValueError(f"num_threads must be >= 1, got {num_threads}")
+    if meanwhile is not None and not callable(meanwhile):
+        raise TypeError(f"meanwhile must be callable or None, got {meanwhile!r}")
+    min_bytes = MIN_PARALLEL_BYTES if _min_parallel_bytes is None else int(_min_parallel_bytes)
     if size == 0:
         return None
-    memset(&g, 0, sizeof(GT))
     base = &buf[0]
+    if num_threads > 1 and size >= min_bytes:
+        out = _split(base, size, num_threads, meanwhile, _trace)
+        if out is not _WHOLE:
+            return out
+    if _trace is not None:
+        _trace.append(("single", 1, -1))
+    memset(&g, 0, sizeof(GT))
     with nogil:
         status = _gt(base, size, &g)
-    if status != 0:
-        _gt_free(&g)
-        if status == 2:
-            raise MemoryError("boundary_api: no memory to scan the ground-truth file")
-        return None
-    counts[0] = g.col[C_IMG_ID].n
-    counts[1] = g.col[C_CAT_ID].n
-    counts[2] = g.col[C_ANN_ID].n
     try:
-        out = {"images_span": np.array([g.span[0], g.span[1]], np.int64),
-               "categories_span": np.array([g.span[2], g.span[3]], np.int64),
-               "annotations_span": np.array([g.span[4], g.span[5]], np.int64)}
-        for c in range(NCOL):
-            name, dtype, which, width = _GT_COLUMNS[c]
-            n = g.col[c].n if which == 3 else counts[which]
-            shape = (n, width) if width > 1 else (n,)
-            if n == 0:
-                out[name] = np.zeros(shape, dtype)
-            else:
-                # hand back the unused tail (up to half of a doubled block)
-                shrunk = realloc(g.col[c].data, <size_t> g.col[c].n * <size_t> np.dtype(dtype).itemsize)
-                if shrunk != NULL:
-                    g.col[c].data = <char*> shrunk
-                out[name] = _take(<void**> &g.col[c].data, dtype, shape)
-        return out
+        if status != 0:
+            if status == 2:
+                raise MemoryError("boundary_api: no memory to scan the ground-truth file")
+            return None
+        return _output(&g)
     finally:
         _gt_free(&g)   # frees only what was not taken

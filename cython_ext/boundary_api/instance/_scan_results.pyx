@@ -95,7 +95,7 @@ cdef extern from *:
                                                unsigned char* out) noexcept nogil
 
 from boundary_api.instance._json cimport (cptr, STR_CLASS, _load8, _special8, _backslash8, _first8, _ws,
-                                          _int, _num, _colon, _take)
+                                          _int, _num, _colon, _take, _candidate)
 
 import numpy as np
 
@@ -578,33 +578,6 @@ cdef void _unescape(unsigned char* base, Cols* cols, Py_ssize_t n) noexcept nogi
 MIN_PARALLEL_BYTES = 8 << 20
 #: at most this many chunks (and threads) whatever ``num_threads`` says
 MAX_CHUNKS = 256
-
-
-cdef inline bint _is_ws(unsigned char c) noexcept nogil:
-    return c == 32 or c == 10 or c == 13 or c == 9
-
-
-cdef Py_ssize_t _candidate(cptr base, Py_ssize_t lo, Py_ssize_t hi) noexcept nogil:
-    """First ``{`` in ``[lo, hi)`` preceded, whitespace aside, by ``,`` and then
-    ``}``; -1 when there is none."""
-    cdef const void* q
-    cdef Py_ssize_t j, b
-    while lo < hi:
-        q = memchr(base + lo, 123, <size_t> (hi - lo))
-        if q == NULL:
-            return -1
-        j = <cptr> q - base
-        b = j - 1
-        while b >= 0 and _is_ws(base[b]):
-            b -= 1
-        if b >= 0 and base[b] == 44:
-            b -= 1
-            while b >= 0 and _is_ws(base[b]):
-                b -= 1
-            if b >= 0 and base[b] == 125:
-                return j
-        lo = j + 1
-    return -1
 
 
 cdef void _cols_copy(Cols* dst, Py_ssize_t at, Cols* src, Py_ssize_t n) noexcept nogil:
