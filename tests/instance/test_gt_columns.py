@@ -309,3 +309,72 @@ def test_ground_truth_boundaries_made_in_the_iou_step(tmp_path, ratio):
     again = run(fresh_gt, _quiet(fresh_gt.loadRes, dt_path))
     assert cache_for(fresh_gt).computed["boundaries"] == cols.n
     _assert_same(fresh, again)
+
+
+@pytest.fixture
+def split_every_file(monkeypatch):
+    """``COCO(path)`` scanning even small files on several threads."""
+    from boundary_api.instance import _scan_ground_truth
+
+    monkeypatch.setattr(_scan_ground_truth, "MIN_PARALLEL_BYTES", 0)
+
+    def on(threads):
+        monkeypatch.setattr("boundary_api._parallel.default_threads", lambda: threads)
+    return on
+
+
+def _columns_state(gt):
+    cols = gt._gt_columns
+    arrays = {k: v for k, v in cols._cols.items()}
+    return cols.images, cols.categories, arrays
+
+
+@pytest.mark.parametrize("threads", [2, 3, 7])
+def test_threads_read_the_same_columns(tmp_path, split_every_file, threads):
+    # COCO(path) scans on all cores (as loadRes): the same columns, images and
+    # categories (decoded while the annotations are scanned) as on one core
+    gt_dict, _ = make_dataset(seed=4, num_images=8, max_size=40)
+    for order in (("images", "categories", "annotations"), ("annotations", "categories", "images"),
+                  ("categories", "annotations", "images")):
+        path = _write(tmp_path, "gt.json", {k: gt_dict[k] for k in order})
+        split_every_file(1)
+        one = _quiet(COCO, path)
+        split_every_file(threads)
+        many = _quiet(COCO, path)
+        (i1, c1, a1), (i2, c2, a2) = _columns_state(one), _columns_state(many)
+        assert i1 == i2 and c1 == c2 and set(a1) == set(a2)
+        for key in a1:
+            assert a1[key].dtype == a2[key].dtype and np.array_equal(a1[key], a2[key]), key
+        assert many.dataset == one.dataset
+
+
+@pytest.mark.parametrize("name", list(OUTSIDE) + ["truncated", "bad image", "trailing garbage"])
+def test_threads_give_the_same_errors(tmp_path, split_every_file, name):
+    # a file outside the schema or bad: the same fallback, warning or error
+    # (class and message) whatever the threads
+    import warnings
+
+    gt_dict, _ = make_dataset(seed=3, num_images=6, max_size=40)
+    bad = copy.deepcopy(gt_dict)
+    if name in OUTSIDE:
+        OUTSIDE[name](bad)
+        raw = json.dumps(bad).encode()
+    else:
+        raw = json.dumps(bad).encode()
+        raw = {"truncated": raw[:len(raw) * 2 // 3],
+               "bad image": raw.replace(b'"height": ', b'"height": -', 1),
+               "trailing garbage": raw + b" x"}[name]
+    path = tmp_path / "gt.json"
+    path.write_bytes(raw)
+    outcomes = []
+    for threads in (1, 2, 5):
+        split_every_file(threads)
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            try:
+                gt = _quiet(COCO, str(path))
+                outcome = ("ok", gt._gt_columns is None, gt.dataset)
+            except Exception as exc:  # noqa: BLE001 - compared below
+                outcome = ("error", type(exc), str(exc))
+        outcomes.append((outcome, [(w.category, str(w.message)) for w in caught]))
+    assert outcomes[1] == outcomes[0] and outcomes[2] == outcomes[0]

@@ -693,8 +693,10 @@ assert len(_GT_COLUMNS) == NCOL
 # The top level is scanned on the calling thread up to the annotations array
 # (images and categories before it included), which is then cut at k-1
 # candidate object starts (a '{' after '}' ',' with only whitespace between,
-# spread evenly from the array's first object to the end of the file) and
-# scanned as k chunks on k threads, each into its own columns.  A candidate
+# spread from the array's first object to the end of the file) and scanned
+# as k chunks, each into its own columns: the first k-1 on other threads,
+# the last on the calling thread once it has done the caller's ``meanwhile``
+# work (decoding the images, say).  A candidate
 # is only a guess (it may lie inside a string, a nested array of objects, or
 # after the array): the chunk before it proves it by arriving at it exactly
 # as the start of its next object, and then hands over to that candidate's
@@ -713,6 +715,10 @@ assert len(_GT_COLUMNS) == NCOL
 MIN_PARALLEL_BYTES = 2 << 20
 #: at most this many chunks (and threads) whatever ``num_threads`` says
 MAX_CHUNKS = 256
+#: a byte of the images and categories the caller decodes while the other
+#: threads scan (``meanwhile``) is guessed to take as long as this many bytes
+#: of annotations to scan (decoding into Python objects, msgspec's import)
+MEANWHILE_WEIGHT = 3
 
 # bytes per element of each column
 cdef Py_ssize_t _ITEM[NCOL]
@@ -871,7 +877,8 @@ cdef object _split(const unsigned char* base, Py_ssize_t size, Py_ssize_t num_th
     threads) is called on this thread while they run, with the spans of the
     images and categories arrays already scanned (those before the
     annotations array)."""
-    cdef Py_ssize_t k = min(num_threads, MAX_CHUNKS), i, lo, hi, cand, first, step, n, c, total
+    cdef Py_ssize_t k = min(num_threads, MAX_CHUNKS), i, lo, hi, cand, first, n, c, total
+    cdef Py_ssize_t rest, extra, mine, share
     cdef Py_ssize_t end_of_array = 0
     cdef _SplitScan job = _SplitScan(k)
     cdef int status
@@ -890,12 +897,24 @@ cdef object _split(const unsigned char* base, Py_ssize_t size, Py_ssize_t num_th
             raise MemoryError("boundary_api: no memory to scan the ground-truth file")
         return None
     first = job.top.ann_first
+    spans = {}
+    if meanwhile is not None and job.top.seen & (1u << KC_IMAGES):
+        spans["images_span"] = (g0.span[0], g0.span[1])
+    if meanwhile is not None and job.top.seen & (1u << KC_CATEGORIES):
+        spans["categories_span"] = (g0.span[2], g0.span[3])
+    # chunks 0 .. k-2 go to other threads, each ``share`` bytes; the last to
+    # this thread after ``meanwhile``, so fewer bytes (what ``meanwhile`` will
+    # take, guessed from its spans), but at least half a share: the chunks
+    # after the first are copied once scanned, so the smaller the better
+    rest = size - first
+    extra = sum(e - s for s, e in spans.values()) * MEANWHILE_WEIGHT
+    mine = max((rest + extra) // k - extra, rest // (2 * k))
+    share = (rest - mine) // (k - 1)
     starts = [first]
     cand = first
-    step = (size - first) // k
     for i in range(1, k):
-        lo = max(first + step * i, cand + 1)
-        hi = size if i == k - 1 else first + step * (i + 1)
+        lo = max(first + share * i, cand + 1)
+        hi = size if i == k - 1 else first + share * (i + 1)
         if lo >= hi:
             continue
         with nogil:
@@ -907,17 +926,13 @@ cdef object _split(const unsigned char* base, Py_ssize_t size, Py_ssize_t num_th
     job.n = n
     for i in range(n):
         job.starts[i] = starts[i]
-    spans = {}
-    if job.top.seen & (1u << KC_IMAGES):
-        spans["images_span"] = (g0.span[0], g0.span[1])
-    if job.top.seen & (1u << KC_CATEGORIES):
-        spans["categories_span"] = (g0.span[2], g0.span[3])
     from concurrent.futures import ThreadPoolExecutor
 
-    with ThreadPoolExecutor(max_workers=n) as pool:
-        futures = [pool.submit(job.scan, i) for i in range(n)]
-        if meanwhile is not None:
+    with ThreadPoolExecutor(max_workers=max(n - 1, 1)) as pool:
+        futures = [pool.submit(job.scan, i) for i in range(n - 1)]
+        if n > 1 and meanwhile is not None:
             meanwhile(spans)
+        job.scan(n - 1)
         for f in futures:
             f.result()
         # the chain of hand-overs from the first object
