@@ -6,6 +6,7 @@ that decode to the same lists, counts strings that decode to the same text);
 everything outside the schema gives None.  Buffers are also placed against an
 inaccessible page, so that a read past either end would crash the test.
 """
+import contextlib
 import json
 
 import numpy as np
@@ -713,11 +714,25 @@ def scan_split(data, threads, guarded=True):
     views = guarded_views(data) if guarded and data else [np.frombuffer(data, np.uint8)]
     trace = []
     for view in views:
-        trace = []
-        got = _scan_ground_truth.scan_ground_truth(view.toreadonly() if hasattr(view, "toreadonly") else view,
-                                                   threads, _min_parallel_bytes=0, _trace=trace)
-        assert_same_scan(one, got)
+        # the chunks' pages moved into the whole columns (even the smallest), or copied
+        for move, min_bytes in ((True, 0), (False, 0), (True, 1 << 16)):
+            trace = []
+            with split_mode(move, min_bytes):
+                got = _scan_ground_truth.scan_ground_truth(
+                    view.toreadonly() if hasattr(view, "toreadonly") else view, threads,
+                    _min_parallel_bytes=0, _trace=trace)
+            assert_same_scan(one, got)
     return one, trace
+
+
+@contextlib.contextmanager
+def split_mode(move, min_bytes):
+    saved = _scan_ground_truth.MOVE_PAGES, _scan_ground_truth.MOVE_MIN_BYTES
+    _scan_ground_truth.MOVE_PAGES, _scan_ground_truth.MOVE_MIN_BYTES = move, min_bytes
+    try:
+        yield
+    finally:
+        _scan_ground_truth.MOVE_PAGES, _scan_ground_truth.MOVE_MIN_BYTES = saved
 
 
 def many_annotations(n, **extra):
@@ -878,3 +893,24 @@ def test_split_meanwhile_errors_are_raised_after_the_scan():
 def test_split_num_threads_checked(bad, exc):
     with pytest.raises(exc, match="num_threads"):
         _scan_ground_truth.scan_ground_truth(b"{}", bad)
+
+
+@pytest.mark.parametrize("threads", [2, 3])
+def test_split_pages_moved_into_large_columns(threads):
+    # columns of several pages, chunks ending anywhere within a page: every
+    # chunk's pages moved (the default threshold) give the one-thread columns
+    anns = []
+    for i in range(3000):
+        poly = [[float(j % 97) + i / 7 for j in range(2 * (3 + i % 11))]]
+        seg = poly if i % 5 else {"size": [3, 4], "counts": [i % 3, 12 - i % 3]}
+        anns.append(dict(ANN, id=i, segmentation=seg, iscrowd=int(i % 5 == 0)))
+    data = json.dumps({"images": [IMG], "annotations": anns, "categories": [CAT]}).encode()
+    assert len(data) > 1 << 20
+    one = _scan_ground_truth.scan_ground_truth(data)
+    for move in (True, False):
+        with split_mode(move, 1 << 16):
+            trace = []
+            got = _scan_ground_truth.scan_ground_truth(data, threads, _min_parallel_bytes=0, _trace=trace)
+        assert trace[-1][0] == "split" and trace[-1][2] == threads
+        assert_same_scan(one, got)
+        assert got["poly_coords"].nbytes > threads << 16   # each chunk's over MOVE_MIN_BYTES

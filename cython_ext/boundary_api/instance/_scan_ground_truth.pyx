@@ -11,13 +11,56 @@ are in ``_json``.
 
 from libc.stdint cimport int64_t, uint8_t, uint32_t, uint64_t
 from libc.stdlib cimport calloc, realloc, free
-from libc.string cimport memcpy, memset, memcmp
+from libc.string cimport memcpy, memmove, memset, memcmp
 
 from boundary_api.instance._json cimport (cptr, STR_CLASS, MAX_DEPTH, _load8, _special8, _first8, _ws,
                                           _int, _num, _colon, _escape, _string, _decode, _lit, _skip,
                                           _sep, _take, _candidate)
 
 import numpy as np
+
+# Page mappings for the columns of the chunks of a split scan (Linux): their
+# pages are then moved into the whole columns (mremap) instead of copied into
+# pages the process has never touched, each of which costs a page fault
+# (about a third of the copy's price on a plain machine, most of it on some
+# virtual ones).  Elsewhere the chunks use malloc and are copied.
+cdef extern from *:
+    """
+    #if defined(__linux__)
+    #include <sys/mman.h>
+    #define BA_CAN_MAP 1
+    static void *ba_map(size_t n) {
+        void *p = mmap(NULL, n, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+        return p == MAP_FAILED ? NULL : p;
+    }
+    static void *ba_remap(void *p, size_t old, size_t n) {
+        void *q = mremap(p, old, n, MREMAP_MAYMOVE);
+        return q == MAP_FAILED ? NULL : q;
+    }
+    static void ba_unmap(void *p, size_t n) { if (p != NULL) munmap(p, n); }
+    /* move the n bytes (whole pages) at src to dst (page aligned), replacing
+       what was mapped there; 0 when done */
+    static int ba_move(void *src, size_t n, void *dst) {
+        return mremap(src, n, n, MREMAP_MAYMOVE | MREMAP_FIXED, dst) == dst ? 0 : -1;
+    }
+    #else
+    #define BA_CAN_MAP 0
+    static void *ba_map(size_t n) { (void)n; return NULL; }
+    static void *ba_remap(void *p, size_t old, size_t n) { (void)p; (void)old; (void)n; return NULL; }
+    static void ba_unmap(void *p, size_t n) { (void)p; (void)n; }
+    static int ba_move(void *src, size_t n, void *dst) { (void)src; (void)n; (void)dst; return -1; }
+    #endif
+    """
+    bint CAN_MAP "BA_CAN_MAP"
+    void* _map "ba_map" (size_t n) noexcept nogil
+    void* _remap "ba_remap" (void* p, size_t old, size_t n) noexcept nogil
+    void _unmap "ba_unmap" (void* p, size_t n) noexcept nogil
+    int _move "ba_move" (void* src, size_t n, void* dst) noexcept nogil
+
+from libc.stdint cimport uintptr_t
+
+DEF _PAGE = 4096
+
 
 
 # key codes (bit ``code`` of a context mask says the key is known there)
@@ -87,6 +130,7 @@ cdef struct Vec:
     char* data
     Py_ssize_t n      # elements
     Py_ssize_t cap    # elements
+    Py_ssize_t bytes  # size of the mapping (columns of a mapped GT only)
 
 
 cdef struct KeySet:
@@ -104,6 +148,7 @@ cdef struct GT:
     KeySet obj
     int64_t span[6]   # images, categories, annotations: [start, end) each
     bint nomem
+    bint mapped       # columns are page mappings of their own (chunks of a split scan)
 
 
 cdef bint _vgrow(Vec* v, Py_ssize_t need, Py_ssize_t item) noexcept nogil:
@@ -120,11 +165,30 @@ cdef bint _vgrow(Vec* v, Py_ssize_t need, Py_ssize_t item) noexcept nogil:
     return 1
 
 
+cdef bint _vgrow_mapped(Vec* v, Py_ssize_t need, Py_ssize_t item) noexcept nogil:
+    """:func:`_vgrow` for a column that is a page mapping of its own: whole
+    pages, plus a spare one (room to shift the elements by less than a page
+    before their pages are moved)."""
+    cdef Py_ssize_t cap = v.cap * 2 if v.cap else 512
+    cdef size_t nb
+    cdef void* t
+    while cap < need:
+        cap *= 2
+    nb = (<size_t> cap * <size_t> item + _PAGE - 1) // _PAGE * _PAGE + _PAGE
+    t = _map(nb) if v.data == NULL else _remap(v.data, <size_t> v.bytes, nb)
+    if t == NULL:
+        return 0
+    v.data = <char*> t
+    v.bytes = <Py_ssize_t> nb
+    v.cap = <Py_ssize_t> ((nb - _PAGE) // <size_t> item)
+    return 1
+
+
 cdef inline Vec* _room(GT* g, int c, Py_ssize_t item) noexcept nogil:
     """Column ``c`` with room for one more element of ``item`` bytes; NULL
     (and ``g.nomem`` set) when out of memory."""
     cdef Vec* v = &g.col[c]
-    if v.n == v.cap and not _vgrow(v, v.n + 1, item):
+    if v.n == v.cap and not (_vgrow_mapped(v, v.n + 1, item) if g.mapped else _vgrow(v, v.n + 1, item)):
         g.nomem = 1
         return NULL
     return v
@@ -659,7 +723,10 @@ cdef int _gt(cptr base, Py_ssize_t size, GT* g) noexcept nogil:
 cdef void _gt_free(GT* g) noexcept nogil:
     cdef int c
     for c in range(NCOL):
-        free(g.col[c].data)
+        if g.mapped:
+            _unmap(g.col[c].data, <size_t> g.col[c].bytes)
+        else:
+            free(g.col[c].data)
         g.col[c].data = NULL
     free(g.top.buf.data)
     free(g.obj.buf.data)
@@ -811,6 +878,51 @@ cdef void _append_chunk(GT* dst, GT* src, const Py_ssize_t* at, Py_ssize_t part,
                    <size_t> ((hi - lo) * _ITEM[c]))
 
 
+#: a chunk's column of at least this many bytes has its pages moved into the
+#: whole column where the platform can (else it is copied)
+MOVE_MIN_BYTES = 64 << 10
+#: private switch (tests): False copies every chunk
+MOVE_PAGES = True
+cdef Py_ssize_t _MOVE_MIN = MOVE_MIN_BYTES   # (read from MOVE_MIN_BYTES by each split scan)
+
+
+cdef void _move_column(GT* dst, GT* src, int c, const Py_ssize_t* at) noexcept nogil:
+    """Column ``c`` of chunk ``src`` (a page mapping) into ``dst`` from
+    element ``at[c]``, offsets shifted as in :func:`_append_chunk`; ``dst``
+    has two spare pages after its elements, and every earlier chunk is in.
+
+    The elements are shifted within ``src``'s own pages (less than a page)
+    so that they lie there as they must in ``dst``'s pages; the first page's
+    part is copied (the previous chunk's end shares that page), the others
+    are moved, replacing ``dst``'s untouched pages (a failed move copies)."""
+    cdef Py_ssize_t item = _ITEM[c], n = src.col[c].n, j, nbytes, delta, first, span
+    cdef int64_t add
+    cdef int64_t* v
+    cdef char* d
+    cdef char* s = src.col[c].data
+    if n == 0:
+        return
+    if c == C_POLY_OFF or c == C_ANN_POLY_OFF or c == C_ANN_RLE_OFF:
+        add = at[C_POLY_COORDS] if c == C_POLY_OFF else (at[C_POLY_OFF] if c == C_ANN_POLY_OFF
+                                                         else at[C_RLE_COUNTS])
+        v = <int64_t*> s
+        for j in range(n):
+            v[j] += add
+    nbytes = n * item
+    d = dst.col[c].data + at[c] * item
+    if nbytes < _MOVE_MIN:
+        memcpy(d, s, <size_t> nbytes)
+        return
+    delta = <Py_ssize_t> (<uintptr_t> d % _PAGE)
+    if delta:
+        memmove(s + delta, s, <size_t> nbytes)
+    first = min(_PAGE - delta, nbytes)
+    memcpy(d, s + delta, <size_t> first)
+    span = (delta + nbytes + _PAGE - 1) // _PAGE * _PAGE
+    if span > _PAGE and _move(s + _PAGE, <size_t> (span - _PAGE), d - delta + _PAGE) != 0:
+        memcpy(d + first, s + _PAGE, <size_t> (nbytes - first))
+
+
 cdef class _SplitScan:
     """The state of one split scan: the paused top level, chunk starts,
     per-chunk columns and outcomes.  Its methods run without the GIL; the C
@@ -826,8 +938,11 @@ cdef class _SplitScan:
     cdef int* status
     cdef GT* g                 # per chunk; g[0] also holds the top level and the output
     cdef Top top
+    cdef bint mapped           # the columns of chunks 1.. are page mappings (see _move_column)
+    cdef Py_ssize_t chain_next
 
     def __cinit__(self, Py_ssize_t k):
+        cdef Py_ssize_t i
         self.k = k
         self.starts = <Py_ssize_t*> calloc(k, sizeof(Py_ssize_t))
         self.nexts = <Py_ssize_t*> calloc(k, sizeof(Py_ssize_t))
@@ -836,6 +951,10 @@ cdef class _SplitScan:
         self.status = <int*> calloc(k, sizeof(int))
         self.g = <GT*> calloc(k, sizeof(GT))
         memset(&self.top, 0, sizeof(Top))
+        self.mapped = CAN_MAP and MOVE_PAGES
+        if self.g != NULL:
+            for i in range(1, k):
+                self.g[i].mapped = self.mapped
         if (self.starts == NULL or self.nexts == NULL or self.ends == NULL or self.at == NULL
                 or self.status == NULL or self.g == NULL):
             raise MemoryError("boundary_api: no memory to split the ground-truth scan")
@@ -883,6 +1002,8 @@ cdef object _split(const unsigned char* base, Py_ssize_t size, Py_ssize_t num_th
     cdef _SplitScan job = _SplitScan(k)
     cdef int status
     cdef GT* g0 = &job.g[0]
+    global _MOVE_MIN
+    _MOVE_MIN = MOVE_MIN_BYTES
     job.base = base
     job.size = size
     with nogil:
@@ -953,13 +1074,14 @@ cdef object _split(const unsigned char* base, Py_ssize_t size, Py_ssize_t num_th
                 break
             i = job.nexts[i]
         end_of_array = job.ends[i]
-        # where each chunk's columns go, the whole columns' room
+        # where each chunk's columns go, the whole columns' room (two spare
+        # pages when chunks' pages are moved in: see _move_column)
         for c in range(C_FIRST_ANN, NCOL):
             total = g0.col[c].n
             for i in chain[1:]:
                 job.at[i * NCOL + c] = total
                 total += job.g[i].col[c].n
-            if not _reserve(&g0.col[c], total, _ITEM[c]):
+            if not _reserve(&g0.col[c], total + (2 * _PAGE // _ITEM[c] if job.mapped else 0), _ITEM[c]):
                 if trace is not None:
                     trace.append(("fallback", n, -1))
                 return _WHOLE
@@ -968,8 +1090,16 @@ cdef object _split(const unsigned char* base, Py_ssize_t size, Py_ssize_t num_th
             for i in chain[1:]:
                 total += job.g[i].col[c].n
             g0.col[c].n = total
-        if len(chain) > 1:
-            # the copies too side by side: each chunk's in as many parts as threads
+        if len(chain) > 1 and job.mapped:
+            # each column's chunks in order: a chunk's first page goes where the previous one ended
+            chunks = [<Py_ssize_t> i for i in chain[1:]]
+            for i in chunks:
+                job.chain_next = i
+                with nogil:
+                    for c in range(C_FIRST_ANN, NCOL):
+                        _move_column(&job.g[0], &job.g[job.chain_next], c, &job.at[job.chain_next * NCOL])
+        elif len(chain) > 1:
+            # the copies side by side: each chunk's in as many parts as threads
             pieces = [(i, part) for i in chain[1:] for part in range(n)]
             list(pool.map(job.append, [p[0] for p in pieces], [p[1] for p in pieces],
                           [n] * len(pieces)))
