@@ -1,4 +1,7 @@
 # cython: language_level=3, boundscheck=False, wraparound=False, cdivision=True, initializedcheck=False
+# Longer than 800 lines because the whole-file scan and the split (parallel) scan share the
+# grammar of every object, the column buffers and the top-level scan that pauses at the
+# annotations: apart, they would export all of those through a .pxd.
 """Native scanner for COCO instances *ground-truth* JSON: the file into column arrays.
 
 Private module (``boundary_api.instance._scan_ground_truth``).  Same conventions
@@ -6,7 +9,9 @@ as the results scanner (``_scan_results``: strict JSON grammar, numbers exactly 
 float() gives them, None for anything outside the schema, never a read outside
 the buffer), but every JSON value of a key outside the schema is accepted and
 skipped, so strings are validated in full (UTF-8, escapes).  The token readers
-are in ``_json``.
+are in ``_json``.  A large file's annotations array may be scanned in chunks
+on several threads, with the very same outcome as on one (see "split scan"
+below and :func:`scan_ground_truth`).
 """
 
 from libc.stdint cimport int64_t, uint8_t, uint32_t, uint64_t
