@@ -914,3 +914,18 @@ def test_split_pages_moved_into_large_columns(threads):
         assert trace[-1][0] == "split" and trace[-1][2] == threads
         assert_same_scan(one, got)
         assert got["poly_coords"].nbytes > threads << 16   # each chunk's over MOVE_MIN_BYTES
+
+
+def test_split_without_threads_scans_the_whole_file(monkeypatch):
+    # no thread can be started (a process limit, say): the one-thread scan, same columns
+    from concurrent.futures import ThreadPoolExecutor
+
+    def refuse(self, *args, **kwargs):
+        raise RuntimeError("can't start new thread")
+
+    monkeypatch.setattr(ThreadPoolExecutor, "submit", refuse)
+    data = json.dumps(many_annotations(300)).encode()
+    trace = []
+    got = _scan_ground_truth.scan_ground_truth(data, 2, _min_parallel_bytes=0, _trace=trace)
+    assert trace == [("fallback", 2, -1), ("single", 1, -1)]
+    assert_same_scan(_scan_ground_truth.scan_ground_truth(data), got)

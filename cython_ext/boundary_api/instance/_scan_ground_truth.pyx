@@ -1055,59 +1055,69 @@ cdef object _split(const unsigned char* base, Py_ssize_t size, Py_ssize_t num_th
     from concurrent.futures import ThreadPoolExecutor
 
     with ThreadPoolExecutor(max_workers=max(n - 1, 1)) as pool:
-        futures = [pool.submit(job.scan, i) for i in range(n - 1)]
-        if n > 1 and meanwhile is not None:
-            meanwhile(spans)
-        job.scan(n - 1)
-        for f in futures:
-            f.result()
-        # the chain of hand-overs from the first object
-        chain = []
-        i = 0
-        while True:
-            status = job.status[i]
-            if status == 1:
-                if trace is not None:
-                    trace.append(("refused", n, i))
-                return None
-            if status != 0:
-                if trace is not None:
-                    trace.append(("fallback", n, i))
-                return _WHOLE
-            chain.append(i)
-            if job.nexts[i] < 0:
-                break
-            i = job.nexts[i]
-        end_of_array = job.ends[i]
-        # where each chunk's columns go, the whole columns' room (two spare
-        # pages when chunks' pages are moved in: see _move_column)
-        for c in range(C_FIRST_ANN, NCOL):
-            total = g0.col[c].n
-            for i in chain[1:]:
-                job.at[i * NCOL + c] = total
-                total += job.g[i].col[c].n
-            if not _reserve(&g0.col[c], total + (2 * _PAGE // _ITEM[c] if job.mapped else 0), _ITEM[c]):
-                if trace is not None:
-                    trace.append(("fallback", n, -1))
-                return _WHOLE
-        for c in range(C_FIRST_ANN, NCOL):
-            total = g0.col[c].n
-            for i in chain[1:]:
-                total += job.g[i].col[c].n
-            g0.col[c].n = total
-        if len(chain) > 1 and job.mapped:
-            # each column's chunks in order: a chunk's first page goes where the previous one ended
-            chunks = [<Py_ssize_t> i for i in chain[1:]]
-            for i in chunks:
-                job.chain_next = i
-                with nogil:
-                    for c in range(C_FIRST_ANN, NCOL):
-                        _move_column(&job.g[0], &job.g[job.chain_next], c, &job.at[job.chain_next * NCOL])
-        elif len(chain) > 1:
-            # the copies side by side: each chunk's in as many parts as threads
-            pieces = [(i, part) for i in chain[1:] for part in range(n)]
-            list(pool.map(job.append, [p[0] for p in pieces], [p[1] for p in pieces],
-                          [n] * len(pieces)))
+        try:
+            futures = [pool.submit(job.scan, i) for i in range(n - 1)]
+        except RuntimeError:
+            # a thread could not start: once the pool has ended (chunks
+            # already queued scanned or not), the whole file on this thread
+            futures = None
+        if futures is not None:
+            if n > 1 and meanwhile is not None:
+                meanwhile(spans)
+            job.scan(n - 1)
+            for f in futures:
+                f.result()
+            # the chain of hand-overs from the first object
+            chain = []
+            i = 0
+            while True:
+                status = job.status[i]
+                if status == 1:
+                    if trace is not None:
+                        trace.append(("refused", n, i))
+                    return None
+                if status != 0:
+                    if trace is not None:
+                        trace.append(("fallback", n, i))
+                    return _WHOLE
+                chain.append(i)
+                if job.nexts[i] < 0:
+                    break
+                i = job.nexts[i]
+            end_of_array = job.ends[i]
+            # where each chunk's columns go, the whole columns' room (two spare
+            # pages when chunks' pages are moved in: see _move_column)
+            for c in range(C_FIRST_ANN, NCOL):
+                total = g0.col[c].n
+                for i in chain[1:]:
+                    job.at[i * NCOL + c] = total
+                    total += job.g[i].col[c].n
+                if not _reserve(&g0.col[c], total + (2 * _PAGE // _ITEM[c] if job.mapped else 0), _ITEM[c]):
+                    if trace is not None:
+                        trace.append(("fallback", n, -1))
+                    return _WHOLE
+            for c in range(C_FIRST_ANN, NCOL):
+                total = g0.col[c].n
+                for i in chain[1:]:
+                    total += job.g[i].col[c].n
+                g0.col[c].n = total
+            if len(chain) > 1 and job.mapped:
+                # each column's chunks in order: a chunk's first page goes where the previous one ended
+                chunks = [<Py_ssize_t> i for i in chain[1:]]
+                for i in chunks:
+                    job.chain_next = i
+                    with nogil:
+                        for c in range(C_FIRST_ANN, NCOL):
+                            _move_column(&job.g[0], &job.g[job.chain_next], c, &job.at[job.chain_next * NCOL])
+            elif len(chain) > 1:
+                # the copies side by side: each chunk's in as many parts as threads
+                pieces = [(i, part) for i in chain[1:] for part in range(n)]
+                list(pool.map(job.append, [p[0] for p in pieces], [p[1] for p in pieces],
+                              [n] * len(pieces)))
+    if futures is None:
+        if trace is not None:
+            trace.append(("fallback", n, -1))
+        return _WHOLE
     for i in range(1, n):
         _gt_free(&job.g[i])
     g0.span[4] = job.top.ann_open
