@@ -18,9 +18,38 @@ other name when first used, so that ``boundary_api.panoptic`` does not pay
 for the instance evaluators, nor those for the ``lvis`` package (and its
 matplotlib import).
 """
-from . import masks  # the compiled kernels: a missing or broken build is reported on import
 
-from ._version import __version__
+
+def _import_numpy_without_blas_spin() -> None:
+    """Import NumPy, its OpenBLAS told to let idle threads sleep at once.
+
+    OpenBLAS starts its worker threads when NumPy is imported, and idle
+    workers spin for a while (about 0.1 s of a core each here) before they
+    sleep: that spin competed with the evaluators' own threads for the cores
+    of a short evaluation.  ``OPENBLAS_THREAD_TIMEOUT`` (read once, when the
+    library loads) is set to its minimum for NumPy's import and removed
+    again, so child processes do not inherit it.  Nothing is done when NumPy
+    is imported already or the variable (or OpenBLAS' older name,
+    ``GOTO_THREAD_TIMEOUT``) is set: set it yourself to keep another value.
+    Other BLAS libraries ignore it.
+    """
+    import os
+    import sys
+
+    if "numpy" in sys.modules or "OPENBLAS_THREAD_TIMEOUT" in os.environ or "GOTO_THREAD_TIMEOUT" in os.environ:
+        return
+    os.environ["OPENBLAS_THREAD_TIMEOUT"] = "4"
+    try:
+        import numpy  # noqa: F401
+    finally:
+        os.environ.pop("OPENBLAS_THREAD_TIMEOUT", None)
+
+
+_import_numpy_without_blas_spin()
+
+from . import masks  # noqa: E402  (the compiled kernels: a missing or broken build is reported on import)
+
+from ._version import __version__  # noqa: E402
 
 __all__ = [
     "COCO",
