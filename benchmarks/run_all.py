@@ -35,8 +35,9 @@ each of its tools once, in an order rotated by one each repeat, so drifts in
 machine load hit all tools alike.  Reported: median wall time of the
 process, median peak RSS (``ru_maxrss`` of that process from ``os.wait4``,
 i.e. getrusage of the one child, exact), median CPU time (user+sys, same
-source), and, from psutil polling every 20 ms, the largest number of
-threads the process had.
+source), and, from psutil polling every 20 ms on a watcher thread, the
+largest number of threads the process had.  The wall time stops when the
+process exits (a blocking wait), not at the next poll.
 
 Thread counts: ``1`` or ``all`` (= ``len(os.sched_getaffinity(0))``).  For
 ``1``: every tool's own option is set to 1 (boundary_api ``num_threads``,
@@ -74,6 +75,7 @@ import statistics
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
@@ -187,27 +189,41 @@ def run_process(spec: dict, threads: int, n_all: int, pin: bool, timeout: float)
         t0 = time.perf_counter()
         proc = subprocess.Popen(cmd, cwd=str(ROOT), env=child_env(threads, n_all, spec.get("tool", "")),
                                 stdout=out, stderr=err)
-        max_threads, timed_out = 0, False
         try:
             ps = psutil.Process(proc.pid)
         except psutil.Error:
             ps = None
-        while True:
-            pid, status, ru = os.wait4(proc.pid, os.WNOHANG)
-            if pid:
-                break
-            if ps is not None:
-                try:
-                    max_threads = max(max_threads, ps.num_threads())
-                except psutil.Error:
-                    pass
-            if time.perf_counter() - t0 > timeout:
-                proc.kill()
-                timed_out = True
-                pid, status, ru = os.wait4(proc.pid, 0)
-                break
-            time.sleep(0.02)
+        # The thread count is polled (every 20 ms) and the timeout enforced
+        # on a watcher thread, while this thread blocks until the child
+        # exits: the wall time ends when the child does, not at the next
+        # poll (which added 0-20 ms to every run).  The child is waited for
+        # without being reaped (WNOWAIT), so the watcher can never signal a
+        # reused pid; it is reaped, with its resource usage, afterwards.
+        stop = threading.Event()
+        seen = {"max_threads": 0, "timed_out": False}
+
+        def watch():
+            while True:
+                if ps is not None:
+                    try:
+                        seen["max_threads"] = max(seen["max_threads"], ps.num_threads())
+                    except psutil.Error:
+                        pass
+                if time.perf_counter() - t0 > timeout:
+                    seen["timed_out"] = True
+                    proc.kill()
+                    return
+                if stop.wait(0.02):
+                    return
+
+        watcher = threading.Thread(target=watch, daemon=True)
+        watcher.start()
+        os.waitid(os.P_PID, proc.pid, os.WEXITED | os.WNOWAIT)
         wall = time.perf_counter() - t0
+        stop.set()
+        watcher.join()
+        pid, status, ru = os.wait4(proc.pid, 0)
+        max_threads, timed_out = seen["max_threads"], seen["timed_out"]
         proc.returncode = os.waitstatus_to_exitcode(status)
         out.seek(0)
         err.seek(0)

@@ -126,3 +126,39 @@ def test_every_peer_that_has_an_lvis_mode_runs_on_the_lvis_workloads():
     assert {"segm", "bbox"} <= _run_one.SUPPORTS["ultrafast"]["lvis"]
     assert ("lvis", "ultrafast") in _run_one.RUNNERS and ("lvis", "baseline") in _run_one.RUNNERS
     assert {"lvis300k", "val2m"} <= set(run_all.WORKLOADS)
+
+
+def _child(tmp_path, body):
+    """A stand-in for ``_run_one.py`` in its own folder (``run_process``
+    starts ``HERE / "_run_one.py"``)."""
+    (tmp_path / "_run_one.py").write_text("import json, sys, threading, time\n" + body)
+    return tmp_path
+
+
+def test_run_process_times_the_child_counts_its_threads_and_reads_its_result(monkeypatch, tmp_path):
+    here = _child(tmp_path, (
+        "t = threading.Thread(target=time.sleep, args=(0.3,)); t.start()\n"
+        "time.sleep(0.1)\n"
+        "print('@@RESULT@@ ' + json.dumps({'stats': [1.0], 'phases': {}}), flush=True)\n"
+        "t.join()\n"))
+    monkeypatch.setattr(run_all, "HERE", here)
+    res = run_all.run_process({"tool": "x"}, 2, 2, False, 30.0)
+    assert "error" not in res
+    assert res["stats"] == [1.0]
+    assert res["max_threads"] == 2
+    # the wall time ends with the child (it sleeps 0.3 s), not seconds later
+    assert 0.3 <= res["wall"] < 5.0
+    assert res["rss_mb"] > 0 and res["cpu"] >= 0
+
+
+def test_run_process_kills_a_child_past_the_timeout(monkeypatch, tmp_path):
+    monkeypatch.setattr(run_all, "HERE", _child(tmp_path, "time.sleep(60)\n"))
+    res = run_all.run_process({"tool": "x"}, 1, 2, False, 0.5)
+    assert res["error"].startswith("timed out after")
+    assert res["wall"] < 30.0
+
+
+def test_run_process_reports_a_failing_child(monkeypatch, tmp_path):
+    monkeypatch.setattr(run_all, "HERE", _child(tmp_path, "sys.exit('boom')\n"))
+    res = run_all.run_process({"tool": "x"}, 1, 2, False, 30.0)
+    assert res["error"] == "exit 1: boom"
