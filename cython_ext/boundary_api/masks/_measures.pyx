@@ -24,28 +24,9 @@ from libc.string cimport memset, memcpy
 
 from boundary_api.masks._rle cimport (I64Vec, WordBuf, StringTable, _words_reserve, _i64_reserve,
                                       _push_interval, _decode, _bbox, _intersection)
-from boundary_api.masks._boundary cimport BoundaryWork, _bw_init, _bw_free, _boundary, ba_ctz64
+from boundary_api.masks._boundary cimport BoundaryWork, _bw_init, _bw_free, _boundary, _set_bits, ba_ctz64
 
 import numpy as np
-
-
-cdef inline void _m_set_bits(uint64_t* col, int64_t a, int64_t b) noexcept nogil:
-    # set bits [a, b) of a column bitset
-    cdef int64_t wa, wb, k
-    cdef uint64_t ma, mb
-    if a >= b:
-        return
-    wa = a >> 6
-    wb = (b - 1) >> 6
-    ma = (~(<uint64_t> 0)) << (a & 63)
-    mb = (~(<uint64_t> 0)) >> (63 - ((b - 1) & 63))
-    if wa == wb:
-        col[wa] |= ma & mb
-        return
-    col[wa] |= ma
-    for k in range(wa + 1, wb):
-        col[k] = ~(<uint64_t> 0)
-    col[wb] |= mb
 
 
 # Append the runs of ``ncol`` column bitsets (``nw`` words each; column x holds rows
@@ -118,7 +99,7 @@ cdef int _m_dilate(const int64_t* se, Py_ssize_t n, int64_t h, int64_t w, int64_
             b = e - col * h if col == ce else h
             a = a - d if a - d > Y0 else Y0
             b = b + d if b + d < Y1 else Y1
-            _m_set_bits(V + (col - X0) * nw, a - Y0, b - Y0)
+            _set_bits(V + (col - X0) * nw, a - Y0, b - Y0)
             col += 1
         i += 2
     if d > 0 and wb > 1:
@@ -214,7 +195,7 @@ cdef int _m_cells(const int64_t* se, Py_ssize_t n, int64_t h, int shift,
                 cur = cx
             a = s - col * h if col == cs else 0
             b = e - col * h if col == ce else h
-            _m_set_bits(C, a >> shift, ((b - 1) >> shift) + 1)
+            _set_bits(C, a >> shift, ((b - 1) >> shift) + 1)
             col += 1
         i += 2
     if cur >= 0:
