@@ -143,13 +143,14 @@ def draw_mutation(data, raw: bytes) -> bytes:
 # Test modules of an optional tier that import its package at module level
 # (pytest.importorskip): left out of collection unless the tier is asked for
 # with -m, so that the quick tier reports them as neither skipped nor failed.
-# With -m torch / -m detectron2 and the package missing, they are collected
+# With -m torch / -m detectron2 / -m mmdet and the package missing, they are collected
 # and skip, saying what is missing.
 _OPTIONAL_MODULES = {
     "test_torchmetrics.py": "torch",
     "test_torchmetrics_metric.py": "torch",
     "test_torch_kernels.py": "torch",
     "test_detectron2_swap.py": "detectron2",
+    "test_mmdet.py": "mmdet",
 }
 
 

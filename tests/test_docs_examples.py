@@ -74,7 +74,7 @@ def shell_commands(text: str):
 
 # optional packages that have a test tier of their own (markers in pyproject.toml), and
 # the tier of packages that are installed only there (.ci/run's torch tier installs lightning)
-OPTIONAL_TIERS = {"detectron2": "detectron2", "torch": "torch", "lightning": "torch"}
+OPTIONAL_TIERS = {"detectron2": "detectron2", "torch": "torch", "lightning": "torch", "mmdet": "mmdet"}
 
 
 def _cases():
