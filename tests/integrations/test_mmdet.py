@@ -165,9 +165,18 @@ def test_coco_boundary_alone_and_metric_items(coco_results, quiet):
 
 def test_coco_outfile_prefix_keeps_the_parents_files(coco_results, tmp_path, quiet):
     prefix = str(tmp_path / "run")
-    _evaluate(BoundaryCocoMetric(ann_file=COCO_GT, metric=["segm", "boundary"], outfile_prefix=prefix),
-              coco_results, COCO_GT)
+    out = _evaluate(BoundaryCocoMetric(ann_file=COCO_GT, metric=["segm", "boundary"], outfile_prefix=prefix),
+                    coco_results, COCO_GT)
     assert sorted(os.listdir(tmp_path)) == ["run.bbox.json", "run.segm.json"]
+    # the trap avoided: that segm file as written keeps the boxes, whose areas would give
+    # Boundary APs/APm/APl 0.409/0.291/0.071 (AP unchanged)
+    gt = boundary_api.COCO(COCO_GT)
+    ev = boundary_api.COCOeval(gt, gt.loadRes(prefix + ".segm.json"), "boundary")
+    ev.evaluate()
+    ev.accumulate()
+    ev.summarize()
+    assert [_r3(v) for v in ev.stats[:6]] == [0.226, 0.378, 0.226, 0.409, 0.291, 0.071]
+    assert [out[f"coco/boundary_{k}"] for k in COCO_ITEMS] == [0.226, 0.378, 0.226, 0.387, 0.272, 0.076]
 
 
 def test_bad_arguments_are_the_parents_errors():
