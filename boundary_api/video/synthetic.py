@@ -1,33 +1,19 @@
 """Synthetic video object segmentation data, written as the official tools read it.
 
-Deterministic generators (every random choice comes from
-``numpy.random.default_rng(seed)``) of label-map videos and of results made
-from them, and writers for the folder layouts that davis2017-evaluation
-(``DAVISEvaluation``) and SA-V's ``sav_benchmark`` read:
-
-- a DAVIS root: ``ImageSets/<year>/<set>.txt``, ``JPEGImages/480p/<seq>/<frame>.jpg``,
-  ``Annotations/480p/<seq>/<frame>.png`` and ``Annotations_unsupervised/480p/...``
-  (palette PNGs whose indices are object ids, 255 = void), and results folders
-  ``<res>/<seq>/<frame>.png`` (:func:`write_davis`, :func:`write_davis_results`);
-- SA-V's two layouts: a folder of binary PNGs per object
-  (``<video>/<obj>/<frame>.png``, sparse frames allowed) and the DAVIS-like layout
-  (``<video>/<frame>.png``, indexed) (:func:`write_sav`).
-
-Every video is a ``(T, H, W)`` uint8 array of object ids (0 = background).
-:func:`render_sequence` draws moving, deforming, touching, vanishing and
-reappearing, tiny, late and frame-edge objects; :func:`void_mask` marks void
-regions; :func:`perturb` and :func:`proposals` make results (shifted, dilated,
-eroded, noisy, missing and spurious objects, empty frames, indices above the
-object count, many unsupervised proposals); :func:`make_preset` writes whole
-benchmark sets (``PRESETS``), on several processes if asked.
-
-Nothing here is imported by the evaluators; Pillow is imported when a PNG or
-JPEG is first written.
+Deterministic (every random choice from ``numpy.random.default_rng(seed)``)
+label-map videos, results made from them, and writers of the layouts
+davis2017-evaluation and SA-V's ``sav_benchmark`` read: a DAVIS root with
+results folders (:func:`write_davis`, :func:`write_davis_results`: palette PNGs
+whose indices are object ids, 255 = void) and SA-V's per-object and DAVIS-like
+layouts (:func:`write_sav`).  A video is a ``(T, H, W)`` uint8 array of ids
+(0 = background): :func:`render_sequence` draws it, :func:`void_mask` marks
+void, :func:`perturb` and :func:`proposals` make results, :func:`make_preset`
+writes a whole benchmark set (``PRESETS``).  Pillow is imported on the first
+write only.
 
 >>> from boundary_api.video import synthetic
->>> gt = synthetic.render_sequence(5, 7, 9, objects=2, seed=1, touching=True)
->>> gt.shape, gt.dtype
-((5, 7, 9), dtype('uint8'))
+>>> synthetic.render_sequence(5, 7, 9, objects=2, seed=1, touching=True).shape
+(5, 7, 9)
 """
 from __future__ import annotations
 

@@ -278,7 +278,7 @@ def _sequence_names(davis_root, task, gt_set, sequences):
 
 
 def davis_evaluate(davis_root, task, gt_set, res_path, sequences="all", metric=("J", "F"), codalab=False,
-                   quirk=True, max_proposals=20):
+                   quirk=True, max_proposals=20, prefer=None):
     """DAVIS 2017 evaluation by the definitions.
 
     Sequences in the ImageSets file's order (or as given); a sequence's frames
@@ -292,7 +292,10 @@ def davis_evaluate(davis_root, task, gt_set, res_path, sequences="all", metric=(
     every proposal scored against every object by the mean over frames of J
     and F ((J + F) / 2 when both metrics), objects matched to distinct proposals
     with the best total; rows in the order of their proposal.  Row ``ii`` of a
-    sequence is named ``<seq>_<ii + 1>``.
+    sequence is named ``<seq>_<ii + 1>``.  Where several matchings have the
+    best total (and their rows differ) the official result is the solver's
+    choice: ``prefer`` maps a sequence to the (rows, cols) to take among the
+    best ones (it must be one of them); otherwise the first is taken.
 
     Returns
     -------
@@ -380,6 +383,11 @@ def davis_evaluate(davis_root, task, gt_set, res_path, sequences="all", metric=(
             found_m = assignments(score) if n_obj else [([], [])]
             info.update(J_all=j_all.tolist(), F_all=f_all.tolist(), score=score.tolist(), matchings=found_m)
             prow, pcol = found_m[0]
+            if prefer and seq in prefer:
+                want = tuple(list(x) for x in prefer[seq])
+                if want not in [(list(r), list(c)) for r, c in found_m]:
+                    raise AssertionError(f"{seq}: {want} is not a best matching")
+                prow, pcol = want
             for p, i in zip(prow, pcol):
                 rows.append((j_all[p, i].tolist(), f_all[p, i].tolist()))
         info["J"] = [r[0] for r in rows]

@@ -204,12 +204,15 @@ def _decay(root, arrays):
 
 @case("davis", "unsupervised matching: more proposals than objects (rows in matched-proposal order, "
       "names seq_1.. by row), fewer proposals than objects (padding), a permutation of the ground truth, "
-      "all-empty proposals, exactly 20 proposals, duplicate proposals (ties), fully void frames; "
+      "all-empty proposals, exactly 20 proposals, duplicate proposals, fully void frames, ties between "
+      "matchings whose rows differ (empty proposals for a vanishing and a steady object); "
       "matching on J only and on F only")
 def _matching(root, arrays):
     base = syn.render_sequence(8, 18, 22, 3, seed=100, touching=True)
     two = syn.render_sequence(8, 18, 22, 2, seed=101)
-    gt = {"many": two, "few": base, "perm": base, "empty": base, "twenty": two, "dups": two, "voidall": two}
+    tie = syn.render_sequence(9, 12, 14, 2, seed=102, vanishing=(2, 6))
+    gt = {"many": two, "few": base, "perm": base, "empty": base, "twenty": two, "dups": two, "voidall": two,
+          "tie": tie, "tie3": base}
     many = syn.proposals(syn.perturb(two, seed=1, jitter=1), 7, seed=1)
     few = syn.proposals(base, 1, seed=2)
     perm = syn.perturb(base, relabel={1: 3, 2: 1, 3: 2})
@@ -220,8 +223,13 @@ def _matching(root, arrays):
     void = {"voidall": np.zeros(two.shape, bool), "empty": syn.void_mask(base, band=1)}
     void["voidall"][[2, 5]] = True
     void["voidall"][3, :9] = True
+    # tie: the result is empty, so both objects go to padded (empty) proposals; which one gets
+    # which (the rows' order) is the solver's choice, and the rows differ (object 2 vanishes)
+    # tie3: proposals 2 and 3 are empty, equally good for object 2 (the same rows either way)
+    tie3 = syn.perturb(base, missing=[2, 3])
+    tie3[4:][base[4:] == 3] = 4
     res = {"many": many, "few": few, "perm": perm, "empty": np.zeros_like(base), "twenty": twenty, "dups": dups,
-           "voidall": voidall}
+           "voidall": voidall, "tie": np.zeros_like(tie), "tie3": tie3}
     _davis(root, arrays, gt, void=void, unsup_res=res, tasks=(UNSUP,))
     return [_job(UNSUP, full=True), _job(UNSUP, label="unsup_J", metric=["J"]),
             _job(UNSUP, label="unsup_F", metric=["F"], full=True)]
