@@ -76,13 +76,13 @@ class FrameCounts:
 
     labels: np.ndarray
     pairs: np.ndarray
-    shape: Tuple[int, int]
     frames: int = 0
 
     @property
     def frame_rows(self) -> np.ndarray:
         """Per frame: the frame, 2, the largest raw ground-truth and result
-        labels, and whether each raw map holds two non-zero labels."""
+        labels, and how many distinct values each raw map holds (0 included,
+        counted up to 3)."""
         return self.labels[self.labels[:, 1] == 2]
 
     @property
@@ -111,41 +111,30 @@ class CountOptions:
 def count_frames(pairs: Sequence[Tuple[object, object]], options: CountOptions,
                  read: Callable[[object, str], np.ndarray], num_threads: int,
                  on_label_error: Optional[Callable[[int, int], Exception]] = None,
-                 shape: Optional[Tuple[int, int]] = None) -> FrameCounts:
+                 shape: Optional[Tuple[int, int]] = None,
+                 shape_error: Optional[Callable[[object, object], Exception]] = None) -> FrameCounts:
     """Read and count the frames ``pairs`` = [(ground truth, result), ...] on
     ``num_threads`` threads, a few frames per kernel call; frame numbers in
     the output are positions in ``pairs``.
 
-    ``read(item, which)`` gives a label map ('ground truth' / 'result');
-    ``shape`` is the size every frame must have (else the first ground
-    truth's); ``on_label_error(frame, label)`` makes the exception for a
-    result label above ``options.max_res_label``.
+    ``read(item, which)`` gives a label map ('ground truth' / 'result').
+    ``shape``: the size every frame must have (DAVIS, which stacks a
+    sequence's frames); None: each frame's result must have its ground
+    truth's size (``shape_error(gt, result)`` makes the exception), and F's
+    radius and B's width follow each frame's size (SA-V).
+    ``on_label_error(frame, label)`` makes the exception for a result label
+    above ``options.max_res_label``.
     """
     n = len(pairs)
     if n == 0:
-        return FrameCounts(np.zeros((0, 6), np.int64), np.zeros((0, 7), np.int64), shape or (0, 0), 0)
-    if shape is None:
-        shape = read(pairs[0][0], "ground truth").shape
-    H, W = int(shape[0]), int(shape[1])
-    radius = f_radius(H, W, options.bound_th) if options.want_f else 0
-    d = dilation_pixels(H, W, options.dilation_ratio) if options.want_b else 1
-    d = min(d, max(H, W))
+        return FrameCounts(np.zeros((0, 6), np.int64), np.zeros((0, 7), np.int64), 0)
 
-    def run(lo: int, hi: int):
-        gts, ress = [], []
-        for t in range(lo, hi):
-            g = read(pairs[t][0], "ground truth")
-            r = read(pairs[t][1], "result")
-            for what, a, item in (("ground truth", g, pairs[t][0]), ("result", r, pairs[t][1])):
-                if a.shape != (H, W):
-                    raise input_error_class(AssertionError)(
-                        f"{what} frame {_name(item)} is {a.shape[0]}x{a.shape[1]}, not {H}x{W} "
-                        f"like the sequence's frames")
-            gts.append(g)
-            ress.append(r)
+    def kernel(gts, ress, first, H, W):
+        radius = f_radius(H, W, options.bound_th) if options.want_f else 0
+        d = min(dilation_pixels(H, W, options.dilation_ratio), max(H, W)) if options.want_b else 1
         try:
             return _frames.frame_counts(
-                gts, ress, lo, void_label=options.void_label, mask_res_by_void=options.mask_res_by_void,
+                gts, ress, first, void_label=options.void_label, mask_res_by_void=options.mask_res_by_void,
                 binarize=options.binarize, max_gt_label=options.max_gt_label,
                 max_res_label=options.max_res_label, pair_mode=options.pair_mode, radius=radius, d=d,
                 want_f=options.want_f, want_b=options.want_b)
@@ -154,11 +143,37 @@ def count_frames(pairs: Sequence[Tuple[object, object]], options: CountOptions,
                 raise
             raise on_label_error(exc.frame, exc.label) from None
 
+    def run(lo: int, hi: int):
+        out = []
+        gts, ress, first = [], [], lo
+        for t in range(lo, hi):
+            g = read(pairs[t][0], "ground truth")
+            r = read(pairs[t][1], "result")
+            if shape is not None:
+                for what, a, item in (("ground truth", g, pairs[t][0]), ("result", r, pairs[t][1])):
+                    if a.shape != tuple(shape):
+                        raise input_error_class(AssertionError)(
+                            f"{what} frame {_name(item)} is {a.shape[0]}x{a.shape[1]}, not "
+                            f"{shape[0]}x{shape[1]} like the sequence's first annotation")
+            elif g.shape != r.shape:
+                if shape_error is not None:
+                    raise shape_error(_name(pairs[t][0]), _name(pairs[t][1]))
+                raise input_error_class(AssertionError)(
+                    f"result frame {_name(pairs[t][1])} is {r.shape[0]}x{r.shape[1]}, not "
+                    f"{g.shape[0]}x{g.shape[1]} like its ground truth {_name(pairs[t][0])}")
+            if gts and g.shape != gts[0].shape:
+                out.append(kernel(gts, ress, first, *gts[0].shape))
+                gts, ress, first = [], [], t
+            gts.append(g)
+            ress.append(r)
+        out.append(kernel(gts, ress, first, *gts[0].shape))
+        return (np.concatenate([o[0] for o in out]), np.concatenate([o[1] for o in out]))
+
     ranges = [(lo, min(n, lo + FRAMES_PER_CALL)) for lo in range(0, n, FRAMES_PER_CALL)]
-    out = run_ranges(run, ranges, min(num_threads, len(ranges)))
-    labels = np.concatenate([o[0] for o in out]) if out else np.zeros((0, 6), np.int64)
-    pair_rows = np.concatenate([o[1] for o in out]) if out else np.zeros((0, 7), np.int64)
-    return FrameCounts(labels, pair_rows, (H, W), n)
+    out = run_ranges(run, ranges, max(1, min(num_threads, len(ranges))))
+    labels = np.concatenate([o[0] for o in out])
+    pair_rows = np.concatenate([o[1] for o in out])
+    return FrameCounts(labels, pair_rows, n)
 
 
 def _name(item) -> str:

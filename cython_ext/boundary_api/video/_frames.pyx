@@ -38,8 +38,9 @@ from boundary_api.masks._boundary cimport (BoundaryWork, _bw_init, _bw_free, _bo
 #: columns of the per-label rows: frame, side (0 ground truth, 1 result), label,
 #: area, boundary-map pixels, band pixels; and one row per frame with side 2:
 #: frame, 2, the largest raw ground-truth label, the largest raw result label,
-#: whether the raw ground truth holds two different non-zero labels, whether
-#: the raw result does ("raw": before void and ``max_gt_label`` are applied)
+#: the number of distinct raw values of the ground truth (0 included; 3 means
+#: 3 or more), the same of the result ("raw": before void, ``max_gt_label`` and
+#: ``binarize`` are applied)
 LABEL_COLUMNS = ("frame", "side", "label", "area", "boundary", "band")
 #: columns of the per-pair rows: frame, result label, ground-truth label,
 #: intersection, result boundary pixels near the ground truth's boundary,
@@ -378,8 +379,8 @@ cdef int _frame(Work* wk, const uint16_t* G, const uint16_t* R, int64_t H, int64
     cdef int64_t row[7]
     cdef int64_t inter, fg, gm, bi
     cdef int err = 0
-    cdef uint16_t gmax = 0, rmax = 0, g0 = 0, r0 = 0
-    cdef int gmulti = 0, rmulti = 0
+    cdef uint16_t gmax = 0, rmax = 0, gd0 = G[0], gd1 = 0, rd0 = R[0], rd1 = 0
+    cdef int gn = 1, rn = 1      # distinct raw values seen (0 included), up to 3
     _side_reset(gs)
     _side_reset(rs)
     for y in range(H):
@@ -389,21 +390,23 @@ cdef int _frame(Work* wk, const uint16_t* G, const uint16_t* R, int64_t H, int64
             if v > max_res_label:
                 bad[0] = v
                 return -2
-            # the raw maps' largest labels, and whether either holds two non-zero labels
-            if g:
-                if g > gmax:
-                    gmax = g
-                if g0 == 0:
-                    g0 = g
-                elif g != g0:
-                    gmulti = 1
-            if v:
-                if v > rmax:
-                    rmax = v
-                if r0 == 0:
-                    r0 = v
-                elif v != r0:
-                    rmulti = 1
+            # the raw maps' largest labels and how many distinct values they hold (up to 3)
+            if g > gmax:
+                gmax = g
+            if v > rmax:
+                rmax = v
+            if g != gd0 and gn < 3:
+                if gn == 1:
+                    gd1 = g
+                    gn = 2
+                elif g != gd1:
+                    gn = 3
+            if v != rd0 and rn < 3:
+                if rn == 1:
+                    rd1 = v
+                    rn = 2
+                elif v != rd1:
+                    rn = 3
             if void_label >= 0 and g == void_label:
                 g = 0
                 if mask_res_by_void:
@@ -453,8 +456,8 @@ cdef int _frame(Work* wk, const uint16_t* G, const uint16_t* R, int64_t H, int64
     row[1] = 2
     row[2] = gmax
     row[3] = rmax
-    row[4] = gmulti
-    row[5] = rmulti
+    row[4] = gn
+    row[5] = rn
     if _emit(&wk.lab, row, 6) != 0:
         return -1
     for side in range(2):
