@@ -8,7 +8,7 @@ import logging
 import os
 import sys
 from collections import defaultdict
-from typing import Dict, List, Optional, Sequence
+from typing import Dict, List, Sequence
 
 import numpy as np
 

@@ -6,7 +6,7 @@ import logging
 import os
 import time
 from os import path
-from typing import Dict, List, Optional, Sequence, Tuple
+from typing import Dict, List, Sequence, Tuple
 
 import numpy as np
 
