@@ -98,8 +98,12 @@ class YTVOSeval(LazyEvaluator, pycocotools.cocoeval.COCOeval):
         ('bbox' and 'keypoints' are refused: the original's code for them
         does not run on videos.)
     dilation_ratio : float, optional
-        Band width for 'boundary' (default: the ground truth's
-        ``YTVOS(..., dilation_ratio=...)``, 0.02).
+        Band width for 'boundary', as a fraction of the frame diagonal, for
+        ground truth and results alike.  Default (None): as cocoapi_hq, the
+        ground truth's bands at the ratio its ``YTVOS(..., dilation_ratio=...)``
+        was made with and the results' at their ``YTVOS``'s, which ``loadRes``
+        makes 0.02 whatever the ground truth's is (the same unless the ground
+        truth was loaded with another ratio; a warning is logged then).
     use_fast_impl : bool, optional
         Match and accumulate in the kernels (default); ``False`` runs the
         Python loops of the original on the same IoUs (same results).
@@ -133,8 +137,12 @@ class YTVOSeval(LazyEvaluator, pycocotools.cocoeval.COCOeval):
         if not iouType:
             print('iouType not specified. use default iouType segm')
         if dilation_ratio is None:
-            dilation_ratio = getattr(cocoGt, "dilation_ratio", 0.02)
-        self.dilation_ratio = check_dilation_ratio(dilation_ratio)
+            # as cocoapi_hq: each side's bands at the ratio its YTVOS was made with
+            # (loadRes makes the results' at the default 0.02, whatever the ground truth's)
+            self.dilation_ratio = check_dilation_ratio(getattr(cocoGt, "dilation_ratio", 0.02))
+            self._dt_dilation_ratio = check_dilation_ratio(getattr(cocoDt, "dilation_ratio", 0.02))
+        else:
+            self.dilation_ratio = self._dt_dilation_ratio = check_dilation_ratio(dilation_ratio)
         self.use_fast_impl = bool(use_fast_impl)
         self.num_threads = resolve_threads(num_threads)
         self.cocoGt = cocoGt
@@ -275,18 +283,25 @@ class YTVOSeval(LazyEvaluator, pycocotools.cocoeval.COCOeval):
                     fw.append(0)
         fh = np.array(fh, np.int64)
         fw = np.array(fw, np.int64)
+        f0 = np.array(f0, np.int64)
+        nf = np.array(nf, np.int64)
         mode = 1 if iou_type == 'boundary' else 0
         fd = np.zeros(len(fh), np.int64)
         if mode == 1:
+            gt_frames = f0[len(state.gt_anns)] if state.dt_anns else len(fh)
+            ratio = np.full(len(fh), self._dt_dilation_ratio)
+            ratio[:gt_frames] = self.dilation_ratio
+            if self._dt_dilation_ratio != self.dilation_ratio:
+                log.warning("YTVOSeval: the ground truth's boundary bands at dilation_ratio %s, the results' at %s, "
+                            "as cocoapi_hq makes them (YTVOSeval(..., dilation_ratio=r) uses one ratio)",
+                            self.dilation_ratio, self._dt_dilation_ratio)
             present = fh >= 0
-            fd[present] = np.minimum(dilation_pixels_array(fh[present], fw[present], self.dilation_ratio),
+            fd[present] = np.minimum(_dilation_pixels(fh[present], fw[present], ratio[present]),
                                      np.maximum(fh[present], fw[present]))
         table = _rle.StringTable(strings)
         G = len(state.gt_anns)
         gt_track = np.arange(G, dtype=np.int64)
         dt_track = np.arange(G, G + len(state.dt_anns), dtype=np.int64)
-        f0 = np.array(f0, np.int64)
-        nf = np.array(nf, np.int64)
         costs = (np.diff(state.pair_g) * np.diff(state.pair_d) + 1) * np.maximum(1, _pair_frames(state, nf, G))
         ranges = split_by_cost(costs, self.num_threads * 8 if self.num_threads > 1 else 1)
         empty = np.zeros(len(out), np.uint8)
@@ -412,6 +427,15 @@ def _pair_frames(state: Evaluation, nf: np.ndarray, G: int) -> np.ndarray:
         if d1 > d0:
             m = max(m, int(nf[G + d0:G + d1].max()))
         out[p] = m
+    return out
+
+
+def _dilation_pixels(h: np.ndarray, w: np.ndarray, ratio: np.ndarray) -> np.ndarray:
+    """``dilation_pixels`` per frame, each at its own ratio."""
+    out = np.zeros(len(h), np.int64)
+    for r in np.unique(ratio):
+        sel = ratio == r
+        out[sel] = dilation_pixels_array(h[sel], w[sel], float(r))
     return out
 
 
