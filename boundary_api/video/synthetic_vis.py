@@ -544,9 +544,15 @@ SCENARIOS: Dict[str, SyntheticVisConfig] = {
         categories_without_gt=2, score_levels=4, crowded_video_results=130,
         results_for_categories_without_gt=3, float_polygon_areas=True,
         gt_formats=("polygon", "rle"), result_size_keys=True),
+    # polygons on long tracks with their float areas: avg_area is NumPy's mean (pairwise
+    # summation), which is not Python's sum / len for 9 or more float areas
+    "float_areas": SyntheticVisConfig(
+        num_videos=6, frame_sizes=((40, 50), (31, 29)), num_frames=(12, 20), tracks_per_video=(2, 4),
+        videos_without_gt=0, patterns=("full", "full", "late"), gt_formats=("polygon",),
+        float_polygon_areas=True, results_per_track=(1, 2), result_size_keys=True),
     # realistic frame sizes, few frames (the official code loops in Python)
     "large_frames": SyntheticVisConfig(
-        num_videos=3, frame_sizes=((720, 1280), (480, 640), (721, 1279)), num_frames=(2, 3),
+        num_videos=4, frame_sizes=((720, 1280), (480, 640), (721, 1279), (151, 199)), num_frames=(2, 3),
         tracks_per_video=(1, 3), results_per_track=(1, 2), false_positives=(0, 1),
         videos_without_gt=0, result_none_fraction=0.2, gt_formats=("uncompressed", "rle", "polygon"),
         result_size_keys=True),
@@ -627,7 +633,7 @@ def suspect_inputs(seed: int = 0) -> Dict[str, dict]:
                                   videos_without_gt=0, patterns=("full", "late"), gt_formats=("rle",),
                                   results_per_track=(1, 2), false_positives=(0, 0),
                                   wrong_category_fraction=0.0, results_for_categories_without_gt=0,
-                                  temporal_jitter=False)
+                                  temporal_jitter=False, result_size_keys=True)
     cases: Dict[str, dict] = {}
 
     def base(k):
