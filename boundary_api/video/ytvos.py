@@ -228,7 +228,7 @@ class YTVOS:
                                                 "an empty list)")
         if 'segmentations' in anns[0]:
             res.dataset['categories'] = copy.deepcopy(self.dataset['categories'])
-            res._input_problems = _prepare_results(anns, self.vids, source, strict)
+            res._input_problems = _prepare_results(anns, self.vids, self.cats, source, strict)
         print('DONE (t={:0.2f}s)'.format(time.time() - tic))
         res.dataset['annotations'] = anns
         res.createIndex()
@@ -323,12 +323,16 @@ def _check_ground_truth(dataset: dict, source: str, strict: bool) -> tuple:
     return tuple(problems)
 
 
-def _prepare_results(anns: list, vids: dict, source: str, strict: bool) -> tuple:
+def _prepare_results(anns: list, vids: dict, cats: dict, source: str, strict: bool) -> tuple:
     """What the original's ``loadRes`` adds to each result (``areas``,
     ``bboxes``, ``id``, ``avg_area``, ``iscrowd``), the masks' areas and
     boxes computed natively, and the checks."""
     problems: list = []
     strings, hs, ws, where = [], [], [], []
+    unknown = sorted({a.get('category_id') for a in anns if isinstance(a, dict)} - set(cats), key=repr)
+    if unknown:
+        _refuse_or_warn(strict, f"{source}: results of categories that are not in the ground truth: "
+                                f"{unknown[:10]}", problems)
     for i, ann in enumerate(anns):
         what = f"{source}: result {i}"
         if not isinstance(ann, dict):

@@ -266,56 +266,44 @@ class YTVOSeval(LazyEvaluator, pycocotools.cocoeval.COCOeval):
         out = np.zeros(int(state.pair_o[-1]), np.float64)
         if not len(out):
             return out
-        strings, fh, fw, f0, nf = [], [], [], [], []
-        for ann in state.gt_anns + state.dt_anns:
-            f0.append(len(fh))
-            segs = ann['segmentations']
-            nf.append(len(segs))
-            for seg in segs:
-                if seg:
-                    size = seg['size']
-                    strings.append(seg['counts'])
-                    fh.append(size[0])
-                    fw.append(size[1])
-                else:
-                    strings.append(b"")
-                    fh.append(-1)
-                    fw.append(0)
-        fh = np.array(fh, np.int64)
-        fw = np.array(fw, np.int64)
-        f0 = np.array(f0, np.int64)
-        nf = np.array(nf, np.int64)
+        anns = state.gt_anns + state.dt_anns
+        G = len(state.gt_anns)
+        masks = _frame_table([a['segmentations'] for a in anns])
         mode = 1 if iou_type == 'boundary' else 0
-        fd = np.zeros(len(fh), np.int64)
+        extra = {}
         if mode == 1:
-            gt_frames = f0[len(state.gt_anns)] if state.dt_anns else len(fh)
-            ratio = np.full(len(fh), self._dt_dilation_ratio)
-            ratio[:gt_frames] = self.dilation_ratio
             if self._dt_dilation_ratio != self.dilation_ratio:
                 log.warning("YTVOSeval: the ground truth's boundary bands at dilation_ratio %s, the results' at %s, "
                             "as cocoapi_hq makes them (YTVOSeval(..., dilation_ratio=r) uses one ratio)",
                             self.dilation_ratio, self._dt_dilation_ratio)
-            present = fh >= 0
-            fd[present] = np.minimum(_dilation_pixels(fh[present], fw[present], ratio[present]),
-                                     np.maximum(fh[present], fw[present]))
-        table = _rle.StringTable(strings)
-        G = len(state.gt_anns)
+            bands = _frame_table([a.get('segmentations_refined', a['segmentations']) for a in anns],
+                                 [(a.get('height'), a.get('width')) for a in anns])
+            ratio = np.full(len(bands.fh), self._dt_dilation_ratio)
+            ratio[:bands.f0[G] if G < len(anns) else len(bands.fh)] = self.dilation_ratio
+            fd = np.zeros(len(bands.fh), np.int64)
+            present = bands.fh >= 0
+            fd[present] = np.minimum(_dilation_pixels(bands.fh[present], bands.fw[present], ratio[present]),
+                                     np.maximum(bands.fh[present], bands.fw[present]))
+            extra = dict(bands=bands.table, bfh=bands.fh, bfw=bands.fw, bsh=bands.sh, bsw=bands.sw, bfd=fd,
+                         band_f0=bands.f0, band_nf=bands.nf)
         gt_track = np.arange(G, dtype=np.int64)
-        dt_track = np.arange(G, G + len(state.dt_anns), dtype=np.int64)
-        costs = (np.diff(state.pair_g) * np.diff(state.pair_d) + 1) * np.maximum(1, _pair_frames(state, nf, G))
+        dt_track = np.arange(G, len(anns), dtype=np.int64)
+        costs = (np.diff(state.pair_g) * np.diff(state.pair_d) + 1) * np.maximum(1, _pair_frames(state, masks.nf, G))
         ranges = split_by_cost(costs, self.num_threads * 8 if self.num_threads > 1 else 1)
         empty = np.zeros(len(out), np.uint8)
         try:
-            run_ranges(lambda lo, hi: _tubes.tube_ious(mode, table, fh, fw, fd, f0, nf, gt_track, dt_track,
-                                                       state.gt_crowd, state.pair_g, state.pair_d, state.pair_o,
-                                                       out, lo, hi, empty), ranges, self.num_threads)
+            run_ranges(lambda lo, hi: _tubes.tube_ious(mode, masks.table, masks.fh, masks.fw, masks.f0, masks.nf,
+                                                       gt_track, dt_track, state.gt_crowd, state.pair_g,
+                                                       state.pair_d, state.pair_o, out, lo, hi, empty, **extra),
+                       ranges, self.num_threads)
         except _tubes.BadMask as exc:
-            k = int(np.searchsorted(f0, exc.frame, side="right")) - 1
-            ann = (state.gt_anns + state.dt_anns)[k]
+            t = bands if exc.band else masks
+            k = int(np.searchsorted(t.f0, exc.frame, side="right")) - 1
+            ann = anns[k]
             which = "ground truth" if k < G else "result"
             raise ValueError(f"{which} annotation {ann.get('id')!r} (video {ann.get('video_id')!r}), frame "
-                             f"{exc.frame - f0[k]}: the RLE counts do not decode to its "
-                             f"{fh[exc.frame]}x{fw[exc.frame]} pixels") from None
+                             f"{exc.frame - t.f0[k]}: the RLE counts do not decode to its "
+                             f"{t.fh[exc.frame]}x{t.fw[exc.frame]} pixels") from None
         if empty.any():
             _print_empty_unions(state, empty, mode)
         return out
@@ -430,6 +418,49 @@ def _pair_frames(state: Evaluation, nf: np.ndarray, G: int) -> np.ndarray:
     return out
 
 
+class _FrameTable:
+    """Per-frame compressed RLE strings of a list of tracks, for the tube kernel:
+    ``table`` (strings), ``fh``/``fw`` (the mask's size; ``fh`` -1 where the
+    track has no mask), ``sh``/``sw`` (the size a frame is compared at: the
+    mask's, or for a frame without one the size given for its track, -1 if
+    none), ``f0``/``nf`` (each track's first entry and frame count)."""
+
+    def __init__(self, table, fh, fw, sh, sw, f0, nf):
+        self.table, self.fh, self.fw, self.sh, self.sw, self.f0, self.nf = table, fh, fw, sh, sw, f0, nf
+
+
+def _frame_table(tracks, absent_sizes=None) -> _FrameTable:
+    strings, fh, fw, sh, sw, f0, nf = [], [], [], [], [], [], []
+    for i, segs in enumerate(tracks):
+        f0.append(len(fh))
+        nf.append(len(segs))
+        ah = aw = -1
+        if absent_sizes is not None:
+            h, w = absent_sizes[i]
+            if _is_size(h) and _is_size(w):
+                ah, aw = int(h), int(w)
+        for seg in segs:
+            if seg:
+                size = seg['size']
+                strings.append(seg['counts'])
+                fh.append(size[0])
+                fw.append(size[1])
+                sh.append(size[0])
+                sw.append(size[1])
+            else:
+                strings.append(b"")
+                fh.append(-1)
+                fw.append(0)
+                sh.append(ah)
+                sw.append(aw)
+    a = lambda v: np.array(v, np.int64)  # noqa: E731
+    return _FrameTable(_rle.StringTable(strings), a(fh), a(fw), a(sh), a(sw), a(f0), a(nf))
+
+
+def _is_size(v) -> bool:
+    return isinstance(v, (int, np.integer)) and not isinstance(v, bool) and v >= 0
+
+
 def _dilation_pixels(h: np.ndarray, w: np.ndarray, ratio: np.ndarray) -> np.ndarray:
     """``dilation_pixels`` per frame, each at its own ratio."""
     out = np.zeros(len(h), np.int64)
@@ -480,20 +511,26 @@ def _to_rle(anns: list, dataset, what: str, num_threads: int) -> None:
     """The original's ``_toMask``: every present frame a compressed RLE (in
     place: polygons rasterised in one native batch, uncompressed RLE with
     pycocotools), and ``avg_area`` from ``areas``."""
+    from pycocotools import mask as maskUtils
+
     polys, where, hs, ws = [], [], [], []
     for ann in anns:
-        segs = ann['segmentations']
-        for i, a in enumerate(segs):
-            if not a:
+        # (cocoapi_hq also converts a ground truth's 'segmentations_refined', its bands' masks)
+        for key in ('segmentations', 'segmentations_refined'):
+            segs = ann.get(key) if key != 'segmentations' else ann['segmentations']
+            if segs is None:
                 continue
-            if type(a) == list:
+            for i, a in enumerate(segs):
+                if not a:
+                    continue
                 v = dataset.vids[ann['video_id']]
-                polys.append(a)
-                where.append((segs, i))
-                hs.append(v['height'])
-                ws.append(v['width'])
-            elif type(a['counts']) == list:
-                segs[i] = dataset.annToRLE(ann, i)
+                if type(a) == list:
+                    polys.append(a)
+                    where.append((segs, i))
+                    hs.append(v['height'])
+                    ws.append(v['width'])
+                elif type(a['counts']) == list:
+                    segs[i] = maskUtils.frPyObjects(a, v['height'], v['width'])
         try:
             areas = ann['areas']
         except KeyError:
