@@ -291,8 +291,9 @@ class DAVISEvaluation:
         semi = self.task == 'semi-supervised'
         evaluated = masks[1:-1] if semi else masks
         if not evaluated:
-            raise ValueError(f"sequence {seq} has {len(masks)} annotated frames: the semi-supervised task "
-                             "evaluates all but the first and the last, so it needs at least 3")
+            raise input_error_class(IndexError)(
+                f"sequence {seq} has {len(masks)} annotated frames: the semi-supervised task evaluates all but "
+                "the first and the last, so it needs at least 3")
         res_dir = os.path.join(res_path, seq)
         pairs = []
         for m in evaluated:
