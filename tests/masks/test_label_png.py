@@ -139,7 +139,7 @@ def test_chunks_pillow_reads_the_same_way_are_decoded(tmp_path):
         write_png(s, 0, 8, before=[(b"PLTE", b"abc")]),  # a palette in a grey image: ignored
     ]
     for blob in cases:
-        assert _png._label_info(blob) is not None
+        assert _png.png_label_header(blob) is not None
         assert_pillow_values(native(blob), pillow(blob))
         path = tmp_path / "x.png"
         path.write_bytes(blob)
@@ -164,7 +164,7 @@ def test_files_left_to_pillow_still_give_pillow_values(tmp_path):
         write_png(s, 0, 4, after=[(b"gAMA", b"")]),
     ]
     for blob in cases:
-        assert _png._label_info(blob) is None
+        assert _png.png_label_header(blob) is None
         path = tmp_path / "x.png"
         path.write_bytes(blob)
         want = pillow(blob)
@@ -176,7 +176,7 @@ def test_files_left_to_pillow_still_give_pillow_values(tmp_path):
     # a wrong CRC in the image data (Pillow does not check it there)
     blob = write_png(s, 0, 4)
     bad = retag(blob, len(blob) - 13, blob[len(blob) - 13] ^ 1, False)
-    assert _png._label_info(bad) is None
+    assert _png.png_label_header(bad) is None
     path.write_bytes(bad)
     assert_pillow_values(read_label_map(path), pillow(bad))
 
@@ -245,7 +245,7 @@ def test_header_claiming_a_huge_image_is_refused_before_allocating(tmp_path):
         bomb = with_size(blob, w, h)
         tracemalloc.start()
         try:
-            assert _png.png_label_map(bomb) is None and _png._label_info(bomb) is None
+            assert _png.png_label_map(bomb) is None and _png.png_label_header(bomb) is None
             path = tmp_path / "bomb.png"
             path.write_bytes(bomb)
             with pytest.raises(ValueError, match="bomb.png"):

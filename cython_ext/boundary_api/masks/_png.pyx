@@ -498,6 +498,120 @@ cdef inline uint32_t _crc32(const uint8_t* p, Py_ssize_t n) noexcept nogil:
     return c ^ 0xFFFFFFFFU
 
 
+# chunk types as big-endian words
+cdef enum:
+    _CT_IHDR = 0x49484452
+    _CT_IDAT = 0x49444154
+    _CT_IEND = 0x49454E44
+    _CT_PLTE = 0x504C5445
+    _CT_TRNS = 0x74524E53
+    _CT_GAMA = 0x67414D41
+    _CT_CHRM = 0x6348524D
+    _CT_SRGB = 0x73524742
+    _CT_PHYS = 0x70485973
+    _CT_TEXT = 0x74455874
+    _CT_ZTXT = 0x7A545874
+    _CT_ITXT = 0x69545874
+    _CT_EXIF = 0x65584966
+    _CT_ICCP = 0x69434350
+    _CT_ACTL = 0x6163544C
+    _CT_FCTL = 0x6663544C
+    _CT_FDAT = 0x66644154
+
+# tEXt bytes accepted natively (Pillow refuses more than 64 MB of text)
+DEF _MAX_TEXT = 1 << 20
+
+cdef inline bint _chunk_name(const uint8_t* t) noexcept nogil:
+    """Whether the 4 bytes are ASCII letters, as chunk types are."""
+    cdef int k
+    for k in range(4):
+        if not ((t[k] >= 65 and t[k] <= 90) or (t[k] >= 97 and t[k] <= 122)):
+            return False
+    return True
+
+
+cdef int _walk_chunks(const uint8_t* s, Py_ssize_t n, int trns_min, Py_ssize_t* idat, Py_ssize_t* chunks,
+                      Py_ssize_t* zlen) noexcept nogil:
+    """Walk the chunks of a PNG file after its IHDR (checked by the caller)
+    up to IEND, as far as Pillow would read them the same way.
+
+    0 with the offset of the first IDAT chunk, the number of IDAT chunks and
+    their bytes of data; -1 for a file Pillow reads differently, or may
+    refuse, or that is malformed: no IEND, a chunk running past the end, a
+    wrong CRC anywhere, IDAT chunks not consecutive, a chunk type not of
+    letters, an unknown critical chunk (Pillow ignores those; libpng
+    refuses them), a PLTE of more than 256 colours or after the image data, a
+    tRNS shorter than ``trns_min`` bytes (Pillow's minimum for the image's
+    mode: 2 for grey, 6 for RGB, 0 where it reads none), a gAMA, cHRM, sRGB
+    or pHYs shorter than Pillow requires, more than _MAX_TEXT bytes of tEXt,
+    and the chunks Pillow interprets in ways that may fail or change the
+    image: zTXt, iTXt, iCCP and the APNG chunks.
+    """
+    cdef Py_ssize_t pos = 33, length, text = 0
+    cdef const uint8_t* t
+    cdef uint32_t ct
+    cdef int run = 0   # 0 before the IDAT chunks, 1 in them, 2 after
+    idat[0] = 0
+    chunks[0] = 0
+    zlen[0] = 0
+    while True:
+        if pos + 12 > n:          # no IEND
+            return -1
+        length = _be32(s + pos)
+        if length > 0x7FFFFFFF or length > n - pos - 12:
+            return -1
+        t = s + pos + 4
+        if not _chunk_name(t) or _crc32(t, length + 4) != _be32(t + 4 + length):
+            return -1
+        ct = _be32(t)
+        if ct == _CT_IDAT:
+            if run == 2:          # IDAT chunks must be consecutive
+                return -1
+            if run == 0:
+                idat[0] = pos
+            run = 1
+            chunks[0] += 1
+            zlen[0] += length
+        else:
+            if run == 1:
+                run = 2
+            if ct == _CT_IEND:
+                break
+            # what Pillow requires of the chunks it interprets (before the
+            # image data, and after it, where Pillow reads them after decoding)
+            if ct == _CT_PLTE:
+                if run != 0 or length > 768:
+                    return -1
+            elif ct == _CT_TRNS:
+                if length < trns_min:
+                    return -1
+            elif ct == _CT_GAMA:
+                if length < 4:
+                    return -1
+            elif ct == _CT_CHRM:
+                if length < 32:
+                    return -1
+            elif ct == _CT_SRGB:
+                if length < 1:
+                    return -1
+            elif ct == _CT_PHYS:
+                if length < 9:
+                    return -1
+            elif ct == _CT_TEXT:
+                text += length
+                if text > _MAX_TEXT:
+                    return -1
+            elif ct == _CT_EXIF:
+                pass
+            elif ct == _CT_ZTXT or ct == _CT_ITXT or ct == _CT_ICCP or ct == _CT_ACTL or ct == _CT_FCTL \
+                    or ct == _CT_FDAT:
+                return -1
+            elif not (t[0] & 32):     # another critical chunk (IHDR again, ...)
+                return -1
+        pos += 12 + length
+    return 0 if chunks[0] > 0 else -1
+
+
 cdef struct _PngInfo:
     Py_ssize_t width
     Py_ssize_t height
@@ -520,14 +634,15 @@ cdef int _png_parse(const uint8_t* s, Py_ssize_t n, _PngInfo* info) noexcept nog
 
     Returns the image kind (``_PNG_*``) with ``info`` filled, 0 when the file
     is not one this decoder takes (interlaced, palette, grey with alpha,
-    16-bit colour, a transparency chunk, an unknown critical chunk, a bad CRC
-    or any malformation: the caller reads such files another way), or -1 when
+    16-bit colour, 1/2/4-bit grey, a chunk :func:`_walk_chunks` refuses, a
+    bad CRC or any malformation: the caller reads such files another way;
+    a tRNS chunk is no reason, Pillow's values do not depend on it), or -1 when
     out of memory.  On success with several IDAT chunks ``info.zbuf`` must be
     freed by the caller.
     """
-    cdef Py_ssize_t pos = 8, length, total = 0, chunks = 0, k
+    cdef Py_ssize_t pos = 8, length, total = 0, chunks = 0, k, first = 0
     cdef const uint8_t* t
-    cdef int kind = 0, seen_end = 0, run = 0   # run: 0 before the IDAT chunks, 1 in them, 2 after
+    cdef int kind = 0
     info.zbuf = NULL
     info.zdata = NULL
     info.zlen = 0
@@ -559,35 +674,9 @@ cdef int _png_parse(const uint8_t* s, Py_ssize_t n, _PngInfo* info) noexcept nog
         return 0
     if info.width * info.height > (<Py_ssize_t> 1 << 40):
         return 0
-    pos = 33
-    while pos + 12 <= n:
-        length = _be32(s + pos)
-        if length > 0x7FFFFFFF or length > n - pos - 12:
-            return 0
-        t = s + pos + 4
-        if _crc32(t, length + 4) != _be32(t + 4 + length):
-            return 0
-        if t[0] == 0x49 and t[1] == 0x44 and t[2] == 0x41 and t[3] == 0x54:       # IDAT
-            if run == 2:           # IDAT chunks must be consecutive
-                return 0
-            run = 1
-            chunks += 1
-            total += length
-        else:
-            if run == 1:
-                run = 2
-            if t[0] == 0x49 and t[1] == 0x45 and t[2] == 0x4E and t[3] == 0x44:   # IEND
-                seen_end = 1
-                break
-            if t[0] == 0x74 and t[1] == 0x52 and t[2] == 0x4E and t[3] == 0x53:   # tRNS
-                return 0
-            if t[0] == 0x50 and t[1] == 0x4C and t[2] == 0x54 and t[3] == 0x45:   # PLTE
-                if chunks:
-                    return 0
-            elif not (t[0] & 32):  # another critical chunk (or IHDR again)
-                return 0
-        pos += 12 + length
-    if not seen_end or total == 0:
+    # the chunks as Pillow reads them (tRNS: 6 bytes at least for RGB, 2 for grey)
+    if _walk_chunks(s, n, 6 if kind == _PNG_RGB8 else (0 if kind == _PNG_RGBA8 else 2), &first, &chunks,
+                    &total) != 0:
         return 0
     # Deflate expands at most 1032 times (a 258-byte copy in two 1-bit codes):
     # a header promising more than the data can hold is refused before any
@@ -596,7 +685,7 @@ cdef int _png_parse(const uint8_t* s, Py_ssize_t n, _PngInfo* info) noexcept nog
                                     (2 if kind == _PNG_GRAY16 else 1))) + 1) > 1032 * total:
         return 0
     # second walk: point at (or gather) the IDAT data
-    pos = 33
+    pos = first
     k = 0
     if chunks > 1:
         info.zbuf = <uint8_t*> malloc(total)
@@ -1158,29 +1247,6 @@ def pan_png_runs(const uint8_t[::1] png, uint8_t[::1] scratch=None):
 # are Pillow's either way.
 # --------------------------------------------------------------------------
 
-# chunk types as big-endian words
-cdef enum:
-    _CT_IHDR = 0x49484452
-    _CT_IDAT = 0x49444154
-    _CT_IEND = 0x49454E44
-    _CT_PLTE = 0x504C5445
-    _CT_TRNS = 0x74524E53
-    _CT_GAMA = 0x67414D41
-    _CT_CHRM = 0x6348524D
-    _CT_SRGB = 0x73524742
-    _CT_PHYS = 0x70485973
-    _CT_TEXT = 0x74455874
-    _CT_ZTXT = 0x7A545874
-    _CT_ITXT = 0x69545874
-    _CT_EXIF = 0x65584966
-    _CT_ICCP = 0x69434350
-    _CT_ACTL = 0x6163544C
-    _CT_FCTL = 0x6663544C
-    _CT_FDAT = 0x66644154
-
-# tEXt bytes accepted natively (Pillow refuses more than 64 MB of text)
-DEF _MAX_TEXT = 1 << 20
-
 # sub-byte samples a byte at a time: entry [t][b * 8 + k] is sample k of the
 # byte b at depth 1 << t (1, 2, 4 bits), as stored (_UNPACK_RAW: palette
 # indices, 1-bit grey) and as Pillow's mode "L" gives grey (_UNPACK_GRAY:
@@ -1204,20 +1270,9 @@ def _init_unpack_tables():
 _init_unpack_tables()
 
 
-cdef inline bint _chunk_name(const uint8_t* t) noexcept nogil:
-    """Whether the 4 bytes are ASCII letters, as chunk types are."""
-    cdef int k
-    for k in range(4):
-        if not ((t[k] >= 65 and t[k] <= 90) or (t[k] >= 97 and t[k] <= 122)):
-            return False
-    return True
-
-
 cdef int png_label_info(const uint8_t* s, Py_ssize_t n, PngLabelInfo* info) noexcept nogil:
-    cdef Py_ssize_t pos, length, width, height, rowbytes, text = 0, chunks = 0, zlen = 0
-    cdef const uint8_t* t
-    cdef uint32_t ct
-    cdef int depth, color, kind, run = 0   # run: 0 before the IDAT chunks, 1 in them, 2 after
+    cdef Py_ssize_t width, height, rowbytes, chunks = 0, zlen = 0
+    cdef int depth, color, kind
     info.kind = 0
     info.file = s
     info.file_size = n
@@ -1246,63 +1301,7 @@ cdef int png_label_info(const uint8_t* s, Py_ssize_t n, PngLabelInfo* info) noex
         kind = PNG_LABEL_GRAY16
     else:
         return 0
-    pos = 33
-    while True:
-        if pos + 12 > n:          # no IEND
-            return 0
-        length = _be32(s + pos)
-        if length > 0x7FFFFFFF or length > n - pos - 12:
-            return 0
-        t = s + pos + 4
-        if not _chunk_name(t) or _crc32(t, length + 4) != _be32(t + 4 + length):
-            return 0
-        ct = _be32(t)
-        if ct == _CT_IDAT:
-            if run == 2:          # IDAT chunks must be consecutive
-                return 0
-            if run == 0:
-                info.idat = pos
-            run = 1
-            chunks += 1
-            zlen += length
-        else:
-            if run == 1:
-                run = 2
-            if ct == _CT_IEND:
-                break
-            # what Pillow requires of the chunks it interprets (before the
-            # image data and after it, where Pillow reads them after decoding)
-            if ct == _CT_PLTE:
-                if run != 0 or length > 768:
-                    return 0
-            elif ct == _CT_TRNS:
-                if kind != PNG_LABEL_PALETTE and length < 2:
-                    return 0
-            elif ct == _CT_GAMA:
-                if length < 4:
-                    return 0
-            elif ct == _CT_CHRM:
-                if length < 32:
-                    return 0
-            elif ct == _CT_SRGB:
-                if length < 1:
-                    return 0
-            elif ct == _CT_PHYS:
-                if length < 9:
-                    return 0
-            elif ct == _CT_TEXT:
-                text += length
-                if text > _MAX_TEXT:
-                    return 0
-            elif ct == _CT_EXIF:
-                pass
-            elif ct == _CT_ZTXT or ct == _CT_ITXT or ct == _CT_ICCP or ct == _CT_ACTL or ct == _CT_FCTL \
-                    or ct == _CT_FDAT:
-                return 0
-            elif not (t[0] & 32):     # another critical chunk (IHDR again, ...)
-                return 0
-        pos += 12 + length
-    if chunks == 0:
+    if _walk_chunks(s, n, 0 if kind == PNG_LABEL_PALETTE else 2, &info.idat, &chunks, &zlen) != 0:
         return 0
     # Deflate expands at most 1032 times (a 258-byte copy in two 1-bit codes):
     # a header promising more than the data can hold is refused here, before
@@ -1565,8 +1564,12 @@ def png_label_map(const uint8_t[::1] png, uint8_t[::1] scratch=None):
     return None if status else arr
 
 
-def _label_info(const uint8_t[::1] png):
-    """``png_label_info`` of a file, as a dict (None when it returns 0): for the tests."""
+def png_label_header(const uint8_t[::1] png):
+    """What ``png_label_info`` says of a file, as a dict (``kind``, ``height``,
+    ``width``, ``depth``, ``color_type``, ``idat_chunks``, ``zlen``,
+    ``scratch``), or None when the file is not one :func:`png_label_map`
+    decodes (then Pillow reads it).  Walks the chunks and checks their CRCs;
+    decodes nothing."""
     cdef PngLabelInfo info
     cdef int kind = 0
     if png.shape[0]:
