@@ -50,7 +50,9 @@ def valid_cases(rng, n_coco_gt, n_coco_res, n_lvis_gt, n_lvis_res):
 
 def encoding_cases(rng, n):
     """Text pycocotools and lvis refuse (they read UTF-8 text) and boundary_api
-    reads, as json.loads reads bytes: documented differences."""
+    reads, as json.loads reads bytes: documented differences.  What
+    boundary_api reads must equal what the original reads from the same
+    document in UTF-8 with escapes (``ref_data``)."""
     cases = []
     for k in range(n):
         api = ("coco_gt", "coco_res", "lvis_gt", "lvis_res")[k % 4]
@@ -67,13 +69,19 @@ def encoding_cases(rng, n):
                            ("utf-16-le", text.encode("utf-16-le")), ("utf-16-be", text.encode("utf-16-be")),
                            ("utf-32", text.encode("utf-32")), ("utf-32-le", text.encode("utf-32-le")),
                            ("utf-32-be", text.encode("utf-32-be"))):
-            cases.append(dict(base, data=data, expect="ours_only: " + name, family_kind="encoding " + name))
+            cases.append(dict(base, data=data, ref_data=text.encode(), expect="ours_only: " + name,
+                              family_kind="encoding " + name))
+        # a lone surrogate written raw (WTF-8), in a field the scanners read
+        # (an image's file_name, a result's extra field): json.loads(bytes)
+        # reads it, the originals' UTF-8 text refuses it
+        lone = "x\ud800y" if k % 3 else "\udfff"
         if api.endswith("res"):
-            # a lone surrogate written raw (WTF-8): json.loads(bytes) reads it,
-            # pycocotools' utf-8 text refuses it
-            raw = json.dumps(doc[:1] + [dict(doc[0], note="x\ud800y")], ensure_ascii=False)
-            cases.append(dict(base, data=raw.encode("utf-8", "surrogatepass"), expect="ours_only: raw lone surrogate",
-                              family_kind="encoding raw lone surrogate"))
+            changed = [dict(doc[0], note=lone)] + doc[1:]
+        else:
+            changed = dict(doc, images=[dict(doc["images"][0], file_name=lone)] + doc["images"][1:])
+        raw = json.dumps(changed, ensure_ascii=False)
+        cases.append(dict(base, data=raw.encode("utf-8", "surrogatepass"), ref_data=json.dumps(changed).encode(),
+                          expect="ours_only: raw lone surrogate", family_kind="encoding raw lone surrogate"))
     return cases
 
 
