@@ -203,7 +203,8 @@ def compare_json(case: dict, side: str):
         # boundary_api reads must be what the original reads from the same
         # document written as it can read it
         if b[1] is None:
-            return {"status": "mismatch", "detail": f"the original read an input documented as refused ({case['expect']})"}
+            return {"status": "mismatch",
+                    "detail": f"the original read an input documented as refused ({case['expect']})"}
         if a[1] is not None:
             return {"status": "theirs_only", "detail": f"{case['expect']}: ours: {type(a[1]).__name__}: {a[1]}"}
         _write("input.json", case["ref_data"])

@@ -186,7 +186,8 @@ def extra_value(rng, depth=0):
     r = rng.random()
     if depth > 3 or r < 0.4:
         kind = int(rng.integers(7))
-        return [None, True, False, int(rng.integers(-10 ** 6, 10 ** 6)), float(rng.normal() * 10.0 ** int(rng.integers(-5, 5))),
+        return [None, True, False, int(rng.integers(-10 ** 6, 10 ** 6)),
+                float(rng.normal() * 10.0 ** int(rng.integers(-5, 5))),
                 text(rng, lone=rng.random() < 0.2), int(rng.integers(0, 2 ** 62)) * 10 ** int(rng.integers(0, 8))][kind]
     if r < 0.7:
         return [extra_value(rng, depth + 1) for _ in range(int(rng.integers(0, 4)))]

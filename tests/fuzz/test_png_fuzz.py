@@ -168,7 +168,8 @@ def damaged(rng, files, n_mut, n_trunc_files):
                 out.append(("CRC broken", retag(blob, i, blob[i] ^ (1 << int(rng.integers(8))), False)))
         elif r < 0.8:
             pos, length, _ = _chunks(blob)[int(rng.integers(len(_chunks(blob))))]
-            kind = [b"IHDR", b"PLTE", b"tRNS", b"IDAT", b"IEND", b"ABCD", b"gAMA", b"zTXt", b"fcTL"][int(rng.integers(9))]
+            kinds = [b"IHDR", b"PLTE", b"tRNS", b"IDAT", b"IEND", b"ABCD", b"gAMA", b"zTXt", b"fcTL"]
+            kind = kinds[int(rng.integers(len(kinds)))]
             data = bytes(rng.integers(0, 256, int(rng.integers(0, 20)), dtype=np.uint8))
             out.append(("chunk inserted", blob[:pos] + chunk(kind, data) + blob[pos:]))
         else:
