@@ -17,10 +17,13 @@ def parser() -> argparse.ArgumentParser:
                     "--iou-type boundary gives HQ-YTVIS' Tube-Boundary AP (min of that and the same sum over "
                     "the frames' Boundary IoU bands).",
         formatter_class=HelpFormatter)
-    p.add_argument("--gt", required=True, metavar="GT.json", help="YouTube-VIS ground truth JSON")
-    p.add_argument("--dt", required=True, metavar="RESULTS.json",
+    p.add_argument("--gt", metavar="GT.json", help="YouTube-VIS ground truth JSON")
+    p.add_argument("--dt", metavar="RESULTS.json",
                    help="results JSON: a list of {video_id, category_id, score, segmentations}, one "
                         "compressed RLE (or null) per frame")
+    p.add_argument("--demo", metavar="DIR",
+                   help="write a small generated set into DIR (new or empty: DIR/valid.json, "
+                        "DIR/results.json) and evaluate it")
     p.add_argument("--iou-type", choices=("segm", "boundary"), default="segm",
                    help="segm: YouTube-VIS AP; boundary: Tube-Boundary AP")
     p.add_argument("--dilation-ratio", type=ratio, default=0.02, metavar="R",
@@ -37,6 +40,17 @@ def parser() -> argparse.ArgumentParser:
 def run(args) -> int:
     from ..video import evaluate_vis_files
 
+    if args.demo:
+        from ..video.synthetic_vis import write_demo
+
+        if args.gt or args.dt:
+            parser().error("--demo writes its own data: leave out --gt and --dt")
+        paths = write_demo(args.demo)
+        if not args.quiet:
+            print(f"wrote a generated YouTube-VIS set in {args.demo}")
+        args.gt, args.dt = paths["gt"], paths["dt"]
+    elif not args.gt or not args.dt:
+        parser().error("--gt and --dt are needed (or --demo DIR)")
     inputs = {"--gt": args.gt, "--dt": args.dt}
     check_out_path(args.json_out, files=inputs)
     result = evaluate_vis_files(args.gt, args.dt, iou_type=args.iou_type, dilation_ratio=args.dilation_ratio,

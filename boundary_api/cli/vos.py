@@ -8,6 +8,7 @@ from ._common import PROG, HelpFormatter, add_common_flags, check_out_path, posi
 from .output import build_document, write_json
 
 EXAMPLES = """examples:
+  boundary-eval vos --demo davis_demo          (writes a small generated DAVIS set there, evaluates it)
   boundary-eval vos --davis-root DAVIS --results results/semi-supervised/my_method
   boundary-eval vos --davis-root DAVIS --results my_proposals --task unsupervised --csv-dir out/
   boundary-eval vos --protocol sav --gt-root sav_val/Annotations_6fps --dt-root predictions/ --metric J F B
@@ -58,6 +59,9 @@ def parser() -> argparse.ArgumentParser:
     s.add_argument("--not-strict", dest="strict", action="store_false",
                    help="evaluate the videos that are in both folders instead of refusing a folder that "
                         "lacks videos of the other")
+    p.add_argument("--demo", metavar="DIR",
+                   help="write a small generated set in the layout of --protocol into DIR (new or empty) "
+                        "and evaluate it: DIR/DAVIS and DIR/results, or DIR/gt and DIR/pred")
     p.add_argument("--metric", nargs="+", choices=("J", "F", "B"), default=["J", "F"],
                    help="J: region similarity (mask IoU); F: DAVIS' boundary F-measure; B: Boundary IoU "
                         "(Cheng et al. 2021) of each frame's masks")
@@ -75,6 +79,18 @@ def parser() -> argparse.ArgumentParser:
 def run(args) -> int:
     from ..video import evaluate_davis, evaluate_sav
 
+    if args.demo:
+        from ..video.synthetic import write_demo
+
+        given = [f for f, v in (("--davis-root", args.davis_root), ("--results", args.results),
+                                ("--gt-root", args.gt_root), ("--dt-root", args.dt_root)) if v]
+        if given:
+            parser().error(f"--demo writes its own data: leave out {', '.join(given)}")
+        paths = write_demo(args.protocol, args.demo)
+        if not args.quiet:
+            print(f"wrote a generated {args.protocol} set in {args.demo}")
+        args.davis_root, args.results = paths.get("davis_root"), paths.get("results")
+        args.gt_root, args.dt_root = paths.get("gt_root"), paths.get("pred_root")
     if args.protocol == "davis":
         if not args.davis_root or not args.results:
             parser().error("--davis-root and --results are needed for --protocol davis")

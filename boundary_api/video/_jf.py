@@ -22,7 +22,7 @@ from . import _frames
 from .._io import input_error_class
 from .._parallel import run_ranges
 from ..masks.boundary import dilation_pixels
-from ..masks.imagefiles import check_image_file
+from ..masks.imagefiles import DEFAULT_MAX_PIXELS, check_image_file, read_label_map
 
 #: DAVIS' boundary tolerance: a fraction of the frame diagonal (``bound_th``)
 BOUND_TH = 0.008
@@ -48,25 +48,45 @@ def f_radius(height: int, width: int, bound_th: float = BOUND_TH) -> int:
 
 def read_frame(path, what: str) -> np.ndarray:
     """A label map (H, W) uint16 with the values ``np.array(Image.open(path))``
-    gives (palette indices, grey levels), for a single-channel image."""
-    from PIL import Image
+    gives (palette indices, grey levels), for a single-channel image file or
+    its bytes."""
+    if isinstance(path, (bytes, bytearray)):
+        from .._io import InputBytes
 
-    check_image_file(path, what=what)
+        path = InputBytes(what, bytes(path))
     try:
-        with Image.open(path) as im:
-            a = np.array(im)
-    except FileNotFoundError:
-        raise input_error_class(FileNotFoundError)(f"{what} file not found: {os.fspath(path)}") from None
-    except (OSError, SyntaxError, ValueError) as exc:
-        raise ValueError(f"{what} file is not a readable image: {os.fspath(path)} ({exc})") from None
-    if a.ndim != 2:
-        raise ValueError(f"{what} file is not a label map (a palette or greyscale image): {os.fspath(path)} "
-                         f"has {a.shape[2] if a.ndim == 3 else a.ndim} channels")
+        a = read_label_map(path, what=what)
+    except FileNotFoundError as exc:
+        raise input_error_class(FileNotFoundError)(str(exc)) from None
     if a.dtype != np.uint16:
         if a.dtype.kind not in "biu" or (a.size and (int(a.max()) > 65535 or int(a.min()) < 0)):
-            raise ValueError(f"{what} file has labels outside 0..65535: {os.fspath(path)}")
+            raise ValueError(f"{what} has labels outside 0..65535: {_name(path)}")
         a = a.astype(np.uint16)
     return np.ascontiguousarray(a)
+
+
+def _load(item, what: str):
+    """A frame for the kernel: the bytes of a PNG file its native decoder
+    takes, else the label map as an array; with its (height, width)."""
+    if isinstance(item, np.ndarray):
+        return item, item.shape
+    path = os.fspath(item)
+    try:
+        with open(path, "rb") as f:
+            data = f.read()
+    except FileNotFoundError:
+        raise input_error_class(FileNotFoundError)(f"{what} file not found: {path}") from None
+    except IsADirectoryError:
+        raise input_error_class(IsADirectoryError)(f"{what} file is a directory: {path}") from None
+    except OSError as exc:
+        raise ValueError(f"cannot read {what} file {path}: {exc.strerror or exc}") from None
+    kinds, hs, ws = _frames.png_headers([data])
+    if kinds[0] > 0:
+        if DEFAULT_MAX_PIXELS is not None and int(hs[0]) * int(ws[0]) > DEFAULT_MAX_PIXELS:
+            check_image_file(path, what=what)  # (raises ImageTooLargeError naming the file)
+        return data, (int(hs[0]), int(ws[0]))
+    a = read_frame(path, what)
+    return a, a.shape
 
 
 @dataclass
@@ -109,7 +129,7 @@ class CountOptions:
 
 
 def count_frames(pairs: Sequence[Tuple[object, object]], options: CountOptions,
-                 read: Callable[[object, str], np.ndarray], num_threads: int,
+                 read: Optional[Callable[[object, str], tuple]], num_threads: int,
                  on_label_error: Optional[Callable[[int, int], Exception]] = None,
                  shape: Optional[Tuple[int, int]] = None,
                  shape_error: Optional[Callable[[object, object], Exception]] = None) -> FrameCounts:
@@ -117,7 +137,10 @@ def count_frames(pairs: Sequence[Tuple[object, object]], options: CountOptions,
     ``num_threads`` threads, a few frames per kernel call; frame numbers in
     the output are positions in ``pairs``.
 
-    ``read(item, which)`` gives a label map ('ground truth' / 'result').
+    Items are paths of label-map files (read natively where the PNG decoder
+    takes them, by Pillow otherwise) or (H, W) uint16 arrays; ``read(item,
+    which)`` may replace that reading: it gives ``(frame, (height, width))``,
+    a frame being the bytes of a PNG the native decoder takes or an array.
     ``shape``: the size every frame must have (DAVIS, which stacks a
     sequence's frames); None: each frame's result must have its ground
     truth's size (``shape_error(gt, result)`` makes the exception), and F's
@@ -128,6 +151,7 @@ def count_frames(pairs: Sequence[Tuple[object, object]], options: CountOptions,
     n = len(pairs)
     if n == 0:
         return FrameCounts(np.zeros((0, 6), np.int64), np.zeros((0, 7), np.int64), 0)
+    read = read or _load
 
     def kernel(gts, ress, first, H, W):
         radius = f_radius(H, W, options.bound_th) if options.want_f else 0
@@ -143,30 +167,45 @@ def count_frames(pairs: Sequence[Tuple[object, object]], options: CountOptions,
                 raise
             raise on_label_error(exc.frame, exc.label) from None
 
+    def group(gts, ress, first, H, W):
+        """The kernel on frames of one size; a PNG the native decoder finds
+        damaged is read by Pillow instead (which decides), and the group run again."""
+        while True:
+            try:
+                return kernel(gts, ress, first, H, W)
+            except _frames.DamagedPNG as exc:
+                t = exc.frame - first
+                side = gts if exc.side == 0 else ress
+                item = pairs[exc.frame][exc.side]
+                side[t] = read_frame(side[t], "ground truth" if exc.side == 0 else "result")
+                if side[t].shape != (H, W):
+                    raise ValueError(f"frame {_name(item)} is {side[t].shape[0]}x{side[t].shape[1]}, "
+                                     f"not {H}x{W}") from None
+
     def run(lo: int, hi: int):
         out = []
-        gts, ress, first = [], [], lo
+        gts, ress, first, size = [], [], lo, None
         for t in range(lo, hi):
-            g = read(pairs[t][0], "ground truth")
-            r = read(pairs[t][1], "result")
+            g, gshape = read(pairs[t][0], "ground truth")
+            r, rshape = read(pairs[t][1], "result")
             if shape is not None:
-                for what, a, item in (("ground truth", g, pairs[t][0]), ("result", r, pairs[t][1])):
-                    if a.shape != tuple(shape):
-                        raise input_error_class(AssertionError)(
-                            f"{what} frame {_name(item)} is {a.shape[0]}x{a.shape[1]}, not "
-                            f"{shape[0]}x{shape[1]} like the sequence's first annotation")
-            elif g.shape != r.shape:
+                for what, sh, item in (("ground truth", gshape, pairs[t][0]), ("result", rshape, pairs[t][1])):
+                    if tuple(sh) != tuple(shape):
+                        raise ValueError(f"{what} frame {_name(item)} is {sh[0]}x{sh[1]}, not "
+                                         f"{shape[0]}x{shape[1]} like the sequence's first annotation")
+            elif tuple(gshape) != tuple(rshape):
                 if shape_error is not None:
                     raise shape_error(_name(pairs[t][0]), _name(pairs[t][1]))
                 raise input_error_class(AssertionError)(
-                    f"result frame {_name(pairs[t][1])} is {r.shape[0]}x{r.shape[1]}, not "
-                    f"{g.shape[0]}x{g.shape[1]} like its ground truth {_name(pairs[t][0])}")
-            if gts and g.shape != gts[0].shape:
-                out.append(kernel(gts, ress, first, *gts[0].shape))
+                    f"result frame {_name(pairs[t][1])} is {rshape[0]}x{rshape[1]}, not "
+                    f"{gshape[0]}x{gshape[1]} like its ground truth {_name(pairs[t][0])}")
+            if gts and tuple(gshape) != size:
+                out.append(group(gts, ress, first, *size))
                 gts, ress, first = [], [], t
+            size = tuple(gshape)
             gts.append(g)
             ress.append(r)
-        out.append(kernel(gts, ress, first, *gts[0].shape))
+        out.append(group(gts, ress, first, *size))
         return (np.concatenate([o[0] for o in out]), np.concatenate([o[1] for o in out]))
 
     ranges = [(lo, min(n, lo + FRAMES_PER_CALL)) for lo in range(0, n, FRAMES_PER_CALL)]

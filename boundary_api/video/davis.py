@@ -318,7 +318,7 @@ class DAVISEvaluation:
             return ValueError(f"In your PNG files there is an index higher than the maximum number "
                               f"({MAX_PROPOSALS}) of proposals allowed! ({where})")
 
-        counts = _jf.count_frames(pairs, options, _jf.read_frame, self.num_threads, label_error,
+        counts = _jf.count_frames(pairs, options, None, self.num_threads, label_error,
                                   shape=first.shape)
         objs = list(range(1, n_obj + 1))
         if semi:

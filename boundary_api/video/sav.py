@@ -70,7 +70,7 @@ def _object_values(frames: Sequence[str], gt_dir: str, pred_dir: str, sav_format
         pairs.append((path.join(gt_dir, f), pred))
     if not pairs:
         return {}, set()
-    counts = _jf.count_frames(pairs, options, _jf.read_frame, num_threads, shape=None,
+    counts = _jf.count_frames(pairs, options, None, num_threads, shape=None,
                               shape_error=lambda g, r: _assertion(f"shape mismatch: {g}, {r}"))
     frame_rows = counts.frame_rows
     if sav_format:

@@ -51,8 +51,7 @@ __all__ = [
     "generate",
     "scenario",
     "suspect_inputs",
-    "ytvis_val_like",
-]
+    "ytvis_val_like", "write_demo"]
 
 #: visibility patterns of a track over the frames of its video
 PATTERNS = ("full", "late", "early", "reappear", "single")
@@ -959,3 +958,28 @@ def ytvis_val_like(seed: int = 0, num_videos: int = 300, num_frames: Tuple[int, 
             results.append({"video_id": vid, "category_id": cat,
                             "score": round(float(rng.uniform(0.01, 1.0)), 2), "segmentations": segs})
     return {"videos": videos, "annotations": annotations, "categories": categories}, results
+
+
+def write_demo(folder, *, seed: int = 0) -> dict:
+    """A small generated YouTube-VIS set to try the evaluators on (``boundary-eval vis --demo``):
+    ``<folder>/valid.json`` (ground truth: tracks appearing late, leaving early and
+    reappearing, absent frames, RLE and polygons) and ``<folder>/results.json``.
+
+    Returns
+    -------
+    dict
+        ``{"gt": path, "dt": path}``.
+    """
+    import json
+    import os
+
+    folder = os.fspath(folder)
+    if os.path.isdir(folder) and os.listdir(folder):
+        raise ValueError(f"demo folder {folder} is not empty")
+    os.makedirs(folder, exist_ok=True)
+    gt, results = scenario("lifecycle", seed=seed)
+    paths = {"gt": os.path.join(folder, "valid.json"), "dt": os.path.join(folder, "results.json")}
+    for key, doc in (("gt", gt), ("dt", results)):
+        with open(paths[key], "w") as f:
+            json.dump(doc, f)
+    return paths

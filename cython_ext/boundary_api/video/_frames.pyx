@@ -25,7 +25,7 @@ caller (NumPy), where the official tools make them.  Masks are held as
 row-major runs (J, B) and as row bitsets over their bounding boxes' rows
 (F), so the cost follows the objects' sizes, not the frame's.
 """
-from libc.stdint cimport int64_t, uint16_t, uint64_t, int32_t
+from libc.stdint cimport int64_t, uint8_t, uint16_t, uint64_t, int32_t
 from libc.stdlib cimport malloc, calloc, realloc, free
 from libc.string cimport memset
 
@@ -34,6 +34,7 @@ import numpy as np
 from boundary_api.masks._rle cimport I64Vec, WordBuf, _words_reserve, _i64_reserve, _push_interval, _intersection
 from boundary_api.masks._boundary cimport (BoundaryWork, _bw_init, _bw_free, _boundary, _set_bits, ba_popcount,
                                            ba_and_popcount2d)
+from boundary_api.masks._png cimport PngLabelInfo, png_label_info, png_label_scratch_size, png_decode_labels
 
 #: columns of the per-label rows: frame, side (0 ground truth, 1 result), label,
 #: area, boundary-map pixels, band pixels; and one row per frame with side 2:
@@ -51,6 +52,41 @@ PAIR_COLUMNS = ("frame", "result", "truth", "inter", "fg_match", "gt_match", "ba
 #: every result label with every ground-truth label (DAVIS unsupervised)
 DIAGONAL = 0
 ALL_PAIRS = 1
+
+class DamagedPNG(ValueError):
+    """A PNG given as bytes whose image data the native decoder found damaged
+    (``frame``: its position in the call, ``side``: 0 ground truth, 1 result);
+    the caller reads it another way (Pillow ignores some damage)."""
+
+    def __init__(self, frame, side):
+        super().__init__(f"frame {frame}: the {'result' if side else 'ground-truth'} PNG is damaged")
+        self.frame = frame
+        self.side = side
+
+
+def png_headers(list files):
+    """``(kinds, heights, widths)`` of PNG files given as bytes: the kind the
+    native label-map decoder takes them as (0: not one it decodes, the caller
+    reads it with Pillow), from the header and the chunks (CRCs checked), no
+    pixel decoded."""
+    cdef Py_ssize_t i, n = len(files)
+    cdef PngLabelInfo info
+    cdef const uint8_t[::1] b
+    kinds = np.zeros(n, np.int64)
+    heights = np.zeros(n, np.int64)
+    widths = np.zeros(n, np.int64)
+    cdef int64_t[::1] k = kinds, hh = heights, ww = widths
+    for i in range(n):
+        b = files[i]
+        if b.shape[0] == 0:
+            continue
+        with nogil:
+            k[i] = png_label_info(&b[0], b.shape[0], &info)
+        if k[i] > 0:
+            hh[i] = info.height
+            ww[i] = info.width
+    return kinds, heights, widths
+
 
 class LabelAboveLimit(ValueError):
     """A result label above the limit the caller set (``frame``, ``label``, ``limit``)."""
@@ -532,8 +568,11 @@ def frame_counts(list gts, list ress, Py_ssize_t first_frame=0, *, int64_t void_
 
     Parameters
     ----------
-    gts, ress : list of (H, W) uint16 C-contiguous ndarrays
-        Ground-truth and result label maps, frame by frame, all of one size.
+    gts, ress : list of (H, W) uint16 C-contiguous ndarrays or bytes
+        Ground-truth and result label maps, frame by frame, all of one size:
+        arrays, or PNG files (``bytes``) that the native label-map decoder
+        takes (:func:`png_headers` says which), decoded here without the GIL
+        (:class:`DamagedPNG` when the image data is damaged).
     first_frame : int
         Number given to the first frame in the output rows.
     void_label : int
@@ -563,14 +602,22 @@ def frame_counts(list gts, list ress, Py_ssize_t first_frame=0, *, int64_t void_
     pairs : (m, 7) int64 ndarray
         One row per pair of labels both present in a frame, columns ``PAIR_COLUMNS``.
     """
-    cdef Py_ssize_t n = len(gts), t
+    cdef Py_ssize_t n = len(gts), t, need, scratch_size = 0
     cdef Work wk
-    cdef int status = 0, side
+    cdef int status = 0, side, dstatus = 0, bad_side = 0
     cdef int64_t H = 0, W = 0, bad = 0, frame = 0
     cdef const uint16_t[:, ::1] gv
     cdef const uint16_t[:, ::1] rv
+    cdef const uint8_t[::1] bv
     cdef const uint16_t** gp
     cdef const uint16_t** rp
+    cdef PngLabelInfo* ginfo = NULL     # per frame: the PNG to decode (kind 0: an array given)
+    cdef PngLabelInfo* rinfo = NULL
+    cdef uint16_t* gbuf = NULL
+    cdef uint16_t* rbuf = NULL
+    cdef uint8_t* scratch = NULL
+    cdef const uint16_t* g
+    cdef const uint16_t* r
     if len(ress) != n:
         raise ValueError(f"frame_counts: {n} ground-truth frames but {len(ress)} result frames")
     if radius < 0 or d < 0:
@@ -579,39 +626,81 @@ def frame_counts(list gts, list ress, Py_ssize_t first_frame=0, *, int64_t void_
         max_gt_label = 65535
     hw_arr = disk_half_widths(radius)
     cdef const int64_t[::1] hw = hw_arr
-    gp = <const uint16_t**> malloc(max(n, 1) * sizeof(uint16_t*))
-    rp = <const uint16_t**> malloc(max(n, 1) * sizeof(uint16_t*))
-    if gp == NULL or rp == NULL:
+    gp = <const uint16_t**> calloc(max(n, 1), sizeof(uint16_t*))
+    rp = <const uint16_t**> calloc(max(n, 1), sizeof(uint16_t*))
+    ginfo = <PngLabelInfo*> calloc(max(n, 1), sizeof(PngLabelInfo))
+    rinfo = <PngLabelInfo*> calloc(max(n, 1), sizeof(PngLabelInfo))
+    if gp == NULL or rp == NULL or ginfo == NULL or rinfo == NULL:
         free(gp)
         free(rp)
+        free(ginfo)
+        free(rinfo)
         raise MemoryError()
     memset(&wk, 0, sizeof(Work))
     _bw_init(&wk.bw)
     try:
         for t in range(n):
-            gv = gts[t]
-            rv = ress[t]
-            if t == 0:
-                H = gv.shape[0]
-                W = gv.shape[1]
-            if gv.shape[0] != H or gv.shape[1] != W or rv.shape[0] != H or rv.shape[1] != W:
-                raise ValueError(f"frame_counts: frame {first_frame + t} is not {H}x{W} in both maps")
-            gp[t] = &gv[0, 0] if H * W > 0 else NULL
-            rp[t] = &rv[0, 0] if H * W > 0 else NULL
+            for side in range(2):
+                item = gts[t] if side == 0 else ress[t]
+                info = &ginfo[t] if side == 0 else &rinfo[t]
+                if isinstance(item, bytes):
+                    # a PNG file, decoded below without the GIL
+                    bv = item
+                    if bv.shape[0] == 0 or png_label_info(&bv[0], bv.shape[0], info) <= 0:
+                        raise ValueError(f"frame_counts: frame {first_frame + t}'s PNG is not one the native "
+                                         "decoder takes (read it as an array)")
+                    h, w = info.height, info.width
+                    need = png_label_scratch_size(info)
+                    if need > scratch_size:
+                        scratch_size = need
+                else:
+                    info.kind = 0
+                    if side == 0:
+                        gv = item
+                        h, w = gv.shape[0], gv.shape[1]
+                        gp[t] = &gv[0, 0] if h * w > 0 else NULL
+                    else:
+                        rv = item
+                        h, w = rv.shape[0], rv.shape[1]
+                        rp[t] = &rv[0, 0] if h * w > 0 else NULL
+                if t == 0 and side == 0:
+                    H = h
+                    W = w
+                if h != H or w != W:
+                    raise ValueError(f"frame_counts: frame {first_frame + t} is not {H}x{W} in both maps")
         if n and H * W > 0:
             if _side_init(&wk.side[0]) != 0 or _side_init(&wk.side[1]) != 0:
                 raise MemoryError()
             wk.rows = <uint16_t*> malloc(2 * W * sizeof(uint16_t))
-            if wk.rows == NULL:
+            gbuf = <uint16_t*> malloc(H * W * sizeof(uint16_t))
+            rbuf = <uint16_t*> malloc(H * W * sizeof(uint16_t))
+            scratch = <uint8_t*> malloc(max(scratch_size, 1))
+            if wk.rows == NULL or gbuf == NULL or rbuf == NULL or scratch == NULL:
                 raise MemoryError()
             with nogil:
                 for t in range(n):
                     frame = first_frame + t
-                    status = _frame(&wk, gp[t], rp[t], H, W, frame, void_label, mask_res_by_void, binarize,
+                    g = gp[t]
+                    r = rp[t]
+                    if ginfo[t].kind > 0:
+                        if png_decode_labels(&ginfo[t], gbuf, scratch) != 0:
+                            dstatus = 1
+                            bad_side = 0
+                            break
+                        g = gbuf
+                    if rinfo[t].kind > 0:
+                        if png_decode_labels(&rinfo[t], rbuf, scratch) != 0:
+                            dstatus = 1
+                            bad_side = 1
+                            break
+                        r = rbuf
+                    status = _frame(&wk, g, r, H, W, frame, void_label, mask_res_by_void, binarize,
                                     max_gt_label, max_res_label, pair_mode, radius, d, want_f, want_b,
                                     &hw[0], &bad)
                     if status != 0:
                         break
+            if dstatus:
+                raise DamagedPNG(frame, bad_side)
             if status == -1:
                 raise MemoryError()
             if status == -2:
@@ -620,6 +709,11 @@ def frame_counts(list gts, list ress, Py_ssize_t first_frame=0, *, int64_t void_
     finally:
         free(gp)
         free(rp)
+        free(ginfo)
+        free(rinfo)
+        free(gbuf)
+        free(rbuf)
+        free(scratch)
         free(wk.rows)
         for side in range(2):
             if wk.side[side].lut != NULL:
