@@ -965,6 +965,13 @@ def write_demo(folder, *, seed: int = 0) -> dict:
     ``<folder>/valid.json`` (ground truth: tracks appearing late, leaving early and
     reappearing, absent frames, RLE and polygons) and ``<folder>/results.json``.
 
+    Parameters
+    ----------
+    folder : str or os.PathLike
+        Where to write the two files; made if missing, refused (``ValueError``) if not empty.
+    seed : int
+        Seed of the generator (the ``lifecycle`` scenario of :data:`SCENARIOS`).
+
     Returns
     -------
     dict
