@@ -1,5 +1,9 @@
 """Synthetic YouTube-VIS data: ground truth and results in the 2019/2021 JSON format.
 
+(This module is longer than 800 lines because it holds three generators that share the
+format's helpers: dense adversarial scenarios, the suspect-input cases and the run-based
+benchmark preset.)
+
 The evaluators of video instance segmentation (YouTube-VIS AP, HQ-YTVIS Tube-Boundary AP)
 are tested and benchmarked on data made here, never on real videos: every generator is
 deterministic (``numpy.random.default_rng(seed)``) and returns plain JSON-ready Python
@@ -960,6 +964,13 @@ def write_demo(folder, *, seed: int = 0) -> dict:
     """A small generated YouTube-VIS set to try the evaluators on (``boundary-eval vis --demo``):
     ``<folder>/valid.json`` (ground truth: tracks appearing late, leaving early and
     reappearing, absent frames, RLE and polygons) and ``<folder>/results.json``.
+
+    Parameters
+    ----------
+    folder : str or os.PathLike
+        Where to write the two files; made if missing, refused (``ValueError``) if not empty.
+    seed : int
+        Seed of the generator (the ``lifecycle`` scenario of :data:`SCENARIOS`).
 
     Returns
     -------
