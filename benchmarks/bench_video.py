@@ -60,7 +60,9 @@ def build(workload: str) -> dict:
             done.write_text(json.dumps(info, default=str))
             print(f"built {root} in {time.time() - t:.0f}s", flush=True)
         info = json.loads(done.read_text())
-        return {"davis_root": info["davis_root"], "results": info["results"],
+        results = info["results"]
+        results = results["semi-supervised"] if isinstance(results, dict) else results
+        return {"davis_root": info["davis_root"], "results": results,
                 "gt_root": os.path.join(info["davis_root"], "Annotations", "480p")}
     if workload == "vis":
         from boundary_api.video import synthetic_vis

@@ -1,5 +1,9 @@
 """Synthetic video object segmentation data, written as the official tools read it.
 
+(This module is longer than 800 lines because it holds the drawing of videos, the
+results made from them and the writers of every layout the official tools read, which
+share their helpers; the tests, the benchmarks and the command line's demo use it.)
+
 Deterministic (every random choice from ``numpy.random.default_rng(seed)``)
 label-map videos, results made from them, and writers of the layouts
 davis2017-evaluation and SA-V's ``sav_benchmark`` read: a DAVIS root with
