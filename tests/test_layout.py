@@ -329,9 +329,11 @@ def test_command_line_opens_no_files():
 
 
 #: where a COCO / LVIS ground-truth or results file is parsed: the one reader of files
-#: (instance/_files.py), the dataset classes' drop-in readers and their column scanners
+#: (instance/_files.py), the dataset classes' drop-in readers and their column scanners;
+#: YouTube-VIS files have their one reader too, the dataset class video/ytvos.py
 _INSTANCE_FILE_READERS = {("instance", "_files.py"), ("instance", "_gt_columns.py"), ("instance", "_columns.py"),
-                          ("coco", "dataset.py"), ("lvis", "dataset.py"), ("lvis", "fixed_pooled.py")}
+                          ("coco", "dataset.py"), ("lvis", "dataset.py"), ("lvis", "fixed_pooled.py"),
+                          ("video", "ytvos.py")}
 _INSTANCE_FILE_WORDS = ("ground truth", "results", "LVIS")
 
 

@@ -1,5 +1,9 @@
 """Synthetic video object segmentation data, written as the official tools read it.
 
+(This module is longer than 800 lines because it holds the drawing of videos, the
+results made from them and the writers of every layout the official tools read, which
+share their helpers; the tests, the benchmarks and the command line's demo use it.)
+
 Deterministic (every random choice from ``numpy.random.default_rng(seed)``)
 label-map videos, results made from them, and writers of the layouts
 davis2017-evaluation and SA-V's ``sav_benchmark`` read: a DAVIS root with
@@ -36,6 +40,7 @@ __all__ = [
     "write_sav",
     "PRESETS",
     "make_preset",
+    "write_demo",
 ]
 
 Labels = np.ndarray  # (T, H, W) uint8 object ids
@@ -792,3 +797,46 @@ def make_preset(name: str, root, *, seed: int = 0, processes: int = 1, sav: bool
                 sav_gt=os.path.join(root, "sav", "gt") if sav else None,
                 sav_pred=os.path.join(root, "sav", "pred") if sav else None,
                 sequences=names, frames=sum(lens), seconds=time.perf_counter() - start)
+
+
+def write_demo(kind: str, folder, *, seed: int = 0) -> dict:
+    """A small generated set to try the evaluators on (``boundary-eval vos --demo``).
+
+    Parameters
+    ----------
+    kind : {'davis', 'sav'}
+        'davis': ``<folder>/DAVIS`` (3 sequences of 24 frames of 120x160, the
+        semi-supervised and unsupervised annotations, void in the latter) and
+        ``<folder>/results`` (semi-supervised results: shifted, grown and noisy
+        copies, an object lost for a while); 'sav': ``<folder>/gt`` and
+        ``<folder>/pred`` in SA-V's per-object layout.
+    folder : str or os.PathLike
+        Created if missing; it must not hold files already.
+
+    Returns
+    -------
+    dict
+        The paths written (``davis_root`` and ``results``, or ``gt_root`` and ``pred_root``).
+    """
+    if kind not in ("davis", "sav"):
+        raise ValueError(f"kind must be 'davis' or 'sav', got {kind!r}")
+    folder = os.fspath(folder)
+    if os.path.isdir(folder) and os.listdir(folder):
+        raise ValueError(f"demo folder {folder} is not empty")
+    os.makedirs(folder, exist_ok=True)
+    shapes = (("bear", 2, dict(moving=True)), ("kite", 3, dict(deforming=True, touching=True)),
+              ("car", 1, dict(vanishing=(8, 14))))
+    truth = {name: render_sequence(24, 120, 160, objects=n, seed=seed + k, **kw)
+             for k, (name, n, kw) in enumerate(shapes)}
+    results = {name: perturb(labels, seed=seed + k, shift=(1, 2), jitter=1, dilate=k % 2, noise=0.01,
+                             missing_frames=(10, 13) if k == 0 else None)
+               for k, (name, labels) in enumerate(truth.items())}
+    if kind == "davis":
+        root = os.path.join(folder, "DAVIS")
+        write_davis(root, truth, void={name: void_mask(labels, seed=seed) for name, labels in truth.items()},
+                    unsupervised=truth)
+        write_davis_results(os.path.join(folder, "results"), results)
+        return {"davis_root": root, "results": os.path.join(folder, "results")}
+    write_sav(os.path.join(folder, "gt"), truth)
+    write_sav(os.path.join(folder, "pred"), results)
+    return {"gt_root": os.path.join(folder, "gt"), "pred_root": os.path.join(folder, "pred")}
