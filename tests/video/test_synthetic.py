@@ -1,6 +1,6 @@
-"""boundary_api.video.synthetic (named _vos: tests/sensitivity has a test_synthetic.py): the
-generated videos have the properties their parameters promise, the writers produce the
-layouts the official readers list and decode, and everything is deterministic."""
+"""boundary_api.video.synthetic: the generated videos have the properties their
+parameters promise, the writers produce the layouts the official readers list
+and decode, and everything is deterministic."""
 import os
 import subprocess
 import sys
