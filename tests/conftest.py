@@ -4,6 +4,7 @@ import ctypes
 import json
 import mmap
 import os
+import shutil
 import subprocess
 import sys
 import textwrap
@@ -17,6 +18,10 @@ COCO_GT = os.path.join(DATA, "coco", "instances_val2014_100.json")
 COCO_DT = os.path.join(DATA, "coco", "instances_val2014_fakesegm100_results.json")
 LVIS_GT = os.path.join(DATA, "lvis", "lvis_val_100.json")
 LVIS_DT = os.path.join(DATA, "lvis", "lvis_val_100_results_jitter.json")
+
+# a headless browser for the render tests (the HTML report, the manual); they skip without one
+BROWSERS = ("chromium", "chromium-browser", "google-chrome", "google-chrome-stable")
+BROWSER = next((shutil.which(b) for b in BROWSERS if shutil.which(b)), None)
 
 
 def golden_cases(name: str, kind: str = None):

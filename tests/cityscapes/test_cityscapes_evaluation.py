@@ -73,7 +73,8 @@ def run_cityscapesscripts(gt_dir, result_dir, monkeypatch, tmp_path):
     """
     import glob
 
-    import cityscapesscripts.evaluation.evalInstanceLevelSemanticLabeling as ev
+    # (a skip where only the golden-number tests' needs are installed: .ci/run's older/newer Pythons)
+    ev = pytest.importorskip("cityscapesscripts.evaluation.evalInstanceLevelSemanticLabeling")
 
     if not hasattr(np, "in1d"):
         monkeypatch.setattr(np, "in1d", lambda a, b: np.isin(a, b).ravel(), raising=False)
@@ -407,7 +408,7 @@ def test_short_import_path():
 
 
 def test_labels_table_is_cityscapes():
-    from cityscapesscripts.helpers.labels import labels
+    labels = pytest.importorskip("cityscapesscripts.helpers.labels").labels
 
     assert {lab.id: (lab.name, lab.hasInstances, lab.ignoreInEval) for lab in labels} == cs.LABELS
     assert cs.CLASSES == ("person", "rider", "car", "truck", "bus", "train", "motorcycle", "bicycle")
