@@ -271,7 +271,7 @@ class LVISResults(_CheckedJson, _lvis.LVISResults):
         problems = check_results(anns, lvis_gt.imgs, lvis_gt.cats, source, strict=strict, original="lvis")
         # (asked before lvis adds boxes; it keeps the very segmentations
         # checked here, so the cache can trust them)
-        checked = rle_strings_checked(anns) and not problems
+        checked = rle_strings_checked(anns, lvis_gt.imgs) and not problems
         _run_original(lambda: super(LVISResults, self).__init__(lvis_gt, arg, max_dets), problems, source)
         self._rles_checked = checked
         self._input_problems = tuple(problems)

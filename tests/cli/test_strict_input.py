@@ -43,7 +43,9 @@ def _jsonl(tmp_path, name, results):
 def test_suspect_ground_truth_is_refused(tmp_path, capsys):
     first = GT["annotations"][0]
     cases = [
-        (lambda g: g["images"][0].pop("height"), f"image {GT['images'][0]['id']} has no valid 'height' (got None)"),
+        (lambda g: g["images"][0].pop("height"),
+         f"(image {GT['images'][0]['id']}): its polygons need the image's size, but the image has no valid "
+         f"'height' and 'width' (got None, {GT['images'][0]['width']})"),
         (lambda g: g["annotations"][1].update(id=first["id"]), "1 annotation(s) repeat the id of another annotation"),
         (lambda g: [a.update(category_id=999) for a in g["annotations"][:40]],
          "40 annotation(s) have category ids not in 'categories' (999)"),
