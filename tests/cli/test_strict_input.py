@@ -93,3 +93,19 @@ def test_box_only_results_are_refused_for_masks(tmp_path, capsys, iou):
     boxes = [{k: v for k, v in r.items() if k != "segmentation"} | {"bbox": [1.0, 2.0, 3.0, 4.0]} for r in DT]
     _refused(["--gt", COCO_GT, "--dt", _write(tmp_path, "boxes.json", boxes), "--iou-type", iou], capsys,
              "only has boxes")
+
+
+def test_images_without_size_are_accepted_where_nothing_needs_it(tmp_path, capsys):
+    """Issue 40: boxes need no image size (torchmetrics' files have none); a mask
+    evaluation of the RLEs on such an image is refused in one line, naming it."""
+    gt = {"images": [{"id": 1}], "categories": [{"id": 1, "name": "a"}],
+          "annotations": [{"id": 1, "image_id": 1, "category_id": 1, "bbox": [1, 1, 5, 5], "area": 25, "iscrowd": 0,
+                           "segmentation": {"size": [10, 10], "counts": [11, 5, 5, 79]}}]}
+    dt = [{"image_id": 1, "category_id": 1, "bbox": [1, 1, 5, 5], "score": 0.9}]
+    gt_path, dt_path = _write(tmp_path, "gt.json", gt), _write(tmp_path, "dt.json", dt)
+    assert main(["--gt", gt_path, "--dt", dt_path, "--iou-type", "bbox"]) == 0
+    assert capsys.readouterr().err == ""
+    for iou in ("segm", "boundary"):
+        _refused(["--gt", gt_path, "--dt", dt_path, "--iou-type", iou], capsys,
+                 f"{gt_path}: annotation id 1 (image 1): its image has no valid 'height' and 'width' (got None, None), "
+                 f"which --iou-type {iou} needs")
