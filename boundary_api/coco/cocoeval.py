@@ -236,7 +236,8 @@ class COCOeval(LazyEvaluator, pycocotools.cocoeval.COCOeval):
             # step decodes them (one decode each); a bad one then leads here
             # as when it was checked first (see _evaluate_checking)
             deferred = self._results_checked_in_iou_step(p)
-            why = masks_unusable(self.cocoGt, *(() if deferred is not None else (self.cocoDt,)))
+            why = masks_unusable(self.cocoGt, *(() if deferred is not None else (self.cocoDt,)),
+                                 peers=(self.cocoDt,) if deferred is not None else ())
             if why is not None:
                 self._reference, self._reference_why = True, why
         if self._reference and p.iouType in ("segm", "bbox"):
@@ -297,7 +298,7 @@ class COCOeval(LazyEvaluator, pycocotools.cocoeval.COCOeval):
             if gtc is not None:
                 del gtc.log[logged:]
             self._state = None
-            why = masks_unusable(self.cocoDt)  # (warns when a string is bad)
+            why = masks_unusable(self.cocoDt, peers=(self.cocoGt,))  # (warns when a string is bad)
             if why is None:
                 raise
             self._reference, self._reference_why = True, why
@@ -635,12 +636,14 @@ def _warn_missing_summary_max_dets(params) -> None:
 def refuse_unsafe_masks_of(coco_gt, coco_dt, p) -> None:
     """:func:`refuse_unsafe_masks` on the ground truths and results that
     pycocotools' 'segm' ``evaluate`` selects (as its ``_prepare`` does)."""
+    groups = []
     for coco, kind in ((coco_gt, "ground truth annotation"), (coco_dt, "result")):
         if coco is None:
             continue
         ids = coco.getAnnIds(imgIds=p.imgIds, catIds=p.catIds) if p.useCats else coco.getAnnIds(imgIds=p.imgIds)
-        refuse_unsafe_masks(coco.loadAnns(ids), coco.imgs,
-                            lambda a, kind=kind: f"{kind} id {a.get('id')!r} (image {a.get('image_id')!r})")
+        groups.append((coco.loadAnns(ids), coco.imgs,
+                       lambda a, kind=kind: f"{kind} id {a.get('id')!r} (image {a.get('image_id')!r})"))
+    refuse_unsafe_masks(groups)
 
 
 def _strict(*objs) -> bool:

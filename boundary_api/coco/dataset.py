@@ -15,7 +15,7 @@ with urllib_request_deferred():
 
 
 from ..masks import _rle
-from .._io import KeyValueError, input_error_class, loads_json, read_json, read_once
+from .._io import KeyValueError, add_note, input_error_class, loads_json, read_json, read_once
 from ..instance._checks import check_instances_dataset, check_results, results_images_sized
 from ..instance._columns import load_result_columns
 from ..instance._gt_columns import index_annotations, load_ground_truth_columns
@@ -144,8 +144,10 @@ class COCO(pycocotools.coco.COCO):
         problems = check_instances_dataset(dataset, source, strict=self._strict)
         try:
             super().createIndex()
-        except (KeyError, TypeError, IndexError, AttributeError) as exc:  # a problem the checks let through
-            raise input_error_class(type(exc))(problems[0] if problems else f"{source}: {exc!r}") from None
+        except Exception as exc:  # noqa: BLE001 - pycocotools' own failure on what the checks let through
+            add_note(exc, f"boundary_api: pycocotools' own createIndex fails on this input "
+                          f"({problems[0] if problems else source})")
+            raise
         self._input_problems = tuple(problems)
         # the ground truths' own 'ignore' flags, before any evaluation overwrites them
         cache_for(self).remember_ignore_flags()

@@ -69,7 +69,7 @@ class _Materialized:
         obj.__dict__[self.name] = value
 
 
-def masks_unusable(*objs) -> Optional[str]:
+def masks_unusable(*objs, peers=()) -> Optional[str]:
     """Why a mask of the given ground truth or results (boundary_api objects
     whose masks were not all checked on loading) is not one this package
     evaluates, or None.  The replaced library's code then evaluates it as it
@@ -78,8 +78,9 @@ def masks_unusable(*objs) -> Optional[str]:
     evaluate (a missing segmentation, on which the library fails; an RLE on
     an image without a size) is not, and a mask on which the library's C
     code crashes or never ends is refused
-    (:func:`._mask_checks.refuse_unsafe_masks`).  The masks checked are
-    cached for the evaluation."""
+    (:func:`._mask_checks.refuse_unsafe_masks`, with the masks of ``peers``,
+    the other objects of the evaluation, compared with).  The masks checked
+    are cached for the evaluation."""
     for obj in objs:
         if obj is None or not hasattr(obj, "_input_problems") or getattr(obj, "_rles_checked", False):
             continue
@@ -101,7 +102,8 @@ def masks_unusable(*objs) -> Optional[str]:
             return str(exc)
         except ValueError as exc:
             # (a mask the library's C code would crash or hang on is refused, not handed to it)
-            refuse_unsafe_masks(list(obj.anns.values()), obj.imgs, cache_for(obj)._describe)
+            refuse_unsafe_masks([(list(o.anns.values()), o.imgs, cache_for(o)._describe)
+                                 for o in (*objs, *peers) if o is not None])
             warn_suspect(f"{exc}; evaluated as {'lvis' if hasattr(obj, 'img_ann_map') else 'pycocotools'} "
                          "evaluates it (strict=True refuses it)")
             return str(exc)

@@ -12,7 +12,7 @@ from __future__ import annotations
 import itertools
 import math
 import numbers
-from typing import Any, Dict, Iterable, List, Optional
+from typing import Any, Dict, Iterable, List, Optional, Tuple
 
 import numpy as np
 import pycocotools.mask as mask_utils
@@ -222,69 +222,92 @@ def check_rle_dict(seg: dict, height: Optional[int], width: Optional[int], what:
                          f"got {_json_type(counts)}")
 
 
-def refuse_unsafe_masks(anns: Iterable[dict], imgs: Dict[Any, dict], describe) -> None:
-    """Before pycocotools' or lvis' own mask code evaluates ``anns`` (a
-    'segm' evaluation this package hands to the library): refuse a mask on
-    which that C code crashes or never ends, also without ``strict``.
+def refuse_unsafe_masks(groups: Iterable[Tuple[Iterable[dict], Dict[Any, dict], Any]]) -> None:
+    """Before pycocotools' or lvis' own mask code evaluates the masks of
+    ``groups`` (``(annotations, images, describe)`` of the ground truth and
+    the results evaluated together, ``describe(ann)`` naming an annotation):
+    refuse a mask on which that C code crashes or never ends, also without
+    ``strict``.
 
     That is a polygon on an image with a side of less than one pixel, or
     with a non-finite or huge coordinate (:class:`UnsafePolygonError`); an
-    RLE with such a side, or with foreground pixels and counts that do not
-    cover exactly its ``size`` (or a string that is not a valid compressed
-    RLE): the library's IoU of two masks of different lengths whose boxes
-    overlap never ends (:class:`UnsafeRLEError`).  What the library
-    refuses by itself with an exception (counts that are not numbers, a
-    negative integer count) is left to it.  ``describe(ann)`` names an
-    annotation.
+    RLE with such a side; an RLE with foreground pixels whose counts do not
+    cover exactly its ``size`` (or whose string is not a valid compressed
+    RLE) where another mask of the same size lies on its image: the
+    library's IoU of two masks of one size and different lengths never ends
+    (:class:`UnsafeRLEError`).  Masks of different sizes are never compared
+    (their IoU is -1).  What the library refuses by itself with an exception
+    (counts that are not numbers, a negative integer count) is left to it.
     """
-    strings, heights, widths, owners = [], [], [], []
-    for a in anns:
-        seg = a.get("segmentation")
-        if type(seg) is list:
-            img = imgs.get(a.get("image_id"))
-            h, w = (img.get("height"), img.get("width")) if type(img) is dict else (None, None)
-            if _no_pixels(h) or _no_pixels(w):
-                check_polygon_image_size(h, w, describe(a))
-            for j, poly in enumerate(seg):  # (a result's rectangle, made of its box, was not checked)
-                if type(poly) is list and all(isinstance(v, numbers.Real) for v in poly) and poly \
-                        and not (finite_numbers(poly) and max(map(abs, poly)) <= _SAFE_COORD):
-                    raise UnsafePolygonError(f"{describe(a)}: polygon {j} has a non-finite or huge coordinate "
-                                             "(pycocotools' C code crashes on it)")
-            continue
-        if type(seg) is not dict:
-            continue
-        size = seg.get("size")
-        check_rle_size(size, describe(a))
-        if not (type(size) in (list, tuple) and len(size) == 2
-                and all(isinstance(v, numbers.Real) and not isinstance(v, bool) and finite_number(v) and v >= 1
-                        for v in size)):
-            continue  # (the library's own error, or a size it takes as it is)
-        h, w = int(size[0]), int(size[1])
-        counts = seg.get("counts")
-        if type(counts) in (str, bytes):
-            strings.append(counts)
-            heights.append(h)
-            widths.append(w)
-            owners.append(a)
-        elif type(counts) is list:
-            if not all(isinstance(c, numbers.Real) for c in counts) or any(
-                    isinstance(c, numbers.Integral) and not 0 <= c < 1 << 32 for c in counts):
-                continue  # (NumPy refuses them when the library converts the counts)
-            if not all(finite_number(c) and c >= 0 for c in counts):
-                raise UnsafeRLEError(f"{describe(a)}: RLE counts must be non-negative numbers "
-                                     "(pycocotools' C code never ends on others)")
-            ints = [int(c) for c in counts]  # (the library truncates each to an integer)
-            if sum(ints) != h * w and sum(ints[1::2]):
-                raise UnsafeRLEError(f"{describe(a)}: RLE counts cover {sum(ints)} pixels, not its {h}x{w} = "
-                                     f"{h * w}, and some of them are foreground (pycocotools' mask IoU "
-                                     "never ends on it)")
+    sizes: Dict[Any, Dict[Tuple[int, int], int]] = {}  # image -> (h, w) -> masks of that size
+    suspects: List[tuple] = []  # (ann, (h, w), message) of RLEs whose counts do not cover their size
+    strings, keys, owners = [], [], []
+
+    def count(a, key):
+        per_image = sizes.setdefault(a.get("image_id"), {})
+        per_image[key] = per_image.get(key, 0) + 1
+
+    for anns, imgs, describe in groups:
+        for a in anns:
+            seg = a.get("segmentation")
+            if type(seg) is list:
+                img = imgs.get(a.get("image_id"))
+                h, w = (img.get("height"), img.get("width")) if type(img) is dict else (None, None)
+                if _no_pixels(h) or _no_pixels(w):
+                    check_polygon_image_size(h, w, describe(a))
+                for j, poly in enumerate(seg):  # (a result's rectangle, made of its box, was not checked)
+                    if type(poly) is list and all(isinstance(v, numbers.Real) for v in poly) and poly \
+                            and not (finite_numbers(poly) and max(map(abs, poly)) <= _SAFE_COORD):
+                        raise UnsafePolygonError(f"{describe(a)}: polygon {j} has a non-finite or huge "
+                                                 "coordinate (pycocotools' C code crashes on it)")
+                if _pixel_size(h, w) is not None:
+                    count(a, _pixel_size(h, w))
+                continue
+            if type(seg) is not dict:
+                continue
+            size = seg.get("size")
+            check_rle_size(size, describe(a))
+            key = _pixel_size(*size) if type(size) in (list, tuple) and len(size) == 2 else None
+            if key is None:
+                continue  # (the library's own error, or a size it takes as it is)
+            count(a, key)
+            h, w = key
+            counts = seg.get("counts")
+            if type(counts) in (str, bytes):
+                strings.append(counts)
+                keys.append(key)
+                owners.append((a, describe))
+            elif type(counts) is list:
+                if not all(isinstance(c, numbers.Real) for c in counts) or any(
+                        isinstance(c, numbers.Integral) and not 0 <= c < 1 << 32 for c in counts):
+                    continue  # (NumPy refuses them when the library converts the counts)
+                if not all(finite_number(c) and c >= 0 for c in counts):
+                    raise UnsafeRLEError(f"{describe(a)}: RLE counts must be non-negative numbers "
+                                         "(pycocotools' C code never ends on others)")
+                ints = [int(c) for c in counts]  # (the library truncates each to an integer)
+                if sum(ints) != h * w and sum(ints[1::2]):
+                    suspects.append((a, key, f"{describe(a)}: RLE counts cover {sum(ints)} pixels, not its "
+                                             f"{h}x{w} = {h * w}, and some of them are foreground"))
     if strings:
-        status = _rle.check_strings(_rle.StringTable(strings), np.array(heights, np.int64),
-                                    np.array(widths, np.int64))
+        status = _rle.check_strings(_rle.StringTable(strings), np.array([k[0] for k in keys], np.int64),
+                                    np.array([k[1] for k in keys], np.int64))
         for i in np.flatnonzero(status).tolist():
+            (h, w), (a, describe) = keys[i], owners[i]
             # (pycocotools' own decoding of the string: how many foreground pixels it reads)
-            if mask_utils.area({"size": [heights[i], widths[i]], "counts": strings[i]}):
-                why = ("is not a valid compressed RLE string" if status[i] == 1
-                       else f"does not cover its {heights[i]}x{widths[i]} pixels")
-                raise UnsafeRLEError(f"{describe(owners[i])}: segmentation counts {why}, and some of them "
-                                     "are foreground (pycocotools' mask IoU never ends on it)")
+            if mask_utils.area({"size": [h, w], "counts": strings[i]}):
+                why = "is not a valid compressed RLE string" if status[i] == 1 else f"does not cover its {h}x{w} pixels"
+                suspects.append((a, keys[i], f"{describe(a)}: segmentation counts {why}, and some of them are "
+                                             "foreground"))
+    for a, key, message in suspects:
+        if sizes[a.get("image_id")][key] > 1:
+            raise UnsafeRLEError(f"{message}, and another mask of that size lies on its image (pycocotools' "
+                                 "mask IoU of the two never ends)")
+
+
+def _pixel_size(h, w) -> Optional[Tuple[int, int]]:
+    """The size pycocotools takes a mask to have (it truncates the numbers),
+    or None where it refuses the numbers itself or they are out of range."""
+    if all(isinstance(v, numbers.Real) and not isinstance(v, bool) and finite_number(v) and 1 <= v < 1 << 31
+           for v in (h, w)):
+        return int(h), int(w)
+    return None

@@ -269,7 +269,8 @@ class LVISEval(LazyEvaluator, _lvis_eval.LVISEval):
             # step decodes them (one decode each), or by _evaluate_columns; a
             # bad one then leads here as when it was checked first
             deferred = self._results_checked_later()
-            why = masks_unusable(self.lvis_gt, *(() if deferred else (self.lvis_dt,)))
+            why = masks_unusable(self.lvis_gt, *(() if deferred else (self.lvis_dt,)),
+                                 peers=(self.lvis_dt,) if deferred else ())
             if why is not None:
                 self._reference, self._reference_why = True, why
         if self._reference:
@@ -294,7 +295,8 @@ class LVISEval(LazyEvaluator, _lvis_eval.LVISEval):
             return
         log.info("LVISEval.evaluate: native matching")
         done = self._evaluate_columns()
-        why = masks_unusable(self.lvis_dt) if deferred and not done else None  # (warns when a string is bad)
+        # (warns when a string is bad)
+        why = masks_unusable(self.lvis_dt, peers=(self.lvis_gt,)) if deferred and not done else None
         if why is not None:
             self._reference, self._reference_why = True, why
             return self._evaluate_reference()
@@ -365,10 +367,10 @@ class LVISEval(LazyEvaluator, _lvis_eval.LVISEval):
         try:
             if p.iou_type == "segm":
                 cat_ids = p.cat_ids if p.cat_ids else None  # (lvis' own selection, as its _prepare makes it)
-                for dataset, kind in ((self.lvis_gt, "ground truth annotation"), (self.lvis_dt, "result")):
-                    anns = dataset.load_anns(dataset.get_ann_ids(img_ids=p.img_ids, cat_ids=cat_ids))
-                    refuse_unsafe_masks(anns, dataset.imgs, lambda a, kind=kind:
-                                        f"{kind} id {a.get('id')!r} (image {a.get('image_id')!r})")
+                refuse_unsafe_masks([
+                    (dataset.load_anns(dataset.get_ann_ids(img_ids=p.img_ids, cat_ids=cat_ids)), dataset.imgs,
+                     lambda a, kind=kind: f"{kind} id {a.get('id')!r} (image {a.get('image_id')!r})")
+                    for dataset, kind in ((self.lvis_gt, "ground truth annotation"), (self.lvis_dt, "result"))])
             return super().evaluate()
         except (UnsafePolygonError, UnsafeRLEError):
             raise

@@ -95,6 +95,8 @@ def test_mask_only_results_equal_dict_path(tmp_path, scene, iou_type):
     assert {type(a["bbox"]) for a in fast.dataset["annotations"]} == {np.ndarray}
 
 
+# (maxDets without 100 on purpose: tests/coco/test_summarize_max_dets.py asserts the warning)
+@pytest.mark.filterwarnings("ignore:summarize\\(\\). params.maxDets")
 @settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(seed=st.integers(0, 10_000), use_cats=st.sampled_from([0, 1]),
        max_dets=st.lists(st.integers(-3, 12), min_size=3, max_size=3),

@@ -97,7 +97,8 @@ CASES = {
     "float counts not covering the image": (
         _gt(segmentation={"size": [H, W], "counts": FLOAT_COUNTS}), _results(), "segm", "coco",
         ("UnsafeRLEError", "ground truth annotation id 1 (image 1): RLE counts cover 399 pixels, not its 20x20 = "
-                           "400, and some of them are foreground (pycocotools' mask IoU never ends on it)")),
+                           "400, and some of them are foreground, and another mask of that size lies on its "
+                           "image (pycocotools' mask IoU of the two never ends)")),
     "float counts not covering the image, box AP": (
         _gt(segmentation={"size": [H, W], "counts": FLOAT_COUNTS}),
         _results(bbox=[4.0, 3.0, 8.0, 6.0]), "bbox", "coco", "pycocotools"),
@@ -212,8 +213,13 @@ def _describe(a):
     return f"ann {a['id']}"
 
 
+def _refuse(*anns, imgs=None):
+    imgs = imgs or {1: {"id": 1, "height": H, "width": W}, 2: {"id": 2, "height": 0.5, "width": W},
+                    3: {"id": 3, "height": H, "width": W}}
+    refuse_unsafe_masks([(list(anns), imgs, _describe)])
+
+
 def test_refuse_unsafe_masks():
-    imgs = {1: {"id": 1, "height": H, "width": W}, 2: {"id": 2, "height": 0.5, "width": W}}
     safe = [{"id": 1, "image_id": 1, "segmentation": [[1, 1, 5, 1, 5, 5]]},
             {"id": 2, "image_id": 1, "segmentation": _rle()},
             {"id": 3, "image_id": 1, "segmentation": {"size": [H, W], "counts": _counts()}},
@@ -225,7 +231,7 @@ def test_refuse_unsafe_masks():
             {"id": 7, "image_id": 1, "segmentation": {"size": [H, W], "counts": [-1, 401]}},
             {"id": 8, "image_id": 1, "segmentation": {"size": [H, W], "counts": ["a"]}},
             {"id": 9, "image_id": 1}]
-    refuse_unsafe_masks(safe, imgs, _describe)
+    _refuse(*safe)
     unsafe = [({"id": 10, "image_id": 2, "segmentation": [[1, 1, 5, 1, 5, 5]]}, UnsafePolygonError,
                "ann 10: its polygons need the image's size, and the image's height 0.5 or width 20 is less than"),
               ({"id": 11, "image_id": 1, "segmentation": [[1, 1, 5, 1, 5, float("nan")]]}, UnsafePolygonError,
@@ -233,7 +239,8 @@ def test_refuse_unsafe_masks():
               ({"id": 12, "image_id": 1, "segmentation": {"size": [0, W], "counts": "abc"}}, UnsafeRLEError,
                "ann 12: RLE size [0, 20] has a side of no pixels"),
               ({"id": 13, "image_id": 1, "segmentation": {"size": [H, W], "counts": FLOAT_COUNTS}}, UnsafeRLEError,
-               "ann 13: RLE counts cover 399 pixels, not its 20x20 = 400, and some of them are foreground"),
+               "ann 13: RLE counts cover 399 pixels, not its 20x20 = 400, and some of them are foreground, and "
+               "another mask of that size lies on its image (pycocotools' mask IoU of the two never ends)"),
               ({"id": 14, "image_id": 1, "segmentation": {"size": [H, W], "counts": [1.0, float("nan")]}},
                UnsafeRLEError, "ann 14: RLE counts must be non-negative numbers"),
               ({"id": 15, "image_id": 1, "segmentation": {"size": [H, W], "counts": SHORT}}, UnsafeRLEError,
@@ -242,8 +249,26 @@ def test_refuse_unsafe_masks():
                "ann 16: segmentation counts is not a valid compressed RLE string")]
     for ann, cls, message in unsafe:
         with pytest.raises(cls) as info:
-            refuse_unsafe_masks(safe + [ann], imgs, _describe)
+            _refuse(*safe, ann)
         assert str(info.value).startswith(message), str(info.value)
+
+
+@pytest.mark.parametrize("counts", [FLOAT_COUNTS, SHORT, "0123~"], ids=["floats", "short", "invalid"])
+def test_counts_not_covering_their_size_are_refused_only_beside_a_mask_of_that_size(counts):
+    """pycocotools compares masks of one size only (the IoU of two sizes is -1): alone
+    on its image, or beside masks of other sizes only, such an RLE is evaluated."""
+    bad = {"id": 1, "image_id": 3, "segmentation": {"size": [H, W], "counts": counts}}
+    other_size = {"id": 2, "image_id": 3, "segmentation": _rle(10, 10)}
+    other_image = {"id": 3, "image_id": 1, "segmentation": _rle()}
+    _refuse(bad, other_size, other_image)
+    for peer in ({"id": 4, "image_id": 3, "segmentation": _rle()},
+                 {"id": 5, "image_id": 3, "segmentation": [[1, 1, 5, 1, 5, 5]]}):  # (a polygon: its image's size)
+        with pytest.raises(UnsafeRLEError, match="ann 1: .*, and another mask of that size lies on its image"):
+            _refuse(bad, other_size, other_image, peer)
+    # the ground truth and the results together: a peer in the other group counts too
+    with pytest.raises(UnsafeRLEError):
+        refuse_unsafe_masks([([bad], {3: {"id": 3}}, _describe),
+                             ([{"id": 9, "image_id": 3, "segmentation": _rle()}], {}, _describe)])
 
 
 def test_child_processes_import_this_boundary_api():
