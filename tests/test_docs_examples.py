@@ -10,6 +10,9 @@
   ``<!-- docs-test: slow -->`` puts it in the slow tier (``pytest -m slow``);
   ``<!-- docs-test: requires detectron2 -->`` runs it only where that module
   imports (Detectron2 is not on PyPI).  No other way to leave a block out.
+  ``<!-- docs-test: warns <regex> -->`` says that the example shows a
+  ``UserWarning`` matching ``<regex>`` (its output, asserted); any other
+  warning it gives is reported as usual.
 """
 import re
 import shlex
@@ -97,7 +100,7 @@ def _cases():
         for lang, line, text, marks in code_blocks(page):
             if lang != "python" and not (lang in SHELL and shell_commands(text)):
                 continue
-            bad = [m for m in marks if m != "slow" and not m.startswith("requires ")]
+            bad = [m for m in marks if m != "slow" and not m.startswith(("requires ", "warns "))]
             assert not bad, f"{page.name}:{line}: unknown docs-test mark {bad}"
             pytest_marks = [pytest.mark.slow] if "slow" in marks else []
             # an example that needs an optional package belongs to that package's tier
@@ -125,7 +128,12 @@ def test_example_runs(page, lang, line, text, marks, scratch):
     where = f"{page.name}:{line}"
     if lang == "python":
         code = compile(text, where, "exec")
-        exec(code, {"__name__": "__docs_example__"})
+        warns = [m.split(None, 1)[1] for m in marks if m.startswith("warns ")]
+        if warns:
+            with pytest.warns(UserWarning, match=warns[0]):
+                exec(code, {"__name__": "__docs_example__"})
+        else:
+            exec(code, {"__name__": "__docs_example__"})
         return
     for argv in shell_commands(text):
         proc = subprocess.run([sys.executable, "-m", "boundary_api.cli"] + argv[1:], cwd=scratch,

@@ -88,6 +88,13 @@ def _wait(proc_out, log, what):
     return text
 
 
+def _without_checkout() -> dict:
+    """This process's environment without PYTHONPATH: the session fixture puts an
+    editable checkout there for the tests' children, and a fresh environment must
+    import its own installed copy."""
+    return {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+
+
 class FreshEnv:
     """A new virtual environment that borrows the running one's packages."""
 
@@ -119,7 +126,7 @@ class FreshEnv:
                 "print(json.dumps([boundary_api.__file__, boundary_api.__version__,"
                 " m.version('boundary-api')]))")
         out = subprocess.run([str(self.python), "-c", code], check=True, capture_output=True,
-                             text=True, cwd=str(self.path)).stdout
+                             text=True, cwd=str(self.path), env=_without_checkout()).stdout
         location, module_version, metadata_version = json.loads(out)
         assert Path(location).resolve().is_relative_to(self.site.resolve()), location
         assert module_version == metadata_version == version
@@ -130,7 +137,7 @@ class FreshEnv:
         assert script.exists(), f"the console script was not installed: {script}"
         out = Path(workdir) / "demo.json"
         proc = subprocess.run([str(script), "-q", "--json-out", str(out)], capture_output=True,
-                              text=True, cwd=str(workdir), env=env)
+                              text=True, cwd=str(workdir), env=_without_checkout() if env is None else env)
         assert proc.returncode == 0, proc.stderr
         assert proc.stderr == ""
         assert "Boundary AP" in proc.stdout
