@@ -180,3 +180,22 @@ def pytest_collection_modifyitems(config, items):
     for item in items:
         if item.nodeid in listed:
             item.add_marker(pytest.mark.slow)
+
+
+def pytest_terminal_summary(terminalreporter):
+    """The differential fuzz suite's counts (tests/fuzz, issue 40 item 5): the
+    inputs of each family and what came of them, printed at the end of the run
+    so that they can be quoted."""
+    runner = sys.modules.get("fuzz_runner")
+    if runner is None or not runner.SESSION:
+        return
+    tr = terminalreporter
+    tr.section("differential fuzzing: inputs per family")
+    total = 0
+    for family, res in runner.SESSION.items():
+        total += res["n"]
+        outcomes = ", ".join(f"{k} {v}" for k, v in sorted(res["counts"].items()))
+        tr.write_line(f"{family:18s} {res['n']:6d} inputs  {res['seconds']:6.1f} s  ({outcomes})")
+        for kind, n in sorted(res["kinds"].items()):
+            tr.write_line(f"    {kind:44s} {n:6d}")
+    tr.write_line(f"{'total':18s} {total:6d} inputs")

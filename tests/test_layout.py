@@ -22,7 +22,7 @@ DOCS = os.path.join(ROOT, "docs", "architecture.md")
 
 # what each part of the package may import from the package (besides itself)
 BASE = {"_io", "_parallel", "_version"}
-PROTOCOLS = {"coco", "lvis", "cityscapes", "panoptic", "semantic"}
+PROTOCOLS = {"coco", "lvis", "cityscapes", "panoptic", "semantic", "video"}
 ALLOWED = {
     "masks": BASE,
     "data": set(),  # the demo's files
@@ -33,6 +33,8 @@ ALLOWED = {
     "cityscapes": BASE | {"masks"},
     "panoptic": BASE | {"masks"},
     "semantic": BASE | {"masks"},
+    # video: label-map frames on the mask layer, tracks on the instance engine
+    "video": BASE | {"masks", "instance"},
     # one package per concern, over the protocols
     "scale": BASE | {"masks", "instance", "coco", "lvis"},
     "diagnostics": BASE | {"masks", "instance", "coco", "lvis"},
@@ -41,8 +43,9 @@ ALLOWED = {
     "swap": BASE | {"coco", "lvis"},
     # instance files (COCO or LVIS from the ground truth) read, checked and evaluated by one call
     "evaluate": BASE | {"masks", "instance", "coco", "lvis"},
-    "integrations": BASE | {"masks", "instance", "coco", "lvis", "cityscapes", "panoptic", "semantic", "scale"},
-    "cli": BASE | {"masks", "instance", "coco", "lvis", "cityscapes", "panoptic", "semantic", "scale",
+    "integrations": BASE | {"masks", "instance", "coco", "lvis", "cityscapes", "panoptic", "semantic", "video",
+                            "scale"},
+    "cli": BASE | {"masks", "instance", "coco", "lvis", "cityscapes", "panoptic", "semantic", "video", "scale",
                    "diagnostics", "sensitivity", "report", "integrations", "evaluate"},
     # the 0.1.0 paths: each only calls _deprecated.alias
     "_deprecated": set(),
@@ -326,9 +329,11 @@ def test_command_line_opens_no_files():
 
 
 #: where a COCO / LVIS ground-truth or results file is parsed: the one reader of files
-#: (instance/_files.py), the dataset classes' drop-in readers and their column scanners
+#: (instance/_files.py), the dataset classes' drop-in readers and their column scanners;
+#: YouTube-VIS files have their one reader too, the dataset class video/ytvos.py
 _INSTANCE_FILE_READERS = {("instance", "_files.py"), ("instance", "_gt_columns.py"), ("instance", "_columns.py"),
-                          ("coco", "dataset.py"), ("lvis", "dataset.py"), ("lvis", "fixed_pooled.py")}
+                          ("coco", "dataset.py"), ("lvis", "dataset.py"), ("lvis", "fixed_pooled.py"),
+                          ("video", "ytvos.py")}
 _INSTANCE_FILE_WORDS = ("ground truth", "results", "LVIS")
 
 

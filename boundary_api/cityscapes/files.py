@@ -14,7 +14,8 @@ from typing import Dict, List, Optional, Sequence, Tuple
 import numpy as np
 
 from . import _kernels
-from ..masks.imagefiles import DEFAULT_MAX_PIXELS, ImageTooLargeError, check_image_file
+from ..masks import _png
+from ..masks.imagefiles import DEFAULT_MAX_PIXELS, ImageTooLargeError, _pillow_bomb_limit, check_image_file
 
 logger = logging.getLogger(__name__)
 
@@ -228,12 +229,12 @@ def read_prediction_file(path, strict: bool = False) -> List[Tuple[str, int, flo
 _PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
 
 
-def _png_gray_depth(head: bytes) -> int:
-    """Bit depth of a greyscale, non-interlaced PNG from its first 29 bytes, else 0."""
-    if len(head) < 29 or head[:8] != _PNG_SIGNATURE or head[12:16] != b"IHDR":
-        return 0
-    depth, color, interlace = head[24], head[25], head[28]
-    return depth if color == 0 and interlace == 0 and depth in (8, 16) else 0
+def _native_gray(blob: bytes, depths) -> bool:
+    """Whether a file is a greyscale PNG of one of these bit depths that Pillow
+    reads as the package's decoders do (non-interlaced, every chunk's CRC
+    right, no chunk Pillow reads differently: ``_png.png_label_header``)."""
+    info = _png.png_label_header(blob) if blob[:8] == _PNG_SIGNATURE else None
+    return info is not None and info["color_type"] == 0 and info["depth"] in depths
 
 
 def _idat(blob: bytes) -> Optional[Tuple[bytes, int, int]]:
@@ -286,7 +287,7 @@ def _mask_source(path: str, what: str, max_pixels: Optional[int] = DEFAULT_MAX_P
         blob = b""
     if blob:
         check_image_file(path, what, max_pixels, blob[:24])
-    if _png_gray_depth(blob[:29]) == 8:
+    if _native_gray(blob, (8,)):
         found = _idat(blob)
         if found is not None:
             return _PngMask(path, what, *found)
@@ -294,11 +295,13 @@ def _mask_source(path: str, what: str, max_pixels: Optional[int] = DEFAULT_MAX_P
 
 
 def _read_png(path: str, what: str, mask: bool, max_pixels: Optional[int] = DEFAULT_MAX_PIXELS) -> np.ndarray:
-    """Pixels of an image file: a mask as Pillow's mode "L" gives them
-    (uint8), ground truth as stored.  Plain greyscale PNGs (8-bit masks,
-    8/16-bit ground truth) are decoded here (the same pixels, much faster),
-    anything else (or anything this rejects) by Pillow.  An image of more
-    than ``max_pixels`` pixels is refused from its header, before decoding."""
+    """Pixels of an image file as cityscapesScripts reads them: a mask as
+    Pillow's mode "L" gives it (``convert("L")``, uint8), ground truth as
+    ``np.array(Image.open(path))``.  8-bit greyscale masks and every
+    single-channel ground truth PNG the package's label-map decoder takes
+    are decoded here (the same pixels, much faster), anything else by
+    Pillow.  An image of more than ``max_pixels`` pixels is refused from its
+    header, before decoding."""
     try:
         with open(path, "rb") as f:
             blob = f.read()
@@ -306,9 +309,17 @@ def _read_png(path: str, what: str, mask: bool, max_pixels: Optional[int] = DEFA
         blob = b""
     if blob:
         check_image_file(path, what, max_pixels, blob[:24])
-    depth = _png_gray_depth(blob[:29])
-    if depth == 8 or (depth == 16 and not mask):
-        arr = _fast_gray(blob, depth)
+    if mask and _native_gray(blob, (8,)):
+        arr = _fast_gray(blob, 8)
+        if arr is not None:
+            return arr
+    if not mask and blob[:8] == _PNG_SIGNATURE and not _pillow_bomb_limit(
+            int.from_bytes(blob[16:20], "big"), int.from_bytes(blob[20:24], "big")):
+        # ground truth: np.array(Image.open(path)), as cityscapesScripts reads it
+        try:
+            arr = _png.png_label_map(blob)
+        except MemoryError:
+            raise ImageTooLargeError(f"{what} {path} is too large to read into memory") from None
         if arr is not None:
             return arr
     from PIL import Image, UnidentifiedImageError

@@ -22,6 +22,12 @@ Semantic segmentation (PNG label maps)::
 
     boundary-eval semantic --gt-dir gt/ --pred-dir pred/ --num-classes 19 --json-out m.json
 
+Video object segmentation (DAVIS 2017 / SA-V J&F) and video instance
+segmentation (YouTube-VIS AP, HQ-YTVIS Tube-Boundary AP)::
+
+    boundary-eval vos --davis-root DAVIS --results results/ --metric J F B
+    boundary-eval vis --gt valid.json --dt results.json --iou-type boundary
+
 With no arguments it evaluates a small bundled demo and prints Mask AP and
 Boundary AP side by side.
 
@@ -95,7 +101,7 @@ def _silence_stdout(stream) -> None:
 #: subcommands: name -> module of boundary_api.cli with ``parser()`` and ``run(args)``;
 #: without one of these first, the words are the instance command's (or the demo's)
 SUBCOMMANDS = ("panoptic", "cityscapes", "semantic", "measures", "sensitivity", "synthetic", "analyze",
-               "report", "shard", "compare", "diagnose")
+               "report", "shard", "compare", "diagnose", "vos", "vis")
 
 
 def _route(argv: List[str]) -> int:

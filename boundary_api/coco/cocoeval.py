@@ -2,22 +2,20 @@
 from __future__ import annotations
 
 import contextlib
-import copy
-import datetime
 import logging
 import sys
 import time
-import warnings
 from collections import defaultdict
 from typing import Optional
 
 import numpy as np
 import pycocotools.cocoeval
 
-from ..instance import _summary
 from ..instance._columns import select_rows
 from ..instance._gt_columns import ground_truths_by_pair
 from ..instance._checks import warn_suspect
+from ..instance._cocolike import (copy_params, iou_type_as, native_accumulate, native_lists, summarize_detections,
+                                  summary_lines, warn_missing_summary_max_dets)
 from ..instance._engine import Evaluation, leave_ignore_flags, sorted_unique
 from ..instance._lazy import Lazy, LazyEvaluator, instance_dict, reset_lazy, touch_pairs
 from ..instance.cache import cache_for
@@ -322,7 +320,7 @@ class COCOeval(LazyEvaluator, pycocotools.cocoeval.COCOeval):
         else:
             log.info("COCOeval.evaluate: native matching")
             self._evaluate_native(p)
-        self._paramsEval = _copy_params(self.params)
+        self._paramsEval = copy_params(self.params)
         say("DONE (t={:0.2f}s).".format(time.time() - tic))
 
     def _evaluate_loops(self, p, native_iou: bool) -> None:
@@ -381,7 +379,7 @@ class COCOeval(LazyEvaluator, pycocotools.cocoeval.COCOeval):
                                                 max_det=p.maxDets[-1], crowd_key="iscrowd")
                 base_gts = self._gts
                 state.build_gts = lambda: base_gts
-            frozen = _copy_params(p)
+            frozen = copy_params(p)
             state.build_dts = lambda: self._detections_by_pair(frozen)
         else:
             self._prepare()
@@ -442,7 +440,7 @@ class COCOeval(LazyEvaluator, pycocotools.cocoeval.COCOeval):
             p = self.params
         p.catIds = p.catIds if p.useCats == 1 else [-1]
         _pe = self._paramsEval
-        lists = self._native_lists(p, _pe, state)
+        lists = native_lists(p, _pe, state)
         if lists is None:
             # parameters that do not line up with the evaluation, NaN scores
             # or recall thresholds: pycocotools' loops (on the same matching)
@@ -450,52 +448,7 @@ class COCOeval(LazyEvaluator, pycocotools.cocoeval.COCOeval):
             log.info("COCOeval.accumulate: pycocotools' accumulate (parameters unlike the evaluation's)")
             return super().accumulate(p)
         log.info("COCOeval.accumulate: native")
-        print("Accumulating evaluation results...")
-        tic = time.time()
-        if not (len(state.cat_ids) and len(state.area_rng) and len(state.img_ids)):
-            print("Please run evaluate() first")  # (pycocotools, for an empty evalImgs)
-        k_list, a_list, m_list, i_list = lists
-        T, R = len(p.iouThrs), len(p.recThrs)
-        K = len(p.catIds) if p.useCats else 1
-        A, M = len(p.areaRng), len(p.maxDets)
-        precision, recall, scores = state.accumulate(k_list, a_list, m_list, i_list, p.recThrs,
-                                                     K, A, M, True, self.num_threads)
-        self.eval = {
-            "params": p,
-            "counts": [T, R, K, A, M],
-            "date": datetime.datetime.now().strftime("%Y-%m-%d %H:%M:%S"),
-            "precision": precision,
-            "recall": recall,
-            "scores": scores,
-        }
-        print("DONE (t={:0.2f}s).".format(time.time() - tic))
-
-    @staticmethod
-    def _native_lists(p, _pe, state):
-        """pycocotools' ``k_list``, ``a_list``, ``m_list``, ``i_list`` when
-        the kernels can accumulate them from ``state``, else None."""
-        try:
-            pe_cats = list(_pe.catIds) if _pe.useCats else [-1]
-            if (pe_cats != state.cat_ids or list(_pe.imgIds) != state.img_ids
-                    or [list(a) for a in _pe.areaRng] != state.area_rng):
-                return None  # (_paramsEval changed since evaluate())
-            setK = set(pe_cats)
-            setA = set(map(tuple, _pe.areaRng))
-            setM = set(_pe.maxDets)
-            setI = set(_pe.imgIds)
-        except (AttributeError, TypeError, ValueError):
-            return None
-        k_list = [n for n, k in enumerate(p.catIds) if k in setK]
-        m_list = [m for n, m in enumerate(p.maxDets) if m in setM]
-        a_list = [n for n, a in enumerate(map(tuple, p.areaRng)) if a in setA]
-        i_list = [n for n, i in enumerate(p.imgIds) if i in setI]
-        I0, K0, A0 = len(state.img_ids), len(state.cat_ids), len(state.area_rng)
-        same_thrs = len(p.iouThrs) == state.dt_flags.shape[1]
-        if (not same_thrs or state.nan_scores or np.isnan(np.asarray(p.recThrs, np.float64)).any()
-                or (k_list and max(k_list) >= K0) or (a_list and max(a_list) >= A0)
-                or (i_list and max(i_list) >= I0) or any(m > state.max_det for m in m_list)):
-            return None
-        return k_list, a_list, m_list, i_list
+        self.eval = native_accumulate(p, state, self.num_threads, lists)
 
     def summarize(self):
         """Compute and print the 12 summary metrics, as pycocotools does.
@@ -506,119 +459,21 @@ class COCOeval(LazyEvaluator, pycocotools.cocoeval.COCOeval):
         evaluated; a one-line warning says so (``boundary-eval --max-dets N``
         reports that AP at N).
         """
-        _warn_missing_summary_max_dets(self.params)
+        warn_missing_summary_max_dets(self.params)
         if self.eval and self.params.iouType in ("segm", "bbox", "boundary"):
             try:
-                lines = _summary_lines(self.params)
+                lines = summary_lines(self.params)
             except (AttributeError, IndexError, KeyError, TypeError):
                 lines = None  # (pycocotools fails where it fails, after the lines before)
             if lines is not None:
                 # pycocotools' detection summary (Boundary AP's too), its AP
                 # lines gathered in one pass over the precision array
-                self.stats = _summarize_detections(self, lines)
+                self.stats = summarize_detections(self, lines)
                 return
         if self.params.iouType != "boundary":
             return super().summarize()
-        with _iou_type_as(self.params, "segm"):
+        with iou_type_as(self.params, "segm"):
             super().summarize()
-
-
-def _summary_lines(params) -> list:
-    """pycocotools' twelve detection summary lines: (ap, iouThr, areaRng, maxDets)."""
-    md = params.maxDets
-    return [(1, None, "all", 100), (1, .5, "all", md[2]), (1, .75, "all", md[2]),
-            (1, None, "small", md[2]), (1, None, "medium", md[2]), (1, None, "large", md[2]),
-            (0, None, "all", md[0]), (0, None, "all", md[1]), (0, None, "all", md[2]),
-            (0, None, "small", md[2]), (0, None, "medium", md[2]), (0, None, "large", md[2])]
-
-
-def _summary_selection(ev, ap, iou_thr, area_rng, max_dets):
-    """pycocotools' ``_summarize`` selection: the array, the IoU threshold
-    indices (None: all), the area and maxDets indices."""
-    p = ev.params
-    aind = [i for i, a in enumerate(p.areaRngLbl) if a == area_rng]
-    mind = [i for i, m in enumerate(p.maxDets) if m == max_dets]
-    s = ev.eval["precision"] if ap == 1 else ev.eval["recall"]
-    t = None if iou_thr is None else np.where(iou_thr == p.iouThrs)[0]
-    return s, t, aind, mind
-
-
-def _summary_value(ev, ap, iou_thr, area_rng, max_dets):
-    """One line's value as pycocotools takes it: ``np.mean(s[s > -1])``."""
-    s, t, aind, mind = _summary_selection(ev, ap, iou_thr, area_rng, max_dets)
-    if t is not None:
-        s = s[t]
-    s = s[:, :, :, aind, mind] if ap == 1 else s[:, :, aind, mind]
-    kept = s[s > -1]
-    return -1 if len(kept) == 0 else np.mean(kept)
-
-
-def _batched_ap_values(ev, lines) -> dict:
-    """The values of the AP lines whose selection is one area and one
-    maxDets entry, gathered from the precision array in one pass per maxDets
-    entry (``_summary.summary_gather``): the same elements in the same
-    order as pycocotools' selection, so ``np.mean`` gives the same float."""
-    s = ev.eval["precision"]
-    if type(s) is not np.ndarray or s.ndim != 5 or s.dtype != np.float64:
-        return {}
-    T, R, K, A, M = s.shape
-    groups: dict = {}
-    for n, (ap, iou_thr, area_rng, max_dets) in enumerate(lines):
-        if ap != 1:
-            continue
-        _, t, aind, mind = _summary_selection(ev, ap, iou_thr, area_rng, max_dets)
-        if len(aind) != 1 or len(mind) != 1 or not (0 <= aind[0] < A and 0 <= mind[0] < M):
-            continue
-        t = np.arange(T) if t is None else t
-        if len(t) and not (0 <= t.min() and t.max() < T):
-            continue
-        groups.setdefault(mind[0], []).append((n, t, aind[0]))
-    nt = getattr(ev, "num_threads", 1)
-    threads = nt if type(nt) is int and nt >= 1 else 1
-    values = {}
-    for m, sels in groups.items():
-        t_mask, k_mask, a_mask = np.zeros(T, np.uint32), np.zeros(K, np.uint32), np.zeros(A, np.uint32)
-        for b, (_, t, a) in enumerate(sels):
-            t_mask[t] |= np.uint32(1 << b)
-            k_mask |= np.uint32(1 << b)
-            a_mask[a] |= np.uint32(1 << b)
-        out, offset = _summary.summary_gather(s[..., m], t_mask, k_mask, a_mask, len(sels), threads)
-        for b, (n, _, _) in enumerate(sels):
-            kept = out[offset[b]:offset[b + 1]]
-            values[n] = -1 if len(kept) == 0 else np.mean(kept)
-    return values
-
-
-def _summarize_detections(ev, lines) -> np.ndarray:
-    """pycocotools' ``summarize`` for detections: the twelve ``lines``,
-    printed as it prints them, and ``stats``."""
-    p = ev.params
-    try:
-        batched = _batched_ap_values(ev, lines)
-    except (IndexError, KeyError, TypeError, ValueError):
-        batched = {}  # (pycocotools' own indexing decides, line by line)
-    template = " {:<18} {} @[ IoU={:<9} | area={:>6s} | maxDets={:>3d} ] = {:0.3f}"
-    stats = np.zeros((12,))
-    for n, (ap, iou_thr, area_rng, max_dets) in enumerate(lines):
-        title = "Average Precision" if ap == 1 else "Average Recall"
-        kind = "(AP)" if ap == 1 else "(AR)"
-        iou = ("{:0.2f}:{:0.2f}".format(p.iouThrs[0], p.iouThrs[-1]) if iou_thr is None
-               else "{:0.2f}".format(iou_thr))
-        value = batched[n] if n in batched else _summary_value(ev, ap, iou_thr, area_rng, max_dets)
-        print(template.format(title, kind, iou, area_rng, max_dets, value))
-        stats[n] = value
-    return stats
-
-
-def _warn_missing_summary_max_dets(params) -> None:
-    """Warn when pycocotools' summary would print -1 because the ``maxDets``
-    it reads a line at (100, or 20 for keypoints) is not in ``params.maxDets``."""
-    fixed = 20 if params.iouType == "keypoints" else 100
-    max_dets = [int(m) for m in getattr(params, "maxDets", [])]
-    if max_dets and fixed not in max_dets:
-        which = "every line" if fixed == 20 else "the first line (AP @[ IoU=0.50:0.95 | area=all ])"
-        warnings.warn(f"summarize(): params.maxDets {max_dets} has no {fixed}, so {which} is read at "
-                      f"maxDets={fixed} and prints -1, as in pycocotools", stacklevel=3)
 
 
 def _strict(*objs) -> bool:
@@ -629,24 +484,6 @@ def _strict(*objs) -> bool:
 def _input_problems(*objs) -> tuple:
     """The problems of the loaded objects' input that were warned about."""
     return tuple(p for o in objs if o is not None for p in getattr(o, "_input_problems", ()))
-
-
-def _copy_params(p):
-    """``copy.deepcopy(p)`` for pycocotools' ``Params``, without deep-copying
-    the NumPy scalars of ``imgIds`` one by one (immutable, so shared)."""
-    new = copy.copy(p)
-    for key, value in vars(p).items():
-        if isinstance(value, list):
-            if all(type(x) is list for x in value):  # areaRng
-                value = [copy.deepcopy(x) for x in value]
-            elif all(isinstance(x, (int, float, str, np.number)) for x in value):
-                value = list(value)
-            else:
-                value = copy.deepcopy(value)
-        elif value is not None and not isinstance(value, (int, float, str)):
-            value = copy.deepcopy(value)
-        setattr(new, key, value)
-    return new
 
 
 def _segmentations_from_boxes(coco_dt) -> int:
@@ -665,16 +502,6 @@ def _segmentations_from_boxes(coco_dt) -> int:
             if seg[0] == [x1, y1, x1, y2, x2, y2, x2, y1]:
                 n += 1
     return n
-
-
-@contextlib.contextmanager
-def _iou_type_as(params, iou_type):
-    saved = params.iouType
-    params.iouType = iou_type
-    try:
-        yield
-    finally:
-        params.iouType = saved
 
 
 class _DropRepeatedLines:

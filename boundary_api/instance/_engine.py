@@ -75,12 +75,15 @@ class Evaluation:
     dt_extra_ignore : callable, optional
         ``f(dt) -> bool``: unmatched detections for which it is true are
         ignored (lvis' not-exhaustively-annotated categories).
+    area_key : str
+        The annotation field the area ranges read (``'avg_area'`` for
+        YouTube-VIS tracks).
     """
 
     def __init__(self, gts: dict, dts: dict, img_ids: Sequence, cat_ids: Sequence, use_cats: bool,
                  gather: Optional[Callable] = None, max_det: Optional[int] = None,
                  crowd_key: Optional[str] = "iscrowd",
-                 dt_extra_ignore: Optional[Callable] = None):
+                 dt_extra_ignore: Optional[Callable] = None, area_key: str = "area"):
         self.img_ids = list(img_ids)
         self.cat_ids = list(cat_ids)
         self.max_det = max_det
@@ -120,8 +123,8 @@ class Evaluation:
         self.dt_id = _id_values(dt_anns, "detection")
         self.gt_id_nonzero = (self.gt_id != 0).astype(np.int64)
         self.dt_id_positive = (self.dt_id > 0).astype(np.int64)
-        self.gt_area = np.array([a["area"] for a in gt_anns], np.float64)
-        self.dt_area = np.array([a["area"] for a in dt_anns], np.float64)
+        self.gt_area = np.array([a[area_key] for a in gt_anns], np.float64)
+        self.dt_area = np.array([a[area_key] for a in dt_anns], np.float64)
         self.gt_ignore = np.array([bool(a.get("ignore", 0)) for a in gt_anns], np.uint8)
         if crowd_key is None:
             self.gt_crowd = np.zeros(len(gt_anns), np.uint8)
@@ -596,7 +599,8 @@ class Evaluation:
 
     # ------------------------------------------------- library-shaped output
     def eval_entry(self, p: int, a: int, style: str) -> dict:
-        """One ``evalImgs`` (pycocotools) / ``eval_imgs`` (lvis) entry."""
+        """One ``evalImgs`` (pycocotools; 'ytvos': keyed by ``video_id``) /
+        ``eval_imgs`` (lvis) entry."""
         g0, g1 = int(self.pair_g[p]), int(self.pair_g[p + 1])
         d0, d1 = int(self.pair_d[p]), int(self.pair_d[p + 1])
         perm = self.gt_perm[a, g0:g1]
@@ -620,9 +624,9 @@ class Evaluation:
         dt_ignore = (self.dt_flags[a, :, d0:d1] & 2).astype(bool)
         img = self.img_ids[self.pair_img[p]]
         cat = self.cat_ids[self.pair_cat[p]]
-        if style == "coco":
+        if style in ("coco", "ytvos"):
             return {
-                "image_id": img, "category_id": cat, "aRng": self.area_rng[a],
+                "image_id" if style == "coco" else "video_id": img, "category_id": cat, "aRng": self.area_rng[a],
                 "maxDet": self.max_det,
                 "dtIds": dt_ids, "gtIds": gt_ids,
                 "dtMatches": dt_matches, "gtMatches": gt_matches,

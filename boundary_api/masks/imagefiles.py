@@ -7,6 +7,15 @@ reader of the package calls :func:`check_image_file` first, which reads the
 width and height from the file's header (a PNG's IHDR chunk; Pillow's lazy
 header parsing for other formats) and refuses an image of more than
 ``max_pixels`` pixels with one :class:`ImageTooLargeError` naming the file.
+
+Pixel values are those of Pillow's ``np.array(Image.open(path))``, whoever
+decodes the file: a palette image gives its indices (never the palette's
+colours), a 1-bit image 0/1, a 2- or 4-bit greyscale image Pillow's scaled
+values (0/85/170/255, 0/17/.../255), 16-bit greyscale its samples.
+Single-channel PNGs (palette and greyscale, not interlaced) are decoded by the
+package's own decoder (``_png``, without the GIL, several times faster than
+Pillow on label maps), exactly as Pillow reads them; every other file by
+Pillow itself.
 """
 from __future__ import annotations
 
@@ -15,7 +24,7 @@ import os
 from typing import Optional, Tuple
 
 __all__ = ["DEFAULT_MAX_PIXELS", "ImageTooLargeError", "check_image_file", "check_max_pixels",
-           "image_file_size", "read_mask_file"]
+           "image_file_size", "read_label_map", "read_mask_file"]
 
 #: largest image (width x height) read unless the caller raises the limit:
 #: 2**27 is e.g. 16384 x 8192, far above COCO, Cityscapes, ADE20K or Mapillary
@@ -123,20 +132,158 @@ def check_image_file(path, what: str = "image", max_pixels: Optional[int] = DEFA
     return width, height
 
 
-def read_mask_file(path, what: str = "mask", max_pixels: Optional[int] = DEFAULT_MAX_PIXELS):
-    """One binary mask from a file: an image (any nonzero pixel, of any
-    channel, is foreground) as an (H, W) uint8 array, or a ``.json`` file
-    holding a COCO RLE ``{"size", "counts"}`` (or an object with such a
-    ``"segmentation"``) as that dict.
+# Pillow's modes of one channel of integers; "1" (bool in Pillow's array) is
+# read as uint8 0/1
+_LABEL_MODES = frozenset({"1", "L", "P", "I", "I;16", "I;16B", "I;16L", "I;16N"})
 
-    An image of more than ``max_pixels`` pixels is refused from its header
+
+def _source_bytes(path, what: str):
+    """(name for messages, the file's bytes) of a path or a pipe read once."""
+    from .._io import InputBytes, read_once
+
+    source = read_once(path, what)
+    if isinstance(source, InputBytes):
+        return source.name, source.data
+    fspath = os.fspath(path)
+    if not os.path.isfile(fspath):
+        raise ValueError(f"{what} not found: {fspath}")
+    try:
+        with open(fspath, "rb") as f:
+            return fspath, f.read()
+    except OSError as exc:
+        raise ValueError(f"cannot read {what} {fspath}: {exc.strerror or exc}") from None
+
+
+def _pillow_bomb_limit(width: int, height: int) -> bool:
+    """Whether Pillow would refuse an image of this size as a decompression
+    bomb (more than twice ``Image.MAX_IMAGE_PIXELS``)."""
+    from PIL import Image
+
+    limit = Image.MAX_IMAGE_PIXELS
+    return bool(limit) and width * height > 2 * limit
+
+
+def _image_values(name: str, data: bytes, what: str, max_pixels: Optional[int], label_map: bool):
+    """Pillow's ``np.array(Image.open(file))`` of a file's bytes, after the
+    size check; single-channel PNGs decoded natively.  With ``label_map``,
+    only single-channel images of integers are accepted (mode "1" as uint8)."""
+    import numpy as np
+
+    from .._io import InputBytes
+
+    width, height = check_image_file(InputBytes(name, data), what, max_pixels)
+    # (an image Pillow refuses as a bomb is left to Pillow, which says so)
+    if data[:8] == _PNG_SIGNATURE and not _pillow_bomb_limit(width, height):
+        from . import _png
+
+        try:
+            arr = _png.png_label_map(data)
+        except MemoryError:
+            raise ImageTooLargeError(f"{what} {name} is too large to read into memory") from None
+        if arr is not None:
+            return arr
+    from PIL import Image
+
+    try:
+        with Image.open(io.BytesIO(data)) as img:
+            mode, bands = img.mode, len(img.getbands())
+            arr = None if label_map and mode not in _LABEL_MODES else np.array(img)
+    except Image.DecompressionBombError as exc:  # Pillow's own limit, with max_pixels=None
+        raise ImageTooLargeError(f"{what} {name} is too large to read: {exc}") from None
+    except MemoryError:
+        raise ImageTooLargeError(f"{what} {name} is too large to read into memory") from None
+    except Exception as exc:  # whatever Pillow raises on a file it cannot read
+        raise ValueError(f"cannot read {what} {name}: {exc or type(exc).__name__}") from None
+    if arr is None:
+        raise ValueError(f"{name}: expected a single-channel label map (class ids), got a {mode} image "
+                         f"with {bands} channels")
+    if label_map:
+        if arr.ndim != 2:
+            raise ValueError(f"{name}: expected a single-channel label map, got an array of shape {arr.shape}")
+        if arr.dtype == bool:
+            arr = arr.astype(np.uint8)  # (Pillow's bool bytes are 0 and 255)
+        elif not arr.dtype.isnative:  # e.g. mode I;16B
+            arr = arr.astype(arr.dtype.newbyteorder("="))
+    return arr
+
+
+def read_label_map(path, max_pixels: Optional[int] = DEFAULT_MAX_PIXELS, what: str = "label map"):
+    """A single-channel image file as the (H, W) array of its values: what
+    Pillow's ``np.array(Image.open(path))`` gives.
+
+    Palette images give their indices (PASCAL VOC, DAVIS), greyscale images
+    their samples, as Pillow reads them.  PNGs of these kinds that are not
+    interlaced are decoded by the package's own decoder (several times
+    faster than Pillow; the same values); every other file by Pillow.
+
+    Parameters
+    ----------
+    path : str or os.PathLike
+        An image file of one channel of integers (Pillow's modes ``1``,
+        ``L``, ``P``, ``I;16``, ``I``); a pipe (``/dev/stdin``, ``<(...)``)
+        is read once.
+    max_pixels : int or None, optional
+        Largest ``width * height`` read (default :data:`DEFAULT_MAX_PIXELS`),
+        checked from the file's header before anything is decoded: a guard
+        against decompression bombs.  ``None``: no limit of the package's
+        (Pillow's own limit, ``Image.MAX_IMAGE_PIXELS``, still applies).
+    what : str, optional
+        What the file is, for messages.
+
+    Returns
+    -------
+    (H, W) ndarray
+        Pillow's values and dtype: uint8 for palette images (the indices)
+        and greyscale up to 8 bits (2- and 4-bit samples scaled to 0..255
+        as Pillow scales them: 0/85/170/255 and 0/17/.../255), uint16 for
+        16-bit greyscale PNGs, int32 for Pillow's mode ``I``; a 1-bit image
+        (Pillow's mode ``1``, a bool array) gives uint8 0/1.  Writable and
+        C-contiguous.
+
+    Raises
+    ------
+    ValueError
+        One line naming ``what`` and the file: missing, unreadable or
+        damaged, or an image of several channels (colour, or with an alpha
+        channel: a colour-coded visualisation is not a label map);
+        :class:`ImageTooLargeError` if it has more than ``max_pixels``
+        pixels.
+
+    Examples
+    --------
+    >>> import tempfile, numpy as np
+    >>> from PIL import Image
+    >>> im = Image.fromarray(np.array([[0, 1], [2, 1]], np.uint8), "P")
+    >>> im.putpalette([255, 255, 255, 200, 0, 0, 0, 0, 200])  # index 0 is white
+    >>> with tempfile.TemporaryDirectory() as d:
+    ...     im.save(d + "/a.png")
+    ...     read_label_map(d + "/a.png")
+    array([[0, 1],
+           [2, 1]], dtype=uint8)
+    """
+    max_pixels = check_max_pixels(max_pixels)
+    name, data = _source_bytes(path, what)
+    return _image_values(name, data, what, max_pixels, True)
+
+
+def read_mask_file(path, what: str = "mask", max_pixels: Optional[int] = DEFAULT_MAX_PIXELS):
+    """One binary mask from a file: an image as an (H, W) uint8 array of
+    0/1, or a ``.json`` file holding a COCO RLE ``{"size", "counts"}`` (or an
+    object with such a ``"segmentation"``) as that dict.
+
+    An image's foreground is where any value of Pillow's
+    ``np.array(Image.open(path))`` is nonzero: the index of a palette image
+    (whatever its colour), the sample of a greyscale image (a 1-bit image's
+    1s), any channel of a colour image (alpha included when the file has an
+    alpha channel; a tRNS chunk adds none, so black stays background).  An
+    image of more than ``max_pixels`` pixels is refused from its header
     (:func:`check_image_file`), before decoding.
 
     Raises
     ------
     ValueError
         One line naming ``what`` and the path: no such file, not valid JSON
-        or not an RLE, not an image OpenCV can read, too large.
+        or not an RLE, not an image Pillow can read, too large.
     """
     import numpy as np
 
@@ -159,18 +306,8 @@ def read_mask_file(path, what: str = "mask", max_pixels: Optional[int] = DEFAULT
             raise ValueError(f"{what} {path}: expected a COCO RLE {{'size': [h, w], 'counts': ...}} "
                              "or an object with such a 'segmentation'")
         return doc
-    import cv2
-
-    check_image_file(source, f"{what} image", max_pixels)
-    try:
-        if isinstance(source, InputBytes):
-            img = cv2.imdecode(np.frombuffer(source.data, np.uint8), cv2.IMREAD_UNCHANGED) if source.data else None
-        else:
-            img = cv2.imread(path, cv2.IMREAD_UNCHANGED)
-    except cv2.error as exc:  # e.g. beyond OpenCV's own size limit, with a raised max_pixels
-        raise ValueError(f"{what} {path}: OpenCV cannot read it: {str(exc).strip().splitlines()[-1]}") from None
-    if img is None:
-        raise ValueError(f"{what} {path}: not an image OpenCV can read (nor a .json RLE)")
+    name, data = _source_bytes(source, f"{what} image")
+    img = _image_values(name, data, f"{what} image", max_pixels, False)
     if img.ndim == 3:
         img = img.any(axis=2)
     return (img != 0).astype(np.uint8)

@@ -9,7 +9,7 @@ import numpy as np
 from ..masks import _idmaps, _png
 from . import _kernels
 from ..masks.boundary import check_dilation_ratio, dilation_pixels
-from ..masks.imagefiles import DEFAULT_MAX_PIXELS, ImageTooLargeError, check_max_pixels
+from ..masks.imagefiles import DEFAULT_MAX_PIXELS, ImageTooLargeError, _pillow_bomb_limit, check_max_pixels
 
 __all__ = ["rgb2id", "id2rgb", "read_panoptic_png", "segment_boundaries", "DEFAULT_MAX_PIXELS"]
 
@@ -109,8 +109,13 @@ class _Buffers:
 def read_panoptic_png(path, max_pixels: Optional[int] = DEFAULT_MAX_PIXELS) -> np.ndarray:
     """Read a panoptic segmentation PNG as an (H, W) uint32 map of segment ids.
 
-    Colour images (RGB or RGBA, 8 bits per channel) are decoded with
-    :func:`rgb2id`; single-channel images (8 or 16 bits) are taken as ids.
+    The pixel values are Pillow's (``np.array(Image.open(path))``): colour
+    images (RGB, RGBA) give :func:`rgb2id` of their RGB, the alpha channel
+    ignored; single-channel images give their values as ids: the indices of
+    a palette image (not its colours), the samples of a greyscale image as
+    Pillow reads them (a 1-bit image 0/1, 2- and 4-bit samples scaled to
+    0..255, 16-bit samples as they are).  The common kinds are decoded by
+    the package's own decoder, the same values.
 
     Parameters
     ----------
@@ -161,7 +166,7 @@ def _read_ids(path: str, limit: Optional[int], buffers: Optional[_Buffers] = Non
         ids = _png.pan_png_ids(blob, buffers.scratch, buffers.ids[slot])
     if ids is not None:
         return ids
-    return _read_other(path)
+    return _read_other(path, blob)
 
 
 def _read_runs(path: str, limit: Optional[int], buffers: Optional[_Buffers] = None,
@@ -194,26 +199,25 @@ def _read_runs(path: str, limit: Optional[int], buffers: Optional[_Buffers] = No
         runs = _png.pan_png_runs(blob, buffers.scratch)
     if runs is not None:
         return runs
-    ids = _read_other(path)
+    ids = _read_other(path, blob)
     return (ids.shape[0], ids.shape[1]) + _idmaps.pan_ids_to_runs(np.ascontiguousarray(ids, dtype=np.uint32))
 
 
-def _read_other(path: str) -> np.ndarray:
-    """Any other image: OpenCV (which decodes without holding the GIL), then Pillow."""
-    import cv2
-
-    try:
-        arr = cv2.imread(path, cv2.IMREAD_UNCHANGED)
-    except cv2.error:  # e.g. beyond OpenCV's own size limit
-        arr = None
-    if arr is None:
-        return _read_with_pillow(path)
-    if arr.ndim == 2 and arr.dtype in (np.uint8, np.uint16):
-        return arr.astype(np.uint32)
-    if arr.ndim == 3 and arr.shape[2] in (3, 4) and arr.dtype == np.uint8:
-        return _kernels.pan_color_to_id(np.ascontiguousarray(arr), True)
-    raise ValueError(f"unsupported panoptic PNG {path}: shape {arr.shape}, dtype {arr.dtype} "
-                     "(expected 8-bit RGB or a single channel of ids)")
+def _read_other(path: str, blob: Optional[bytes] = None) -> np.ndarray:
+    """Any other image, as Pillow's ``np.array(Image.open(path))`` gives it:
+    a single-channel image (palette indices, grey samples; a 1-bit image 0/1)
+    gives its values as ids, decoded by the package's label-map decoder when
+    it takes the file; a colour image :func:`rgb2id` of its RGB (an alpha
+    channel ignored)."""
+    # (an image Pillow refuses as a bomb is left to Pillow, which says so)
+    if blob is not None and blob[:8] == _PNG_SIGNATURE and not _pillow_bomb_limit(*_image_size(path, blob[:24])):
+        try:
+            labels = _png.png_label_map(blob)
+        except MemoryError:
+            raise ImageTooLargeError(f"panoptic PNG {path} is too large to read into memory") from None
+        if labels is not None:
+            return labels.astype(np.uint32)
+    return _read_with_pillow(path)
 
 
 def _read_with_pillow(path: str) -> np.ndarray:
@@ -221,20 +225,20 @@ def _read_with_pillow(path: str) -> np.ndarray:
 
     try:
         with Image.open(path) as im:
-            if im.mode in ("P", "PA"):
-                im = im.convert("RGB")
             mode = im.mode
-            arr = np.asarray(im)
+            arr = np.array(im)
     except Image.DecompressionBombError as exc:
         raise ImageTooLargeError(f"panoptic PNG {path} is too large to read: {exc}") from None
     except MemoryError:
         raise ImageTooLargeError(f"panoptic PNG {path} is too large to read into memory") from None
-    except (OSError, ValueError, SyntaxError) as exc:
-        raise ValueError(f"cannot read panoptic PNG {path}: {exc}") from None
+    except Exception as exc:  # whatever Pillow raises on a file it cannot read
+        raise ValueError(f"cannot read panoptic PNG {path}: {exc or type(exc).__name__}") from None
     if mode in ("RGB", "RGBA", "RGBX"):
         return _kernels.pan_color_to_id(np.ascontiguousarray(arr), False)
-    if arr.ndim == 2 and np.issubdtype(arr.dtype, np.integer):
-        if arr.size and arr.min() < 0:
+    if mode in ("LA", "La", "PA"):  # grey (or indices) with alpha: the alpha ignored, as for RGBA
+        arr = arr[..., 0]
+    if arr.ndim == 2 and (np.issubdtype(arr.dtype, np.integer) or arr.dtype == bool):
+        if arr.dtype != bool and arr.size and arr.min() < 0:
             raise ValueError(f"panoptic PNG {path} has negative ids")
         return arr.astype(np.uint32)
     raise ValueError(f"unsupported panoptic PNG {path}: mode {mode} (expected RGB or a single channel of ids)")

@@ -5,24 +5,23 @@ import os
 from typing import Optional
 
 import numpy as np
-from PIL import Image
 
-from ..masks.imagefiles import DEFAULT_MAX_PIXELS, ImageTooLargeError, check_image_file, check_max_pixels
+from ..masks import imagefiles
+from ..masks.imagefiles import DEFAULT_MAX_PIXELS
 
 __all__ = ["read_label_map", "read_class_names"]
 
-# PIL modes whose pixel values are class ids ("P": palette indices, as in PASCAL VOC)
-_LABEL_MODES = {"L", "P", "I", "I;16", "I;16B", "I;16L"}
-
 
 def read_label_map(path, max_pixels: Optional[int] = DEFAULT_MAX_PIXELS) -> np.ndarray:
-    """Read a PNG label map as an (H, W) array of class ids.
+    """Read a label map as an (H, W) array of class ids: the values of
+    Pillow's ``np.array(Image.open(path))``
+    (:func:`boundary_api.masks.imagefiles.read_label_map`).
 
     Parameters
     ----------
     path : str or os.PathLike
-        A single-channel image: 8-bit grey (``L``), palette (``P``, the
-        indices are the ids), or 16/32-bit grey.
+        A single-channel image: palette (``P``, the indices are the ids, as
+        in PASCAL VOC), 1-, 8- or 16-bit grey, 32-bit integers.
     max_pixels : int or None, optional
         Largest ``width * height`` read (default 2**27), checked from the
         file's header before decoding: a guard against decompression bombs.
@@ -31,6 +30,7 @@ def read_label_map(path, max_pixels: Optional[int] = DEFAULT_MAX_PIXELS) -> np.n
     Returns
     -------
     (H, W) ndarray of uint8, uint16 or int32
+        A 1-bit image gives uint8 0/1.
 
     Raises
     ------
@@ -40,29 +40,7 @@ def read_label_map(path, max_pixels: Optional[int] = DEFAULT_MAX_PIXELS) -> np.n
         :class:`~boundary_api.masks.imagefiles.ImageTooLargeError` if it has
         more than ``max_pixels`` pixels.
     """
-    fspath = os.fspath(path)
-    max_pixels = check_max_pixels(max_pixels)
-    if not os.path.isfile(fspath):
-        raise ValueError(f"label map not found: {fspath}")
-    check_image_file(fspath, "label map", max_pixels)
-    try:
-        with Image.open(fspath) as img:
-            mode = img.mode
-            if mode not in _LABEL_MODES:
-                raise ValueError(f"{fspath}: expected a single-channel label map (class ids), got a "
-                                 f"{mode} image with {len(img.getbands())} channels")
-            arr = np.asarray(img)
-    except ValueError:
-        raise
-    except Image.DecompressionBombError as exc:  # Pillow's own limit, with max_pixels=None
-        raise ImageTooLargeError(f"label map {fspath} is too large to read: {exc}") from None
-    except MemoryError:
-        raise ImageTooLargeError(f"label map {fspath} is too large to read into memory") from None
-    except (OSError, SyntaxError) as exc:
-        raise ValueError(f"cannot read label map {fspath}: {exc}") from None
-    if arr.ndim != 2:
-        raise ValueError(f"{fspath}: expected a single-channel label map, got an array of shape {arr.shape}")
-    return arr
+    return imagefiles.read_label_map(os.fspath(path), max_pixels, "label map")
 
 
 def read_class_names(path, num_classes: int, what: str = "--class-names") -> list:

@@ -324,7 +324,7 @@ def test_png_decoder_equals_pillow(tmp_path_factory, h, w, kind, level, depth, s
     Image.fromarray(a).save(path, compress_level=level)
     got = cs._read_png(path, "x", mask=False)
     assert got.dtype == a.dtype and np.array_equal(got, a)
-    assert cs_files._png_gray_depth(open(path, "rb").read(29)) == depth
+    assert cs_files._native_gray(open(path, "rb").read(), (depth,))
     if depth == 8:
         assert np.array_equal(cs._read_png(path, "x", mask=True), a)
         # decoding and scanning row by row gives the statistics of the decoded image
@@ -373,6 +373,31 @@ def test_masks_in_other_modes_read_as_pillow_L(tmp_path):
     Image.fromarray(a).save(tmp_path / "rgb.png")
     want = np.asarray(Image.fromarray(a).convert("L"))
     assert np.array_equal(cs._read_png(str(tmp_path / "rgb.png"), "x", mask=True), want)
+
+
+def test_every_png_kind_read_as_cityscapes_scripts_reads_it(tmp_path):
+    """Issue 40, item 4: ground truth as ``np.array(Image.open(p))`` (a palette
+    image's indices, a 1-bit image's 0/1), prediction masks as
+    ``np.array(Image.open(p).convert("L"))``, as cityscapesScripts reads them,
+    whichever decoder reads the file."""
+    from pngfiles import CHANNELS, DEPTHS, random_samples, write_png
+
+    rng = np.random.default_rng(21)
+    for color_type, depths in DEPTHS.items():
+        for depth in depths:
+            for interlace in (0, 1):
+                s = random_samples(rng, 7, 13, CHANNELS[color_type], depth, True)
+                path = tmp_path / f"{color_type}_{depth}_{interlace}.png"
+                path.write_bytes(write_png(s, color_type, depth, interlace=interlace))
+                with Image.open(path) as im:
+                    gt, mask = np.array(im), np.array(im.convert("L"))
+                np.testing.assert_array_equal(cs._read_png(str(path), "x", mask=False), gt)
+                np.testing.assert_array_equal(cs._read_png(str(path), "x", mask=True), mask)
+                src = cs._mask_source(str(path), "x")
+                if isinstance(src, cs._PngMask):
+                    assert color_type == 0 and depth == 8 and not interlace
+                else:
+                    np.testing.assert_array_equal(src, mask)
 
 
 def test_short_import_path():

@@ -2,7 +2,8 @@
 ``read_panoptic_png``, and ``_png.pan_png_runs``, the same straight into runs, used by
 ``pq_compute``; every test checks both): every filter type, pixel kind and Deflate
 block type against ids computed from the pixels, and OpenCV; and every file it does
-not take (or that is damaged) left to OpenCV/Pillow as before."""
+not take (or that is damaged) left to the label-map decoder or Pillow, whose values
+``read_panoptic_png`` gives."""
 import os
 import struct
 import zlib
@@ -240,20 +241,23 @@ def _flat_rgb():
 
 def test_kinds_it_does_not_take_are_left_to_the_other_readers(tmp_path):
     px = _flat_rgb()
-    # interlaced, palette, grey + alpha, 16-bit colour, transparency chunk
+    # interlaced, palette, grey + alpha, 16-bit colour: left to the other readers
     assert _decode(encode(px, "rgb", interlace=1)) is None
     pal = Image.fromarray(px).convert("P")
     pal.save(tmp_path / "pal.png")
     assert _decode((tmp_path / "pal.png").read_bytes()) is None
-    np.testing.assert_array_equal(read_panoptic_png(tmp_path / "pal.png"), oracle_ids(np.asarray(pal.convert("RGB")),
-                                                                                     "rgb"))
+    # (a palette image's ids are its indices, as Pillow reads it: issue 40, item 4)
+    np.testing.assert_array_equal(read_panoptic_png(tmp_path / "pal.png"), np.asarray(pal).astype(np.uint32))
     Image.fromarray(px[..., 0]).convert("LA").save(tmp_path / "la.png")
     assert _decode((tmp_path / "la.png").read_bytes()) is None
     cv2.imwrite(str(tmp_path / "rgb16.png"), px.astype(np.uint16) * 257)
     assert _decode((tmp_path / "rgb16.png").read_bytes()) is None
+    # a transparency chunk changes nothing in Pillow's values: decoded, unless
+    # shorter than Pillow requires
     blob = encode(px, "rgb")
     trns = blob[:33] + chunk(b"tRNS", b"\0\0\0\0\0\0") + blob[33:]
-    assert _decode(trns) is None
+    np.testing.assert_array_equal(_decode(trns), oracle_ids(px, "rgb"))
+    assert _decode(blob[:33] + chunk(b"tRNS", b"\0\0\0\0") + blob[33:]) is None
     # not a PNG at all, or empty
     assert _decode(b"") is None
     assert _decode(b"GIF89a" + bytes(40)) is None
@@ -365,3 +369,44 @@ def test_bomb_read_with_reused_buffers_sets_no_memory_aside(tmp_path):
     with pytest.raises(ValueError, match="bomb.png"):
         _read_runs(str(path), None, buffers)
     assert buffers.scratch.size == 0 and buffers.ids[0].size == 0
+
+
+def _pillow_ids(path):
+    """The ids Pillow's values give: rgb2id of RGB(A), a single channel (the
+    alpha of LA dropped) as it is."""
+    with Image.open(path) as im:
+        mode, arr = im.mode, np.array(im)
+    if mode in ("RGB", "RGBA"):
+        a = arr.astype(np.uint32)
+        return a[..., 0] | (a[..., 1] << 8) | (a[..., 2] << 16)
+    if mode == "LA":
+        arr = arr[..., 0]
+    return arr.astype(np.uint32)
+
+
+def test_every_png_kind_gives_pillow_s_values(tmp_path):
+    """Issue 40, item 4: a 1-bit PNG gives ids 0/1 (not 0/255), a palette PNG its
+    indices, 2/4-bit grey Pillow's scaled values, a grey or colour image with a
+    tRNS chunk its samples; read_panoptic_png and the runs of pq_compute alike."""
+    from pngfiles import CHANNELS, DEPTHS, random_samples, write_png
+
+    rng = np.random.default_rng(12)
+    for color_type, depths in DEPTHS.items():
+        for depth in depths:
+            for interlace in (0, 1):
+                s = random_samples(rng, 11, 19, CHANNELS[color_type], depth, True)
+                trns = {0: struct.pack(">H", int(s.flat[0])), 2: bytes(6), 3: b"\0"}.get(color_type)
+                for extra in ({}, {"trns": trns} if trns is not None else {}):
+                    path = tmp_path / f"{color_type}_{depth}_{interlace}.png"
+                    path.write_bytes(write_png(s, color_type, depth, interlace=interlace, **extra))
+                    want = _pillow_ids(path)
+                    got = read_panoptic_png(path)
+                    assert got.dtype == np.uint32
+                    np.testing.assert_array_equal(got, want)
+                    runs = _read_runs(str(path), None, _Buffers())
+                    np.testing.assert_array_equal(_idmaps.pan_runs_to_ids(runs[2], runs[3], *runs[:2]), want)
+    m = np.zeros((4, 9), np.uint8)
+    m[1:3, 2:6] = 1
+    path = tmp_path / "one_bit.png"
+    path.write_bytes(write_png(m, 0, 1))
+    np.testing.assert_array_equal(read_panoptic_png(path), m)

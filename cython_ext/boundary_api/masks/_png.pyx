@@ -498,6 +498,120 @@ cdef inline uint32_t _crc32(const uint8_t* p, Py_ssize_t n) noexcept nogil:
     return c ^ 0xFFFFFFFFU
 
 
+# chunk types as big-endian words
+cdef enum:
+    _CT_IHDR = 0x49484452
+    _CT_IDAT = 0x49444154
+    _CT_IEND = 0x49454E44
+    _CT_PLTE = 0x504C5445
+    _CT_TRNS = 0x74524E53
+    _CT_GAMA = 0x67414D41
+    _CT_CHRM = 0x6348524D
+    _CT_SRGB = 0x73524742
+    _CT_PHYS = 0x70485973
+    _CT_TEXT = 0x74455874
+    _CT_ZTXT = 0x7A545874
+    _CT_ITXT = 0x69545874
+    _CT_EXIF = 0x65584966
+    _CT_ICCP = 0x69434350
+    _CT_ACTL = 0x6163544C
+    _CT_FCTL = 0x6663544C
+    _CT_FDAT = 0x66644154
+
+# tEXt bytes accepted natively (Pillow refuses more than 64 MB of text)
+DEF _MAX_TEXT = 1 << 20
+
+cdef inline bint _chunk_name(const uint8_t* t) noexcept nogil:
+    """Whether the 4 bytes are ASCII letters, as chunk types are."""
+    cdef int k
+    for k in range(4):
+        if not ((t[k] >= 65 and t[k] <= 90) or (t[k] >= 97 and t[k] <= 122)):
+            return False
+    return True
+
+
+cdef int _walk_chunks(const uint8_t* s, Py_ssize_t n, int trns_min, Py_ssize_t* idat, Py_ssize_t* chunks,
+                      Py_ssize_t* zlen) noexcept nogil:
+    """Walk the chunks of a PNG file after its IHDR (checked by the caller)
+    up to IEND, as far as Pillow would read them the same way.
+
+    0 with the offset of the first IDAT chunk, the number of IDAT chunks and
+    their bytes of data; -1 for a file Pillow reads differently, or may
+    refuse, or that is malformed: no IEND, a chunk running past the end, a
+    wrong CRC anywhere, IDAT chunks not consecutive, a chunk type not of
+    letters, an unknown critical chunk (Pillow ignores those; libpng
+    refuses them), a PLTE of more than 256 colours or after the image data, a
+    tRNS shorter than ``trns_min`` bytes (Pillow's minimum for the image's
+    mode: 2 for grey, 6 for RGB, 0 where it reads none), a gAMA, cHRM, sRGB
+    or pHYs shorter than Pillow requires, more than _MAX_TEXT bytes of tEXt,
+    and the chunks Pillow interprets in ways that may fail or change the
+    image: zTXt, iTXt, iCCP and the APNG chunks.
+    """
+    cdef Py_ssize_t pos = 33, length, text = 0
+    cdef const uint8_t* t
+    cdef uint32_t ct
+    cdef int run = 0   # 0 before the IDAT chunks, 1 in them, 2 after
+    idat[0] = 0
+    chunks[0] = 0
+    zlen[0] = 0
+    while True:
+        if pos + 12 > n:          # no IEND
+            return -1
+        length = _be32(s + pos)
+        if length > 0x7FFFFFFF or length > n - pos - 12:
+            return -1
+        t = s + pos + 4
+        if not _chunk_name(t) or _crc32(t, length + 4) != _be32(t + 4 + length):
+            return -1
+        ct = _be32(t)
+        if ct == _CT_IDAT:
+            if run == 2:          # IDAT chunks must be consecutive
+                return -1
+            if run == 0:
+                idat[0] = pos
+            run = 1
+            chunks[0] += 1
+            zlen[0] += length
+        else:
+            if run == 1:
+                run = 2
+            if ct == _CT_IEND:
+                break
+            # what Pillow requires of the chunks it interprets (before the
+            # image data, and after it, where Pillow reads them after decoding)
+            if ct == _CT_PLTE:
+                if run != 0 or length > 768:
+                    return -1
+            elif ct == _CT_TRNS:
+                if length < trns_min:
+                    return -1
+            elif ct == _CT_GAMA:
+                if length < 4:
+                    return -1
+            elif ct == _CT_CHRM:
+                if length < 32:
+                    return -1
+            elif ct == _CT_SRGB:
+                if length < 1:
+                    return -1
+            elif ct == _CT_PHYS:
+                if length < 9:
+                    return -1
+            elif ct == _CT_TEXT:
+                text += length
+                if text > _MAX_TEXT:
+                    return -1
+            elif ct == _CT_EXIF:
+                pass
+            elif ct == _CT_ZTXT or ct == _CT_ITXT or ct == _CT_ICCP or ct == _CT_ACTL or ct == _CT_FCTL \
+                    or ct == _CT_FDAT:
+                return -1
+            elif not (t[0] & 32):     # another critical chunk (IHDR again, ...)
+                return -1
+        pos += 12 + length
+    return 0 if chunks[0] > 0 else -1
+
+
 cdef struct _PngInfo:
     Py_ssize_t width
     Py_ssize_t height
@@ -520,14 +634,15 @@ cdef int _png_parse(const uint8_t* s, Py_ssize_t n, _PngInfo* info) noexcept nog
 
     Returns the image kind (``_PNG_*``) with ``info`` filled, 0 when the file
     is not one this decoder takes (interlaced, palette, grey with alpha,
-    16-bit colour, a transparency chunk, an unknown critical chunk, a bad CRC
-    or any malformation: the caller reads such files another way), or -1 when
+    16-bit colour, 1/2/4-bit grey, a chunk :func:`_walk_chunks` refuses, a
+    bad CRC or any malformation: the caller reads such files another way;
+    a tRNS chunk is no reason, Pillow's values do not depend on it), or -1 when
     out of memory.  On success with several IDAT chunks ``info.zbuf`` must be
     freed by the caller.
     """
-    cdef Py_ssize_t pos = 8, length, total = 0, chunks = 0, k
+    cdef Py_ssize_t pos = 8, length, total = 0, chunks = 0, k, first = 0
     cdef const uint8_t* t
-    cdef int kind = 0, seen_end = 0, run = 0   # run: 0 before the IDAT chunks, 1 in them, 2 after
+    cdef int kind = 0
     info.zbuf = NULL
     info.zdata = NULL
     info.zlen = 0
@@ -559,35 +674,9 @@ cdef int _png_parse(const uint8_t* s, Py_ssize_t n, _PngInfo* info) noexcept nog
         return 0
     if info.width * info.height > (<Py_ssize_t> 1 << 40):
         return 0
-    pos = 33
-    while pos + 12 <= n:
-        length = _be32(s + pos)
-        if length > 0x7FFFFFFF or length > n - pos - 12:
-            return 0
-        t = s + pos + 4
-        if _crc32(t, length + 4) != _be32(t + 4 + length):
-            return 0
-        if t[0] == 0x49 and t[1] == 0x44 and t[2] == 0x41 and t[3] == 0x54:       # IDAT
-            if run == 2:           # IDAT chunks must be consecutive
-                return 0
-            run = 1
-            chunks += 1
-            total += length
-        else:
-            if run == 1:
-                run = 2
-            if t[0] == 0x49 and t[1] == 0x45 and t[2] == 0x4E and t[3] == 0x44:   # IEND
-                seen_end = 1
-                break
-            if t[0] == 0x74 and t[1] == 0x52 and t[2] == 0x4E and t[3] == 0x53:   # tRNS
-                return 0
-            if t[0] == 0x50 and t[1] == 0x4C and t[2] == 0x54 and t[3] == 0x45:   # PLTE
-                if chunks:
-                    return 0
-            elif not (t[0] & 32):  # another critical chunk (or IHDR again)
-                return 0
-        pos += 12 + length
-    if not seen_end or total == 0:
+    # the chunks as Pillow reads them (tRNS: 6 bytes at least for RGB, 2 for grey)
+    if _walk_chunks(s, n, 6 if kind == _PNG_RGB8 else (0 if kind == _PNG_RGBA8 else 2), &first, &chunks,
+                    &total) != 0:
         return 0
     # Deflate expands at most 1032 times (a 258-byte copy in two 1-bit codes):
     # a header promising more than the data can hold is refused before any
@@ -596,7 +685,7 @@ cdef int _png_parse(const uint8_t* s, Py_ssize_t n, _PngInfo* info) noexcept nog
                                     (2 if kind == _PNG_GRAY16 else 1))) + 1) > 1032 * total:
         return 0
     # second walk: point at (or gather) the IDAT data
-    pos = 33
+    pos = first
     k = 0
     if chunks > 1:
         info.zbuf = <uint8_t*> malloc(total)
@@ -1142,3 +1231,370 @@ def pan_png_runs(const uint8_t[::1] png, uint8_t[::1] scratch=None):
     finally:
         free(ends.data)
         free(idv.data)
+
+
+# --------------------------------------------------------------------------
+# Label maps: single-channel PNGs (palette indices, grey samples) as the
+# values Pillow's ``np.array(Image.open(path))`` gives (declared in _png.pxd)
+#
+# The decoder takes a file only when Pillow is known to read it the same way:
+# non-interlaced palette (1/2/4/8 bits) and greyscale (1/2/4/8/16 bits), every
+# chunk's CRC right, the chunks Pillow interprets well-formed as Pillow
+# requires them (a grey tRNS of at least 2 bytes, a PLTE of at most 256
+# colours, ...), no chunk Pillow reads in a way that could change the pixels
+# or fail (APNG frames, compressed text or ICC profiles).  Anything else,
+# and any damaged image data, is left to Pillow by the caller, so the values
+# are Pillow's either way.
+# --------------------------------------------------------------------------
+
+# sub-byte samples a byte at a time: entry [t][b * 8 + k] is sample k of the
+# byte b at depth 1 << t (1, 2, 4 bits), as stored (_UNPACK_RAW: palette
+# indices, 1-bit grey) and as Pillow's mode "L" gives grey (_UNPACK_GRAY:
+# 2-bit samples times 85, 4-bit times 17, 1-bit as 0/1)
+cdef uint8_t _UNPACK_RAW[3][256 * 8]
+cdef uint8_t _UNPACK_GRAY[3][256 * 8]
+
+
+def _init_unpack_tables():
+    cdef int t, depth, per, b, k, v
+    for t in range(3):
+        depth = 1 << t
+        per = 8 // depth
+        for b in range(256):
+            for k in range(8):
+                v = (b >> (8 - depth * (k + 1))) & ((1 << depth) - 1) if k < per else 0
+                _UNPACK_RAW[t][b * 8 + k] = <uint8_t> v
+                _UNPACK_GRAY[t][b * 8 + k] = <uint8_t> (v if depth == 1 else v * (255 // ((1 << depth) - 1)))
+
+
+_init_unpack_tables()
+
+
+cdef int png_label_info(const uint8_t* s, Py_ssize_t n, PngLabelInfo* info) noexcept nogil:
+    cdef Py_ssize_t width, height, rowbytes, chunks = 0, zlen = 0
+    cdef int depth, color, kind
+    info.kind = 0
+    info.file = s
+    info.file_size = n
+    info.idat = 0
+    info.idat_chunks = 0
+    info.zlen = 0
+    if n < 8 + 25 or s[0] != 0x89 or s[1] != 0x50 or s[2] != 0x4E or s[3] != 0x47 \
+            or s[4] != 0x0D or s[5] != 0x0A or s[6] != 0x1A or s[7] != 0x0A:
+        return 0
+    if _be32(s + 8) != 13 or _be32(s + 12) != _CT_IHDR or _crc32(s + 12, 17) != _be32(s + 29):
+        return 0
+    width = _be32(s + 16)
+    height = _be32(s + 20)
+    depth = s[24]
+    color = s[25]
+    if width < 1 or height < 1 or width > 0x7FFFFFFF or height > 0x7FFFFFFF \
+            or width * height > (<Py_ssize_t> 1 << 40):
+        return 0
+    if s[26] != 0 or s[27] != 0 or s[28] != 0:   # compression, filter method, interlace
+        return 0
+    if color == 3 and (depth == 1 or depth == 2 or depth == 4 or depth == 8):
+        kind = PNG_LABEL_PALETTE
+    elif color == 0 and (depth == 1 or depth == 2 or depth == 4 or depth == 8):
+        kind = PNG_LABEL_GRAY
+    elif color == 0 and depth == 16:
+        kind = PNG_LABEL_GRAY16
+    else:
+        return 0
+    if _walk_chunks(s, n, 0 if kind == PNG_LABEL_PALETTE else 2, &info.idat, &chunks, &zlen) != 0:
+        return 0
+    # Deflate expands at most 1032 times (a 258-byte copy in two 1-bit codes):
+    # a header promising more than the data can hold is refused here, before
+    # the caller sets memory aside for it
+    rowbytes = (width * depth + 7) // 8
+    if height * (rowbytes + 1) > 1032 * zlen:
+        return 0
+    info.height = height
+    info.width = width
+    info.depth = depth
+    info.color_type = color
+    info.kind = kind
+    info.idat_chunks = chunks
+    info.zlen = zlen
+    return kind
+
+
+cdef inline Py_ssize_t _label_raw_offset(const PngLabelInfo* info) noexcept nogil:
+    """Where the inflated rows start in the scratch: after the gathered image
+    data when it spans several chunks."""
+    return 0 if info.idat_chunks == 1 else ((info.zlen + 15) // 16) * 16
+
+
+cdef Py_ssize_t png_label_scratch_size(const PngLabelInfo* info) noexcept nogil:
+    # the inflated rows (+ 16: word reads past a row's end)
+    return _label_raw_offset(info) + info.height * ((info.width * info.depth + 7) // 8 + 1) + 16
+
+
+cdef inline uint64_t _add_bytes64(uint64_t a, uint64_t b) noexcept nogil:
+    """Eight byte-wise additions modulo 256 at once."""
+    return ((a & 0x7F7F7F7F7F7F7F7FULL) + (b & 0x7F7F7F7F7F7F7F7FULL)) ^ ((a ^ b) & 0x8080808080808080ULL)
+
+
+cdef int _unfilter_in_place(int f, uint8_t* line, const uint8_t* prev, Py_ssize_t rb, int bpp) noexcept nogil:
+    """PNG row reconstruction of ``line`` (``rb`` bytes) where it lies;
+    ``prev``: the row above, reconstructed, or NULL for the first row.  0, or
+    -1 for an unknown filter type."""
+    cdef Py_ssize_t x
+    cdef uint64_t w
+    cdef int a, b, c, p, pa, pb, pc
+    if f == 0:
+        return 0
+    if f == 4 and prev == NULL:
+        f = 1                      # Paeth of (left, 0, 0) is the left byte
+    if f == 1:
+        if bpp == 1:
+            x = 1
+            while x < rb:
+                # a stretch of zero filtered bytes repeats the byte on its left
+                if x + 8 <= rb and _load64(line + x) == 0:
+                    memset(line + x, line[x - 1], 8)
+                    x += 8
+                    continue
+                line[x] = <uint8_t> (line[x] + line[x - 1])
+                x += 1
+        else:
+            for x in range(bpp, rb):
+                line[x] = <uint8_t> (line[x] + line[x - bpp])
+        return 0
+    if f == 2:
+        if prev == NULL:
+            return 0
+        x = 0
+        while x + 8 <= rb:
+            w = _add_bytes64(_load64(line + x), _load64(prev + x))
+            memcpy(line + x, &w, 8)
+            x += 8
+        while x < rb:
+            line[x] = <uint8_t> (line[x] + prev[x])
+            x += 1
+        return 0
+    if f == 3:
+        for x in range(rb):
+            a = line[x - bpp] if x >= bpp else 0
+            b = prev[x] if prev != NULL else 0
+            line[x] = <uint8_t> (line[x] + ((a + b) >> 1))
+        return 0
+    if f == 4:
+        for x in range(rb):
+            a = line[x - bpp] if x >= bpp else 0
+            b = prev[x]
+            c = prev[x - bpp] if x >= bpp else 0
+            if a == b and b == c:
+                line[x] = <uint8_t> (line[x] + a)
+                continue
+            p = a + b - c
+            pa = p - a if p >= a else a - p
+            pb = p - b if p >= b else b - p
+            pc = p - c if p >= c else c - p
+            if pa <= pb and pa <= pc:
+                line[x] = <uint8_t> (line[x] + a)
+            elif pb <= pc:
+                line[x] = <uint8_t> (line[x] + b)
+            else:
+                line[x] = <uint8_t> (line[x] + c)
+        return 0
+    return -1
+
+
+cdef inline const uint8_t* _unpack_table(const PngLabelInfo* info) noexcept nogil:
+    """The unpacking table of a sub-byte depth."""
+    cdef int t = 0 if info.depth == 1 else (1 if info.depth == 2 else 2)
+    if info.kind == PNG_LABEL_GRAY:
+        return &_UNPACK_GRAY[t][0]
+    return &_UNPACK_RAW[t][0]
+
+
+cdef inline void _label_row_u8(const PngLabelInfo* info, const uint8_t* line, uint8_t* o) noexcept nogil:
+    """The values of one reconstructed row, one byte each (depth <= 8)."""
+    cdef Py_ssize_t W = info.width, i, full, rem
+    cdef int depth = info.depth, per
+    cdef const uint8_t* table
+    if depth == 8:
+        memcpy(o, line, W)
+        return
+    table = _unpack_table(info)
+    per = 8 // depth
+    full = W // per
+    rem = W - full * per
+    if depth == 1:
+        for i in range(full):
+            memcpy(o + 8 * i, table + 8 * line[i], 8)
+    elif depth == 2:
+        for i in range(full):
+            memcpy(o + 4 * i, table + 8 * line[i], 4)
+    else:
+        for i in range(full):
+            memcpy(o + 2 * i, table + 8 * line[i], 2)
+    if rem:
+        memcpy(o + full * per, table + 8 * line[full], rem)
+
+
+cdef inline void _label_row_u16(const PngLabelInfo* info, const uint8_t* line, uint16_t* o) noexcept nogil:
+    """The values of one reconstructed row, two bytes each."""
+    cdef Py_ssize_t W = info.width, x, i
+    cdef int depth = info.depth, per, k
+    cdef const uint8_t* table
+    if depth == 16:
+        for x in range(W):
+            o[x] = <uint16_t> ((line[2 * x] << 8) | line[2 * x + 1])
+    elif depth == 8:
+        for x in range(W):
+            o[x] = line[x]
+    else:
+        table = _unpack_table(info)
+        per = 8 // depth
+        x = 0
+        i = 0
+        while x < W:
+            for k in range(per):
+                if x + k < W:
+                    o[x + k] = table[8 * line[i] + k]
+            x += per
+            i += 1
+
+
+cdef int _decode_labels(const PngLabelInfo* info, uint8_t* out8, uint16_t* out16, uint8_t* scratch) noexcept nogil:
+    """png_decode_labels (``out16``) or png_decode_labels_u8 (``out8``)."""
+    cdef Py_ssize_t H = info.height, W = info.width, y, k, pos, length, got = 0
+    cdef Py_ssize_t rb = (W * info.depth + 7) // 8
+    cdef Py_ssize_t stride = rb + 1
+    cdef int bpp = 2 if info.depth == 16 else 1
+    cdef const uint8_t* z
+    cdef uint8_t* raw
+    cdef uint8_t* line
+    if info.kind < PNG_LABEL_PALETTE or info.kind > PNG_LABEL_GRAY16:
+        return 1
+    # the image data: in the file when one chunk holds it, else gathered
+    if info.idat_chunks == 1:
+        z = info.file + info.idat + 8
+    else:
+        pos = info.idat
+        for k in range(info.idat_chunks):
+            length = _be32(info.file + pos)
+            memcpy(scratch + got, info.file + pos + 8, length)
+            got += length
+            pos += 12 + length
+        z = scratch
+    raw = scratch + _label_raw_offset(info)
+    # the inflater leaves runs of zero bytes unwritten
+    memset(raw, 0, H * stride + 16)
+    if _inflate(z, info.zlen, raw, H * stride) != 0:
+        return 1
+    for y in range(H):
+        line = raw + y * stride
+        if _unfilter_in_place(line[0], line + 1, line + 1 - stride if y > 0 else NULL, rb, bpp) != 0:
+            return 1
+        if out8 != NULL:
+            _label_row_u8(info, line + 1, out8 + y * W)
+        else:
+            _label_row_u16(info, line + 1, out16 + y * W)
+    return 0
+
+
+cdef int png_decode_labels(const PngLabelInfo* info, uint16_t* out, uint8_t* scratch) noexcept nogil:
+    return _decode_labels(info, NULL, out, scratch)
+
+
+cdef int png_decode_labels_u8(const PngLabelInfo* info, uint8_t* out, uint8_t* scratch) noexcept nogil:
+    if info.depth > 8:
+        return 2
+    return _decode_labels(info, out, NULL, scratch)
+
+
+def png_label_map(const uint8_t[::1] png, uint8_t[::1] scratch=None):
+    """A single-channel PNG file's label map, decoded natively, or None.
+
+    Parameters
+    ----------
+    png : bytes-like
+        The whole file.
+    scratch : uint8 ndarray, optional
+        Working memory reused from call to call (used when large enough,
+        else memory is allocated for the call).
+
+    Returns
+    -------
+    (H, W) ndarray or None
+        The values of ``np.array(Image.open(file))``: uint8 for palette
+        images (the indices) and greyscale up to 8 bits (a 1-bit image as
+        0/1, where Pillow's array is bool; 2- and 4-bit samples scaled to
+        0..255 as Pillow does), uint16 for 16-bit greyscale.  None for any
+        file this decoder does not take (see ``png_label_info`` in
+        ``_png.pxd``) or whose image data is damaged: the caller reads those
+        with Pillow.  The header's size is not checked against any limit
+        (the caller's).
+
+    Raises
+    ------
+    MemoryError
+        If the image does not fit in memory.
+    """
+    cdef PngLabelInfo info
+    cdef int kind, status
+    cdef Py_ssize_t n = png.shape[0], need
+    cdef uint8_t[::1] w
+    cdef uint8_t[:, ::1] o8
+    cdef uint16_t[:, ::1] o16
+    if n == 0:
+        return None
+    with nogil:
+        kind = png_label_info(&png[0], n, &info)
+    if kind == 0:
+        return None
+    need = png_label_scratch_size(&info)
+    if scratch is not None and scratch.shape[0] >= need:
+        w = scratch
+    else:
+        w = np.empty(need, np.uint8)
+    if kind == PNG_LABEL_GRAY16:
+        arr = np.empty((info.height, info.width), np.uint16)
+        o16 = arr
+        with nogil:
+            status = png_decode_labels(&info, &o16[0, 0], &w[0])
+    else:
+        arr = np.empty((info.height, info.width), np.uint8)
+        o8 = arr
+        with nogil:
+            status = png_decode_labels_u8(&info, &o8[0, 0], &w[0])
+    return None if status else arr
+
+
+def png_label_header(const uint8_t[::1] png):
+    """What ``png_label_info`` says of a file, as a dict (``kind``, ``height``,
+    ``width``, ``depth``, ``color_type``, ``idat_chunks``, ``zlen``,
+    ``scratch``), or None when the file is not one :func:`png_label_map`
+    decodes (then Pillow reads it).  Walks the chunks and checks their CRCs;
+    decodes nothing."""
+    cdef PngLabelInfo info
+    cdef int kind = 0
+    if png.shape[0]:
+        kind = png_label_info(&png[0], png.shape[0], &info)
+    if kind == 0:
+        return None
+    return {"kind": kind, "height": info.height, "width": info.width, "depth": info.depth,
+            "color_type": info.color_type, "idat_chunks": info.idat_chunks, "zlen": info.zlen,
+            "scratch": png_label_scratch_size(&info)}
+
+
+def _label_map_u16(const uint8_t[::1] png):
+    """The label map through ``png_decode_labels`` (two bytes per value, every
+    kind), or None: for the tests of the C interface."""
+    cdef PngLabelInfo info
+    cdef int kind = 0, status
+    cdef uint8_t[::1] w
+    cdef uint16_t[:, ::1] o
+    if png.shape[0]:
+        kind = png_label_info(&png[0], png.shape[0], &info)
+    if kind == 0:
+        return None
+    w = np.empty(png_label_scratch_size(&info), np.uint8)
+    arr = np.empty((info.height, info.width), np.uint16)
+    o = arr
+    with nogil:
+        status = png_decode_labels(&info, &o[0, 0], &w[0])
+    return None if status else arr

@@ -1,0 +1,126 @@
+"""``boundary-eval vos``: J&F of video object segmentation results (DAVIS 2017,
+SA-V), with Boundary IoU per frame as a third measure (``--metric J F B``)."""
+from __future__ import annotations
+
+import argparse
+
+from ._common import PROG, HelpFormatter, add_common_flags, check_out_path, positive_int, ratio
+from .output import build_document, write_json
+
+EXAMPLES = """examples:
+  boundary-eval vos --demo davis_demo          (writes a small generated DAVIS set there, evaluates it)
+  boundary-eval vos --davis-root DAVIS --results results/semi-supervised/my_method
+  boundary-eval vos --davis-root DAVIS --results my_proposals --task unsupervised --csv-dir out/
+  boundary-eval vos --protocol sav --gt-root sav_val/Annotations_6fps --dt-root predictions/ --metric J F B
+"""
+
+
+def parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(
+        prog=f"{PROG} vos",
+        description="J&F of video object segmentation results, exactly as the official tools compute it: "
+                    "DAVIS 2017 (davis2017-evaluation: region similarity J, boundary F-measure F, their "
+                    "mean, recall and decay per object) or SA-V (SAM 2's sav_benchmark: objects scored from "
+                    "their first appearance, percent). --metric B adds the paper's Boundary IoU per frame.",
+        epilog=EXAMPLES, formatter_class=lambda prog: HelpFormatter(prog, max_help_position=30))
+    p.add_argument("--protocol", choices=("davis", "sav"), default="davis",
+                   help="davis: davis2017-evaluation's DAVISEvaluation; sav: SA-V's benchmark")
+    d = p.add_argument_group("DAVIS (--protocol davis)")
+    d.add_argument("--davis-root", "--davis_path", dest="davis_root", metavar="DIR",
+                   help="the DAVIS folder: JPEGImages, Annotations (semi-supervised), Annotations_unsupervised, "
+                        "ImageSets")
+    d.add_argument("--results", "--results_path", dest="results", metavar="DIR",
+                   help="results folder: one folder per sequence of indexed PNGs named as the annotations")
+    d.add_argument("--task", choices=("semi-supervised", "unsupervised"), default="semi-supervised",
+                   help="semi-supervised: first and last frames not evaluated; unsupervised: up to 20 "
+                        "proposals matched to the objects, void pixels left out")
+    d.add_argument("--set", dest="gt_set", choices=("train", "val", "test-dev", "test-challenge"), default="val",
+                   help="the ImageSets list of sequences to evaluate")
+    d.add_argument("--sequences", nargs="+", metavar="NAME",
+                   help="evaluate these sequences only (default: all of --set)")
+    d.add_argument("--codalab", action="store_true",
+                   help="sequences need no JPEGImages (only the annotations), as the official codalab mode")
+    d.add_argument("--decay", choices=("official", "exact"), default="official",
+                   help="official: the decay bins as davis2017-evaluation makes them (wrong past 256 frames, "
+                        "where its bin bounds wrap around); exact: without that wrap")
+    d.add_argument("--csv-dir", metavar="DIR",
+                   help="also write the official CSV files there: DAVIS' global_results-<set>.csv and "
+                        "per-sequence_results-<set>.csv, SA-V's results.csv")
+    s = p.add_argument_group("SA-V (--protocol sav)")
+    s.add_argument("--gt-root", "--gt_root", dest="gt_root", metavar="DIR",
+                   help="ground truth: one folder per video, of per-object folders of binary PNGs (SA-V) or "
+                        "of indexed PNGs (DAVIS-like)")
+    s.add_argument("--dt-root", "--pred-root", "--pred_root", dest="dt_root", metavar="DIR",
+                   help="predictions, in the layout of --gt-root")
+    s.add_argument("--do-not-skip-first-and-last-frame", "--do_not_skip_first_and_last_frame",
+                   dest="no_skip", action="store_true",
+                   help="evaluate each object's first and last annotated frames too (not standard for SA-V "
+                        "val/test)")
+    s.add_argument("--not-strict", dest="strict", action="store_false",
+                   help="evaluate the videos that are in both folders instead of refusing a folder that "
+                        "lacks videos of the other")
+    p.add_argument("--demo", metavar="DIR",
+                   help="write a small generated set in the layout of --protocol into DIR (new or empty) "
+                        "and evaluate it: DIR/DAVIS and DIR/results, or DIR/gt and DIR/pred")
+    p.add_argument("--metric", nargs="+", choices=("J", "F", "B"), default=["J", "F"],
+                   help="J: region similarity (mask IoU); F: DAVIS' boundary F-measure; B: Boundary IoU "
+                        "(Cheng et al. 2021) of each frame's masks")
+    p.add_argument("--dilation-ratio", type=ratio, default=0.02, metavar="R",
+                   help="Boundary IoU's band width as a fraction of the frame diagonal (metric B)")
+    p.add_argument("--json-out", metavar="PATH",
+                   help="write the settings, the global numbers and one entry per object to this JSON file "
+                        "(schema: docs/json_output.md)")
+    p.add_argument("--threads", type=positive_int, default=None, metavar="N",
+                   help="threads reading and evaluating frames (default: all cores)")
+    add_common_flags(p)
+    return p
+
+
+def run(args) -> int:
+    from ..video import evaluate_davis, evaluate_sav
+
+    if args.demo:
+        from ..video.synthetic import write_demo
+
+        given = [f for f, v in (("--davis-root", args.davis_root), ("--results", args.results),
+                                ("--gt-root", args.gt_root), ("--dt-root", args.dt_root)) if v]
+        if given:
+            parser().error(f"--demo writes its own data: leave out {', '.join(given)}")
+        paths = write_demo(args.protocol, args.demo)
+        if not args.quiet:
+            print(f"wrote a generated {args.protocol} set in {args.demo}")
+        args.davis_root, args.results = paths.get("davis_root"), paths.get("results")
+        args.gt_root, args.dt_root = paths.get("gt_root"), paths.get("pred_root")
+    if args.protocol == "davis":
+        if not args.davis_root or not args.results:
+            parser().error("--davis-root and --results are needed for --protocol davis")
+        inputs = {"--davis-root": args.davis_root, "--results": args.results}
+        check_out_path(args.json_out, folders=inputs)
+        result = evaluate_davis(args.davis_root, args.results, task=args.task, gt_set=args.gt_set,
+                                metrics=args.metric, sequences=args.sequences or "all", codalab=args.codalab,
+                                num_threads=args.threads, dilation_ratio=args.dilation_ratio, decay=args.decay)
+        title = f"DAVIS 2017 {args.task}, {args.gt_set}: J&F"
+    else:
+        if not args.gt_root or not args.dt_root:
+            parser().error("--gt-root and --dt-root are needed for --protocol sav")
+        inputs = {"--gt-root": args.gt_root, "--dt-root": args.dt_root}
+        check_out_path(args.json_out, folders=inputs)
+        result = evaluate_sav(args.gt_root, args.dt_root, skip_first_and_last=not args.no_skip,
+                              metrics=args.metric, strict=args.strict, num_threads=args.threads,
+                              dilation_ratio=args.dilation_ratio)
+        title = "SA-V J&F (percent)"
+    print(title + (" and Boundary IoU" if "B" in args.metric else ""))
+    print(result.table())
+    if not args.quiet:
+        print(f"evaluated in {result.seconds:.2f}s")
+    if args.csv_dir:
+        for path in result.write_csv(args.csv_dir):
+            if not args.quiet:
+                print(f"wrote {path}")
+    if args.json_out:
+        settings = {k: v for k, v in result.settings.items() if not k.startswith("_")}
+        settings["protocol"] = args.protocol
+        doc = build_document(result.kind, "j&f", None, inputs, result.metrics, settings_extra=settings,
+                             extra={"per_object": result.per_object})
+        write_json(args.json_out, doc)
+    return 0

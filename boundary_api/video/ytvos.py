@@ -1,0 +1,388 @@
+"""``YTVOS``: YouTube-VIS / OVIS ground truth and results, a drop-in for the
+youtubevos/cocoapi fork's ``pycocotools.ytvos.YTVOS`` (and HQ-YTVIS'
+``cocoapi_hq`` one, whose ``get_boundary`` and ``dilation_ratio`` it takes)."""
+from __future__ import annotations
+
+import copy
+import itertools
+import logging
+import os
+import time
+from collections import defaultdict
+from typing import Optional
+
+import numpy as np
+
+from .._io import input_error_class, read_json
+from ..instance._checks import warn_suspect
+from ..masks import _rle
+from ..masks.boundary import check_dilation_ratio
+
+__all__ = ["YTVOS"]
+
+log = logging.getLogger(__name__)
+
+
+def _isArrayLike(obj):
+    return hasattr(obj, '__iter__') and hasattr(obj, '__len__')
+
+
+def _assertion(message: str) -> Exception:
+    return input_error_class(AssertionError)(message)
+
+
+class YTVOS:
+    """A YouTube-VIS dataset: videos, categories and tracks (annotations with
+    one segmentation per frame), indexed as the YouTube-VIS API indexes them.
+
+    Parameters
+    ----------
+    annotation_file : str, optional
+        A YouTube-VIS JSON file (``videos``, ``annotations``, ``categories``).
+    get_boundary : bool, optional
+        Accepted for HQ-YTVIS' ``cocoapi_hq`` (which makes every annotation's
+        ``boundary_list`` when loading): here boundaries are made by
+        ``YTVOSeval(..., iouType='boundary')`` when needed, per frame, and
+        this only records the ratio.
+    dilation_ratio : float, optional
+        The boundary width HQ-YTVIS' loader would use (default 0.02);
+        :class:`YTVOSeval` takes it as its default.
+    strict : bool, optional
+        Refuse input that is probably a mistake (a segmentation list whose
+        length is not its video's, an RLE of another size than its video,
+        ...) instead of warning (``SuspectInputWarning``) and evaluating it
+        as the original does.
+
+    Notes
+    -----
+    Prints what the original prints ("loading annotations into memory...",
+    "creating index..."). The methods and attributes are the original's:
+    ``dataset``, ``anns``, ``cats``, ``vids``, ``vidToAnns``, ``catToVids``,
+    ``getAnnIds``, ``getCatIds``, ``getVidIds``, ``loadAnns``, ``loadCats``,
+    ``loadVids``, ``loadRes``, ``annToRLE``, ``annToMask``.
+    """
+
+    def __init__(self, annotation_file=None, get_boundary=False, dilation_ratio=0.02, *, strict=False):
+        self.dataset, self.anns, self.cats, self.vids = dict(), dict(), dict(), dict()
+        self.vidToAnns, self.catToVids = defaultdict(list), defaultdict(list)
+        self.get_boundary = bool(get_boundary)
+        self.dilation_ratio = check_dilation_ratio(dilation_ratio)
+        self._strict = bool(strict)
+        self._input_problems: tuple = ()
+        if annotation_file is not None:
+            print('loading annotations into memory...')
+            tic = time.time()
+            dataset = read_json(annotation_file, "ground truth")
+            if type(dataset) != dict:
+                raise _assertion(f'annotation file format {type(dataset)} not supported '
+                                 f'(ground truth {os.fspath(annotation_file)}: a YouTube-VIS file is a JSON object)')
+            print('Done (t={:0.2f}s)'.format(time.time() - tic))
+            self.dataset = dataset
+            self._input_problems = _check_ground_truth(dataset, os.fspath(annotation_file), self._strict)
+            self.createIndex()
+
+    def createIndex(self):
+        """Index annotations, videos and categories by id (as the original)."""
+        print('creating index...')
+        anns, cats, vids = {}, {}, {}
+        vidToAnns, catToVids = defaultdict(list), defaultdict(list)
+        try:
+            if 'annotations' in self.dataset:
+                for ann in self.dataset['annotations']:
+                    vidToAnns[ann['video_id']].append(ann)
+                    anns[ann['id']] = ann
+            if 'videos' in self.dataset:
+                for vid in self.dataset['videos']:
+                    vids[vid['id']] = vid
+            if 'categories' in self.dataset:
+                for cat in self.dataset['categories']:
+                    cats[cat['id']] = cat
+            if 'annotations' in self.dataset and 'categories' in self.dataset:
+                for ann in self.dataset['annotations']:
+                    catToVids[ann['category_id']].append(ann['video_id'])
+        except KeyError as exc:
+            raise input_error_class(KeyError)(f"an entry of the dataset has no {exc.args[0]!r}") from None
+        except TypeError as exc:
+            raise input_error_class(TypeError)(f"the dataset is not a YouTube-VIS dataset ({exc})") from None
+        print('index created!')
+        self.anns = anns
+        self.vidToAnns = vidToAnns
+        self.catToVids = catToVids
+        self.vids = vids
+        self.cats = cats
+
+    def info(self):
+        """Print the dataset's ``info`` entries."""
+        for key, value in self.dataset['info'].items():
+            print('{}: {}'.format(key, value))
+
+    def getAnnIds(self, vidIds=[], catIds=[], areaRng=[], iscrowd=None):
+        """Ids of the annotations of the given videos and categories, with
+        ``avg_area`` strictly inside ``areaRng`` and the given crowd flag
+        (an empty filter is no filter)."""
+        vidIds = vidIds if _isArrayLike(vidIds) else [vidIds]
+        catIds = catIds if _isArrayLike(catIds) else [catIds]
+        if len(vidIds) == len(catIds) == len(areaRng) == 0:
+            anns = self.dataset['annotations']
+        else:
+            if not len(vidIds) == 0:
+                lists = [self.vidToAnns[vidId] for vidId in vidIds if vidId in self.vidToAnns]
+                anns = list(itertools.chain.from_iterable(lists))
+            else:
+                anns = self.dataset['annotations']
+            anns = anns if len(catIds) == 0 else [ann for ann in anns if ann['category_id'] in catIds]
+            anns = anns if len(areaRng) == 0 else [ann for ann in anns
+                                                   if areaRng[0] < ann['avg_area'] < areaRng[1]]
+        if iscrowd is not None:
+            return [ann['id'] for ann in anns if ann['iscrowd'] == iscrowd]
+        return [ann['id'] for ann in anns]
+
+    def getCatIds(self, catNms=[], supNms=[], catIds=[]):
+        """Ids of the categories with the given names, supercategories and ids."""
+        catNms = catNms if _isArrayLike(catNms) else [catNms]
+        supNms = supNms if _isArrayLike(supNms) else [supNms]
+        catIds = catIds if _isArrayLike(catIds) else [catIds]
+        cats = self.dataset['categories']
+        if not len(catNms) == len(supNms) == len(catIds) == 0:
+            cats = cats if len(catNms) == 0 else [cat for cat in cats if cat['name'] in catNms]
+            cats = cats if len(supNms) == 0 else [cat for cat in cats if cat['supercategory'] in supNms]
+            cats = cats if len(catIds) == 0 else [cat for cat in cats if cat['id'] in catIds]
+        return [cat['id'] for cat in cats]
+
+    def getVidIds(self, vidIds=[], catIds=[]):
+        """Ids of the given videos that have annotations of all the given categories."""
+        vidIds = vidIds if _isArrayLike(vidIds) else [vidIds]
+        catIds = catIds if _isArrayLike(catIds) else [catIds]
+        if len(vidIds) == len(catIds) == 0:
+            ids = self.vids.keys()
+        else:
+            ids = set(vidIds)
+            for i, catId in enumerate(catIds):
+                if i == 0 and len(ids) == 0:
+                    ids = set(self.catToVids[catId])
+                else:
+                    ids &= set(self.catToVids[catId])
+        return list(ids)
+
+    def loadAnns(self, ids=[]):
+        """The annotations with the given ids."""
+        if _isArrayLike(ids):
+            return [self.anns[id] for id in ids]
+        elif type(ids) == int:
+            return [self.anns[ids]]
+
+    def loadCats(self, ids=[]):
+        """The categories with the given ids."""
+        if _isArrayLike(ids):
+            return [self.cats[id] for id in ids]
+        elif type(ids) == int:
+            return [self.cats[ids]]
+
+    def loadVids(self, ids=[]):
+        """The videos with the given ids."""
+        if _isArrayLike(ids):
+            return [self.vids[id] for id in ids]
+        elif type(ids) == int:
+            return [self.vids[ids]]
+
+    def loadRes(self, resFile, *, strict=None):
+        """Results (a JSON file or a list of dicts: ``video_id``,
+        ``category_id``, ``score``, ``segmentations`` with one compressed RLE
+        or ``None`` per frame) as a :class:`YTVOS` object, with each result's
+        ``areas``, ``bboxes``, ``avg_area``, ``id`` and ``iscrowd`` set as
+        the original sets them (in the given dicts).
+
+        Parameters
+        ----------
+        resFile : str, list of dict
+        strict : bool, optional
+            Default: the ground truth's ``strict``.
+        """
+        strict = self._strict if strict is None else bool(strict)
+        res = YTVOS(get_boundary=self.get_boundary, strict=strict)
+        res.dataset['videos'] = [img for img in self.dataset['videos']]
+        print('Loading and preparing results...')
+        tic = time.time()
+        source = "results"
+        if isinstance(resFile, (str, os.PathLike)):
+            source = f"results file {os.fspath(resFile)}"
+            anns = read_json(resFile, "results")
+        elif type(resFile) == np.ndarray:
+            raise input_error_class(TypeError)("results as a NumPy array are not supported (the YouTube-VIS API "
+                                               "has no loadNumpyAnnotations): give a list of dicts or a file")
+        else:
+            anns = resFile
+        if type(anns) != list:
+            raise _assertion(f'results in not an array of objects ({source} holds a {type(anns).__name__})')
+        try:
+            annsVidIds = [ann['video_id'] for ann in anns]
+        except (KeyError, TypeError):
+            bad = next(i for i, a in enumerate(anns) if not isinstance(a, dict) or 'video_id' not in a)
+            raise input_error_class(KeyError)(f"{source}: result {bad} has no 'video_id'") from None
+        unknown = set(annsVidIds) - set(self.getVidIds())
+        if unknown:
+            raise _assertion(f'Results do not correspond to current coco set ({source}: unknown video ids '
+                             f'{sorted(unknown, key=repr)[:10]})')
+        if not anns:
+            raise input_error_class(IndexError)(f"{source} holds no result (the YouTube-VIS API cannot load "
+                                                "an empty list)")
+        if 'segmentations' in anns[0]:
+            res.dataset['categories'] = copy.deepcopy(self.dataset['categories'])
+            res._input_problems = _prepare_results(anns, self.vids, self.cats, source, strict)
+        print('DONE (t={:0.2f}s)'.format(time.time() - tic))
+        res.dataset['annotations'] = anns
+        res.createIndex()
+        return res
+
+    def annToRLE(self, ann, frameId):
+        """Frame ``frameId`` of an annotation as a compressed RLE (polygons
+        and uncompressed RLE converted with pycocotools)."""
+        from pycocotools import mask as maskUtils
+
+        t = self.vids[ann['video_id']]
+        h, w = t['height'], t['width']
+        segm = ann['segmentations'][frameId]
+        if type(segm) == list:
+            rles = maskUtils.frPyObjects(segm, h, w)
+            return maskUtils.merge(rles)
+        if type(segm['counts']) == list:
+            return maskUtils.frPyObjects(segm, h, w)
+        return segm
+
+    def annToMask(self, ann, frameId):
+        """Frame ``frameId`` of an annotation as a binary (H, W) uint8 mask."""
+        from pycocotools import mask as maskUtils
+
+        return maskUtils.decode(self.annToRLE(ann, frameId))
+
+
+# ---------------------------------------------------------------------- checks
+def _video_sizes(videos) -> dict:
+    return {v['id']: (v.get('height'), v.get('width'), _video_length(v)) for v in videos
+            if isinstance(v, dict) and 'id' in v}
+
+
+def _video_length(v: dict) -> Optional[int]:
+    n = v.get('length')
+    if isinstance(n, int) and not isinstance(n, bool):
+        return n
+    names = v.get('file_names')
+    return len(names) if isinstance(names, list) else None
+
+
+def _rle_parts(seg, what: str):
+    """(counts, h, w) of a compressed RLE dict; ValueError naming ``what`` otherwise."""
+    if not isinstance(seg, dict) or 'counts' not in seg or 'size' not in seg:
+        raise input_error_class(TypeError)(f"{what} is not an RLE ({{'size': [h, w], 'counts': ...}}) nor None")
+    counts, size = seg['counts'], seg['size']
+    if not (isinstance(size, (list, tuple)) and len(size) == 2
+            and all(isinstance(x, (int, np.integer)) and not isinstance(x, bool) and x >= 0 for x in size)):
+        raise ValueError(f"{what} has an RLE size that is not [height, width]: {size!r}")
+    return counts, int(size[0]), int(size[1])
+
+
+def _refuse_or_warn(strict: bool, message: str, problems: list) -> None:
+    problems.append(message)
+    if strict:
+        raise ValueError(message + " (strict=True)")
+    warn_suspect(message + ": evaluated as the YouTube-VIS API evaluates it (strict=True refuses it)")
+
+
+def _check_ground_truth(dataset: dict, source: str, strict: bool) -> tuple:
+    """The ground truth's fields, checked where the YouTube-VIS API needs them."""
+    for key in ('videos', 'annotations', 'categories'):
+        if key not in dataset:
+            raise input_error_class(KeyError)(f"ground truth {source} has no {key!r} list")
+        if not isinstance(dataset[key], list):
+            raise ValueError(f"ground truth {source}: {key!r} is not a list")
+    sizes = _video_sizes(dataset['videos'])
+    problems: list = []
+    for i, ann in enumerate(dataset['annotations']):
+        what = f"ground truth {source}: annotation {i}"
+        if not isinstance(ann, dict):
+            raise input_error_class(TypeError)(f"{what} is not an object")
+        for key in ('id', 'video_id', 'category_id', 'segmentations', 'iscrowd', 'areas'):
+            if key not in ann:
+                raise input_error_class(KeyError)(f"{what} has no {key!r}")
+        segs = ann['segmentations']
+        if not isinstance(segs, list):
+            raise ValueError(f"{what}: 'segmentations' is not a list (one entry per frame)")
+        video = sizes.get(ann['video_id'])
+        if video is None:
+            _refuse_or_warn(strict, f"{what} is of video {ann['video_id']!r}, which is not in 'videos'", problems)
+            continue
+        h, w, n = video
+        if n is not None and len(segs) != n:
+            _refuse_or_warn(strict, f"{what} has {len(segs)} segmentations for a video of {n} frames", problems)
+        for f, seg in enumerate(segs):
+            if not seg or isinstance(seg, list):
+                continue  # (absent; a polygon is rasterised at the video's size)
+            counts, sh, sw = _rle_parts(seg, f"{what}, frame {f}")
+            if (sh, sw) != (h, w):
+                _refuse_or_warn(strict, f"{what}, frame {f}: an RLE of {sh}x{sw} in a video of {h}x{w}", problems)
+    return tuple(problems)
+
+
+def _prepare_results(anns: list, vids: dict, cats: dict, source: str, strict: bool) -> tuple:
+    """What the original's ``loadRes`` adds to each result (``areas``,
+    ``bboxes``, ``id``, ``avg_area``, ``iscrowd``), the masks' areas and
+    boxes computed natively, and the checks."""
+    problems: list = []
+    strings, hs, ws, where = [], [], [], []
+    unknown = sorted({a.get('category_id') for a in anns if isinstance(a, dict)} - set(cats), key=repr)
+    if unknown:
+        _refuse_or_warn(strict, f"{source}: results of categories that are not in the ground truth: "
+                                f"{unknown[:10]}", problems)
+    for i, ann in enumerate(anns):
+        what = f"{source}: result {i}"
+        if not isinstance(ann, dict):
+            raise input_error_class(TypeError)(f"{what} is not an object")
+        segs = ann.get('segmentations')
+        if not isinstance(segs, list):
+            raise input_error_class(KeyError if segs is None else TypeError)(
+                f"{what} has no 'segmentations' list (one compressed RLE or None per frame)")
+        video = vids.get(ann.get('video_id'))
+        vh, vw, n = (video.get('height'), video.get('width'), _video_length(video)) if video else (None, None, None)
+        if n is not None and len(segs) != n:
+            _refuse_or_warn(strict, f"{what} has {len(segs)} segmentations for a video of {n} frames", problems)
+        for f, seg in enumerate(segs):
+            if not seg:
+                continue
+            counts, h, w = _rle_parts(seg, f"{what}, frame {f}")
+            if not isinstance(counts, (str, bytes)):
+                raise input_error_class(TypeError)(f"{what}, frame {f}: results need compressed RLE counts (a "
+                                                   "string), as the YouTube-VIS API reads them")
+            if (h, w) != (vh, vw):
+                _refuse_or_warn(strict, f"{what}, frame {f}: an RLE of {h}x{w} in a video of {vh}x{vw}", problems)
+            strings.append(counts)
+            hs.append(h)
+            ws.append(w)
+            where.append((i, f))
+    status, area, box = _rle.check_area_bbox(_rle.StringTable(strings), np.array(hs, np.int64),
+                                             np.array(ws, np.int64))
+    if status.any():
+        k = int(np.flatnonzero(status)[0])
+        i, f = where[k]
+        why = "is not a valid RLE string" if status[k] == 1 else f"does not hold {hs[k]}x{ws[k]} pixels"
+        raise ValueError(f"{source}: result {i}, frame {f}: the RLE counts {why}")
+    area32 = area.astype(np.uint32)
+    k = 0
+    for id, ann in enumerate(anns):
+        ann['areas'] = []
+        if 'bboxes' not in ann:
+            ann['bboxes'] = []
+        for seg in ann['segmentations']:
+            if seg:
+                ann['areas'].append(area32[k])
+                if len(ann['bboxes']) < len(ann['areas']):
+                    ann['bboxes'].append(box[k].copy())
+                k += 1
+            else:
+                ann['areas'].append(None)
+                if len(ann['bboxes']) < len(ann['areas']):
+                    ann['bboxes'].append(None)
+        ann['id'] = id + 1
+        nonzero = [a for a in ann['areas'] if a]
+        ann['avg_area'] = 0 if len(nonzero) == 0 else np.array(nonzero).mean()
+        ann['iscrowd'] = 0
+    return tuple(problems)

@@ -1,0 +1,267 @@
+# cython: language_level=3, boundscheck=False, wraparound=False, cdivision=True, initializedcheck=False
+"""The IoU step of video instance segmentation: tube IoUs of tracks.
+
+A track is a list of per-frame masks (compressed RLE strings, a frame absent
+where the track has no mask).  As YouTube-VIS' evaluator defines it, the IoU
+of two tracks is the sum over frames of their intersections divided by the
+sum over frames of their unions, frames walked pairwise up to the shorter
+track's length (Python's ``zip``): a frame where one track is absent adds
+the other's area to the union, two masks of different sizes add nothing
+(pycocotools' merge of such masks is empty), and an empty total union gives
+0.  HQ-YTVIS' Tube-Boundary IoU is ``min(tube mask IoU, tube boundary IoU)``,
+the boundary IoU summed the same way over the frames' Boundary IoU bands
+(the mask layer's boundary kernel, ``d`` per frame), and the plain tube mask
+IoU for crowd ground truth.  The bands have tracks of their own: HQ-YTVIS
+makes a band for every frame, an absent one too (an empty band of the size
+its annotation declares, which then counts as a mask of that size), and
+from another list of masks where a ground truth has ``segmentations_refined``.
+
+Pairs (video x category) are laid out as the instance engine lays them out
+(``pair_g``, ``pair_d``, ``pair_o``), so that its matching and accumulation
+run on the result unchanged.
+"""
+from libc.stdint cimport int64_t, uint8_t
+from libc.stdlib cimport calloc, free
+
+from boundary_api.masks._rle cimport I64Vec, StringTable, _decode, _area, _bbox, _intersection, _new_vecs, _free_vecs
+from boundary_api.masks._boundary cimport BoundaryWork, _bw_init, _bw_free, _boundary_in_box
+
+
+class BadMask(ValueError):
+    """A frame's RLE string that does not decode to its ``h x w`` pixels
+    (``frame``: its index in its frame table; ``band``: whether that is the
+    band table)."""
+
+    def __init__(self, frame, band=False):
+        super().__init__(f"frame mask {frame} is not a valid RLE of its size")
+        self.frame = frame
+        self.band = band
+
+
+cdef inline double _ratio(int64_t i, int64_t u) noexcept nogil:
+    return (<double> i) / (<double> u) if u > 0 else 0.0
+
+
+cdef int _decode_frame(Py_ssize_t k, StringTable masks, const int64_t* fh, const int64_t* fw,
+                       I64Vec* m) noexcept nogil:
+    """Decode frame ``k`` into ``m``; 0, or -2 for a bad string."""
+    cdef int64_t total
+    m.n = 0
+    total = _decode(masks.ptr[k], masks.size[k], m)
+    if total < 0 or total != fh[k] * fw[k]:
+        return -2
+    return 0
+
+
+cdef int _band(Py_ssize_t k, StringTable masks, const int64_t* fh, const int64_t* fw, const int64_t* fd,
+               I64Vec* m, I64Vec* b, int64_t* barea, BoundaryWork* bw) noexcept nogil:
+    """The band of frame ``k`` of the band table into ``b`` (``m``: scratch);
+    0, -1 out of memory, -2 a bad string."""
+    cdef int64_t bb[4]
+    cdef Py_ssize_t j
+    b.n = 0
+    barea[0] = 0
+    if _decode_frame(k, masks, fh, fw, m) != 0:
+        return -2
+    if m.n:
+        _bbox(m.data, m.n, fh[k], bb)
+        if _boundary_in_box(m.data, m.n, fh[k], fw[k], fd[k], bb, bw, b) != 0:
+            return -1
+        for j in range(0, b.n, 2):
+            barea[0] += b.data[j + 1] - b.data[j]
+    return 0
+
+
+def tube_ious(int mode, StringTable masks, const int64_t[::1] fh, const int64_t[::1] fw,
+              const int64_t[::1] track_f0, const int64_t[::1] track_nf,
+              const int64_t[::1] gt_track, const int64_t[::1] dt_track, const uint8_t[::1] gt_crowd,
+              const int64_t[::1] pair_g, const int64_t[::1] pair_d, const int64_t[::1] pair_o,
+              double[::1] out, Py_ssize_t lo, Py_ssize_t hi, uint8_t[::1] empty=None,
+              StringTable bands=None, const int64_t[::1] bfh=None, const int64_t[::1] bfw=None,
+              const int64_t[::1] bsh=None, const int64_t[::1] bsw=None, const int64_t[::1] bfd=None,
+              const int64_t[::1] band_f0=None, const int64_t[::1] band_nf=None):
+    """Tube IoUs of pairs ``lo .. hi-1`` (runs without the GIL).
+
+    Parameters
+    ----------
+    mode : int
+        0: tube mask IoU; 1: HQ-YTVIS' tube boundary IoU (min with the mask
+        IoU; the mask IoU for crowd ground truth).
+    masks : StringTable
+        One compressed RLE string per frame entry.
+    fh, fw : int64 arrays
+        Per frame entry: height (-1: the track has no mask in that frame) and width.
+    track_f0, track_nf : int64 arrays
+        Per track: its first frame entry and its number of frames.
+    gt_track, dt_track : int64 arrays
+        The track of each ground truth / detection, in the engine's order
+        (also the indices of their band tracks).
+    gt_crowd : uint8 array
+    pair_g, pair_d, pair_o, out
+        The engine's pair layout; pair ``p`` writes its D x G matrix (one
+        row per detection) at ``out[pair_o[p]]``.
+    empty : uint8 array, optional
+        Laid out as ``out``: bit 0 set where the summed mask union is 0, bit 1
+        where the summed band union is (mode 1): where YouTube-VIS' evaluator
+        prints that mask sizes may not match.
+    bands, bfh, bfw, bsh, bsw, bfd, band_f0, band_nf
+        Mode 1: the band tracks.  Per band frame entry: the mask its band is
+        made of (``bfh`` -1: none, an empty band), the band's size as the
+        frames are compared (``bsh`` -1: no band at all, as an absent mask),
+        the erosion radius ``bfd``; per track its entries.
+
+    Raises
+    ------
+    BadMask
+        A frame's string is not a valid RLE of its size.
+    """
+    cdef Py_ssize_t p, g, d, G, D, n, f, nf, k, kd, kb, nmax
+    cdef int64_t g0, d0, inter
+    cdef int status = 0
+    cdef int in_band = 0
+    cdef Py_ssize_t bad = -1
+    cdef I64Vec* mv = NULL
+    cdef I64Vec* bv = NULL
+    cdef I64Vec scratch
+    cdef int64_t* acc = NULL        # per (d, g): mask inter, mask union, band inter, band union
+    cdef int64_t* area = NULL       # per track of the pair
+    cdef int64_t* ent = NULL        # its frame entry at the current frame (-1 absent)
+    cdef int64_t* barea = NULL
+    cdef int64_t* bent = NULL       # its band entry at the current frame (-1 none)
+    cdef int64_t* nfr = NULL
+    cdef int64_t* bnfr = NULL
+    cdef double mi, bi
+    cdef BoundaryWork bw
+    cdef int64_t* a
+    cdef uint8_t* em = &empty[0] if empty is not None and empty.shape[0] > 0 else NULL
+    if mode != 0 and mode != 1:
+        raise ValueError(f"tube_ious: mode must be 0 or 1, got {mode}")
+    if mode == 1 and (bands is None or bfh is None or bfw is None or bsh is None or bsw is None or bfd is None
+                      or band_f0 is None or band_nf is None):
+        raise ValueError("tube_ious: mode 1 needs the band tracks")
+    if hi <= lo:
+        return
+    nmax = 1
+    for p in range(lo, hi):
+        n = (pair_g[p + 1] - pair_g[p]) + (pair_d[p + 1] - pair_d[p])
+        if n > nmax:
+            nmax = n
+    _bw_init(&bw)
+    scratch.data = NULL
+    scratch.n = scratch.cap = 0
+    mv = _new_vecs(nmax)
+    bv = _new_vecs(nmax)
+    area = <int64_t*> calloc(nmax, sizeof(int64_t))
+    barea = <int64_t*> calloc(nmax, sizeof(int64_t))
+    ent = <int64_t*> calloc(nmax, sizeof(int64_t))
+    bent = <int64_t*> calloc(nmax, sizeof(int64_t))
+    nfr = <int64_t*> calloc(nmax, sizeof(int64_t))
+    bnfr = <int64_t*> calloc(nmax, sizeof(int64_t))
+    try:
+        if (mv == NULL or bv == NULL or area == NULL or barea == NULL or ent == NULL or bent == NULL
+                or nfr == NULL or bnfr == NULL):
+            raise MemoryError()
+        with nogil:
+            for p in range(lo, hi):
+                g0 = pair_g[p]
+                d0 = pair_d[p]
+                G = pair_g[p + 1] - g0
+                D = pair_d[p + 1] - d0
+                if G == 0 or D == 0:
+                    continue
+                n = G + D
+                free(acc)
+                acc = <int64_t*> calloc(D * G * 4, sizeof(int64_t))
+                if acc == NULL:
+                    status = -1
+                    break
+                # tracks of the pair: ground truths first, then detections
+                nf = 0
+                for k in range(n):
+                    kd = gt_track[g0 + k] if k < G else dt_track[d0 + k - G]
+                    nfr[k] = track_nf[kd]
+                    bnfr[k] = band_nf[kd] if mode == 1 else 0
+                    if nfr[k] > nf:
+                        nf = nfr[k]
+                    if bnfr[k] > nf:
+                        nf = bnfr[k]
+                for f in range(nf):
+                    for k in range(n):
+                        kd = gt_track[g0 + k] if k < G else dt_track[d0 + k - G]
+                        ent[k] = -1
+                        if f < nfr[k] and fh[track_f0[kd] + f] >= 0:
+                            ent[k] = track_f0[kd] + f
+                            if _decode_frame(ent[k], masks, &fh[0], &fw[0], &mv[k]) != 0:
+                                status = -2
+                                bad = ent[k]
+                                break
+                            area[k] = _area(mv[k].data, mv[k].n)
+                        bent[k] = -1
+                        barea[k] = 0
+                        bv[k].n = 0
+                        if mode == 1 and f < bnfr[k] and bsh[band_f0[kd] + f] >= 0:
+                            kb = band_f0[kd] + f
+                            bent[k] = kb
+                            if bfh[kb] >= 0:
+                                status = _band(kb, bands, &bfh[0], &bfw[0], &bfd[0], &scratch, &bv[k], &barea[k],
+                                               &bw)
+                                if status != 0:
+                                    bad = kb
+                                    in_band = 1
+                                    break
+                    if status != 0:
+                        break
+                    for d in range(D):
+                        kd = G + d
+                        for g in range(G):
+                            a = acc + 4 * (d * G + g)
+                            if f < nfr[kd] and f < nfr[g]:  # (zip stops at the shorter track)
+                                if ent[kd] >= 0 and ent[g] >= 0:
+                                    # (masks of two sizes merge into nothing)
+                                    if fh[ent[kd]] == fh[ent[g]] and fw[ent[kd]] == fw[ent[g]]:
+                                        inter = _intersection(mv[kd].data, mv[kd].n, mv[g].data, mv[g].n)
+                                        a[0] += inter
+                                        a[1] += area[kd] + area[g] - inter
+                                elif ent[g] >= 0:
+                                    a[1] += area[g]
+                                elif ent[kd] >= 0:
+                                    a[1] += area[kd]
+                            if mode == 1 and f < bnfr[kd] and f < bnfr[g]:
+                                if bent[kd] >= 0 and bent[g] >= 0:
+                                    if bsh[bent[kd]] == bsh[bent[g]] and bsw[bent[kd]] == bsw[bent[g]]:
+                                        inter = _intersection(bv[kd].data, bv[kd].n, bv[g].data, bv[g].n)
+                                        a[2] += inter
+                                        a[3] += barea[kd] + barea[g] - inter
+                                elif bent[g] >= 0:
+                                    a[3] += barea[g]
+                                elif bent[kd] >= 0:
+                                    a[3] += barea[kd]
+                if status != 0:
+                    break
+                for d in range(D):
+                    for g in range(G):
+                        a = acc + 4 * (d * G + g)
+                        mi = _ratio(a[0], a[1])
+                        if mode == 1 and not gt_crowd[g0 + g]:
+                            bi = _ratio(a[2], a[3])
+                            if bi < mi:
+                                mi = bi
+                        out[pair_o[p] + d * G + g] = mi
+                        if em != NULL:
+                            em[pair_o[p] + d * G + g] = (a[1] == 0) | ((mode == 1 and a[3] == 0) << 1)
+        if status == -1:
+            raise MemoryError()
+        if status == -2:
+            raise BadMask(bad, bool(in_band))
+    finally:
+        free(acc)
+        _free_vecs(mv, nmax)
+        _free_vecs(bv, nmax)
+        free(scratch.data)
+        free(area)
+        free(barea)
+        free(ent)
+        free(bent)
+        free(nfr)
+        free(bnfr)
+        _bw_free(&bw)

@@ -1,0 +1,151 @@
+"""Make the video object segmentation golden values (tests/data/video/*.json).
+
+Generates every case of ``vos_cases.py`` with boundary_api.video.synthetic,
+runs the official evaluators on them, unmodified, in a child Python that has
+their dependencies (``official_vos.py``), and stores what they returned,
+computed internally, printed and wrote.  Our own code: the official code is
+read from checkouts outside the repository::
+
+    BOUNDARY_API_DAVIS2017=/work/official/davis2017-evaluation \\
+    BOUNDARY_API_SAV=/work/official/sav \\
+    BOUNDARY_API_VOS_BENCHMARK=/work/official/vos-benchmark \\
+    BOUNDARY_API_OFFICIAL_PYTHON=/work/venvs/official-vos/bin/python \\
+    python tests/video/make_vos_golden.py
+
+(or the same as ``--davis2017``, ``--sav``, ``--vos-benchmark``, ``--python``).
+``--cases a,b`` remakes only those cases (the others are kept from the
+existing files).  Each checkout's commit is read from a ``COMMIT`` file in it
+(written when it was extracted with ``git archive``) or from ``git rev-parse``.
+"""
+import argparse
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+
+import vos_cases  # noqa: E402
+
+OUT = os.path.join(os.path.dirname(HERE), "data", "video")
+FILES = {"davis": "davis_golden.json", "sav": "sav_golden.json"}
+
+
+def commit_of(path):
+    if not path:
+        return None
+    f = os.path.join(path, "COMMIT")
+    if os.path.exists(f):
+        with open(f) as fh:
+            return fh.read().strip()
+    try:
+        return subprocess.run(["git", "-C", path, "rev-parse", "HEAD"], capture_output=True, text=True,
+                              check=True).stdout.strip()
+    except (OSError, subprocess.CalledProcessError):
+        return None
+
+
+def relative(job, root):
+    out = dict(job)
+    for k in ("davis_root", "res_path", "gt_root", "pred_root"):
+        if k in out:
+            out[k] = os.path.relpath(out[k], root)
+    return out
+
+
+def scrub(x, root):
+    """``x`` with the case's folder in every string written as ``<case>``."""
+    if isinstance(x, dict):
+        return {k: scrub(v, root) for k, v in x.items()}
+    if isinstance(x, list):
+        return [scrub(v, root) for v in x]
+    if isinstance(x, str):
+        return x.replace(root, "<case>")
+    return x
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--davis2017", default=os.environ.get("BOUNDARY_API_DAVIS2017"))
+    ap.add_argument("--sav", default=os.environ.get("BOUNDARY_API_SAV"))
+    ap.add_argument("--vos-benchmark", default=os.environ.get("BOUNDARY_API_VOS_BENCHMARK"))
+    ap.add_argument("--python", default=os.environ.get("BOUNDARY_API_OFFICIAL_PYTHON", sys.executable),
+                    help="a Python with the official code's dependencies")
+    ap.add_argument("--cases", default="", help="comma-separated case names (default: all)")
+    ap.add_argument("--out", default=OUT)
+    ap.add_argument("--keep", action="store_true", help="keep the scratch folder with the generated cases")
+    a = ap.parse_args(argv)
+    if not a.davis2017 or not a.sav:
+        ap.error("give the official checkouts: --davis2017 DIR --sav DIR (or BOUNDARY_API_DAVIS2017 / BOUNDARY_API_SAV)")
+    names = [n for n in a.cases.split(",") if n] or list(vos_cases.CASES)
+    unknown = [n for n in names if n not in vos_cases.CASES]
+    if unknown:
+        ap.error(f"unknown cases {unknown}")
+
+    work = tempfile.mkdtemp(prefix="vos_golden_")
+    try:
+        _make(a, names, work)
+    finally:
+        if a.keep:
+            print(f"cases kept in {work}")
+        else:
+            shutil.rmtree(work, ignore_errors=True)
+
+
+def _make(a, names, work):
+    all_jobs, built = [], {}
+    for name in names:
+        t = time.perf_counter()
+        root = os.path.join(work, name)
+        jobs, arrays = vos_cases.build(name, root)
+        built[name] = (root, len(all_jobs), len(jobs), vos_cases.fingerprint(arrays))
+        all_jobs += jobs
+        print(f"built {name}: {len(jobs)} jobs, {time.perf_counter() - t:.1f} s", flush=True)
+    jobs_file, out_file = os.path.join(work, "jobs.json"), os.path.join(work, "out.json")
+    with open(jobs_file, "w") as f:
+        json.dump(all_jobs, f)
+    t = time.perf_counter()
+    cmd = [a.python, os.path.join(HERE, "official_vos.py"), jobs_file, out_file, "--davis2017", a.davis2017,
+           "--sav", a.sav] + (["--vos-benchmark", a.vos_benchmark] if a.vos_benchmark else [])
+    subprocess.run(cmd, check=True, cwd=work)
+    print(f"official runs: {time.perf_counter() - t:.1f} s", flush=True)
+    with open(out_file) as f:
+        ran = json.load(f)
+
+    os.makedirs(a.out, exist_ok=True)
+    for kind, fname in FILES.items():
+        path = os.path.join(a.out, fname)
+        doc = {"cases": {}}
+        if os.path.exists(path):
+            with open(path) as f:
+                doc = json.load(f)
+        doc["about"] = ("Golden values of the official evaluators on data generated by "
+                        "boundary_api.video.synthetic (tests/video/vos_cases.py); see README.md.")
+        doc["official"] = {"davis2017-evaluation": {"repo": "davisvideochallenge/davis2017-evaluation",
+                                                    "commit": commit_of(a.davis2017)},
+                           "sav": {"repo": "facebookresearch/sam2 (sav_dataset)", "commit": commit_of(a.sav)},
+                           "vos-benchmark": {"repo": "hkchengrex/vos-benchmark",
+                                             "commit": commit_of(a.vos_benchmark)}}
+        doc["versions"] = ran["versions"]
+        cases = doc.setdefault("cases", {})
+        for name in names:
+            c = vos_cases.CASES[name]
+            if c.kind != kind:
+                continue
+            root, first, n, fp = built[name]
+            cases[name] = {"covers": c.covers, "slow": c.slow, "fingerprint": fp,
+                           "jobs": [{"job": relative(j, root), "result": scrub(r, root)}
+                                    for j, r in zip(all_jobs[first:first + n], ran["results"][first:first + n])]}
+        doc["cases"] = {k: cases[k] for k in vos_cases.CASES if k in cases}
+        with open(path, "w") as f:
+            json.dump(doc, f, indent=None, separators=(",", ":"))
+            f.write("\n")
+        print(f"wrote {path} ({os.path.getsize(path) / 1e3:.0f} kB)")
+
+
+if __name__ == "__main__":
+    main()
