@@ -1,6 +1,6 @@
 """The manual as a reader sees it: built with Sphinx (as .ci/run builds it) and
-rendered in headless Chromium at two common laptop window widths, no code
-block of any page scrolls sideways (issue 41: the theme's narrow column once
+rendered in headless Chromium at two common laptop window widths, where no code
+block of any page may scroll sideways (issue 41: the theme's narrow column once
 cut the examples' comments and every ``--help`` text off behind a scroll bar).
 
 Slow tier (the build takes 15-30 s).  Skips without Sphinx and the docs'
