@@ -5,7 +5,6 @@ unsupervised matching, evaluation_method.py's CSV files, and the refusals."""
 import contextlib
 import io
 import json
-import math
 import os
 import sys
 
@@ -20,7 +19,6 @@ import vos_cases  # noqa: E402
 from boundary_api.video import DAVISEvaluation, evaluate_davis  # noqa: E402
 
 DATA = os.path.join(os.path.dirname(HERE), "data", "video")
-TOL = 1e-12
 
 with open(os.path.join(DATA, "davis_golden.json")) as _f:
     DAVIS = json.load(_f)
@@ -46,44 +44,18 @@ ERRORS = {
 }
 
 
-def _num(x):
-    if isinstance(x, str):
-        return {"NaN": math.nan, "Infinity": math.inf, "-Infinity": -math.inf}[x]
-    return x
-
-
-def close(a, b):
-    if isinstance(a, (list, tuple, np.ndarray)) or isinstance(b, (list, tuple, np.ndarray)):
-        return len(a) == len(b) and all(close(x, y) for x, y in zip(a, b))
-    a, b = float(_num(a)), float(_num(b))
-    if math.isnan(a) or math.isnan(b):
-        return math.isnan(a) and math.isnan(b)
-    return abs(a - b) <= TOL
-
-
-def _params():
-    out = []
-    for name, c in DAVIS["cases"].items():
-        for k, j in enumerate(c["jobs"]):
-            marks = [pytest.mark.slow] if c["slow"] else []
-            out.append(pytest.param(name, k, id=f"{name}-{j['job']['label']}", marks=marks))
-    return out
-
-
-_BUILT = {}
+close = vos_cases.close
 
 
 @pytest.fixture(scope="module")
 def built(tmp_path_factory):
-    def get(name):
-        if name not in _BUILT:
-            root = str(tmp_path_factory.mktemp(name))
-            jobs, arrays = vos_cases.build(name, root)
-            assert vos_cases.fingerprint(arrays) == DAVIS["cases"][name]["fingerprint"]
-            _BUILT[name] = jobs
-        return _BUILT[name]
-    yield get
-    _BUILT.clear()
+    get = vos_cases.builder(tmp_path_factory)
+
+    def jobs(name):
+        root, job_list, fp = get(name)
+        assert fp == DAVIS["cases"][name]["fingerprint"]
+        return job_list
+    return jobs
 
 
 def _run(job, **kw):
@@ -94,7 +66,7 @@ def _run(job, **kw):
     return ev, ev.evaluate(job["res_path"], metric=metric)
 
 
-@pytest.mark.parametrize("name,k", _params())
+@pytest.mark.parametrize("name,k", vos_cases.job_params(DAVIS))
 def test_davis_equals_the_official_code(name, k, built):
     job = built(name)[k]
     gold = DAVIS["cases"][name]["jobs"][k]["result"]

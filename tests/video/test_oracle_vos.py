@@ -19,7 +19,6 @@ import oracle_vos as ov  # noqa: E402
 import vos_cases  # noqa: E402
 
 DATA = os.path.join(os.path.dirname(HERE), "data", "video")
-TOL = 1e-12
 
 
 def _load(name):
@@ -31,45 +30,16 @@ DAVIS = _load("davis_golden.json")
 SAV = _load("sav_golden.json")
 
 
-def _num(x):
-    if isinstance(x, str):
-        return {"NaN": math.nan, "Infinity": math.inf, "-Infinity": -math.inf}[x]
-    return x
-
-
-def close(a, b, tol=TOL):
-    """Numbers (or nested lists) equal to ``tol``, NaN equal to NaN."""
-    if isinstance(a, (list, tuple)) or isinstance(b, (list, tuple)):
-        return len(a) == len(b) and all(close(x, y, tol) for x, y in zip(a, b))
-    a, b = _num(a), _num(b)
-    if isinstance(a, float) and math.isnan(a) or isinstance(b, float) and math.isnan(b):
-        return isinstance(a, float) and isinstance(b, float) and math.isnan(a) and math.isnan(b)
-    return abs(a - b) <= tol
-
-
-def _params(doc):
-    out = []
-    for name, c in doc["cases"].items():
-        for k, j in enumerate(c["jobs"]):
-            marks = [pytest.mark.slow] if c["slow"] else []
-            out.append(pytest.param(name, k, id=f"{name}-{j['job']['label']}", marks=marks))
-    return out
-
-
-_BUILT = {}
+_num = vos_cases.num
+close = vos_cases.close
+TOL = vos_cases.TOL
+_params = vos_cases.job_params
 
 
 @pytest.fixture(scope="module")
 def built(tmp_path_factory):
     """Each case's files, written once per module."""
-    def get(name):
-        if name not in _BUILT:
-            root = str(tmp_path_factory.mktemp(name))
-            jobs, arrays = vos_cases.build(name, root)
-            _BUILT[name] = (root, jobs, vos_cases.fingerprint(arrays))
-        return _BUILT[name]
-    yield get
-    _BUILT.clear()
+    return vos_cases.builder(tmp_path_factory)
 
 
 # what the oracle refuses where the official code stops, and how the official code stops

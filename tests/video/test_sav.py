@@ -5,12 +5,10 @@ per-frame IoU and boundary F, results.csv, the printed lines, and the refusals."
 import contextlib
 import io
 import json
-import math
 import os
 import re
 import sys
 
-import numpy as np
 import pytest
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -22,7 +20,6 @@ from boundary_api.video import sav_benchmark  # noqa: E402
 from boundary_api.video.sav import evaluate_sav_video  # noqa: E402
 
 DATA = os.path.join(os.path.dirname(HERE), "data", "video")
-TOL = 1e-12
 
 with open(os.path.join(DATA, "sav_golden.json")) as _f:
     SAV = json.load(_f)
@@ -33,36 +30,18 @@ ERRORS = {"hole": AssertionError, "size": AssertionError, "two": AssertionError,
           "short": AssertionError, "extra_strict": ValueError, "missing_strict": ValueError, "none": ValueError}
 
 
-def close(a, b):
-    if isinstance(a, (list, tuple)) or isinstance(b, (list, tuple)):
-        return len(a) == len(b) and all(close(x, y) for x, y in zip(a, b))
-    a, b = float(a), float(b)
-    return (math.isnan(a) and math.isnan(b)) or abs(a - b) <= TOL
-
-
-def _params():
-    out = []
-    for name, c in SAV["cases"].items():
-        for k, j in enumerate(c["jobs"]):
-            marks = [pytest.mark.slow] if c["slow"] else []
-            out.append(pytest.param(name, k, id=f"{name}-{j['job']['label']}", marks=marks))
-    return out
-
-
-_BUILT = {}
+close = vos_cases.close
 
 
 @pytest.fixture(scope="module")
 def built(tmp_path_factory):
-    def get(name):
-        if name not in _BUILT:
-            root = str(tmp_path_factory.mktemp(name))
-            jobs, arrays = vos_cases.build(name, root)
-            assert vos_cases.fingerprint(arrays) == SAV["cases"][name]["fingerprint"]
-            _BUILT[name] = (root, jobs)
-        return _BUILT[name]
-    yield get
-    _BUILT.clear()
+    get = vos_cases.builder(tmp_path_factory)
+
+    def case(name):
+        root, jobs, fp = get(name)
+        assert fp == SAV["cases"][name]["fingerprint"]
+        return root, jobs
+    return case
 
 
 def _text(text, job, root):
@@ -70,7 +49,7 @@ def _text(text, job, root):
     return re.sub(r"Time taken: \d+\.\d+s", "Time taken: <t>s", text)
 
 
-@pytest.mark.parametrize("name,k", _params())
+@pytest.mark.parametrize("name,k", vos_cases.job_params(SAV))
 def test_sav_equals_the_official_code(name, k, built):
     root, jobs = built(name)
     job = jobs[k]

@@ -10,6 +10,7 @@ later, boundary_api.video) against the stored results.
 Job paths are relative to the case's folder.
 """
 import hashlib
+import math
 import os
 import shutil
 
@@ -474,3 +475,51 @@ def build(name, root, fresh=True):
         shutil.rmtree(root)
     jobs, arrays = CASES[name].make(root)
     return [absolute(j, root) for j in jobs], arrays
+
+
+# ----------------------------------------------------------------------------
+# what the tests of the stored values share
+# ----------------------------------------------------------------------------
+TOL = 1e-12
+
+
+def num(x):
+    """A stored number (non-finite floats are stored as strings)."""
+    if isinstance(x, str):
+        return {"NaN": math.nan, "Infinity": math.inf, "-Infinity": -math.inf}[x]
+    return x
+
+
+def close(a, b, tol=TOL):
+    """Numbers (or nested lists / arrays) equal to ``tol``, NaN equal to NaN."""
+    if isinstance(a, (list, tuple, np.ndarray)) or isinstance(b, (list, tuple, np.ndarray)):
+        return len(a) == len(b) and all(close(x, y, tol) for x, y in zip(a, b))
+    a, b = float(num(a)), float(num(b))
+    if math.isnan(a) or math.isnan(b):
+        return math.isnan(a) and math.isnan(b)
+    return abs(a - b) <= tol
+
+
+def job_params(doc):
+    """``(case, job index)`` of every stored job, as pytest parameters (slow cases marked)."""
+    import pytest
+
+    out = []
+    for name, c in doc["cases"].items():
+        for k, j in enumerate(c["jobs"]):
+            marks = [pytest.mark.slow] if c["slow"] else []
+            out.append(pytest.param(name, k, id=f"{name}-{j['job']['label']}", marks=marks))
+    return out
+
+
+def builder(tmp_path_factory):
+    """``get(name) -> (root, jobs, fingerprint)``: each case's files written once."""
+    cache = {}
+
+    def get(name):
+        if name not in cache:
+            root = str(tmp_path_factory.mktemp(name))
+            jobs, arrays = build(name, root)
+            cache[name] = (root, jobs, fingerprint(arrays))
+        return cache[name]
+    return get
