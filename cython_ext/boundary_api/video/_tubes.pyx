@@ -1,8 +1,9 @@
 # cython: language_level=3, boundscheck=False, wraparound=False, cdivision=True, initializedcheck=False
 """The IoU step of video instance segmentation: tube IoUs of tracks.
 
-A track is a list of per-frame masks (compressed RLE strings, a frame absent
-where the track has no mask).  As YouTube-VIS' evaluator defines it, the IoU
+A track is a list of per-frame masks (compressed RLE strings, or a ground
+truth's uncompressed counts as read from its file, a frame absent where the
+track has no mask).  As YouTube-VIS' evaluator defines it, the IoU
 of two tracks is the sum over frames of their intersections divided by the
 sum over frames of their unions, frames walked pairwise up to the shorter
 track's length (Python's ``zip``): a frame where one track is absent adds
@@ -20,10 +21,11 @@ Pairs (video x category) are laid out as the instance engine lays them out
 (``pair_g``, ``pair_d``, ``pair_o``), so that its matching and accumulation
 run on the result unchanged.
 """
-from libc.stdint cimport int64_t, uint8_t
+from libc.stdint cimport int64_t, uint8_t, uint32_t
 from libc.stdlib cimport calloc, free
 
-from boundary_api.masks._rle cimport I64Vec, StringTable, _decode, _area, _bbox, _intersection, _new_vecs, _free_vecs
+from boundary_api.masks._rle cimport (I64Vec, StringTable, _decode, _area, _bbox, _intersection, _new_vecs,
+                                      _free_vecs, _i64_reserve)
 from boundary_api.masks._boundary cimport BoundaryWork, _bw_init, _bw_free, _boundary_in_box
 
 
@@ -42,26 +44,53 @@ cdef inline double _ratio(int64_t i, int64_t u) noexcept nogil:
     return (<double> i) / (<double> u) if u > 0 else 0.0
 
 
+cdef int64_t _counts_runs(const unsigned char* p, Py_ssize_t nbytes, I64Vec* m) noexcept nogil:
+    """An uncompressed RLE (``nbytes / 4`` uint32 counts, native byte order:
+    zeros, then ones, ...) as maximal ones-intervals in ``m``, as pycocotools'
+    ``frPyObjects`` and a decode of its string would give them; the pixel
+    total, -1 out of memory."""
+    cdef const uint32_t* c = <const uint32_t*> p
+    cdef Py_ssize_t n = nbytes // 4, i
+    cdef int64_t pos = 0, v
+    if _i64_reserve(m, n + 2) != 0:
+        return -1
+    for i in range(n):
+        v = c[i]
+        if (i & 1) and v:
+            if m.n > 0 and m.data[m.n - 1] == pos:
+                m.data[m.n - 1] = pos + v
+            else:
+                m.data[m.n] = pos
+                m.data[m.n + 1] = pos + v
+                m.n += 2
+        pos += v
+    return pos
+
+
 cdef int _decode_frame(Py_ssize_t k, StringTable masks, const int64_t* fh, const int64_t* fw,
-                       I64Vec* m) noexcept nogil:
-    """Decode frame ``k`` into ``m``; 0, or -2 for a bad string."""
+                       I64Vec* m, const uint8_t* kind) noexcept nogil:
+    """Decode frame ``k`` into ``m`` (a compressed string, or where ``kind[k]``
+    is 2 uncompressed counts); 0, or -2 for a bad one."""
     cdef int64_t total
     m.n = 0
-    total = _decode(masks.ptr[k], masks.size[k], m)
+    if kind != NULL and kind[k] == 2:
+        total = _counts_runs(masks.ptr[k], masks.size[k], m)
+    else:
+        total = _decode(masks.ptr[k], masks.size[k], m)
     if total < 0 or total != fh[k] * fw[k]:
         return -2
     return 0
 
 
 cdef int _band(Py_ssize_t k, StringTable masks, const int64_t* fh, const int64_t* fw, const int64_t* fd,
-               I64Vec* m, I64Vec* b, int64_t* barea, BoundaryWork* bw) noexcept nogil:
+               I64Vec* m, I64Vec* b, int64_t* barea, BoundaryWork* bw, const uint8_t* kind) noexcept nogil:
     """The band of frame ``k`` of the band table into ``b`` (``m``: scratch);
     0, -1 out of memory, -2 a bad string."""
     cdef int64_t bb[4]
     cdef Py_ssize_t j
     b.n = 0
     barea[0] = 0
-    if _decode_frame(k, masks, fh, fw, m) != 0:
+    if _decode_frame(k, masks, fh, fw, m, kind) != 0:
         return -2
     if m.n:
         _bbox(m.data, m.n, fh[k], bb)
@@ -79,7 +108,8 @@ def tube_ious(int mode, StringTable masks, const int64_t[::1] fh, const int64_t[
               double[::1] out, Py_ssize_t lo, Py_ssize_t hi, uint8_t[::1] empty=None,
               StringTable bands=None, const int64_t[::1] bfh=None, const int64_t[::1] bfw=None,
               const int64_t[::1] bsh=None, const int64_t[::1] bsw=None, const int64_t[::1] bfd=None,
-              const int64_t[::1] band_f0=None, const int64_t[::1] band_nf=None):
+              const int64_t[::1] band_f0=None, const int64_t[::1] band_nf=None,
+              const uint8_t[::1] fkind=None, const uint8_t[::1] bkind=None):
     """Tube IoUs of pairs ``lo .. hi-1`` (runs without the GIL).
 
     Parameters
@@ -88,7 +118,8 @@ def tube_ious(int mode, StringTable masks, const int64_t[::1] fh, const int64_t[
         0: tube mask IoU; 1: HQ-YTVIS' tube boundary IoU (min with the mask
         IoU; the mask IoU for crowd ground truth).
     masks : StringTable
-        One compressed RLE string per frame entry.
+        One compressed RLE string per frame entry (or, where ``fkind`` is 2,
+        the bytes of its uncompressed counts: uint32, native byte order).
     fh, fw : int64 arrays
         Per frame entry: height (-1: the track has no mask in that frame) and width.
     track_f0, track_nf : int64 arrays
@@ -109,6 +140,11 @@ def tube_ious(int mode, StringTable masks, const int64_t[::1] fh, const int64_t[
         made of (``bfh`` -1: none, an empty band), the band's size as the
         frames are compared (``bsh`` -1: no band at all, as an absent mask),
         the erosion radius ``bfd``; per track its entries.
+    fkind, bkind : uint8 arrays, optional
+        Per frame entry of ``masks`` / ``bands``: 2 where it holds
+        uncompressed counts (a ground truth's ``{"size", "counts": [...]}``,
+        evaluated as pycocotools' ``frPyObjects`` would encode it), else
+        anything (a compressed string); None: every entry a string.
 
     Raises
     ------
@@ -134,11 +170,23 @@ def tube_ious(int mode, StringTable masks, const int64_t[::1] fh, const int64_t[
     cdef BoundaryWork bw
     cdef int64_t* a
     cdef uint8_t* em = &empty[0] if empty is not None and empty.shape[0] > 0 else NULL
+    cdef const uint8_t* mk = NULL
+    cdef const uint8_t* bk = NULL
     if mode != 0 and mode != 1:
         raise ValueError(f"tube_ious: mode must be 0 or 1, got {mode}")
     if mode == 1 and (bands is None or bfh is None or bfw is None or bsh is None or bsw is None or bfd is None
                       or band_f0 is None or band_nf is None):
         raise ValueError("tube_ious: mode 1 needs the band tracks")
+    if fkind is not None:
+        if fkind.shape[0] != masks.n:
+            raise ValueError("tube_ious: fkind must have one entry per frame entry of masks")
+        if masks.n:
+            mk = &fkind[0]
+    if bkind is not None and mode == 1:
+        if bkind.shape[0] != bands.n:
+            raise ValueError("tube_ious: bkind must have one entry per frame entry of bands")
+        if bands.n:
+            bk = &bkind[0]
     if hi <= lo:
         return
     nmax = 1
@@ -191,7 +239,7 @@ def tube_ious(int mode, StringTable masks, const int64_t[::1] fh, const int64_t[
                         ent[k] = -1
                         if f < nfr[k] and fh[track_f0[kd] + f] >= 0:
                             ent[k] = track_f0[kd] + f
-                            if _decode_frame(ent[k], masks, &fh[0], &fw[0], &mv[k]) != 0:
+                            if _decode_frame(ent[k], masks, &fh[0], &fw[0], &mv[k], mk) != 0:
                                 status = -2
                                 bad = ent[k]
                                 break
@@ -204,7 +252,7 @@ def tube_ious(int mode, StringTable masks, const int64_t[::1] fh, const int64_t[
                             bent[k] = kb
                             if bfh[kb] >= 0:
                                 status = _band(kb, bands, &bfh[0], &bfw[0], &bfd[0], &scratch, &bv[k], &barea[k],
-                                               &bw)
+                                               &bw, bk)
                                 if status != 0:
                                     bad = kb
                                     in_band = 1
