@@ -1,0 +1,163 @@
+"""YouTube-VIS files read natively into columns (video/_scan.pyx,
+video/_ytvis_columns.py) against the dict path they stand in for: on every
+stored case and on hypothesis-generated documents, YTVOS / loadRes / YTVOSeval
+give the same printed lines, warnings, errors, numbers, ``ious``,
+``evalImgs``, ``_gts`` / ``_dts`` and, when read, the same dicts (types and
+key order included) as with the scanner switched off; and the scanner itself
+stays inside its buffer, refuses what is not JSON, and cuts a file between
+threads without changing its columns."""
+import json
+import os
+import sys
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings, strategies as st
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+sys.path.insert(0, os.path.join(os.path.dirname(HERE), "fuzz"))
+
+import vis_cases as vc  # noqa: E402
+import vis_paths  # noqa: E402
+from fuzz_compare import diff  # noqa: E402
+from conftest import guarded_views  # noqa: E402
+
+from boundary_api.video import _scan  # noqa: E402
+
+import vis_docs  # noqa: E402
+
+
+def _both(gt_path, results, steps, **kw):
+    cols = vis_paths.run(gt_path, results, steps, **kw)
+    dicts = vis_paths.run(gt_path, results, steps, columns=False, **kw)
+    assert not vis_paths.used_columns(dicts)
+    d = vis_paths.compare(cols, dicts, diff)
+    assert not d, d
+    return cols
+
+
+def _steps(spec):
+    return [(spec["iouType"], spec.get("params", {}), {})]
+
+
+def _stored_runs():
+    out = []
+    for case in vc.CASES:
+        golden = vc.load_golden(case)
+        seen = set()
+        for run in golden["runs"]:
+            spec = vc.run_record(golden, run)["spec"]
+            key = json.dumps({k: v for k, v in spec.items() if k != "n_derived"}, sort_keys=True)
+            if key in seen:
+                continue
+            seen.add(key)
+            out.append(pytest.param(case, spec, id=f"{case}-{run}"))
+    return out
+
+
+@pytest.mark.parametrize("case,spec", _stored_runs())
+def test_stored_case_columns_equal_dicts(case, spec, tmp_path):
+    gt_path, res_path = vc.write_inputs(case, tmp_path)
+    results = res_path
+    if spec.get("results_as_list"):
+        with open(res_path) as f:
+            results = json.load(f)
+    out = _both(gt_path, results, _steps(spec), get_boundary=spec.get("get_boundary", False),
+                dilation_ratio=spec.get("dilation_ratio", 0.02))
+    if not case.startswith("suspect_") and spec["iouType"] != "bbox":
+        # the valid scenarios are read as columns (so that this test compares something)
+        assert dict(out["paths"])["gt"], out["paths"]
+        assert dict(out["paths"])["results"] or spec.get("results_as_list"), out["paths"]
+        assert out["paths"][-1][1] or spec.get("results_as_list"), out["paths"]
+
+
+@pytest.mark.parametrize("case", vc.SCENARIO_CASES)
+@pytest.mark.parametrize("read_between", [False, True])
+def test_evaluations_in_turn_leave_the_same_dicts(case, read_between, tmp_path):
+    """Two evaluations of the same objects (the dicts made between them or
+    only at the end) with parameters of every kind: what each would have
+    written into the dicts is there, in order."""
+    gt_path, res_path = vc.write_inputs(case, tmp_path)
+    gt, _ = vc.load_inputs(case)
+    vids = sorted(v["id"] for v in gt["videos"])
+    cats = sorted(c["id"] for c in gt["categories"])
+    steps = [("segm", {"vidIds": vids[::2] or vids, "maxDets": [1, 3, 7]}, {}),
+             ("boundary", {"catIds": cats[:2] + cats[:1], "useCats": 0, "areaRng": [[0, 1e10], [0, 30]],
+                           "areaRngLbl": ["all", "small"]}, {"dilation_ratio": 0.05}),
+             ("segm", {"catIds": cats[1:], "iouThrs": np.array([0.1, 0.5, 0.55])}, {"num_threads": 1})]
+    _both(gt_path, res_path, steps, get_boundary=True, read_between=read_between)
+
+
+def test_suspect_input_refused_alike_with_strict(tmp_path):
+    for case in vc.SUSPECT_CASES:
+        gt_path, res_path = vc.write_inputs(case, tmp_path)
+        _both(gt_path, res_path, [("segm", {}, {})], strict=True)
+
+
+# ------------------------------------------------------------ generated documents
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.data())
+def test_generated_documents_columns_equal_dicts(tmp_path_factory, data):
+    folder = tmp_path_factory.mktemp("doc")
+    gt_bytes, res_bytes, steps = vis_docs.draw_case(data)
+    gt_path, res_path = folder / "gt.json", folder / "results.json"
+    gt_path.write_bytes(gt_bytes)
+    res_path.write_bytes(res_bytes)
+    _both(str(gt_path), str(res_path), steps, get_boundary=True)
+
+
+@pytest.mark.slow
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.data())
+def test_generated_documents_columns_equal_dicts_many(tmp_path_factory, data):
+    test_generated_documents_columns_equal_dicts.hypothesis.inner_test(tmp_path_factory, data)
+
+
+# ------------------------------------------------------------ the scanner itself
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.data())
+def test_scanner_cuts_between_threads_without_changing_the_columns(data):
+    gt_bytes, res_bytes, _ = vis_docs.draw_case(data, valid=True)
+    threads = data.draw(st.integers(2, 7))
+    for kind, raw, scan in (("gt", gt_bytes, _scan.scan_ground_truth), ("results", res_bytes, _scan.scan_results)):
+        one = scan(raw, 1)
+        many = scan(raw, threads, _min_parallel_bytes=0)
+        assert (one is None) == (many is None)
+        if one is None:
+            continue
+        a = vis_docs.values_of(one, kind, raw)
+        b = vis_docs.values_of(many, kind, raw)
+        assert not diff(a, b), diff(a, b)
+
+
+def test_scanner_reads_nothing_outside_the_buffer_and_refuses_every_truncation():
+    rng = np.random.default_rng(39)
+    gt, res = vis_docs.small_documents(rng)
+    for raw, scan in ((gt, _scan.scan_ground_truth), (res, _scan.scan_results)):
+        assert scan(raw, 1) is not None
+        for n in range(len(raw)):
+            for view in guarded_views(raw[:n]):
+                got = scan(view, 1)
+                if got is not None:
+                    json.loads(raw[:n])  # (only a prefix that is the whole document without trailing blanks)
+            for view in guarded_views(raw[:n]):
+                scan(view, 3, _min_parallel_bytes=0)
+
+
+def test_scanner_values_are_the_json_readers():
+    """Every number spelling, escape and blank the scanner takes gives the
+    value json.loads gives."""
+    rng = np.random.default_rng(3939)
+    taken = 0
+    for _ in range(200):
+        gt_doc, res_doc = vis_docs.documents(rng, suspect=0.0)
+        for doc, scan, kind in ((gt_doc, _scan.scan_ground_truth, "gt"), (res_doc, _scan.scan_results, "results")):
+            raw = vis_docs.encode(rng, doc)
+            got = scan(raw, 1)
+            if got is None:
+                continue
+            taken += 1
+            want = json.loads(raw)
+            assert not diff(vis_docs.values_of(got, kind, raw), vis_docs.expected_values(want, kind))
+    assert taken > 100
