@@ -114,13 +114,14 @@ class YTVOS:
             read = annotation_file
             got = _ytvis_columns.read_input(annotation_file, "ground truth")
             if got is not None:
-                data, read = got  # (the general path reads these very bytes)
-                tracks = _ytvis_columns.load_ground_truth(data, resolve_threads(None))
+                tracks = None if got.data is None else _ytvis_columns.load_ground_truth(
+                    got.data, resolve_threads(None))
                 if tracks is not None:
                     print('Done (t={:0.2f}s)'.format(time.time() - tic))
                     self._set_tracks(tracks)
                     return
-                del data
+                read = got.again()  # (the general path reads these very bytes)
+                del got
             dataset = read_json(read, "ground truth")
             del read
             if type(dataset) != dict:
@@ -275,15 +276,16 @@ class YTVOS:
             read = resFile
             got = _ytvis_columns.read_input(resFile, "results")
             if got is not None:
-                data, read = got  # (the general path reads these very bytes)
-                tracks = _ytvis_columns.load_results(data, self, resolve_threads(None))
+                tracks = None if got.data is None else _ytvis_columns.load_results(
+                    got.data, self, resolve_threads(None))
                 if tracks is not None:
                     res.dataset['categories'] = copy.deepcopy(self._header('categories'))
                     print('DONE (t={:0.2f}s)'.format(time.time() - tic))
                     tracks.header = dict(res.dataset)
                     res._set_tracks(tracks)
                     return res
-                del data
+                read = got.again()  # (the general path reads these very bytes)
+                del got
             anns = read_json(read, "results")
             del read
         elif type(resFile) == np.ndarray:

@@ -603,7 +603,7 @@ def _videos_read(tracks, rows: np.ndarray, vids: dict, sizes: bool) -> Optional[
     has = _range_max((tracks.frame_kind != _ytvis_columns.ABSENT).astype(np.int64),
                      np.concatenate(([0], np.cumsum(tracks.nframes)))) > 0
     out = {}
-    for v in np.unique(tracks.video_id[rows[has[rows]]]).tolist():
+    for v in _ytvis_columns.distinct(tracks.video_id[rows[has[rows]]]).tolist():
         video = vids.get(v)
         if video is None:
             return None

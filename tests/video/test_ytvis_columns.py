@@ -161,3 +161,77 @@ def test_scanner_values_are_the_json_readers():
             want = json.loads(raw)
             assert not diff(vis_docs.values_of(got, kind, raw), vis_docs.expected_values(want, kind))
     assert taken > 100
+
+
+# ------------------------------------------------------------ the tube kernel on columns
+def _blob(rng, h, w):
+    """A mask of ellipses, maybe with a hole or stripes: columns of one run and of several."""
+    yy, xx = np.mgrid[:h, :w]
+    m = np.zeros((h, w), np.uint8)
+    for _ in range(int(rng.integers(0, 3))):
+        cy, cx = rng.uniform(-5, h + 5), rng.uniform(-5, w + 5)
+        ry, rx = rng.uniform(1, h), rng.uniform(1, w)
+        m |= (((yy - cy) / ry) ** 2 + ((xx - cx) / rx) ** 2 <= 1).astype(np.uint8)
+    r = rng.random()
+    if r < 0.2:
+        m[int(rng.integers(h)):, :][: max(1, h // 5)] = 0            # a horizontal cut: two runs a column
+    elif r < 0.3:
+        m[:, int(rng.integers(w))] = 1                               # a full column
+    elif r < 0.4:
+        m[rng.random((h, w)) < 0.05] ^= 1
+    return m
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(seed=st.integers(0, 2 ** 63 - 1), iou_type=st.sampled_from(["segm", "boundary"]))
+def test_tube_ious_on_columns_equal_the_oracle(seed, iou_type, tmp_path_factory):
+    """Ground truth as uncompressed counts, strings or polygons, results as
+    strings, read as columns: the tube kernel's IoUs (column tables where a
+    mask's columns hold one run each, the interval merge elsewhere) are the
+    oracle's."""
+    import oracle_vis as ovis
+
+    rng = np.random.default_rng(seed)
+    h, w, n = int(rng.integers(1, 90)), int(rng.integers(1, 60)), int(rng.integers(1, 5))
+
+    def frame(gt):
+        if rng.random() < 0.15:
+            return None
+        m = _blob(rng, h, w)
+        r = rng.random()
+        if gt and r < 0.5:
+            return vis_docs.F.rle_list(m)
+        if gt and r < 0.6:
+            return [vis_docs.F.polygon(rng, h, w)]
+        return {k: str(v) for k, v in vis_docs._rle_string(m).items()} | {"size": [h, w]}
+
+    gt = {"videos": [{"id": 1, "height": h, "width": w, "length": n}], "categories": [{"id": 1}, {"id": 2}],
+          "annotations": [{"id": i + 1, "video_id": 1, "category_id": int(rng.integers(1, 3)),
+                           "iscrowd": int(rng.random() < 0.2), "height": h, "width": w,
+                           "segmentations": (segs := [frame(True) for _ in range(n)]),
+                           "areas": [None if not s else 1 for s in segs]} for i in range(int(rng.integers(1, 4)))]}
+    res = [{"video_id": 1, "category_id": int(rng.integers(1, 3)), "score": float(rng.random()),
+            "height": h, "width": w, "segmentations": [frame(False) for _ in range(n)]}
+           for _ in range(int(rng.integers(1, 6)))]
+    folder = tmp_path_factory.mktemp("tubes")
+    (folder / "gt.json").write_text(json.dumps(gt))
+    (folder / "res.json").write_text(json.dumps(res))
+    import contextlib
+    import io
+
+    from boundary_api.video import YTVOS, YTVOSeval
+
+    with contextlib.redirect_stdout(io.StringIO()):
+        ytgt = YTVOS(str(folder / "gt.json"))
+        ytdt = ytgt.loadRes(str(folder / "res.json"))
+        assert "_tracks" in ytgt.__dict__ and "_tracks" in ytdt.__dict__
+        ev = YTVOSeval(ytgt, ytdt, iou_type)
+        ev.evaluate()
+        assert ev._state.gt_columns is not None
+    want = ovis.iou_matrices(gt, res, iou_type)
+    for key, value in want.items():
+        got = ev.ious[key]
+        if isinstance(value, list):
+            assert got == []
+        else:
+            assert np.asarray(got).shape == value.shape and np.all(np.abs(np.asarray(got) - value) <= 1e-12), key

@@ -21,8 +21,9 @@ Pairs (video x category) are laid out as the instance engine lays them out
 (``pair_g``, ``pair_d``, ``pair_o``), so that its matching and accumulation
 run on the result unchanged.
 """
-from libc.stdint cimport int64_t, uint8_t, uint32_t
-from libc.stdlib cimport calloc, free
+from libc.stdint cimport int64_t, int32_t, uint8_t, uint32_t
+from libc.stdlib cimport calloc, realloc, free
+from libc.string cimport memset
 
 from boundary_api.masks._rle cimport (I64Vec, StringTable, _decode, _area, _bbox, _intersection, _new_vecs,
                                       _free_vecs, _i64_reserve)
@@ -38,6 +39,106 @@ class BadMask(ValueError):
         super().__init__(f"frame mask {frame} is not a valid RLE of its size")
         self.frame = frame
         self.band = band
+
+
+# --------------------------------------------------------------------------
+# column tables: a mask whose every column holds at most one run, as that run's
+# first and last row per column; two such masks of one size intersect in one
+# pass over their common columns (a loop the compiler vectorises) instead of a
+# merge of their interval lists (about twice as many steps, each a branch-free
+# but serial one).  Masks with a column of several runs keep the merge.
+# --------------------------------------------------------------------------
+cdef struct ColTab:
+    int32_t* rs            # per column c0 .. c1-1: first row of its run (0, 0: none)
+    int32_t* re            # one past its last row
+    Py_ssize_t cap
+    int64_t c0
+    int64_t c1
+    bint single            # every column holds at most one run (else the table is not used)
+
+
+cdef extern from *:
+    """
+    /* pixels in both of two masks given as column tables over the same n columns */
+    static int64_t ba_col_inter(const int32_t *pa, const int32_t *qa, const int32_t *pb,
+                                const int32_t *qb, Py_ssize_t n) {
+        int64_t tot = 0;
+        Py_ssize_t j;
+        for (j = 0; j < n; j++) {
+            int32_t s = pa[j] > pb[j] ? pa[j] : pb[j];
+            int32_t e = qa[j] < qb[j] ? qa[j] : qb[j];
+            int32_t t = e - s;
+            tot += t > 0 ? t : 0;
+        }
+        return tot;
+    }
+    """
+    int64_t _col_inter "ba_col_inter" (const int32_t* pa, const int32_t* qa, const int32_t* pb,
+                                       const int32_t* qb, Py_ssize_t n) noexcept nogil
+
+
+cdef int _col_table(const int64_t* se, Py_ssize_t n, int64_t h, ColTab* t) noexcept nogil:
+    """The column table of a mask's intervals (``single`` cleared when a
+    column holds two runs, or rows do not fit int32); 0, -1 out of memory."""
+    cdef int64_t c, cb, s, e, top, ncol
+    cdef Py_ssize_t i
+    cdef int32_t* p
+    t.single = 0
+    t.c0 = t.c1 = 0
+    if n == 0:
+        t.single = 1
+        return 0
+    if h <= 0 or h > 2147483647:
+        return 0
+    t.c0 = se[0] // h
+    t.c1 = (se[n - 1] - 1) // h + 1
+    ncol = t.c1 - t.c0
+    if ncol > t.cap:
+        p = <int32_t*> realloc(t.rs, <size_t> ncol * sizeof(int32_t))
+        if p == NULL:
+            return -1
+        t.rs = p
+        p = <int32_t*> realloc(t.re, <size_t> ncol * sizeof(int32_t))
+        if p == NULL:
+            return -1
+        t.re = p
+        t.cap = ncol
+    memset(t.rs, 0, <size_t> ncol * sizeof(int32_t))
+    memset(t.re, 0, <size_t> ncol * sizeof(int32_t))
+    c = t.c0
+    cb = c * h
+    for i in range(0, n, 2):
+        s = se[i]
+        e = se[i + 1]
+        # the column of s, stepped to from the last one (a division only for a jump)
+        if s - cb >= 8 * h:
+            c = s // h
+            cb = c * h
+        else:
+            while s - cb >= h:
+                c += 1
+                cb += h
+        while True:
+            top = e - cb if e - cb < h else h
+            if t.re[c - t.c0] != 0:
+                return 0                    # (a second run in this column)
+            t.rs[c - t.c0] = <int32_t> (s - cb)
+            t.re[c - t.c0] = <int32_t> top
+            if e - cb <= h:
+                break
+            c += 1
+            cb += h
+            s = cb
+    t.single = 1
+    return 0
+
+
+cdef inline int64_t _tab_intersection(ColTab* a, ColTab* b) noexcept nogil:
+    cdef int64_t lo = a.c0 if a.c0 > b.c0 else b.c0
+    cdef int64_t hi = a.c1 if a.c1 < b.c1 else b.c1
+    if hi <= lo:
+        return 0
+    return _col_inter(a.rs + (lo - a.c0), a.re + (lo - a.c0), b.rs + (lo - b.c0), b.re + (lo - b.c0), hi - lo)
 
 
 cdef inline double _ratio(int64_t i, int64_t u) noexcept nogil:
@@ -157,6 +258,7 @@ def tube_ious(int mode, StringTable masks, const int64_t[::1] fh, const int64_t[
     cdef int in_band = 0
     cdef Py_ssize_t bad = -1
     cdef I64Vec* mv = NULL
+    cdef ColTab* ct = NULL          # per track of the pair: its mask's column table
     cdef I64Vec* bv = NULL
     cdef I64Vec scratch
     cdef int64_t* acc = NULL        # per (d, g): mask inter, mask union, band inter, band union
@@ -198,6 +300,7 @@ def tube_ious(int mode, StringTable masks, const int64_t[::1] fh, const int64_t[
     scratch.data = NULL
     scratch.n = scratch.cap = 0
     mv = _new_vecs(nmax)
+    ct = <ColTab*> calloc(nmax, sizeof(ColTab))
     bv = _new_vecs(nmax)
     area = <int64_t*> calloc(nmax, sizeof(int64_t))
     barea = <int64_t*> calloc(nmax, sizeof(int64_t))
@@ -206,7 +309,7 @@ def tube_ious(int mode, StringTable masks, const int64_t[::1] fh, const int64_t[
     nfr = <int64_t*> calloc(nmax, sizeof(int64_t))
     bnfr = <int64_t*> calloc(nmax, sizeof(int64_t))
     try:
-        if (mv == NULL or bv == NULL or area == NULL or barea == NULL or ent == NULL or bent == NULL
+        if (mv == NULL or ct == NULL or bv == NULL or area == NULL or barea == NULL or ent == NULL or bent == NULL
                 or nfr == NULL or bnfr == NULL):
             raise MemoryError()
         with nogil:
@@ -244,6 +347,9 @@ def tube_ious(int mode, StringTable masks, const int64_t[::1] fh, const int64_t[
                                 bad = ent[k]
                                 break
                             area[k] = _area(mv[k].data, mv[k].n)
+                            if _col_table(mv[k].data, mv[k].n, fh[ent[k]], &ct[k]) != 0:
+                                status = -1
+                                break
                         bent[k] = -1
                         barea[k] = 0
                         bv[k].n = 0
@@ -267,7 +373,10 @@ def tube_ious(int mode, StringTable masks, const int64_t[::1] fh, const int64_t[
                                 if ent[kd] >= 0 and ent[g] >= 0:
                                     # (masks of two sizes merge into nothing)
                                     if fh[ent[kd]] == fh[ent[g]] and fw[ent[kd]] == fw[ent[g]]:
-                                        inter = _intersection(mv[kd].data, mv[kd].n, mv[g].data, mv[g].n)
+                                        if ct[kd].single and ct[g].single:
+                                            inter = _tab_intersection(&ct[kd], &ct[g])
+                                        else:
+                                            inter = _intersection(mv[kd].data, mv[kd].n, mv[g].data, mv[g].n)
                                         a[0] += inter
                                         a[1] += area[kd] + area[g] - inter
                                 elif ent[g] >= 0:
@@ -304,6 +413,11 @@ def tube_ious(int mode, StringTable masks, const int64_t[::1] fh, const int64_t[
     finally:
         free(acc)
         _free_vecs(mv, nmax)
+        if ct != NULL:
+            for k in range(nmax):
+                free(ct[k].rs)
+                free(ct[k].re)
+        free(ct)
         _free_vecs(bv, nmax)
         free(scratch.data)
         free(area)
