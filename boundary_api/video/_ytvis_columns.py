@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import gzip
 import json
-import os
 from collections import defaultdict
 from typing import Callable, List, Optional
 
@@ -49,25 +48,23 @@ def video_length(v: dict) -> Optional[int]:
 
 class Input:
     """A user's file read once: ``data`` its bytes (gzip content
-    decompressed; a uint8 array or bytes), :meth:`again` the same bytes as
-    the general path's input (:class:`.._io.InputBytes`: a pipe is not read
-    twice)."""
+    decompressed), :meth:`again` the same bytes as the general path's input
+    (:class:`.._io.InputBytes`: a pipe is not read twice)."""
 
-    def __init__(self, name: str, raw):
+    def __init__(self, name: str, raw: bytes):
         self.name = name
         self.raw = raw
         self.data = raw
 
     def again(self) -> "_io.InputBytes":
-        raw = self.raw
-        return _io.InputBytes(self.name, raw if isinstance(raw, bytes) else raw.tobytes())
+        return _io.InputBytes(self.name, self.raw)
 
 
 def read_input(path, what: str) -> Optional[Input]:
     """:class:`Input` of a user's file, or None when it cannot be read here
-    (the general path then reads it and words why).  A regular file is read
-    into a NumPy array (large ones on huge pages: fewer page faults than a
-    ``bytes`` object)."""
+    (the general path then reads it and words why).  (Read into ``bytes``:
+    a NumPy buffer on huge pages was no faster once the scan's own pages
+    are counted.)"""
     src = _io.read_once(path, what)
     if isinstance(src, _io.InputBytes):
         got = Input(src.name, src.data)
@@ -75,17 +72,11 @@ def read_input(path, what: str) -> Optional[Input]:
         try:
             name = _io._fs_name(src)
             with open(name, "rb") as f:
-                size = os.fstat(f.fileno()).st_size
-                raw = np.empty(size + 1, np.uint8)   # (one more: the end of the file is seen)
-                n = f.readinto(raw)
-                if n == size + 1:
-                    raw = np.frombuffer(bytes(raw) + f.read(), np.uint8)  # (it grew meanwhile)
-                else:
-                    raw = raw[:n]
+                raw = f.read()
         except (OSError, TypeError, ValueError, MemoryError):
             return None
         got = Input(name, raw)
-    if bytes(got.raw[:2]) == _io._GZIP_MAGIC:
+    if got.raw[:2] == _io._GZIP_MAGIC:
         try:
             got.data = gzip.decompress(got.raw)
         except Exception:  # noqa: BLE001 - the general path words it
@@ -475,7 +466,6 @@ def load_ground_truth(data: bytes, num_threads: int) -> Optional[Tracks]:
     scanned = _scan_module().scan_ground_truth(data, num_threads)
     if scanned is None:
         return None
-    decode = _decoder(len(data))
     view = memoryview(data)
     header: dict = {}
     spans: dict = {}
@@ -484,7 +474,9 @@ def load_ground_truth(data: bytes, num_threads: int) -> Optional[Tracks]:
             name = key.decode("utf-8")
             spans[name] = (s, e)
             if name != "annotations":
-                header[name] = decode(view[s:e])
+                # (json, not msgspec, whose import costs more than these small parts: on
+                # strict JSON, which the scanner checked, the two give the same objects)
+                header[name] = json.loads(bytes(view[s:e]))
     except (ValueError, UnicodeDecodeError, RecursionError):
         return None
     videos, categories = header.get("videos"), header.get("categories")

@@ -15,6 +15,7 @@ import numpy as np
 from .._io import input_error_class, read_json
 from .._parallel import resolve_threads
 from ..instance._checks import warn_suspect
+from ..instance._lazy import instance_dict
 from ..masks import _rle
 from ..masks.boundary import check_dilation_ratio
 from . import _ytvis_columns
@@ -44,22 +45,51 @@ class _Materialized:
     def __get__(self, obj, objtype=None):
         if obj is None:
             return self
-        d = obj.__dict__
+        d = instance_dict(obj)
         try:
-            return d[self.name]
+            value = d[self.name]
         except KeyError:
-            if d.get("_tracks") is None:
-                raise AttributeError(self.name) from None
-        obj._materialize()
-        return d[self.name]
+            raise AttributeError(self.name) from None
+        if value is _PENDING:
+            obj._materialize()
+            value = d[self.name]
+        return value
 
     def __set__(self, obj, value):
-        if obj.__dict__.get("_tracks") is not None:
+        d = instance_dict(obj)
+        if d.get("_tracks") is not None:
             obj._materialize()
-        obj.__dict__[self.name] = value
+        d[self.name] = value
+
+    def __delete__(self, obj):
+        d = instance_dict(obj)
+        if d.get("_tracks") is not None:
+            obj._materialize()
+        try:
+            del d[self.name]
+        except KeyError:
+            raise AttributeError(self.name) from None
 
 
-class YTVOS:
+#: the value of a dict attribute not made yet (its place in ``vars()`` kept)
+_PENDING = object()
+
+
+def tracks_of(obj):
+    """The columns a YTVOS read as columns still evaluates from (its dicts
+    not made), else None (any other object too)."""
+    try:
+        return instance_dict(obj).get("_tracks")
+    except (TypeError, AttributeError):
+        return None
+
+
+class _Instance:
+    """(A base that gives :class:`YTVOS` instances their attribute dict, which
+    ``YTVOS.__dict__`` then shows with the dicts made.)"""
+
+
+class YTVOS(_Instance):
     """A YouTube-VIS dataset: videos, categories and tracks (annotations with
     one segmentation per frame), indexed as the YouTube-VIS API indexes them.
 
@@ -143,18 +173,20 @@ class YTVOS:
         """Read as columns (:class:`._ytvis_columns.Tracks`): videos and
         categories indexed now, the annotation dicts made when first read."""
         print('creating index...')
+        d = instance_dict(self)
         for name in ("dataset", "anns", "vidToAnns", "catToVids"):
-            self.__dict__.pop(name, None)
+            d[name] = _PENDING
         self.vids = {vid['id']: vid for vid in tracks.header['videos']}
         self.cats = {cat['id']: cat for cat in tracks.header['categories']}
-        self.__dict__["_tracks"] = tracks
+        d["_tracks"] = tracks
         print('index created!')
 
     def _materialize(self) -> None:
         """Make the dicts of a dataset read as columns (what the original
         holds, with what ``loadRes`` and the evaluations run so far wrote
         into them); the columns are not used from then on."""
-        tracks = self.__dict__.pop("_tracks", None)
+        d = instance_dict(self)
+        tracks = d.pop("_tracks", None)
         if tracks is None:
             return
         anns = tracks.annotation_dicts()
@@ -163,19 +195,30 @@ class YTVOS:
         else:
             dataset = dict(tracks.header)
             dataset['annotations'] = anns
-        d = self.__dict__
         d["dataset"] = dataset
         d["anns"], d["vidToAnns"], d["catToVids"], _, _ = _index(dataset)
 
     def _header(self, key: str):
         """``dataset[key]`` of a top-level member other than the annotations,
         without making the annotation dicts."""
-        tracks = self.__dict__.get("_tracks")
+        tracks = tracks_of(self)
         return self.dataset[key] if tracks is None else tracks.header[key]
 
-    def __getstate__(self) -> dict:
-        """``__dict__`` with the dicts made (the columns do not pickle)."""
+    @property
+    def __dict__(self):
+        """The instance's attributes as the original's: ``vars(ytvos)``
+        makes the dicts of a dataset read as columns first."""
         self._materialize()
+        return instance_dict(self)
+
+    @__dict__.setter
+    def __dict__(self, value):
+        d = instance_dict(self)
+        d.clear()
+        d.update(value)
+
+    def __getstate__(self) -> dict:
+        """The attributes with the dicts made (the columns do not pickle)."""
         return dict(self.__dict__)
 
     def info(self):

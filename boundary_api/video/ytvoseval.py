@@ -13,6 +13,7 @@ import numpy as np
 import pycocotools.cocoeval
 
 from . import _tubes, _ytvis_columns
+from .ytvos import tracks_of
 from .._io import input_error_class
 from .._parallel import resolve_threads, run_ranges, split_by_cost
 from ..instance._cocolike import (copy_params, iou_type_as, native_accumulate, native_lists, summarize_detections,
@@ -253,8 +254,7 @@ class YTVOSeval(LazyEvaluator, pycocotools.cocoeval.COCOeval):
         dicts logged for when they are made, ``_gts``, ``_dts``, ``ious`` and
         ``evalImgs`` made when read."""
         gt_owner, dt_owner = self.cocoGt, self.cocoDt
-        gtc = getattr(gt_owner, "__dict__", {}).get("_tracks")
-        dtc = getattr(dt_owner, "__dict__", {}).get("_tracks")
+        gtc, dtc = tracks_of(gt_owner), tracks_of(dt_owner)
         if gtc is None or dtc is None or gtc.kind != "gt" or dtc.kind != "results":
             return False
         cats = p.catIds if p.useCats else None

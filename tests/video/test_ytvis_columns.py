@@ -220,11 +220,12 @@ def test_tube_ious_on_columns_equal_the_oracle(seed, iou_type, tmp_path_factory)
     import io
 
     from boundary_api.video import YTVOS, YTVOSeval
+    from boundary_api.video.ytvos import tracks_of
 
     with contextlib.redirect_stdout(io.StringIO()):
         ytgt = YTVOS(str(folder / "gt.json"))
         ytdt = ytgt.loadRes(str(folder / "res.json"))
-        assert "_tracks" in ytgt.__dict__ and "_tracks" in ytdt.__dict__
+        assert tracks_of(ytgt) is not None and tracks_of(ytdt) is not None
         ev = YTVOSeval(ytgt, ytdt, iou_type)
         ev.evaluate()
         assert ev._state.gt_columns is not None
@@ -235,3 +236,44 @@ def test_tube_ious_on_columns_equal_the_oracle(seed, iou_type, tmp_path_factory)
             assert got == []
         else:
             assert np.asarray(got).shape == value.shape and np.all(np.abs(np.asarray(got) - value) <= 1e-12), key
+
+
+def test_vars_pickle_and_copy_show_what_the_dict_path_holds(tmp_path):
+    """``vars()``, pickling and copying a YTVOS read as columns (before and after
+    an evaluation) give what the dict path holds: its dicts made first."""
+    import contextlib
+    import copy
+    import io
+    import pickle
+
+    from boundary_api.video import YTVOS, YTVOSeval
+    from boundary_api.video.ytvos import tracks_of
+
+    gt_path, res_path = vc.write_inputs("lifecycle", tmp_path)
+
+    def load(columns):
+        with contextlib.ExitStack() as stack:
+            stack.enter_context(contextlib.redirect_stdout(io.StringIO()))
+            if not columns:
+                stack.enter_context(vis_paths.dict_path())
+            gt = YTVOS(gt_path)
+            dt = gt.loadRes(res_path)
+            return gt, dt
+
+    def plain(obj):
+        return {k: v for k, v in vars(obj).items()}
+
+    for evaluate in (False, True):
+        (gt, dt), (gt2, dt2) = load(True), load(False)
+        assert tracks_of(gt) is not None and tracks_of(dt) is not None
+        if evaluate:
+            for a, b in ((gt, dt), (gt2, dt2)):
+                with contextlib.redirect_stdout(io.StringIO()):
+                    ev = YTVOSeval(a, b, "segm")
+                    ev.evaluate()
+        assert not diff(pickle.loads(pickle.dumps(dt)).dataset, dt2.dataset)
+        assert not diff(copy.deepcopy(gt).dataset, gt2.dataset)
+        assert tracks_of(gt) is None and tracks_of(dt) is None   # (made by the copies)
+        assert not diff(plain(gt), plain(gt2)) and not diff(plain(dt), plain(dt2))
+    gt, _ = load(True)
+    assert sorted(vars(gt)) == sorted(vars(load(False)[0]))

@@ -13,6 +13,7 @@ from unittest import mock
 
 from boundary_api.instance._checks import SuspectInputWarning
 from boundary_api.video import YTVOS, YTVOSeval, _ytvis_columns
+from boundary_api.video.ytvos import tracks_of
 
 
 @contextlib.contextmanager
@@ -58,9 +59,9 @@ def run(gt_file, results, steps, *, strict=False, get_boundary=False, dilation_r
             stack.enter_context(contextlib.redirect_stdout(printed))
             try:
                 gt = YTVOS(gt_file, get_boundary=get_boundary, dilation_ratio=dilation_ratio, strict=strict)
-                out["paths"].append(("gt", "_tracks" in gt.__dict__))
+                out["paths"].append(("gt", tracks_of(gt) is not None))
                 dt = gt.loadRes(results)
-                out["paths"].append(("results", "_tracks" in dt.__dict__))
+                out["paths"].append(("results", tracks_of(dt) is not None))
                 for k, (iou_type, params, kw) in enumerate(steps):
                     ev = YTVOSeval(gt, dt, iou_type, **kw)
                     for name, value in params.items():

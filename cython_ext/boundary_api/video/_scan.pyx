@@ -1,4 +1,7 @@
 # cython: language_level=3, boundscheck=False, wraparound=False, cdivision=True, initializedcheck=False
+# Longer than 800 lines because the ground-truth and the results grammar share the frame
+# readers, the column buffers and the split (parallel) scan: apart, they would export all of
+# those through a .pxd.
 """Native scanner of YouTube-VIS JSON: ground truths and results into column arrays.
 
 Private module (``boundary_api.video._scan``).  A YouTube-VIS file holds one
