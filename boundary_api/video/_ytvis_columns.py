@@ -3,7 +3,7 @@
 A ground truth or results file in the common schema (see
 :mod:`._scan`) is scanned natively into per-track and per-frame arrays: ids,
 crowd flags, scores, each frame's RLE as a string in the file (or, unescaped,
-in a side buffer) or as uncompressed counts in a uint32 array.  The checks
+in a side buffer) or as uncompressed counts in a uint16 array.  The checks
 the YouTube-VIS API makes on loading are made on the arrays; a file that
 fails one (or that the scanner does not take) is left to the general path,
 which parses it with the JSON reader and words every warning and error as

@@ -277,3 +277,38 @@ def test_vars_pickle_and_copy_show_what_the_dict_path_holds(tmp_path):
         assert not diff(plain(gt), plain(gt2)) and not diff(plain(dt), plain(dt2))
     gt, _ = load(True)
     assert sorted(vars(gt)) == sorted(vars(load(False)[0]))
+
+
+def test_large_uncompressed_counts_are_kept_exactly(tmp_path):
+    """Counts of 65,534 to 2**32 - 1 (the scanner's escaped words) read back as
+    written, and evaluated as the dict path evaluates them."""
+    h, w = 300, 300
+    cases = [[65534, 1, 90000 - 65535], [65535, 24465], [65536, 24464], [0, 70000, 20000], [90000],
+             [0, 90000], [10, 65535, 0, 24455]]
+    gt = {"videos": [{"id": 1, "height": h, "width": w, "length": len(cases)}],
+          "categories": [{"id": 1}],
+          "annotations": [{"id": 1, "video_id": 1, "category_id": 1, "iscrowd": 0, "areas": [1] * len(cases),
+                           "segmentations": [{"size": [h, w], "counts": c} for c in cases]}]}
+    raw = json.dumps(gt).encode()
+    got = vis_docs.values_of(_scan.scan_ground_truth(raw, 1), "gt", raw)
+    assert [f[3] for f in got[0]["frames"]] == cases
+    counts = [4294967295, 0, 2147483646]   # (3 x (2**31 - 1) pixels, the largest side the scanner takes)
+    big = {"videos": [{"id": 1, "height": 3, "width": 2147483647, "length": 1}], "categories": [{"id": 1}],
+           "annotations": [{"id": 1, "video_id": 1, "category_id": 1, "iscrowd": 0, "areas": [1],
+                            "segmentations": [{"size": [3, 2147483647], "counts": counts}]}]}
+    raw = json.dumps(big).encode()
+    assert vis_docs.values_of(_scan.scan_ground_truth(raw, 1), "gt", raw)[0]["frames"][0][3] == counts
+    big["annotations"][0]["segmentations"][0]["counts"] = [4294967296]
+    assert _scan.scan_ground_truth(json.dumps(big).encode(), 1) is None   # (beyond uint32: the dict path)
+    gt_path = tmp_path / "gt.json"
+    gt_path.write_bytes(json.dumps(gt).encode())
+    from pycocotools import mask as mask_utils
+
+    rng = np.random.default_rng(5)
+    res = [{"video_id": 1, "category_id": 1, "score": 0.5,
+            "segmentations": [{"size": [h, w], "counts": mask_utils.encode(np.asfortranarray(
+                _blob(rng, h, w)))["counts"].decode()} for _ in cases]}]
+    res_path = tmp_path / "res.json"
+    res_path.write_text(json.dumps(res))
+    out = _both(str(gt_path), str(res_path), [("segm", {}, {}), ("boundary", {}, {})])
+    assert dict(out["paths"])["gt"] and dict(out["paths"])["evaluation 0"]

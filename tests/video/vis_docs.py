@@ -238,7 +238,7 @@ def values_of(out, kind, raw):
             if k == 1:
                 frames.append(("s", h, w, bytes(memoryview(buf)[s:s + n]).decode("ascii")))
             else:
-                frames.append(("c", h, w, np.frombuffer(bytes(memoryview(buf)[s:s + n]), np.uint32).tolist()))
+                frames.append(("c", h, w, counts_of(bytes(memoryview(buf)[s:s + n]))))
         track = {"video_id": int(t.video_id[r]), "category_id": int(t.category_id[r]),
                  "height": int(t.height[r]), "width": int(t.width[r]), "frames": frames}
         if kind == "gt":
@@ -251,6 +251,21 @@ def values_of(out, kind, raw):
             track["frame_area"] = t.frame_area[t.frame0[r]:t.frame0[r] + t.nframes[r]].tolist()
         tracks.append(track)
     return tracks
+
+
+def counts_of(raw: bytes) -> list:
+    """Uncompressed counts as the scanner stores them (uint16 words, 0xFFFF
+    then the high and low words of a larger count)."""
+    words = np.frombuffer(raw, np.uint16).tolist()
+    out, i = [], 0
+    while i < len(words):
+        v = words[i]
+        i += 1
+        if v == 0xFFFF:
+            v = (words[i] << 16) | words[i + 1]
+            i += 2
+        out.append(v)
+    return out
 
 
 def _size(v):

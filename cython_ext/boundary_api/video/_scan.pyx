@@ -15,7 +15,7 @@ once, without the GIL, with the instance scanners' JSON tokenizer
   ``width`` (ground truth), ``score`` (results), its frames and its ``areas``;
 - per frame: absent (``null``), a compressed RLE string (where it lies: in the
   scanned buffer, or, when it holds escapes, unescaped in a side buffer of its
-  own), or an uncompressed RLE (its counts in a uint32 array);
+  own), or an uncompressed RLE (its counts in a uint16 array, see :data:`ESCAPE`);
 - the ground truth's top-level members (``videos``, ``categories``, ``info``,
   ...) as byte ranges, for the caller's JSON reader.
 
@@ -31,7 +31,7 @@ starts that the chunk before proves by arriving at them (as the instance
 scanners do); the columns do not depend on it.
 """
 
-from libc.stdint cimport int64_t, uint8_t, uint32_t, uint64_t
+from libc.stdint cimport int64_t, uint8_t, uint16_t, uint32_t, uint64_t
 from libc.stdlib cimport realloc, free
 from libc.string cimport memcpy, memcmp, memset
 
@@ -68,7 +68,7 @@ cdef enum:
                    #         string, -2 not height x width pixels; 0 ground-truth strings
     R_VAL          # float64 (ground truth) an 'areas' value
     R_KIND         # uint8   0 null, 1 integer token, 2 other number
-    CNT            # uint32  uncompressed counts
+    CNT            # uint16  uncompressed counts (ESCAPE, then two words: a count >= ESCAPE)
     SIDE           # uint8   unescaped strings
     P_COORD        # float64 polygon coordinates
     P_END          # int64   end of each polygon in P_COORD
@@ -77,7 +77,7 @@ cdef enum:
 cdef Py_ssize_t _ITEM[NCOL]
 _DTYPES = (np.int64, np.int64, np.int64, np.int64, np.float64, np.uint8, np.int64, np.int64, np.int64, np.int64,
            np.int64, np.int64, np.uint8, np.int64, np.int64, np.uint8, np.int64, np.int64, np.int64, np.float64,
-           np.uint8, np.uint32, np.uint8, np.float64, np.int64)
+           np.uint8, np.uint16, np.uint8, np.float64, np.int64)
 _NAMES = ("ann_id", "video_id", "category_id", "iscrowd", "score", "score_int", "height", "width", "frame0",
           "nframes", "area0", "nareas", "frame_kind", "frame_h", "frame_w", "frame_which", "frame_start",
           "frame_len", "frame_area", "area_value", "area_kind", "counts", "side", "poly_coords", "poly_end")
@@ -95,6 +95,11 @@ FRAME = ("frame_kind", "frame_h", "frame_w", "frame_which", "frame_start", "fram
 cdef enum:
     # largest RLE side accepted (beyond, the general path decides)
     _MAX_SIDE = 2147483647
+
+#: an uncompressed count below this is one uint16 of the counts column; one
+#: at least this is this word, then its high and its low 16 bits (most counts
+#: of a mask are a column's runs: the column halves, and its page faults)
+ESCAPE = 0xFFFF
 
 # largest uncompressed count (pycocotools reads them as uint32)
 cdef int64_t _MAX_COUNT = 4294967295
@@ -402,11 +407,12 @@ cdef cptr _rle_string(cptr p, cptr end, cptr base, Cols* c, int64_t* which, int6
 
 cdef cptr _counts_array(cptr p, cptr end, Cols* c, int64_t* start, int64_t* length,
                         int64_t* area) noexcept nogil:
-    """``[int, ...]`` of uncompressed counts (each 0 .. 2**32-1), appended to CNT."""
+    """``[int, ...]`` of uncompressed counts (each 0 .. 2**32-1), appended to CNT
+    (``start``, ``length``: where, in bytes)."""
     cdef bint more = 1
     cdef int64_t v, i = 0
     cdef char* o
-    start[0] = c.col[CNT].n * 4
+    start[0] = c.col[CNT].n * 2
     area[0] = 0
     p = _ws(p + 1, end)
     if p < end and p[0] == 93:
@@ -416,18 +422,27 @@ cdef cptr _counts_array(cptr p, cptr end, Cols* c, int64_t* start, int64_t* leng
         p = _int(p, end, &v)
         if p == NULL or v < 0 or v > _MAX_COUNT:
             return NULL
-        o = _room(c, CNT, 1)
-        if o == NULL:
-            return NULL
-        (<uint32_t*> o)[0] = <uint32_t> v
-        c.col[CNT].n += 1
+        if v < 0xFFFF:
+            o = _room(c, CNT, 1)
+            if o == NULL:
+                return NULL
+            (<uint16_t*> o)[0] = <uint16_t> v
+            c.col[CNT].n += 1
+        else:
+            o = _room(c, CNT, 3)
+            if o == NULL:
+                return NULL
+            (<uint16_t*> o)[0] = 0xFFFF
+            (<uint16_t*> o)[1] = <uint16_t> (v >> 16)
+            (<uint16_t*> o)[2] = <uint16_t> (v & 0xFFFF)
+            c.col[CNT].n += 3
         if i & 1:
             area[0] += v
         i += 1
         p = _sep(p, end, 93, &more)
         if p == NULL:
             return NULL
-    length[0] = i * 4
+    length[0] = c.col[CNT].n * 2 - start[0]
     return p
 
 

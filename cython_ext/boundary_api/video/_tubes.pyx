@@ -21,7 +21,7 @@ Pairs (video x category) are laid out as the instance engine lays them out
 (``pair_g``, ``pair_d``, ``pair_o``), so that its matching and accumulation
 run on the result unchanged.
 """
-from libc.stdint cimport int64_t, int32_t, uint8_t, uint32_t
+from libc.stdint cimport int64_t, int32_t, uint8_t, uint16_t, uint32_t
 from libc.stdlib cimport calloc, realloc, free
 from libc.string cimport memset
 
@@ -146,18 +146,26 @@ cdef inline double _ratio(int64_t i, int64_t u) noexcept nogil:
 
 
 cdef int64_t _counts_runs(const unsigned char* p, Py_ssize_t nbytes, I64Vec* m) noexcept nogil:
-    """An uncompressed RLE (``nbytes / 4`` uint32 counts, native byte order:
-    zeros, then ones, ...) as maximal ones-intervals in ``m``, as pycocotools'
-    ``frPyObjects`` and a decode of its string would give them; the pixel
-    total, -1 out of memory."""
-    cdef const uint32_t* c = <const uint32_t*> p
-    cdef Py_ssize_t n = nbytes // 4, i
+    """An uncompressed RLE (counts: zeros, then ones, ...; as the scanner
+    writes them, ``nbytes / 2`` uint16 words in native byte order, a count of
+    2**16 - 1 or more as that word and then its high and low 16 bits) as
+    maximal ones-intervals in ``m``, as pycocotools' ``frPyObjects`` and a
+    decode of its string would give them; the pixel total, -1 out of memory
+    or for words that end inside a count."""
+    cdef const uint16_t* c = <const uint16_t*> p
+    cdef Py_ssize_t n = nbytes // 2, i = 0, k = 0
     cdef int64_t pos = 0, v
     if _i64_reserve(m, n + 2) != 0:
         return -1
-    for i in range(n):
+    while i < n:
         v = c[i]
-        if (i & 1) and v:
+        i += 1
+        if v == 0xFFFF:
+            if i + 2 > n:
+                return -1
+            v = (<int64_t> c[i] << 16) | c[i + 1]
+            i += 2
+        if (k & 1) and v:
             if m.n > 0 and m.data[m.n - 1] == pos:
                 m.data[m.n - 1] = pos + v
             else:
@@ -165,6 +173,7 @@ cdef int64_t _counts_runs(const unsigned char* p, Py_ssize_t nbytes, I64Vec* m) 
                 m.data[m.n + 1] = pos + v
                 m.n += 2
         pos += v
+        k += 1
     return pos
 
 
@@ -220,7 +229,7 @@ def tube_ious(int mode, StringTable masks, const int64_t[::1] fh, const int64_t[
         IoU; the mask IoU for crowd ground truth).
     masks : StringTable
         One compressed RLE string per frame entry (or, where ``fkind`` is 2,
-        the bytes of its uncompressed counts: uint32, native byte order).
+        the bytes of its uncompressed counts as ``video._scan`` writes them).
     fh, fw : int64 arrays
         Per frame entry: height (-1: the track has no mask in that frame) and width.
     track_f0, track_nf : int64 arrays
