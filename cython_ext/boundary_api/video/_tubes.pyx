@@ -72,16 +72,52 @@ cdef extern from *:
         }
         return tot;
     }
+    /* fill the zeroed column table rs/re (columns c0 ..) of the n/2 sorted
+       intervals se of a mask of h rows; 0 when a column holds two runs */
+    static int ba_col_fill(const int64_t *se, Py_ssize_t n, int64_t h, int64_t c0,
+                           int32_t *rs, int32_t *re) {
+        int64_t c = c0, cb = c0 * h;
+        Py_ssize_t i;
+        for (i = 0; i < n; i += 2) {
+            int64_t s = se[i], e = se[i + 1];
+            /* the column of s, stepped to from the last one (a division only for a jump) */
+            if (s - cb >= 8 * h) {
+                c = s / h;
+                cb = c * h;
+            } else {
+                while (s - cb >= h) {
+                    c++;
+                    cb += h;
+                }
+            }
+            for (;;) {
+                int64_t j = c - c0;
+                if (re[j] != 0)
+                    return 0;
+                rs[j] = (int32_t) (s - cb);
+                if (e - cb <= h) {
+                    re[j] = (int32_t) (e - cb);
+                    break;
+                }
+                re[j] = (int32_t) h;
+                c++;
+                cb += h;
+                s = cb;
+            }
+        }
+        return 1;
+    }
     """
     int64_t _col_inter "ba_col_inter" (const int32_t* pa, const int32_t* qa, const int32_t* pb,
                                        const int32_t* qb, Py_ssize_t n) noexcept nogil
+    int _col_fill "ba_col_fill" (const int64_t* se, Py_ssize_t n, int64_t h, int64_t c0, int32_t* rs,
+                                 int32_t* re) noexcept nogil
 
 
 cdef int _col_table(const int64_t* se, Py_ssize_t n, int64_t h, ColTab* t) noexcept nogil:
     """The column table of a mask's intervals (``single`` cleared when a
     column holds two runs, or rows do not fit int32); 0, -1 out of memory."""
-    cdef int64_t c, cb, s, e, top, ncol
-    cdef Py_ssize_t i
+    cdef int64_t ncol
     cdef int32_t* p
     t.single = 0
     t.c0 = t.c1 = 0
@@ -105,31 +141,7 @@ cdef int _col_table(const int64_t* se, Py_ssize_t n, int64_t h, ColTab* t) noexc
         t.cap = ncol
     memset(t.rs, 0, <size_t> ncol * sizeof(int32_t))
     memset(t.re, 0, <size_t> ncol * sizeof(int32_t))
-    c = t.c0
-    cb = c * h
-    for i in range(0, n, 2):
-        s = se[i]
-        e = se[i + 1]
-        # the column of s, stepped to from the last one (a division only for a jump)
-        if s - cb >= 8 * h:
-            c = s // h
-            cb = c * h
-        else:
-            while s - cb >= h:
-                c += 1
-                cb += h
-        while True:
-            top = e - cb if e - cb < h else h
-            if t.re[c - t.c0] != 0:
-                return 0                    # (a second run in this column)
-            t.rs[c - t.c0] = <int32_t> (s - cb)
-            t.re[c - t.c0] = <int32_t> top
-            if e - cb <= h:
-                break
-            c += 1
-            cb += h
-            s = cb
-    t.single = 1
+    t.single = _col_fill(se, n, h, t.c0, t.rs, t.re)
     return 0
 
 
