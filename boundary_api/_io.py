@@ -63,36 +63,94 @@ def _plain_str(self) -> str:
     return BaseException.__str__(self)
 
 
-def _input_error_class(base: type) -> type:
+def named_as(original_name: str):
+    """Class decorator: the exception class takes the class name of the
+    library it stands in for (``type(exc).__name__ == "KeyError"``, also in
+    tracebacks and ``repr``) while it stays importable, and picklable, under
+    the name it is defined with (``KeyValueError``, ``PanopticKeyError``, ...).
+
+    Code written for pycocotools, lvis, panopticapi or cityscapesScripts
+    that compares exception class names (Detectron2's tests do) then sees
+    the original's, and ``except KeyError`` / ``except ValueError`` both
+    keep catching it.
+    """
+    def rename(cls: type) -> type:
+        cls._import_name = (cls.__module__, cls.__qualname__)
+        cls.__name__ = cls.__qualname__ = original_name
+        cls.__reduce__ = _reduce_renamed
+        return cls
+    return rename
+
+
+def _reduce_renamed(self):
+    """Pickle a renamed exception by the name it is importable under."""
+    where = type(self).__dict__.get("_import_name")
+    if where is None:  # a subclass of a renamed class, not renamed itself
+        return BaseException.__reduce__(self)
+    return _rebuild_renamed, (where, self.args), self.__dict__ or None
+
+
+def _rebuild_renamed(where, args):
+    module, name = where
+    if module is None:  # made by input_error_class for another library's class
+        cls = input_error_class(name)
+    else:
+        import importlib
+
+        cls = importlib.import_module(module)
+        for part in name.split("."):
+            cls = getattr(cls, part)
+    try:
+        return cls(*args)
+    except TypeError:  # an __init__ of other arguments (JSONValueError): made, then given its args
+        pass
+    for base in cls.__mro__:  # (the first __new__ that can make it: OSError's for an OSError)
+        try:
+            exc = base.__new__(cls)
+            break
+        except TypeError:
+            continue
+    exc.args = args
+    return exc
+
+
+def _input_error_class(base: type, alias: str = None) -> type:
     """``ValueError`` combined with ``base``: what this package raises where
     the library it replaces raises ``base`` (a caller's ``except base`` and
-    ``except ValueError`` both catch it), printing the message as given."""
-    name = base.__name__ if issubclass(base, ValueError) else base.__name__.replace("Error", "") + "ValueError"
+    ``except ValueError`` both catch it), named ``base``'s name and printing
+    the message as given; importable as ``alias`` from this module."""
     bases = (base,) if issubclass(base, ValueError) else (ValueError, base)
-    return type(name, bases, {"__str__": _plain_str, "__module__": __name__,
-                              "__doc__": f"Bad input where the replaced library raises {base.__name__}."})
+    cls = type(alias or base.__name__, bases,
+               {"__str__": _plain_str, "__module__": __name__,
+                "__doc__": f"Bad input where the replaced library raises {base.__name__}."})
+    cls = named_as(base.__name__)(cls)
+    if alias is None:
+        cls._import_name = (None, base)
+    return cls
 
 
 #: ValueError + KeyError, IndexError, TypeError, AssertionError, FileNotFoundError
-#: and IsADirectoryError: raised where pycocotools / lvis raise the second class
-KeyValueError = _input_error_class(KeyError)
-IndexValueError = _input_error_class(IndexError)
-TypeValueError = _input_error_class(TypeError)
-AssertionValueError = _input_error_class(AssertionError)
-FileNotFoundValueError = _input_error_class(FileNotFoundError)
-IsADirectoryValueError = _input_error_class(IsADirectoryError)
+#: and IsADirectoryError: raised where pycocotools / lvis raise the second class,
+#: named as that class (``type(exc).__name__ == "KeyError"``); these names are
+#: where they are imported from
+KeyValueError = _input_error_class(KeyError, "KeyValueError")
+IndexValueError = _input_error_class(IndexError, "IndexValueError")
+TypeValueError = _input_error_class(TypeError, "TypeValueError")
+AssertionValueError = _input_error_class(AssertionError, "AssertionValueError")
+FileNotFoundValueError = _input_error_class(FileNotFoundError, "FileNotFoundValueError")
+IsADirectoryValueError = _input_error_class(IsADirectoryError, "IsADirectoryValueError")
+AttributeValueError = _input_error_class(AttributeError, "AttributeValueError")
 
 _INPUT_ERROR_CLASSES = {KeyError: KeyValueError, IndexError: IndexValueError, TypeError: TypeValueError,
                         AssertionError: AssertionValueError, FileNotFoundError: FileNotFoundValueError,
-                        IsADirectoryError: IsADirectoryValueError}
+                        IsADirectoryError: IsADirectoryValueError, AttributeError: AttributeValueError}
 
 
 def input_error_class(original: type) -> type:
     """The class to raise, with this package's message, where the replaced
     library raises ``original``: a subclass of both ``ValueError`` and
-    ``original`` (``original`` itself if it is a ValueError already)."""
-    if issubclass(original, ValueError) and original is not ValueError:
-        return _INPUT_ERROR_CLASSES.setdefault(original, _input_error_class(original))
+    ``original`` (``original`` itself if it is a ValueError already), named
+    as ``original``."""
     if original is ValueError or not issubclass(original, Exception):
         return ValueError
     cls = _INPUT_ERROR_CLASSES.get(original)
@@ -104,6 +162,21 @@ def input_error_class(original: type) -> type:
     return cls
 
 
+def add_note(exc: BaseException, note: str) -> None:
+    """Add this package's explanation to an exception raised by the replaced
+    library's own code, which is then re-raised unchanged (its class and
+    message): an exception note (shown under the message by tracebacks
+    from Python 3.11); before 3.11, also chained as the exception's cause
+    (a ``ValueError`` with the note, shown above it) unless it has one."""
+    if hasattr(exc, "add_note"):
+        exc.add_note(note)
+        return
+    exc.__notes__ = list(getattr(exc, "__notes__", ())) + [note]
+    if exc.__cause__ is None:
+        exc.__cause__ = ValueError(note)
+
+
+@named_as("JSONDecodeError")
 class JSONValueError(json.JSONDecodeError):
     """A file that is not valid JSON (a ``json.JSONDecodeError``, as
     pycocotools and lvis raise), with this package's message."""
@@ -116,6 +189,7 @@ class JSONValueError(json.JSONDecodeError):
         return self.args[0]
 
 
+@named_as("UnicodeDecodeError")
 class UnicodeValueError(UnicodeDecodeError):
     """A file that is not UTF-8 text (a ``UnicodeDecodeError``, as
     pycocotools and lvis raise), with this package's message."""
@@ -313,13 +387,31 @@ def starts_with(path, char: bytes) -> bool:
     return first_content_byte(path) == char
 
 
+#: integers of smaller magnitude are finite as floats; beyond, float() decides
+_FLOAT_SAFE_INT = 1 << 1023
+
+
 def finite_number(v) -> bool:
-    """A real number (not a bool) that is finite; cheap for plain floats and ints."""
+    """A real number (not a bool) that is finite, as a float too (an integer
+    beyond the float range is not); cheap for plain floats and ints."""
     if type(v) is float:
         return math.isfinite(v)
     if type(v) is int:
-        return True
-    return not isinstance(v, bool) and isinstance(v, numbers.Real) and math.isfinite(v)
+        return -_FLOAT_SAFE_INT < v < _FLOAT_SAFE_INT or _fits_float(v)
+    if isinstance(v, bool) or not isinstance(v, numbers.Real):
+        return False
+    try:
+        return math.isfinite(v)
+    except OverflowError:  # an Integral beyond the float range
+        return False
+
+
+def _fits_float(v) -> bool:
+    try:
+        float(v)
+    except OverflowError:
+        return False
+    return True
 
 
 _PLAIN_NUMBERS = frozenset((float, int))
@@ -329,10 +421,13 @@ def finite_numbers(values) -> bool:
     """``all(finite_number(v) for v in values)``, in C for a list of plain
     floats and ints: their sum is finite only if every one of them is (an
     infinity or NaN anywhere makes it infinite or NaN); an overflowing sum
-    or any other type takes the item-by-item check."""
-    if set(map(type, values)) <= _PLAIN_NUMBERS:
+    or any other type takes the item-by-item check (as do integers beyond
+    the float range, whose sum may be small)."""
+    types = set(map(type, values))
+    if types <= _PLAIN_NUMBERS:
         try:
-            if math.isfinite(sum(values)):
+            if math.isfinite(sum(values)) and (
+                    int not in types or -_FLOAT_SAFE_INT < min(values) and max(values) < _FLOAT_SAFE_INT):
                 return True
         except OverflowError:  # ints beyond the float range
             pass

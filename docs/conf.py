@@ -47,7 +47,14 @@ suppress_warnings = ["myst.header"]
 
 html_theme = "alabaster"
 html_title = f"boundary_api {release}"
-html_static_path = []
+html_static_path = ["_static"]
+# A wider page than alabaster's 940 px (the text column holds 100 columns of code at
+# 1280 px; _static/custom.css, checked by tests/test_docs_browser.py).
+html_theme_options = {
+    "page_width": "1200px",
+    "sidebar_width": "220px",
+    "body_max_width": "none",
+}
 
 # Detectron2 and torch are not dependencies (Detectron2 is not on PyPI); the
 # integration modules are documented against stand-ins.

@@ -4,6 +4,7 @@ import ctypes
 import json
 import mmap
 import os
+import shutil
 import subprocess
 import sys
 import textwrap
@@ -17,6 +18,10 @@ COCO_GT = os.path.join(DATA, "coco", "instances_val2014_100.json")
 COCO_DT = os.path.join(DATA, "coco", "instances_val2014_fakesegm100_results.json")
 LVIS_GT = os.path.join(DATA, "lvis", "lvis_val_100.json")
 LVIS_DT = os.path.join(DATA, "lvis", "lvis_val_100_results_jitter.json")
+
+# a headless browser for the render tests (the HTML report, the manual); they skip without one
+BROWSERS = ("chromium", "chromium-browser", "google-chrome", "google-chrome-stable")
+BROWSER = next((shutil.which(b) for b in BROWSERS if shutil.which(b)), None)
 
 
 def golden_cases(name: str, kind: str = None):
@@ -143,13 +148,14 @@ def draw_mutation(data, raw: bytes) -> bytes:
 # Test modules of an optional tier that import its package at module level
 # (pytest.importorskip): left out of collection unless the tier is asked for
 # with -m, so that the quick tier reports them as neither skipped nor failed.
-# With -m torch / -m detectron2 and the package missing, they are collected
+# With -m torch / -m detectron2 / -m mmdet and the package missing, they are collected
 # and skip, saying what is missing.
 _OPTIONAL_MODULES = {
     "test_torchmetrics.py": "torch",
     "test_torchmetrics_metric.py": "torch",
     "test_torch_kernels.py": "torch",
     "test_detectron2_swap.py": "detectron2",
+    "test_mmdet.py": "mmdet",
 }
 
 

@@ -109,3 +109,87 @@ def test_first_content_byte_of_files(tmp_path):
     finally:
         os.close(r)
         thread.join()
+
+
+# ------------------------------------------ issue 40: the originals' class names
+def _renamed_classes():
+    from boundary_api import _io
+    from boundary_api.cityscapes import CityscapesFileNotFoundError, CityscapesInputError, CityscapesKeyError
+    from boundary_api.instance._checks import NotAListError
+    from boundary_api.panoptic import PanopticKeyError
+
+    return [(_io.KeyValueError, KeyError), (_io.IndexValueError, IndexError), (_io.TypeValueError, TypeError),
+            (_io.AssertionValueError, AssertionError), (_io.FileNotFoundValueError, FileNotFoundError),
+            (_io.IsADirectoryValueError, IsADirectoryError), (_io.AttributeValueError, AttributeError),
+            (NotAListError, AssertionError), (PanopticKeyError, KeyError), (CityscapesKeyError, KeyError),
+            (CityscapesFileNotFoundError, FileNotFoundError), (CityscapesInputError, SystemExit)]
+
+
+@pytest.mark.parametrize("cls, original", _renamed_classes(), ids=lambda c: getattr(c, "_import_name", ("", ""))[1])
+def test_input_errors_carry_the_originals_class_name(cls, original):
+    """Named as the original (type(e).__name__, repr, tracebacks), caught by
+    ``except original`` and ``except ValueError``, the message as given, and
+    pickled under the name it is imported by."""
+    import pickle
+    import traceback
+
+    exc = cls("results: result #0 has no 'image_id'")
+    assert type(exc).__name__ == type(exc).__qualname__ == original.__name__
+    assert isinstance(exc, original) and isinstance(exc, ValueError)
+    assert str(exc) == "results: result #0 has no 'image_id'"
+    assert repr(exc) == f"{original.__name__}(\"results: result #0 has no 'image_id'\")"
+    line = traceback.format_exception_only(type(exc), exc)[-1]
+    assert line == f"{cls.__module__}.{original.__name__}: results: result #0 has no 'image_id'\n"
+    again = pickle.loads(pickle.dumps(exc))
+    assert type(again) is cls and str(again) == str(exc)
+    if original is SystemExit:
+        assert again.code == exc.code == str(exc)
+
+
+def test_input_error_class_of_another_librarys_class():
+    import pickle
+
+    from boundary_api._io import input_error_class
+
+    cls = input_error_class(json.JSONDecodeError)
+    assert cls is input_error_class(json.JSONDecodeError)
+    assert cls.__name__ == "JSONDecodeError" and issubclass(cls, json.JSONDecodeError)
+    assert input_error_class(ValueError) is ValueError and input_error_class(KeyboardInterrupt) is ValueError
+    cls = input_error_class(LookupError)
+    exc = pickle.loads(pickle.dumps(cls("a message")))
+    assert type(exc) is cls and type(exc).__name__ == "LookupError" and str(exc) == "a message"
+
+
+def test_json_and_text_errors_carry_the_originals_class_name(tmp_path):
+    import pickle
+
+    bad = tmp_path / "bad.json"
+    bad.write_text("{")
+    with pytest.raises(json.JSONDecodeError) as info:
+        read_json(str(bad), "results")
+    assert type(info.value).__name__ == "JSONDecodeError" and isinstance(info.value, ValueError)
+    assert str(info.value) == f"results file is not valid JSON: {bad} (line 1, column 2: " \
+                              "Expecting property name enclosed in double quotes)"
+    again = pickle.loads(pickle.dumps(info.value))
+    assert type(again) is type(info.value) and str(again) == str(info.value) and again.lineno == 1
+    bad.write_bytes(b'["\xff"]')
+    with pytest.raises(UnicodeDecodeError) as info:
+        read_json(str(bad), "results")
+    assert type(info.value).__name__ == "UnicodeDecodeError"
+
+
+def test_add_note_leaves_class_and_message():
+    from boundary_api._io import add_note
+
+    exc = KeyError("score")
+    add_note(exc, "boundary_api: why")
+    assert type(exc) is KeyError and str(exc) == "'score'" and exc.__notes__ == ["boundary_api: why"]
+
+
+def test_finite_number_of_integers_beyond_the_float_range():
+    from boundary_api._io import finite_number, finite_numbers
+
+    assert finite_number(2 ** 1023) and finite_number(-(2 ** 1023)) and finite_number(2 ** 1024 - 2 ** 970 - 1)
+    assert not finite_number(2 ** 1024 - 2 ** 970) and not finite_number(10 ** 400)
+    assert not finite_numbers([10 ** 400, -(10 ** 400)]) and not finite_numbers([1.0, 10 ** 400])
+    assert finite_numbers([1, 2.5, -(2 ** 1000)]) and not finite_number(True)

@@ -88,6 +88,13 @@ def _wait(proc_out, log, what):
     return text
 
 
+def _without_checkout() -> dict:
+    """This process's environment without PYTHONPATH: the session fixture puts an
+    editable checkout there for the tests' children, and a fresh environment must
+    import its own installed copy."""
+    return {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+
+
 class FreshEnv:
     """A new virtual environment that borrows the running one's packages."""
 
@@ -119,7 +126,7 @@ class FreshEnv:
                 "print(json.dumps([boundary_api.__file__, boundary_api.__version__,"
                 " m.version('boundary-api')]))")
         out = subprocess.run([str(self.python), "-c", code], check=True, capture_output=True,
-                             text=True, cwd=str(self.path)).stdout
+                             text=True, cwd=str(self.path), env=_without_checkout()).stdout
         location, module_version, metadata_version = json.loads(out)
         assert Path(location).resolve().is_relative_to(self.site.resolve()), location
         assert module_version == metadata_version == version
@@ -130,7 +137,7 @@ class FreshEnv:
         assert script.exists(), f"the console script was not installed: {script}"
         out = Path(workdir) / "demo.json"
         proc = subprocess.run([str(script), "-q", "--json-out", str(out)], capture_output=True,
-                              text=True, cwd=str(workdir), env=env)
+                              text=True, cwd=str(workdir), env=_without_checkout() if env is None else env)
         assert proc.returncode == 0, proc.stderr
         assert proc.stderr == ""
         assert "Boundary AP" in proc.stdout
@@ -395,3 +402,63 @@ def test_setup_cythonizes_in_one_process_where_no_process_pool_starts(monkeypatc
     assert calls == [2, None]
     assert extensions[0].name == "boundary_api._cyutility" and len(extensions) == len(_cython_modules()) + 1
     assert "cythonizing in one process" in capsys.readouterr().out
+
+
+def _ci_pythons():
+    """.ci/pythons.py, imported from its file (.ci is not a package)."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("ci_pythons", ROOT / ".ci" / "pythons.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_supported_pythons_agree():
+    """requires-python, the classifiers, the wheels built and the one sentence of the
+    manual that states the oldest supported Python say the same (issue 41: the README
+    promised 3.9, where the test extra cannot be installed)."""
+    text = (ROOT / "pyproject.toml").read_text()
+    oldest, minors = _ci_pythons().supported_minors(text)
+    assert minors == list(range(oldest, minors[-1] + 1))
+    section = text.split("[tool.cibuildwheel]", 1)[1].split("\n[", 1)[0]
+    build = re.search(r'^build = "(.*)"', section, re.M).group(1).split()
+    assert build == [f"cp3{n}-*" for n in minors]
+    assert f"CPython **3.{oldest} or newer**" in (ROOT / "docs" / "install.md").read_text()
+    # the README links to that sentence instead of naming a version of its own
+    readme = (ROOT / "README.md").read_text()
+    assert "docs/install.md#python-versions" in readme
+    assert not re.search(r"Python 3\.\d+ or newer", readme)
+
+
+def test_ci_runs_the_golden_tests_on_the_supported_pythons():
+    """The test files .ci/run gives the oldest and newest supported Python exist."""
+    ci = (ROOT / ".ci" / "run").read_text()
+    listed = re.search(r"^golden_tests=\((.*?)\)", ci, re.M | re.S).group(1).split()
+    assert listed and all((ROOT / p).is_file() for p in listed), listed
+    assert "tests/coco/test_cocoeval.py" in listed and "tests/cli/test_demo.py" in listed
+
+
+def test_ci_pythons_picks_the_oldest_and_newest(tmp_path, monkeypatch, capsys):
+    """.ci/pythons.py picks the newest patch release of the oldest supported Python and
+    the newest supported Python from a pyenv (here a stand-in folder of versions)."""
+    module = _ci_pythons()
+    oldest, minors = module.supported_minors((ROOT / "pyproject.toml").read_text())
+    for name in [f"3.{oldest}.1", f"3.{oldest}.12", f"3.{oldest + 2}.0", f"3.{oldest - 1}.18", "3.99.0",
+                 "pypy3.10-7.3", "2.7.18"]:
+        (tmp_path / "versions" / name / "bin").mkdir(parents=True)
+        exe = tmp_path / "versions" / name / "bin" / "python3"
+        exe.write_text("")
+        exe.chmod(0o755)
+    monkeypatch.setenv("PYENV_ROOT", str(tmp_path))
+    assert module.main() == 0
+    out, err = capsys.readouterr()
+    assert out.splitlines() == [f"3.{oldest}.12 {tmp_path}/versions/3.{oldest}.12/bin/python3",
+                                f"3.{oldest + 2}.0 {tmp_path}/versions/3.{oldest + 2}.0/bin/python3"]
+    assert "not tested" in err  # the supported versions pyenv lacks are named
+    (tmp_path / "versions" / f"3.{oldest}.12" / "bin" / "python3").unlink()
+    (tmp_path / "versions" / f"3.{oldest}.1" / "bin" / "python3").unlink()
+    assert module.main() == 0
+    out, err = capsys.readouterr()
+    assert out.splitlines() == [f"3.{oldest + 2}.0 {tmp_path}/versions/3.{oldest + 2}.0/bin/python3"]
+    assert f"no Python 3.{oldest} (the oldest supported)" in err

@@ -14,12 +14,14 @@ from typing import Dict, List, Optional, Sequence, Tuple
 import numpy as np
 
 from . import _kernels
+from .._io import named_as
 from ..masks import _png
 from ..masks.imagefiles import DEFAULT_MAX_PIXELS, ImageTooLargeError, _pillow_bomb_limit, check_image_file
 
 logger = logging.getLogger(__name__)
 
 
+@named_as("SystemExit")
 class CityscapesInputError(ValueError, SystemExit):
     """Input that cityscapesScripts refuses by printing an error and exiting
     (``SystemExit``): a missing or malformed prediction file, an image without
@@ -34,12 +36,14 @@ class CityscapesInputError(ValueError, SystemExit):
     __str__ = BaseException.__str__
 
 
+@named_as("KeyError")
 class CityscapesKeyError(ValueError, KeyError):
     """An unknown Cityscapes label id (cityscapesScripts: KeyError)."""
 
     __str__ = BaseException.__str__   # the message as is (KeyError would quote it)
 
 
+@named_as("FileNotFoundError")
 class CityscapesFileNotFoundError(ValueError, FileNotFoundError):
     """A missing ground-truth image or mask (cityscapesScripts: Pillow's
     FileNotFoundError)."""

@@ -23,6 +23,17 @@ Ground truth and prediction PNGs pair up by relative path (after replacing --gt-
 """
 
 
+class _HelpFormatter(argparse.HelpFormatter):
+    """Wraps the one-paragraph description to the terminal's width, like every other
+    subcommand, and keeps the epilog's lines as written (its flags are laid out by
+    hand)."""
+
+    def _fill_text(self, text, width, indent):
+        if "\n" in text.strip("\n"):
+            return "".join(indent + line for line in text.splitlines(keepends=True))
+        return super()._fill_text(text, width, indent)
+
+
 def parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(
         prog=f"{PROG} semantic",
@@ -30,7 +41,7 @@ def parser() -> argparse.ArgumentParser:
                     "accuracy (mAcc) and frequency-weighted IoU (fwIoU) of semantic segmentation "
                     "label maps (single-channel PNGs of class ids).",
         epilog=_EPILOG,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
+        formatter_class=_HelpFormatter,
     )
     p.add_argument("--gt-dir", required=True, metavar="DIR",
                    help="folder of ground truth label maps (searched recursively)")

@@ -13,7 +13,7 @@ import pycocotools.cocoeval
 
 from ..instance._columns import select_rows
 from ..instance._gt_columns import ground_truths_by_pair
-from ..instance._checks import warn_suspect
+from ..instance._checks import UnsafePolygonError, UnsafeRLEError, refuse_unsafe_masks
 from ..instance._cocolike import (copy_params, iou_type_as, native_accumulate, native_lists, summarize_detections,
                                   summary_lines, warn_missing_summary_max_dets)
 from ..instance._engine import Evaluation, leave_ignore_flags, sorted_unique
@@ -21,7 +21,7 @@ from ..instance._lazy import Lazy, LazyEvaluator, instance_dict, reset_lazy, tou
 from ..instance.cache import cache_for
 from ..instance._dataset import masks_unusable
 from .dataset import COCO, prepare_ground_truths
-from .._io import input_error_class, warn_large_dilation_ratio
+from .._io import add_note, warn_large_dilation_ratio
 from .._parallel import resolve_threads
 from ..masks.boundary import check_dilation_ratio
 
@@ -121,9 +121,10 @@ class COCOeval(LazyEvaluator, pycocotools.cocoeval.COCOeval):
                            "these results only have boxes")
                 if iouType == "boundary" or _strict(cocoGt, cocoDt):
                     raise ValueError(message)
-                # pycocotools evaluates the rectangles its loadRes made of the boxes
-                warn_suspect(f"{message}: evaluating the rectangles of the boxes, as pycocotools does "
-                             "(strict=True refuses this)")
+                # pycocotools evaluates the rectangles its loadRes made of the
+                # boxes: what it builds itself is no suspect input (logged, not warned)
+                log.warning("%s: evaluating the rectangles of the boxes, as pycocotools does "
+                            "(strict=True refuses this)", message)
                 self._reference = True
         problems = _input_problems(cocoGt, cocoDt)
         if problems:
@@ -225,16 +226,18 @@ class COCOeval(LazyEvaluator, pycocotools.cocoeval.COCOeval):
         """
         p = self.params
         if p.iouType == "keypoints":
-            self._state = None
             log.info("COCOeval.evaluate: pycocotools' evaluate (iouType 'keypoints')")
-            return super().evaluate()
+            return self._evaluate_reference()
         deferred = None
         if p.iouType == "segm" and not self._reference and not _strict(self.cocoGt, self.cocoDt):
             # results read as columns: their strings are checked where the IoU
             # step decodes them (one decode each); a bad one then leads here
             # as when it was checked first (see _evaluate_checking)
             deferred = self._results_checked_in_iou_step(p)
-            self._reference = masks_unusable(self.cocoGt, *(() if deferred is not None else (self.cocoDt,)))
+            why = masks_unusable(self.cocoGt, *(() if deferred is not None else (self.cocoDt,)),
+                                 peers=(self.cocoDt,) if deferred is not None else ())
+            if why is not None:
+                self._reference, self._reference_why = True, why
         if self._reference and p.iouType in ("segm", "bbox"):
             return self._evaluate_reference()
         if deferred is not None:
@@ -243,17 +246,21 @@ class COCOeval(LazyEvaluator, pycocotools.cocoeval.COCOeval):
 
     def _evaluate_reference(self):
         """pycocotools' own ``evaluate`` (input it evaluates otherwise than this
-        package), its failure named as the input's."""
+        package).  Masks its C code would crash or hang on are refused first;
+        an exception of pycocotools' own code comes through as it is (its
+        class and message), with a note naming the input's problem."""
         self._state = None
         try:
+            if self.params.iouType == "segm":
+                refuse_unsafe_masks_of(self.cocoGt, self.cocoDt, self.params)
             return super().evaluate()
-        except Exception as exc:  # noqa: BLE001 - pycocotools' own failure, named
-            problems = _input_problems(self.cocoGt, self.cocoDt)
-            why = f" ({problems[0]})" if problems else ""
-            cls = input_error_class(type(exc))
-            if not issubclass(cls, type(exc)):
-                raise
-            raise cls(f"pycocotools' evaluation fails on this input{why}: {type(exc).__name__}: {exc}") from exc
+        except (UnsafePolygonError, UnsafeRLEError):
+            raise
+        except Exception as exc:  # noqa: BLE001 - pycocotools' own failure, explained
+            why = (_input_problems(self.cocoGt, self.cocoDt) or (self.__dict__.get("_reference_why"),))[0]
+            if why:
+                add_note(exc, f"boundary_api: pycocotools' own evaluation fails on this input ({why})")
+            raise
 
     def _results_checked_in_iou_step(self, p):
         """The results' columns when Mask AP's IoU step will check their RLE
@@ -289,9 +296,10 @@ class COCOeval(LazyEvaluator, pycocotools.cocoeval.COCOeval):
             if gtc is not None:
                 del gtc.log[logged:]
             self._state = None
-            if not masks_unusable(self.cocoDt):  # (warns when a string is bad)
+            why = masks_unusable(self.cocoDt, peers=(self.cocoGt,))  # (warns when a string is bad)
+            if why is None:
                 raise
-            self._reference = True
+            self._reference, self._reference_why = True, why
             with contextlib.redirect_stdout(_DropRepeatedLines(sys.stdout, printed)):
                 return self._evaluate_reference()
 
@@ -459,7 +467,8 @@ class COCOeval(LazyEvaluator, pycocotools.cocoeval.COCOeval):
         evaluated; a one-line warning says so (``boundary-eval --max-dets N``
         reports that AP at N).
         """
-        warn_missing_summary_max_dets(self.params)
+        # (the warning follows a summary that printed: where pycocotools' own
+        # summary fails, its exception is all there is, as in pycocotools)
         if self.eval and self.params.iouType in ("segm", "bbox", "boundary"):
             try:
                 lines = summary_lines(self.params)
@@ -469,11 +478,27 @@ class COCOeval(LazyEvaluator, pycocotools.cocoeval.COCOeval):
                 # pycocotools' detection summary (Boundary AP's too), its AP
                 # lines gathered in one pass over the precision array
                 self.stats = summarize_detections(self, lines)
+                warn_missing_summary_max_dets(self.params)
                 return
         if self.params.iouType != "boundary":
-            return super().summarize()
-        with iou_type_as(self.params, "segm"):
             super().summarize()
+        else:
+            with iou_type_as(self.params, "segm"):
+                super().summarize()
+        warn_missing_summary_max_dets(self.params)
+
+
+def refuse_unsafe_masks_of(coco_gt, coco_dt, p) -> None:
+    """:func:`refuse_unsafe_masks` on the ground truths and results that
+    pycocotools' 'segm' ``evaluate`` selects (as its ``_prepare`` does)."""
+    groups = []
+    for coco, kind in ((coco_gt, "ground truth annotation"), (coco_dt, "result")):
+        if coco is None:
+            continue
+        ids = coco.getAnnIds(imgIds=p.imgIds, catIds=p.catIds) if p.useCats else coco.getAnnIds(imgIds=p.imgIds)
+        groups.append((coco.loadAnns(ids), coco.imgs,
+                       lambda a, kind=kind: f"{kind} id {a.get('id')!r} (image {a.get('image_id')!r})"))
+    refuse_unsafe_masks(groups)
 
 
 def _strict(*objs) -> bool:

@@ -15,8 +15,8 @@ with urllib_request_deferred():
 
 
 from ..masks import _rle
-from .._io import KeyValueError, input_error_class, loads_json, read_json, read_once
-from ..instance._checks import check_instances_dataset, check_results
+from .._io import KeyValueError, add_note, input_error_class, loads_json, read_json, read_once
+from ..instance._checks import check_instances_dataset, check_results, results_images_sized
 from ..instance._columns import load_result_columns
 from ..instance._gt_columns import index_annotations, load_ground_truth_columns
 from ..instance.cache import cache_for, cache_state, polygon_rles_of, restore_cache
@@ -28,17 +28,20 @@ class COCO(pycocotools.coco.COCO):
     """pycocotools ``COCO``, with the same interface and printed messages.
 
     It loads what pycocotools loads, with the same dicts and value types;
-    input that pycocotools accepts but which is probably wrong (an image
-    without a size, an annotation on an unknown image, an RLE whose size is
-    not its image's, a NaN score, results that only have boxes evaluated as
-    'segm', repeated annotation ids, annotations of unknown categories, ...)
-    is warned about (:class:`boundary_api.SuspectInputWarning`, one line naming
-    the problem) and ``COCOeval`` then gives pycocotools' numbers by running
-    pycocotools' own code.  ``strict=True`` refuses such input instead
-    (``ValueError``).  Where pycocotools fails on the input, the error names
-    the problem and is an instance of the class pycocotools raises
-    (``KeyError``, ``IndexError``, ``TypeError``, ``AssertionError``,
-    ``FileNotFoundError``, ``json.JSONDecodeError``) and of ``ValueError``.
+    input that pycocotools evaluates silently but which is probably wrong
+    (polygons on an image without a size, an annotation on an unknown image,
+    an RLE whose size is not its image's, a NaN score, repeated annotation
+    ids, annotations of unknown categories, ...) is warned about
+    (:class:`boundary_api.SuspectInputWarning`, one line naming the problem)
+    and ``COCOeval`` then gives pycocotools' numbers by running pycocotools'
+    own code; a field pycocotools' evaluation reads and fails without (a
+    missing score, area or iscrowd) is not warned about: that evaluation's
+    own error comes with a note naming it.  ``strict=True`` refuses such
+    input instead (``ValueError``).  Where pycocotools fails on loading the
+    input, the error names the problem and is an instance of the class
+    pycocotools raises, with its name (``KeyError``, ``IndexError``,
+    ``TypeError``, ``AssertionError``, ``FileNotFoundError``,
+    ``json.JSONDecodeError``), and of ``ValueError``.
 
     A file in the standard schema is read natively into column arrays, and
     the annotation dicts (``dataset``, ``anns``, ``imgToAnns``,
@@ -141,8 +144,10 @@ class COCO(pycocotools.coco.COCO):
         problems = check_instances_dataset(dataset, source, strict=self._strict)
         try:
             super().createIndex()
-        except (KeyError, TypeError, IndexError, AttributeError) as exc:  # a problem the checks let through
-            raise input_error_class(type(exc))(problems[0] if problems else f"{source}: {exc!r}") from None
+        except Exception as exc:  # noqa: BLE001 - pycocotools' own failure on what the checks let through
+            add_note(exc, f"boundary_api: pycocotools' own createIndex fails on this input "
+                          f"({problems[0] if problems else source})")
+            raise
         self._input_problems = tuple(problems)
         # the ground truths' own 'ignore' flags, before any evaluation overwrites them
         cache_for(self).remember_ignore_flags()
@@ -274,8 +279,8 @@ class COCO(pycocotools.coco.COCO):
                     ann["iscrowd"] = 0
             elif "segmentation" in first:
                 res.dataset["categories"] = copy.deepcopy(categories)
-                if problems:
-                    # as pycocotools computes them, from each RLE on its own
+                if problems or not results_images_sized(anns, self.imgs):
+                    # as pycocotools computes them, from each RLE on its own (with its own size)
                     for i, ann in enumerate(anns):
                         ann["area"] = _mask_utils().area(ann["segmentation"])
                         if "bbox" not in ann:

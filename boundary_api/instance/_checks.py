@@ -3,7 +3,6 @@ from __future__ import annotations
 
 import itertools
 import logging
-import math
 import numbers
 import operator
 import os
@@ -13,9 +12,13 @@ from typing import Any, Dict, Iterable, List, Optional
 
 import numpy as np
 
-from .._io import AssertionValueError, IndexValueError, KeyValueError, TypeValueError, finite_number, finite_numbers
-from ..masks import _polygon
+from .._io import (AssertionValueError, IndexValueError, KeyValueError, TypeValueError, finite_number,
+                   finite_numbers, named_as)
 from ..masks.boundary import check_rle_strings
+# (the checks of single masks; imported by the rest of the package from here)
+from ._mask_checks import (_MAX_COORD, UnsafePolygonError, UnsafeRLEError, _json_type, _short,  # noqa: F401
+                           _valid_size, check_polygon_image_size, check_polygons, check_rle_dict, check_rle_size,
+                           flatten_polygons, polygons_valid, refuse_unsafe_masks)
 
 log = logging.getLogger(__name__)
 
@@ -45,11 +48,15 @@ def warn_suspect(message: str) -> None:
 class Problems:
     """What the checks of one input found.
 
-    A problem the replaced library also fails on (``fail``) is raised at
-    once, as a subclass of ``ValueError`` and of the class that library
-    raises.  Any other problem (``suspect``): with ``strict`` raised at once
-    as ``ValueError``; otherwise remembered, the check going on, and the
-    problems warned about (one line) by :meth:`warn`.
+    A problem the replaced library also fails on when loading (``fail``) is
+    raised at once, as a subclass of ``ValueError`` named as the class that
+    library raises.  Any other problem: with ``strict`` raised at once as
+    ``ValueError``; otherwise remembered, the check going on.  Of those, a
+    ``suspect`` one (the library evaluates it silently) is warned about (one
+    line) by :meth:`warn`; an ``unusable`` one (a field that the library's
+    evaluation reads and fails without, such as a missing score or area) is
+    not: the evaluation runs the library's own code, whose error then
+    carries the problem as a note.
 
     Parameters
     ----------
@@ -62,6 +69,7 @@ class Problems:
         self.strict = bool(strict)
         self.original = original
         self.found: List[str] = []
+        self.unused: List[str] = []
 
     def fail(self, cls: type, message: str):
         raise cls(message)
@@ -71,13 +79,19 @@ class Problems:
             raise ValueError(message)
         self.found.append(message)
 
+    def unusable(self, message: str) -> None:
+        if self.strict:
+            raise ValueError(message)
+        self.unused.append(message)
+
     def warn(self) -> List[str]:
-        """Warn about the suspect problems (one line); returns them."""
+        """Warn about the suspect problems (one line); returns them and the
+        unusable ones (every problem the package's own evaluation must not see)."""
         if self.found:
             more = f" (and {len(self.found) - 1} more problems)" if len(self.found) > 1 else ""
             warn_suspect(f"{self.found[0]}{more}; loaded as {self.original} loads it "
                          "(strict=True refuses it)")
-        return self.found
+        return self.found + self.unused
 
 
 def check_instances_dataset(dataset: Any, source: str, lvis: bool = False, warn_empty: bool = True,
@@ -165,8 +179,9 @@ def _empty_iterable(v) -> bool:
 
 
 def _check_images(images: list, source: str, lvis: bool, problems: Problems) -> dict:
-    """The ``images`` entries: ``{id: image}`` of those with a usable id and
-    size (an image whose size is unusable maps to None)."""
+    """The ``images`` entries: ``{id: image}`` of those with a usable id.
+    (An image's size is checked where it is used: pycocotools and lvis read
+    it only to rasterise the polygons on the image.)"""
     out = {}
     for i, img in enumerate(images):
         if not isinstance(img, dict):
@@ -179,22 +194,13 @@ def _check_images(images: list, source: str, lvis: bool, problems: Problems) -> 
             if not _hashable(img["id"]):
                 problems.fail(TypeValueError, message)
             problems.suspect(message)
-        ok = True
-        for key in ("height", "width"):
-            v = img.get(key)
-            if type(v) is int and v >= 1:
-                continue
-            if isinstance(v, bool) or not isinstance(v, numbers.Integral) or v < 1:
-                problems.suspect(f"{source}: image {img['id']!r} has no valid '{key}' (got {v!r})")
-                ok = False
-                break
         if lvis:
             for key in ("neg_category_ids", "not_exhaustive_category_ids"):
                 if not isinstance(img.get(key), list):
                     problems.suspect(f"{source}: image {img['id']!r} has no '{key}' list (not an LVIS "
                                      "ground truth?)")
                     break
-        out[img["id"]] = img if ok else None
+        out[img["id"]] = img
     return out
 
 
@@ -279,7 +285,7 @@ def _annotations_plainly_valid(anns: list, images: dict, required: tuple) -> boo
     image_ids = column["image_id"]
     if not set(image_ids) <= images.keys():
         return False
-    if None in images.values():
+    if not all(_sized(images[k]) for k in set(image_ids)):
         return False
     areas = column["area"]
     if not set(map(type, areas)) <= _PLAIN_NUMBERS or not _finite_values(areas):
@@ -327,30 +333,6 @@ def _finite_values(values: list) -> bool:
         return False
 
 
-def flatten_polygons(segs: List[list]):
-    """COCO polygon lists flattened for the kernels.
-
-    Returns ``(coords, poly_off, ann_off)`` as
-    :func:`boundary_api.masks._polygon.flatten_polygons` gives them, or None
-    when an item is not a list of lists of numbers.
-    """
-    polys = list(itertools.chain.from_iterable(segs))
-    if polys and set(map(type, polys)) != {list}:
-        return None
-    try:
-        return _polygon.flatten_polygons(segs)
-    except (TypeError, ValueError, OverflowError):
-        return None
-
-
-def polygons_valid(coords: np.ndarray, poly_off: np.ndarray, ann_off: np.ndarray,
-                   height: np.ndarray, width: np.ndarray) -> np.ndarray:
-    """Per annotation, whether :func:`check_polygons` accepts its polygons
-    (flattened by :func:`flatten_polygons`; image sizes per annotation)."""
-    return _polygon.polygons_acceptable(coords, poly_off, ann_off, np.asarray(height, np.int64),
-                                     np.asarray(width, np.int64), _MAX_COORD).astype(bool)
-
-
 def _check_annotations(anns: list, images: dict, required: tuple, source: str,
                        problems: Optional[Problems] = None, fatal: tuple = ("id", "image_id")) -> None:
     """The per-annotation checks of :func:`check_instances_dataset`
@@ -371,18 +353,21 @@ def _check_annotations(anns: list, images: dict, required: tuple, source: str,
                                               "(expected a number or a string)")
         try:
             _check_annotation(ann, i, images, required, source)
-        except UnsafePolygonError:
+        except (UnsafePolygonError, UnsafeRLEError):
             raise
+        except Unusable as exc:
+            problems.unusable(str(exc))
         except ValueError as exc:
             problems.suspect(str(exc))
 
 
 def _check_annotation(ann: dict, i: int, images: dict, required: tuple, source: str) -> None:
-    """One annotation (a dict): ValueError naming its first problem."""
+    """One annotation (a dict): ValueError naming its first problem
+    (:class:`Unusable` for a field the evaluations read and fail without)."""
     for key in required:
         if key not in ann:
             what = f"annotation id {ann['id']!r}" if "id" in ann else f"annotations[{i}]"
-            raise ValueError(f"{source}: {what} has no '{key}'")
+            raise Unusable(f"{source}: {what} has no '{key}'")
     for key in ("id", "image_id", "category_id"):
         if not _is_id(ann[key]):
             raise ValueError(f"{source}: annotations[{i}] has an invalid '{key}' {ann[key]!r} "
@@ -398,40 +383,48 @@ def _check_annotation(ann: dict, i: int, images: dict, required: tuple, source: 
                          f"{ann['image_id']!r}, which is not in 'images'")
     img = images[ann["image_id"]]
     if not finite_number(ann["area"]):
-        raise ValueError(f"{source}: annotation id {ann['id']!r} has an invalid area {ann['area']!r}")
-    if img is None:  # (its size is unusable: the image's problem is reported)
-        return
+        raise ValueError(f"{source}: annotation id {ann['id']!r} has an invalid area {_short(ann['area'])}")
     seg = ann.get("segmentation")
+    if seg is None:
+        return
     where = f"{source}: annotation id {ann['id']!r} (image {ann['image_id']!r})"
+    h, w = img.get("height"), img.get("width")
     if type(seg) is list:
-        check_polygons(seg, img["height"], img["width"], where)
-    elif seg is not None:
-        if not (type(seg) is dict and "counts" in seg and "size" in seg):
-            raise ValueError(f"{source}: annotation id {ann['id']!r} has a 'segmentation' that is neither "
-                             f"a list of polygons nor an RLE {{'size', 'counts'}} (got {_json_type(seg)})")
-        # (compressed RLE strings are decoded and checked where masks are used:
-        # box evaluations do not need them)
-        check_rle_dict(seg, img["height"], img["width"], where)
+        if _sized(img):
+            check_polygons(seg, h, w, where)
+        else:
+            check_polygons(seg, None, None, where)  # (unsafe coordinates first)
+            check_polygon_image_size(h, w, where)
+        return
+    if not (type(seg) is dict and "counts" in seg and "size" in seg):
+        raise ValueError(f"{source}: annotation id {ann['id']!r} has a 'segmentation' that is neither "
+                         f"a list of polygons nor an RLE {{'size', 'counts'}} (got {_json_type(seg)})")
+    # (compressed RLE strings are decoded and checked where masks are used:
+    # box evaluations do not need them; an RLE carries its own size, so an
+    # image without one is no problem here)
+    if _sized(img):
+        check_rle_dict(seg, h, w, where)
+    else:
+        check_rle_dict(seg, None, None, where)
 
 
-def check_rle_dict(seg: dict, height: int, width: int, what: str) -> None:
-    """An RLE segmentation: its size is the image's; uncompressed counts (a list)
-    are non-negative integers covering the image exactly.  (Compressed counts are
-    decoded and checked where they are used.)"""
-    size = seg["size"]
-    if not isinstance(size, (list, tuple)) or len(size) != 2 or size[0] != height or size[1] != width:
-        raise ValueError(f"{what}: RLE size {size!r} is not the image's [{height}, {width}]")
-    counts = seg["counts"]
-    if type(counts) is list:
-        if not all(type(c) is int and c >= 0 for c in counts):
-            bad = next(c for c in counts if not (type(c) is int and c >= 0))
-            raise ValueError(f"{what}: RLE counts must be non-negative integers, got {bad!r}")
-        if sum(counts) != height * width:
-            raise ValueError(f"{what}: RLE counts cover {sum(counts)} pixels, not the image's "
-                             f"{height}x{width} = {height * width}")
-    elif type(counts) not in (str, bytes):
-        raise ValueError(f"{what}: RLE counts must be a list of integers or a compressed string, "
-                         f"got {_json_type(counts)}")
+class Unusable(ValueError):
+    """A field that pycocotools' / lvis' evaluation reads and fails without
+    (a missing score, area or iscrowd): the input loads without a warning,
+    and that evaluation's own error, when it comes, names the problem in a
+    note (``strict=True`` refuses it at once)."""
+
+
+class NotEvaluatedHere(ValueError):
+    """A mask this package's kernels do not evaluate and which is no
+    problem of the input (a missing segmentation, on which the replaced
+    library's evaluation fails; an RLE on an image without a size, which
+    carries its own): the library's own code runs, without a warning."""
+
+
+def _sized(img) -> bool:
+    """Whether an image record has a usable size (positive integers)."""
+    return type(img) is dict and _valid_size(img.get("height"), img.get("width"))
 
 
 def _is_id(v) -> bool:
@@ -439,83 +432,7 @@ def _is_id(v) -> bool:
     return type(v) is int or isinstance(v, str) or finite_number(v)
 
 
-def _json_type(v) -> str:
-    """How a JSON value reads in a message: 'an object', 'a list', 'an integer', ..."""
-    if v is None:
-        return "null"
-    if isinstance(v, bool):
-        return "a boolean"
-    if isinstance(v, dict):
-        return "an object"
-    if isinstance(v, list):
-        return "a list"
-    if isinstance(v, str):
-        return "a string"
-    if isinstance(v, numbers.Integral):
-        return "an integer"
-    if isinstance(v, numbers.Real):
-        return "a number"
-    return f"a {type(v).__name__}"
-
-
-#: polygon coordinates kept below this magnitude: pycocotools rasterises at
-#: 5x scale in C ints, and allocates in proportion to the polygon's length
-_MAX_COORD = 4e8
-
-
-#: beyond this magnitude a polygon coordinate is refused even where pycocotools
-#: is followed: its rasteriser would exhaust memory or overflow
-_SAFE_COORD = 1e6
-
-
-class UnsafePolygonError(ValueError):
-    """A polygon pycocotools' C code would crash on or exhaust memory with
-    (NaN, infinite or huge coordinates): refused even without ``strict``."""
-
-
-def check_polygons(seg: list, height: int, width: int, what: str) -> None:
-    """Check COCO polygons before pycocotools rasterises them.
-
-    pycocotools' C code crashes or exhausts memory on polygons with NaN,
-    infinite or huge coordinates, and rejects degenerate ones with unrelated
-    messages.  Each polygon must be a list of an even number (at least 6) of
-    finite numbers lying within one image size of the ``width x height``
-    image (``-width <= x <= 2 * width``, likewise for y).
-
-    Raises
-    ------
-    ValueError
-        Naming ``what`` and the polygon: :class:`UnsafePolygonError` for
-        non-finite coordinates and coordinates beyond ``1e6`` in magnitude.
-    """
-    if not seg:
-        raise ValueError(f"{what}: 'segmentation' is an empty list of polygons")
-    x_lo, x_hi = -min(width, _MAX_COORD), min(2 * width, _MAX_COORD)
-    y_lo, y_hi = -min(height, _MAX_COORD), min(2 * height, _MAX_COORD)
-    for j, poly in enumerate(seg):
-        if type(poly) is not list:
-            raise ValueError(f"{what}: polygon {j} is not a list of coordinates (got {_json_type(poly)})")
-        n = len(poly)
-        if n < 6 or n % 2:
-            raise ValueError(f"{what}: polygon {j} has {n} coordinates; a polygon needs an even number "
-                             "of them, at least 6 (3 points)")
-        try:
-            total = sum(poly)
-        except TypeError:
-            bad = next(v for v in poly if not isinstance(v, numbers.Real))
-            raise ValueError(f"{what}: polygon {j} has a coordinate that is not a number: {bad!r}") from None
-        if not math.isfinite(total):
-            bad = next((v for v in poly if not finite_number(v)), None)
-            if bad is not None:
-                raise UnsafePolygonError(f"{what}: polygon {j} has a non-finite coordinate {bad!r}")
-        xs, ys = poly[0::2], poly[1::2]
-        if min(xs) < x_lo or max(xs) > x_hi or min(ys) < y_lo or max(ys) > y_hi:
-            far = next(v for k, v in enumerate(poly)
-                       if not ((x_lo <= v <= x_hi) if k % 2 == 0 else (y_lo <= v <= y_hi)))
-            cls = UnsafePolygonError if abs(far) > _SAFE_COORD else ValueError
-            raise cls(f"{what}: polygon {j} has a coordinate far outside the {width}x{height} image: {far!r}")
-
-
+@named_as("AssertionError")
 class NotAListError(TypeValueError, AssertionError):
     """Results that are not a list (pycocotools and lvis assert that they are)."""
 
@@ -638,8 +555,11 @@ def check_results(anns: Any, images: Dict[Any, dict], categories: Iterable, sour
                                    f"{{'size': [h, w], 'counts': str}} as in the COCO results format")
         try:
             _check_result(a, i, kind, images[a["image_id"]], name)
-        except UnsafePolygonError:
+        except (UnsafePolygonError, UnsafeRLEError):
             raise
+        except Unusable as exc:
+            problems.unusable(str(exc))
+            continue
         except ValueError as exc:
             problems.suspect(str(exc))
             continue
@@ -664,12 +584,6 @@ def check_results(anns: Any, images: Dict[Any, dict], categories: Iterable, sour
     return found
 
 
-def _valid_size(h, w) -> bool:
-    if type(h) is int and type(w) is int:
-        return h >= 1 and w >= 1
-    return all(isinstance(v, numbers.Integral) and not isinstance(v, bool) and v >= 1 for v in (h, w))
-
-
 def _check_result_box(b, what: str, lvis: bool, problems: Problems) -> None:
     """A result's ``bbox`` as the library reads it: four numbers."""
     message = f"{what} has no valid 'bbox' [x, y, w, h]"
@@ -686,40 +600,59 @@ def _check_result_box(b, what: str, lvis: bool, problems: Problems) -> None:
 
 def _check_result(a: dict, i: int, kind: Optional[str], img: dict, name) -> None:
     """What the library accepts in one result but the evaluation should not
-    see: ValueError naming the problem."""
+    see: ValueError naming the problem (:class:`Unusable` for a score the
+    library's evaluation fails on; :class:`UnsafePolygonError` and
+    :class:`UnsafeRLEError` for masks its C code crashes on)."""
     score = a.get("score")
     if not finite_number(score):
         if score is None:
-            raise ValueError(f"{name(i)} has 'score': null" if "score" in a else f"{name(i)} has no 'score'")
-        raise ValueError(f"{name(i)} has an invalid score {score!r}")
+            raise Unusable(f"{name(i)} has 'score': null" if "score" in a else f"{name(i)} has no 'score'")
+        if not isinstance(score, numbers.Real):  # (the evaluation negates it to sort)
+            raise Unusable(f"{name(i)} has a score that is not a number: {_short(score)}")
+        raise ValueError(f"{name(i)} has an invalid score {_short(score)}")
     if kind == "bbox":
         b = a["bbox"]
         if len(b) != 4 or not finite_numbers(b):
             raise ValueError(f"{name(i)} has no valid 'bbox' [x, y, w, h]")
     seg = a.get("segmentation")
-    h, w = img.get("height"), img.get("width")
     if seg is None:
         return
-    if not _valid_size(h, w):
-        raise ValueError(f"{name(i)}: its image has no valid size (height {h!r}, width {w!r})")
+    h, w = img.get("height"), img.get("width")
+    sized = _valid_size(h, w)
     if type(seg) is list and kind == "bbox":
-        # polygons next to boxes: pycocotools rasterizes them
-        check_polygons(seg, h, w, name(i))
+        # polygons next to boxes: pycocotools rasterizes them, at the image's size
+        if sized:
+            check_polygons(seg, h, w, name(i))
+        else:
+            check_polygons(seg, None, None, name(i))
+            check_polygon_image_size(h, w, name(i))
         return
     if type(seg) is not dict or type(seg.get("counts")) not in (str, bytes) or "size" not in seg:
         raise ValueError(f"{name(i)}: 'segmentation' must be a compressed RLE "
                          f"{{'size': [h, w], 'counts': str}} as in the COCO results format")
     size = seg["size"]
-    if not isinstance(size, (list, tuple)) or len(size) != 2 or size[0] != h or size[1] != w:
-        raise ValueError(f"{name(i)}: RLE size {size!r} is not the image's [{h}, {w}]")
+    check_rle_size(size, name(i))
+    if not sized:  # (an RLE carries its own size)
+        if not (type(size) in (list, tuple) and len(size) == 2 and _valid_size(*size)):
+            raise ValueError(f"{name(i)}: RLE size {_short(size)} is not [height, width] in pixels "
+                             "(and its image has no size either)")
+    elif not isinstance(size, (list, tuple)) or len(size) != 2 or size[0] != h or size[1] != w:
+        raise ValueError(f"{name(i)}: RLE size {_short(size)} is not the image's [{h}, {w}]")
 
 
-def rle_strings_checked(anns: List[dict]) -> bool:
+def rle_strings_checked(anns: List[dict], images: Dict[Any, dict]) -> bool:
     """Whether :func:`check_results` decoded and checked every RLE string of
-    ``anns`` (segmentation results: the first has no ``bbox``), so that the
-    annotation cache need not check them again."""
+    ``anns`` (segmentation results, the first without a ``bbox``, each on an
+    image with a size), so that the annotation cache need not check them
+    again."""
     first = anns[0]
-    return "caption" not in first and not ("bbox" in first and first["bbox"] != []) and "segmentation" in first
+    return ("caption" not in first and not ("bbox" in first and first["bbox"] != []) and "segmentation" in first
+            and results_images_sized(anns, images))
+
+
+def results_images_sized(anns: List[dict], images: Dict[Any, dict]) -> bool:
+    """Whether every result's image has a size (positive integers)."""
+    return all(_sized(images.get(k)) for k in {a["image_id"] for a in anns})
 
 
 def _hashable(v) -> bool:

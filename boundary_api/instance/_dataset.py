@@ -6,8 +6,9 @@ from __future__ import annotations
 import contextlib
 import sys
 import types
+from typing import Optional
 
-from ._checks import warn_suspect
+from ._checks import NotEvaluatedHere, refuse_unsafe_masks, warn_suspect
 from .cache import cache_for
 
 
@@ -68,13 +69,18 @@ class _Materialized:
         obj.__dict__[self.name] = value
 
 
-def masks_unusable(*objs) -> bool:
-    """Whether a mask of the given ground truth or results (boundary_api
-    objects whose masks were not all checked on loading) is not one this
-    package evaluates (an RLE string that does not decode to its image, a
-    missing segmentation, ...): warned about, for the replaced library's
-    code to evaluate it as it does.  The masks checked are cached for the
-    evaluation."""
+def masks_unusable(*objs, peers=()) -> Optional[str]:
+    """Why a mask of the given ground truth or results (boundary_api objects
+    whose masks were not all checked on loading) is not one this package
+    evaluates, or None.  The replaced library's code then evaluates it as it
+    does; a problem of the input (an RLE string that does not decode to its
+    image, ...) is warned about, a mask that is merely not this package's to
+    evaluate (a missing segmentation, on which the library fails; an RLE on
+    an image without a size) is not, and a mask on which the library's C
+    code crashes or never ends is refused
+    (:func:`._mask_checks.refuse_unsafe_masks`, with the masks of ``peers``,
+    the other objects of the evaluation, compared with).  The masks checked
+    are cached for the evaluation."""
     for obj in objs:
         if obj is None or not hasattr(obj, "_input_problems") or getattr(obj, "_rles_checked", False):
             continue
@@ -92,8 +98,13 @@ def masks_unusable(*objs) -> bool:
                 # by the evaluation itself; RLEs and missing masks are checked here)
                 anns = [a for a in anns if type(a.get("segmentation")) is not list]
             cache_for(obj).masks(anns)
+        except NotEvaluatedHere as exc:
+            return str(exc)
         except ValueError as exc:
+            # (a mask the library's C code would crash or hang on is refused, not handed to it)
+            refuse_unsafe_masks([(list(o.anns.values()), o.imgs, cache_for(o)._describe)
+                                 for o in (*objs, *peers) if o is not None])
             warn_suspect(f"{exc}; evaluated as {'lvis' if hasattr(obj, 'img_ann_map') else 'pycocotools'} "
                          "evaluates it (strict=True refuses it)")
-            return True
-    return False
+            return str(exc)
+    return None

@@ -16,7 +16,7 @@ import os
 from typing import Any, Optional, Tuple
 
 from .._io import InputBytes, read_json
-from ._checks import check_instances_dataset, check_rle_dict, describe_unknown_ids, unknown_categories
+from ._checks import _valid_size, check_instances_dataset, check_rle_dict, describe_unknown_ids, unknown_categories
 
 __all__ = ["looks_like_lvis", "check_ground_truth_masks", "check_results_file", "input_name",
            "load_ground_truth_json", "read_ground_truth_file", "read_results_file"]
@@ -114,7 +114,11 @@ def check_ground_truth_masks(gt_data: dict, gt_source: str, iou_type: str) -> No
             raise ValueError(f"{where} has no 'segmentation', which --iou-type {iou_type} needs")
         if type(seg) is dict:
             img = images[ann["image_id"]]
-            check_rle_dict(seg, img["height"], img["width"], where)
+            h, w = img.get("height"), img.get("width")
+            if not _valid_size(h, w):  # (polygons on such an image were refused on loading)
+                raise ValueError(f"{where}: its image has no valid 'height' and 'width' (got {h!r}, {w!r}), "
+                                 f"which --iou-type {iou_type} needs")
+            check_rle_dict(seg, h, w, where)
 
 
 def check_results_file(dt_data: Any, dt_source: str, gt_data: dict, gt_source: str, iou_type: str) -> None:

@@ -29,7 +29,7 @@ from typing import Dict, Iterable, List, Optional, Sequence, Tuple
 import numpy as np
 
 from .._parallel import progress_bar
-from ._checks import check_polygons, flatten_polygons, polygons_valid
+from ._checks import NotEvaluatedHere, _valid_size, check_polygons, flatten_polygons, polygons_valid
 from ..masks.polygons import polygons_to_rle, rle_chunks_of_flat_polygons
 from ..masks.boundary import boundary_counts, check_dilation_ratio, check_rle_strings, dilation_pixels_array
 
@@ -143,10 +143,13 @@ class AnnotationCache:
             img = imgs.get(a.get("image_id"))
             if img is None:
                 raise ValueError(f"{self._describe(a)}: image is not in the dataset")
-            h, w = img["height"], img["width"]
             seg = a.get("segmentation")
             if seg is None:
-                raise ValueError(f"{self._describe(a)}: has no 'segmentation'")
+                raise NotEvaluatedHere(f"{self._describe(a)}: has no 'segmentation'")
+            h, w = img.get("height"), img.get("width")
+            if not _valid_size(h, w):
+                raise NotEvaluatedHere(f"{self._describe(a)}: its image has no size (height {h!r}, "
+                                       f"width {w!r})")
             if type(seg) is dict and type(seg.get("counts")) in (str, bytes):
                 rle = seg  # compressed already: what annToRLE would return
             elif type(seg) is list and id(a) in polygon_rles:

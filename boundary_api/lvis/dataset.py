@@ -8,7 +8,7 @@ import os
 import numpy as np
 
 from ._original import _lvis
-from .._io import InputBytes, KeyValueError, TypeValueError, input_error_class, loads_json, read_json, read_once
+from .._io import InputBytes, KeyValueError, TypeValueError, add_note, loads_json, read_json, read_once
 from ..instance._checks import check_instances_dataset, check_results, rle_strings_checked
 from ..instance._columns import load_result_columns
 from ..instance._gt_columns import index_annotations, load_ground_truth_columns
@@ -58,13 +58,14 @@ class _CheckedJson:
 
 
 def _run_original(fn, problems, source: str):
-    """Run lvis' own code on input the checks let through; a failure is
-    raised as the class lvis raises (and ValueError), naming the first
+    """Run lvis' own code on input the checks let through; its failure comes
+    through as it is (class and message), with a note naming the first
     problem found."""
     try:
         fn()
-    except (KeyError, TypeError, IndexError, AttributeError, AssertionError) as exc:
-        raise input_error_class(type(exc))(problems[0] if problems else f"{source}: {exc!r}") from None
+    except Exception as exc:  # noqa: BLE001 - lvis' own failure, explained
+        add_note(exc, f"boundary_api: lvis' own code fails on this input ({problems[0] if problems else source})")
+        raise
 
 
 def _install_index(obj, dataset: dict, anns: list) -> None:
@@ -271,7 +272,7 @@ class LVISResults(_CheckedJson, _lvis.LVISResults):
         problems = check_results(anns, lvis_gt.imgs, lvis_gt.cats, source, strict=strict, original="lvis")
         # (asked before lvis adds boxes; it keeps the very segmentations
         # checked here, so the cache can trust them)
-        checked = rle_strings_checked(anns) and not problems
+        checked = rle_strings_checked(anns, lvis_gt.imgs) and not problems
         _run_original(lambda: super(LVISResults, self).__init__(lvis_gt, arg, max_dets), problems, source)
         self._rles_checked = checked
         self._input_problems = tuple(problems)

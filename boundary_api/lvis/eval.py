@@ -15,7 +15,8 @@ from ._original import _lvis_eval
 from .dataset import LVIS, LVISResults, _is_path
 from ..instance._engine import Evaluation, _distinct_sorted, leave_ignore_flags, sorted_unique
 from ..instance._lazy import Lazy, LazyEvaluator, instance_dict, reset_lazy, touch_pairs
-from .._io import input_error_class, warn_large_dilation_ratio
+from .._io import add_note, warn_large_dilation_ratio
+from ..instance._checks import UnsafePolygonError, UnsafeRLEError, refuse_unsafe_masks
 from ..instance import _summary
 from ..instance._columns import select_rows
 from ..instance._gt_columns import ground_truths_by_pair
@@ -268,7 +269,10 @@ class LVISEval(LazyEvaluator, _lvis_eval.LVISEval):
             # step decodes them (one decode each), or by _evaluate_columns; a
             # bad one then leads here as when it was checked first
             deferred = self._results_checked_later()
-            self._reference = masks_unusable(self.lvis_gt, *(() if deferred else (self.lvis_dt,)))
+            why = masks_unusable(self.lvis_gt, *(() if deferred else (self.lvis_dt,)),
+                                 peers=(self.lvis_dt,) if deferred else ())
+            if why is not None:
+                self._reference, self._reference_why = True, why
         if self._reference:
             return self._evaluate_reference()
         p = self.params
@@ -291,8 +295,10 @@ class LVISEval(LazyEvaluator, _lvis_eval.LVISEval):
             return
         log.info("LVISEval.evaluate: native matching")
         done = self._evaluate_columns()
-        if deferred and not done and masks_unusable(self.lvis_dt):  # (warns when a string is bad)
-            self._reference = True
+        # (warns when a string is bad)
+        why = masks_unusable(self.lvis_dt, peers=(self.lvis_gt,)) if deferred and not done else None
+        if why is not None:
+            self._reference, self._reference_why = True, why
             return self._evaluate_reference()
         if deferred:
             for line in held:
@@ -352,17 +358,28 @@ class LVISEval(LazyEvaluator, _lvis_eval.LVISEval):
 
     def _evaluate_reference(self):
         """lvis' own ``evaluate`` (input it evaluates otherwise than this
-        package), its failure named as the input's."""
+        package).  Masks its C code (pycocotools') would crash or hang on
+        are refused first; an exception of lvis' own code comes through as
+        it is (its class and message), with a note naming the input's
+        problem."""
         self._state = None
+        p = self.params
         try:
+            if p.iou_type == "segm":
+                cat_ids = p.cat_ids if p.cat_ids else None  # (lvis' own selection, as its _prepare makes it)
+                refuse_unsafe_masks([
+                    (dataset.load_anns(dataset.get_ann_ids(img_ids=p.img_ids, cat_ids=cat_ids)), dataset.imgs,
+                     lambda a, kind=kind: f"{kind} id {a.get('id')!r} (image {a.get('image_id')!r})")
+                    for dataset, kind in ((self.lvis_gt, "ground truth annotation"), (self.lvis_dt, "result"))])
             return super().evaluate()
-        except Exception as exc:  # noqa: BLE001 - lvis' own failure, named
+        except (UnsafePolygonError, UnsafeRLEError):
+            raise
+        except Exception as exc:  # noqa: BLE001 - lvis' own failure, explained
             problems = tuple(p for o in (self.lvis_gt, self.lvis_dt) for p in getattr(o, "_input_problems", ()))
-            cls = input_error_class(type(exc))
-            if not issubclass(cls, type(exc)):
-                raise
-            why = f" ({problems[0]})" if problems else ""
-            raise cls(f"lvis' evaluation fails on this input{why}: {type(exc).__name__}: {exc}") from exc
+            why = problems[0] if problems else self.__dict__.get("_reference_why")
+            if why:
+                add_note(exc, f"boundary_api: lvis' own evaluation fails on this input ({why})")
+            raise
 
     def _results_checked_later(self) -> bool:
         """Whether Mask AP's results are columns whose RLE strings

@@ -6,9 +6,10 @@ import os
 import warnings
 from typing import Any, Dict
 
-from .._io import finite_number
+from .._io import finite_number, named_as
 
 
+@named_as("KeyError")
 class PanopticKeyError(ValueError, KeyError):
     """A prediction that does not fit its PNG or the categories: the COCO
     panoptic API raises KeyError here, the rest of this package ValueError."""

@@ -143,9 +143,7 @@ def render_sequence(frames: int, height: int, width: int, objects: int = 2, *, s
         rx = max(0.6, rng.uniform(*size) * width)
         cy, cx = rng.uniform(0, height - 1), rng.uniform(0, width - 1)
         vy, vx = rng.uniform(-1, 1, 2) * speed
-        edge = None
-        if edges and k < objects and k % 2 == 0:
-            edge = int(rng.integers(0, 6))  # 0-3: a side, 4-5: a corner
+        edge = int(rng.integers(0, 6)) if edges and k < objects and k % 2 == 0 else None
         start = 0 if k < objects else int(rng.integers(1, max(2, frames // 2 + 1)))
         specs.append(dict(ry=ry, rx=rx, cy=cy, cx=cx, vy=vy, vx=vx, edge=edge, start=start,
                           lobes=int(rng.integers(2, 6)), amp=0.3 if deforming else 0.0,
@@ -163,16 +161,9 @@ def render_sequence(frames: int, height: int, width: int, objects: int = 2, *, s
         for k, s in enumerate(specs):
             cy = _reflect(s["cy"] + s["vy"] * t, height - 1)
             cx = _reflect(s["cx"] + s["vx"] * t, width - 1)
-            e = s["edge"]
-            if e is not None:  # pinned to a side or corner
-                if e in (0, 4):
-                    cy = 0.0
-                if e in (1, 5):
-                    cy = height - 1.0
-                if e == 2 or e == 4:
-                    cx = 0.0
-                if e == 3 or e == 5:
-                    cx = width - 1.0
+            e = s["edge"]  # pinned to a side (0-3) or a corner (4-5)
+            cy = {0: 0.0, 4: 0.0, 1: height - 1.0, 5: height - 1.0}.get(e, cy)
+            cx = {2: 0.0, 4: 0.0, 3: width - 1.0, 5: width - 1.0}.get(e, cx)
             scale = 1.0 + (0.25 * np.sin(0.3 * t + s["pulse"]) if s["amp"] else 0.0)
             ry, rx = s["ry"] * scale, s["rx"] * scale
             if touching and k == 1 and specs:
@@ -212,6 +203,25 @@ def _shrink(mask: np.ndarray, r: int) -> np.ndarray:
     return ~_grow(~mask, r)
 
 
+def _box(mask: np.ndarray, r: int):
+    """The index (all frames, rows, columns) of ``mask``'s bounding box grown by
+    ``r`` pixels, clipped to the frame: growing or shrinking by ``r`` steps
+    inside it gives what it gives on the whole frame.  None when empty."""
+    rows, cols = np.flatnonzero(mask.any(axis=(0, 2))), np.flatnonzero(mask.any(axis=(0, 1)))
+    if rows.size == 0:
+        return None
+    h, w = mask.shape[1:]
+    return (slice(None), slice(max(0, rows[0] - r), min(h, rows[-1] + r + 1)),
+            slice(max(0, cols[0] - r), min(w, cols[-1] + r + 1)))
+
+
+def _ids(labels: np.ndarray) -> list:
+    """The nonzero ids of a uint8 array, ascending."""
+    seen = np.zeros(256, bool)
+    seen[np.asarray(labels, np.uint8).ravel()] = True
+    return [int(i) for i in np.flatnonzero(seen) if i]
+
+
 def void_mask(labels: Labels, *, seed: int = 0, band: int = 1, boxes: int = 0,
               box_size: float = 0.2) -> np.ndarray:
     """Void regions for a video: a band along every object boundary and a few boxes.
@@ -239,11 +249,11 @@ def void_mask(labels: Labels, *, seed: int = 0, band: int = 1, boxes: int = 0,
     labels = np.asarray(labels)
     void = np.zeros(labels.shape, bool)
     if band > 0:
-        for i in np.unique(labels):
-            if i == 0:
-                continue
+        for i in _ids(labels):
             m = labels == i
-            void |= _grow(m, band) & ~_shrink(m, band)
+            box = _box(m, band)
+            sub = m[box]
+            void[box] |= _grow(sub, band) & ~_shrink(sub, band)
     rng = np.random.default_rng(seed)
     _, h, w = labels.shape
     for _ in range(int(boxes)):
@@ -321,15 +331,21 @@ def perturb(labels: Labels, *, seed: int = 0, shift: Tuple[int, int] = (0, 0), j
         a, b = missing_frames if missing_frames is not None else (0, t_all)
         seg = out[a:b]
         seg[seg == int(i)] = 0
-    present = [int(i) for i in np.unique(out) if i != 0]
+    present = _ids(out)
     if erode:
         for i in present:
             m = out == i
-            out[m & ~_shrink(m, erode)] = 0
+            box = _box(m, erode)
+            if box is not None:
+                sub = out[box]
+                sub[m[box] & ~_shrink(m[box], erode)] = 0
     if dilate:
         for i in present:
-            grown = _grow(out == i, dilate) & (out == 0)
-            out[grown] = i
+            m = out == i
+            box = _box(m, dilate)
+            if box is not None:
+                sub = out[box]
+                sub[_grow(m[box], dilate) & (sub == 0)] = i
     if shift != (0, 0) or jitter:
         for t in range(t_all):
             dy, dx = int(shift[0]), int(shift[1])
@@ -338,7 +354,7 @@ def perturb(labels: Labels, *, seed: int = 0, shift: Tuple[int, int] = (0, 0), j
                 dy, dx = dy + int(jy), dx + int(jx)
             out[t] = _shift(out[t], dy, dx)
     if noise:
-        choices = np.array([0] + [int(i) for i in np.unique(gt) if i != 0], np.uint8)
+        choices = np.array([0] + _ids(gt), np.uint8)
         for t in range(t_all):
             k = int(round(noise * out[t].size))
             idx = rng.choice(out[t].size, size=k, replace=False) if k else []
@@ -387,7 +403,7 @@ def proposals(labels: Labels, n: int, *, seed: int = 0, split: bool = True) -> L
     if not 1 <= n <= 255:
         raise ValueError(f"n must be in 1..255, got {n}")
     rng = np.random.default_rng(seed)
-    objs = [int(i) for i in np.unique(gt) if i != 0]
+    objs = _ids(gt)
     order = rng.permutation(n) + 1
     out = np.zeros_like(gt)
     used = 0
@@ -410,7 +426,7 @@ def proposals(labels: Labels, n: int, *, seed: int = 0, split: bool = True) -> L
         r = max(0.6, rng.uniform(0.03, 0.12) * min(h, w))
         for t in range(a, b):
             _draw_blob(out[t], int(order[k]), cy, cx, r, r * rng.uniform(0.7, 1.4))
-    if n not in np.unique(out):  # the largest proposal id must be in some frame
+    if n not in _ids(out):  # the largest proposal id must be in some frame
         out[0, 0, 0] = n
     return out
 
@@ -429,14 +445,7 @@ def _palette() -> list:
     significant bit first."""
     global _PALETTE
     if _PALETTE is None:
-        colours = []
-        for i in range(256):
-            rgb = [0, 0, 0]
-            for j in range(8):
-                for c in range(3):
-                    rgb[c] |= ((i >> (3 * j + c)) & 1) << (7 - j)
-            colours.extend(rgb)
-        _PALETTE = colours
+        _PALETTE = [sum(((i >> (3 * j + c)) & 1) << (7 - j) for j in range(8)) for i in range(256) for c in range(3)]
     return _PALETTE
 
 
@@ -463,19 +472,15 @@ def write_label_png(path, labels: np.ndarray, *, mode: str = "P", compress_level
     """
     from PIL import Image
 
+    if mode not in ("P", "L", "RGB"):
+        raise ValueError(f"mode must be 'P', 'L' or 'RGB', got {mode!r}")
     a = np.ascontiguousarray(labels, dtype=np.uint8)
     os.makedirs(os.path.dirname(os.fspath(path)) or ".", exist_ok=True)
+    if mode == "RGB":
+        a = np.ascontiguousarray(np.array(_palette(), np.uint8).reshape(256, 3)[a])
+    img = Image.frombytes(mode, a.shape[1::-1], a.tobytes())
     if mode == "P":
-        img = Image.frombytes("P", a.shape[::-1], a.tobytes())
         img.putpalette(_palette())
-    elif mode == "L":
-        img = Image.frombytes("L", a.shape[::-1], a.tobytes())
-    elif mode == "RGB":
-        pal = np.array(_palette(), np.uint8).reshape(256, 3)
-        rgb = np.ascontiguousarray(pal[a])
-        img = Image.frombytes("RGB", a.shape[::-1], rgb.tobytes())
-    else:
-        raise ValueError(f"mode must be 'P', 'L' or 'RGB', got {mode!r}")
     img.save(os.fspath(path), format="PNG", compress_level=int(compress_level))
 
 
@@ -486,28 +491,22 @@ def write_mask_png(path, mask: np.ndarray, *, value: int = 255, mode: str = "L",
     write_label_png(path, m, mode=mode, compress_level=compress_level)
 
 
-def _tiny_jpeg() -> bytes:
-    global _TINY_JPEG
-    if _TINY_JPEG is None:
-        import io
-
-        from PIL import Image
-
-        buf = io.BytesIO()
-        Image.new("L", (1, 1), 128).save(buf, format="JPEG")
-        _TINY_JPEG = buf.getvalue()
-    return _TINY_JPEG
-
-
 def _write_jpeg(path, shape, images: str) -> None:
+    global _TINY_JPEG
     if images == "none":
-        return
-    if images == "tiny":  # DAVIS' reader only lists the .jpg names
-        with open(path, "wb") as f:
-            f.write(_tiny_jpeg())
         return
     from PIL import Image
 
+    if images == "tiny":  # DAVIS' reader only lists the .jpg names
+        if _TINY_JPEG is None:
+            import io
+
+            buf = io.BytesIO()
+            Image.new("L", (1, 1), 128).save(buf, format="JPEG")
+            _TINY_JPEG = buf.getvalue()
+        with open(path, "wb") as f:
+            f.write(_TINY_JPEG)
+        return
     Image.new("RGB", (shape[1], shape[0]), (96, 96, 96)).save(path, format="JPEG", quality=50)
 
 
@@ -677,7 +676,7 @@ def write_sav(root, videos: Mapping[str, Labels], *, layout: str = "sav", frames
                 write_label_png(os.path.join(root, vid, fn[t] + ".png"), labels[t], mode=mode or "P",
                                 compress_level=compress_level)
             continue
-        ids = [int(i) for i in np.unique(labels) if i != 0] if not objects or vid not in objects \
+        ids = _ids(labels) if not objects or vid not in objects \
             else [int(i) for i in objects[vid]]
         for rank, i in enumerate(ids):
             folder = os.path.join(root, vid, (object_names or {}).get(i, f"{rank:03d}"))
@@ -735,10 +734,12 @@ def _preset_sequence(args) -> int:
     write_davis_results(os.path.join(root, "results", "semi-supervised"), {name: semi})
     write_davis_results(os.path.join(root, "results", "unsupervised"), {name: unsup})
     if sav:
-        every4 = list(range(0, frames, 4))
-        write_sav(os.path.join(root, "sav", "gt"), {name: gt}, frames=every4)
-        write_sav(os.path.join(root, "sav", "pred"), {name: semi},
-                  objects={name: [int(i) for i in np.unique(gt) if i]})
+        # every 4th frame annotated (every frame in short sequences); objects that sav_benchmark
+        # can score with its default skip of each object's first and last frames
+        annotated = list(range(0, frames, 4)) if frames >= 12 else list(range(frames))
+        objs = {name: _ids(gt[annotated[1:-1]])}
+        write_sav(os.path.join(root, "sav", "gt"), {name: gt}, frames=annotated, objects=objs)
+        write_sav(os.path.join(root, "sav", "pred"), {name: semi}, objects=objs)
     return frames
 
 

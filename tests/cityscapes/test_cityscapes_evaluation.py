@@ -73,7 +73,8 @@ def run_cityscapesscripts(gt_dir, result_dir, monkeypatch, tmp_path):
     """
     import glob
 
-    import cityscapesscripts.evaluation.evalInstanceLevelSemanticLabeling as ev
+    # (a skip where only the golden-number tests' needs are installed: .ci/run's older/newer Pythons)
+    ev = pytest.importorskip("cityscapesscripts.evaluation.evalInstanceLevelSemanticLabeling")
 
     if not hasattr(np, "in1d"):
         monkeypatch.setattr(np, "in1d", lambda a, b: np.isin(a, b).ravel(), raising=False)
@@ -407,7 +408,7 @@ def test_short_import_path():
 
 
 def test_labels_table_is_cityscapes():
-    from cityscapesscripts.helpers.labels import labels
+    labels = pytest.importorskip("cityscapesscripts.helpers.labels").labels
 
     assert {lab.id: (lab.name, lab.hasInstances, lab.ignoreInEval) for lab in labels} == cs.LABELS
     assert cs.CLASSES == ("person", "rider", "car", "truck", "bus", "train", "motorcycle", "bicycle")
@@ -525,7 +526,8 @@ def test_other_labels_are_skipped_unread_and_duplicates_count_once(small):
     with open(txt, "a") as f:
         f.write("m/missing.png 7 0.5\n")  # road: not evaluated, never read
         f.write(f"{first} 24 0.9\n")  # the same mask again: one prediction, as in cityscapesScripts
-    assert same_matrix(cs.evaluate_cityscapes(gt_dir, res_dir), want)
+    with pytest.warns(UserWarning, match="is listed more than once; its last line counts"):
+        assert same_matrix(cs.evaluate_cityscapes(gt_dir, res_dir), want)
 
 
 def test_nothing_is_written(small):

@@ -170,3 +170,31 @@ def test_demo_document(tmp_path, capsys):
     assert list(doc["segm"]) == list(COCO_STAT_NAMES)
     assert doc["AP"] < doc["segm"]["AP"]
     assert [e["name"] for e in doc["per_category"].values()] == ["ellipse", "rectangle", "star"]
+
+
+def test_video_documents(tmp_path, capsys):
+    """vos (DAVIS, SA-V) and vis write the common header, then their numbers."""
+    from boundary_api.video import synthetic, synthetic_vis
+
+    d = synthetic.write_demo("davis", tmp_path / "d")
+    s = synthetic.write_demo("sav", tmp_path / "s")
+    v = synthetic_vis.write_demo(tmp_path / "v")
+    runs = {
+        "davis": ["vos", "--davis-root", d["davis_root"], "--results", d["results"], "--metric", "J", "F", "B"],
+        "sav": ["vos", "--protocol", "sav", "--gt-root", s["gt_root"], "--dt-root", s["pred_root"]],
+        "ytvis": ["vis", "--gt", v["gt"], "--dt", v["dt"]],
+    }
+    for kind, argv in runs.items():
+        out = tmp_path / f"{kind}.json"
+        assert main(argv + ["--json-out", str(out), "-q"]) == 0
+        doc = strict_load(out)
+        assert list(doc)[:2] == ["boundary_api_version", "settings"]
+        assert doc["boundary_api_version"] == boundary_api.__version__
+        assert doc["settings"]["kind"] == kind and list(doc["settings"])[-1] == "inputs"
+        if kind == "davis":
+            assert doc["settings"]["dilation_ratio"] == 0.02 and "B-Mean" in doc and doc["per_object"]
+        elif kind == "sav":
+            assert doc["settings"]["dilation_ratio"] is None and 0 <= doc["J&F"] <= 100
+        else:
+            assert list(doc)[2:14] == list(COCO_STAT_NAMES) and doc["per_category"]
+    capsys.readouterr()

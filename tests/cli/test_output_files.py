@@ -130,7 +130,7 @@ def test_failed_evaluation_leaves_no_files(tmp_path, capsys):
     bad.write_text(json.dumps(res))
     out = tmp_path / "m.json"
     assert main(["--gt", COCO_GT, "--dt", str(bad), "--json-out", str(out)]) == 2
-    assert "has an invalid score 'high'" in _one_error_line(capsys)[1]
+    assert "has a score that is not a number: 'high'" in _one_error_line(capsys)[1]
     assert sorted(os.listdir(tmp_path)) == ["bad.json"]
 
 

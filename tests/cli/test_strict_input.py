@@ -43,7 +43,9 @@ def _jsonl(tmp_path, name, results):
 def test_suspect_ground_truth_is_refused(tmp_path, capsys):
     first = GT["annotations"][0]
     cases = [
-        (lambda g: g["images"][0].pop("height"), f"image {GT['images'][0]['id']} has no valid 'height' (got None)"),
+        (lambda g: g["images"][0].pop("height"),
+         f"(image {GT['images'][0]['id']}): its polygons need the image's size, but the image has no valid "
+         f"'height' and 'width' (got None, {GT['images'][0]['width']})"),
         (lambda g: g["annotations"][1].update(id=first["id"]), "1 annotation(s) repeat the id of another annotation"),
         (lambda g: [a.update(category_id=999) for a in g["annotations"][:40]],
          "40 annotation(s) have category ids not in 'categories' (999)"),
@@ -91,3 +93,19 @@ def test_box_only_results_are_refused_for_masks(tmp_path, capsys, iou):
     boxes = [{k: v for k, v in r.items() if k != "segmentation"} | {"bbox": [1.0, 2.0, 3.0, 4.0]} for r in DT]
     _refused(["--gt", COCO_GT, "--dt", _write(tmp_path, "boxes.json", boxes), "--iou-type", iou], capsys,
              "only has boxes")
+
+
+def test_images_without_size_are_accepted_where_nothing_needs_it(tmp_path, capsys):
+    """Issue 40: boxes need no image size (torchmetrics' files have none); a mask
+    evaluation of the RLEs on such an image is refused in one line, naming it."""
+    gt = {"images": [{"id": 1}], "categories": [{"id": 1, "name": "a"}],
+          "annotations": [{"id": 1, "image_id": 1, "category_id": 1, "bbox": [1, 1, 5, 5], "area": 25, "iscrowd": 0,
+                           "segmentation": {"size": [10, 10], "counts": [11, 5, 5, 79]}}]}
+    dt = [{"image_id": 1, "category_id": 1, "bbox": [1, 1, 5, 5], "score": 0.9}]
+    gt_path, dt_path = _write(tmp_path, "gt.json", gt), _write(tmp_path, "dt.json", dt)
+    assert main(["--gt", gt_path, "--dt", dt_path, "--iou-type", "bbox"]) == 0
+    assert capsys.readouterr().err == ""
+    for iou in ("segm", "boundary"):
+        _refused(["--gt", gt_path, "--dt", dt_path, "--iou-type", iou], capsys,
+                 f"{gt_path}: annotation id 1 (image 1): its image has no valid 'height' and 'width' (got None, None), "
+                 f"which --iou-type {iou} needs")

@@ -6,6 +6,8 @@ import hashlib
 import io
 import json
 import logging
+import re
+import warnings
 
 import numpy as np
 import pycocotools.coco
@@ -96,14 +98,14 @@ def test_not_a_coco_ground_truth(tmp_path):
 
 @pytest.mark.parametrize("doc, message", [
     ({"images": []}, "no list of 'annotations', 'categories'"),
-    ({"images": [{"id": 1, "width": 3}], "annotations": [], "categories": []}, "image 1 has no valid 'height'"),
+    ({"images": [{"id": 1, "width": 3}], "categories": [],
+      "annotations": [{"id": 7, "image_id": 1, "category_id": 1, "area": 1, "iscrowd": 0,
+                       "segmentation": [[0, 0, 2, 0, 2, 2]]}]},
+     r"annotation id 7 \(image 1\): its polygons need the image's size, but the image has no valid 'height' "
+     r"and 'width' \(got None, 3\)"),
     ({"images": [{"id": 1, "width": 3, "height": 3}], "categories": [],
       "annotations": [{"id": 7, "image_id": 2, "category_id": 1, "area": 1, "iscrowd": 0}]},
      "annotation id 7 refers to image 2"),
-    ({"images": [{"id": 1, "width": 3, "height": 3}], "categories": [],
-      "annotations": [{"id": 7, "image_id": 1, "category_id": 1, "iscrowd": 0}]}, "annotation id 7 has no 'area'"),
-    ({"images": [{"id": 1, "width": 3, "height": 3}], "categories": [],
-      "annotations": [{"id": 7, "image_id": 1, "category_id": 1, "area": 4}]}, "annotation id 7 has no 'iscrowd'"),
 ])
 def test_suspect_ground_truth(tmp_path, doc, message):
     """pycocotools loads these: a warning naming the problem; strict=True
@@ -114,6 +116,37 @@ def test_suspect_ground_truth(tmp_path, doc, message):
         silent(COCO, str(p), strict=True)
     with pytest.warns(SuspectInputWarning, match=message):
         ours = silent(COCO, str(p))
+    theirs = silent(pycocotools.coco.COCO, str(p))
+    assert ours.dataset == theirs.dataset and ours.anns == theirs.anns and ours.imgs == theirs.imgs
+
+
+@pytest.mark.parametrize("doc, message", [
+    ({"images": [{"id": 1, "width": 3}], "annotations": [], "categories": []}, None),
+    ({"images": [{"id": 1, "width": 3}], "categories": [],
+      "annotations": [{"id": 7, "image_id": 1, "category_id": 1, "area": 1, "iscrowd": 0, "bbox": [0, 0, 1, 1],
+                       "segmentation": {"size": [3, 3], "counts": [0, 1, 8]}}]}, None),
+    ({"images": [{"id": 1, "width": 3, "height": 3}], "categories": [],
+      "annotations": [{"id": 7, "image_id": 1, "category_id": 1, "iscrowd": 0}]}, "annotation id 7 has no 'area'"),
+    ({"images": [{"id": 1, "width": 3, "height": 3}], "categories": [],
+      "annotations": [{"id": 7, "image_id": 1, "category_id": 1, "area": 4}]}, "annotation id 7 has no 'iscrowd'"),
+])
+def test_ground_truth_loaded_without_a_warning(tmp_path, doc, message):
+    """Issue 40: an image without a size where no polygon needs it (boxes
+    need none, an RLE carries its own); a field pycocotools' evaluation
+    reads and fails without (its error then carries the problem as a note):
+    loaded as pycocotools loads it, without a warning; strict=True refuses
+    the second kind."""
+    p = tmp_path / "gt.json"
+    p.write_text(json.dumps(doc))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        ours = silent(COCO, str(p))
+        if message is None:
+            silent(COCO, str(p), strict=True)
+    if message is not None:
+        with pytest.raises(ValueError, match=message):
+            silent(COCO, str(p), strict=True)
+        assert any(message in problem for problem in ours._input_problems)
     theirs = silent(pycocotools.coco.COCO, str(p))
     assert ours.dataset == theirs.dataset and ours.anns == theirs.anns and ours.imgs == theirs.imgs
 
@@ -200,10 +233,17 @@ def test_bad_results_raise_and_change_nothing(gt, kind, tmp_path):
 @pytest.mark.parametrize("kind", ["size", "counts", "no_score", "nan_score"])
 def test_suspect_results_warn_and_load_as_pycocotools(gt, kind, tmp_path):
     """pycocotools loads these: without strict a warning naming the
-    problem, and the very dicts pycocotools makes."""
+    problem (none for a missing score, on which pycocotools' evaluation
+    fails: its error names it), and the very dicts pycocotools makes."""
     res, _, message = _broken(kind)
-    with pytest.warns(SuspectInputWarning, match=message):
-        ours = silent(gt.loadRes, copy.deepcopy(res))
+    if kind == "no_score":
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")
+            ours = silent(gt.loadRes, copy.deepcopy(res))
+        assert re.search(message, ours._input_problems[0])
+    else:
+        with pytest.warns(SuspectInputWarning, match=message):
+            ours = silent(gt.loadRes, copy.deepcopy(res))
     ref = silent(pycocotools.coco.COCO, COCO_GT)
     theirs = silent(ref.loadRes, copy.deepcopy(res))
     for a, b in zip(ours.dataset["annotations"], theirs.dataset["annotations"]):

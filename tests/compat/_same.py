@@ -64,11 +64,14 @@ def assert_same_value(a, b, path="value"):
 
 def assert_same(original: Outcome, ours: Outcome, printed: bool = True) -> None:
     """boundary_api did what the original did: the same value, or an
-    exception that is an instance of the original's class (and of
-    ValueError); the same printed lines."""
+    exception of the original's class name that is an instance of the
+    original's class: the original's own (raised by its code, with this
+    package's note) or this package's, also a ValueError; the same printed
+    lines."""
     if original.error is not None:
         assert ours.error is not None, f"the original raised {original.error!r}, boundary_api gave {ours!r}"
         assert isinstance(ours.error, type(original.error)), (original.error, ours.error)
+        assert type(ours.error).__name__ == type(original.error).__name__, (original.error, ours.error)
         # pycocotools' own code raising (a look-up) or a ValueError naming the problem
         assert type(ours.error) is type(original.error) or isinstance(ours.error, ValueError), ours.error
         assert "\n" not in str(ours.error)

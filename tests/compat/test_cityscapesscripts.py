@@ -238,6 +238,9 @@ def test_refused_with_the_original_exception_class(data, original, tmp_path, cap
         ours(preds, gts)
     assert type(mine.value) is mine_class
     assert isinstance(mine.value, ValueError)
+    # the original's class name (issue 40): Pillow's FileNotFoundError may be a subclass
+    assert type(mine.value).__name__ == error.__name__ and type(mine.value).__name__ in {
+        c.__name__ for c in type(theirs.value).__mro__}
     assert not str(mine.value).startswith("'")          # the message as is
     capsys.readouterr()
 

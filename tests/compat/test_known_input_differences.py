@@ -111,8 +111,9 @@ def test_lone_surrogates(tmp_path, what):
 
 def test_nesting_near_the_recursion_limit(tmp_path):
     """Both refuse deep nesting (RecursionError in json; a ValueError naming the
-    file here) from a depth of about 985 levels, the exact depth varying by a
-    few levels with the call stack; far from it they agree."""
+    file here) from a depth that depends on the Python (json's decoder: about 990
+    levels up to 3.11, 1,500 on 3.12, 10,000 on 3.13) and varies by a few levels
+    with the call stack; far from it they agree."""
     def ok(depth, ours):
         doc = json.dumps(GT)[:-1] + ', "deep": ' + "[" * depth + "]" * depth + "}"
         path = tmp_path / "deep.json"
@@ -125,8 +126,9 @@ def test_nesting_near_the_recursion_limit(tmp_path):
 
     for depth in (100, 900):
         assert ok(depth, True) and ok(depth, False)
-    for depth in (1100, 5000):
-        assert not ok(depth, True) and not ok(depth, False)
+    for depth in (1100, 5000):  # refused up to 3.11 (and 5000 on 3.12), read on 3.13
+        assert ok(depth, True) == ok(depth, False)
+    assert not ok(50000, True) and not ok(50000, False)
 
 
 def _rle_string(counts) -> str:

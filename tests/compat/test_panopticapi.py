@@ -446,6 +446,7 @@ def test_refused_with_the_original_exception_class(files, original, which, chang
     assert isinstance(ours.error, error) and isinstance(ours.error, ValueError), repr(ours.error)
     if error is KeyError:
         assert type(theirs.error) is KeyError and isinstance(ours.error, PanopticKeyError)
+        assert type(ours.error).__name__ == "KeyError"  # the original's class name (issue 40)
         assert text in str(theirs.error) and text in str(ours.error)
         assert not str(ours.error).startswith("'")   # the message as is, not quoted
     # both printed the files before failing

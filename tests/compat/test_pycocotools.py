@@ -105,6 +105,43 @@ def evaluate_dicts(COCO, COCOeval, gt, dets, iou_type):
     return [float(v) for v in ev.stats]
 
 
+@pytest.mark.parametrize("change", ["results: no score", "results: score null", "results: score not a number",
+                                    "ground truth: no area", "ground truth: no iscrowd",
+                                    "ground truth: no segmentation"])
+def test_fields_pycocotools_fails_without_come_with_its_own_error(tmp_path, change):
+    """A field pycocotools' evaluation reads and fails without (Detectron2's
+    test_fast_eval removes each, issue 40): no warning on loading;
+    pycocotools' own exception, its class and message, with a note naming
+    the problem; strict=True refuses it on loading."""
+    gt, dets = small_gt(), small_dets()
+    what, field = change.split(": ")
+    if change == "results: score null":
+        dets[0]["score"] = None
+    elif change == "results: score not a number":
+        dets[0]["score"] = "high"
+    elif what == "results":
+        del dets[0]["score"]
+    else:
+        del gt["annotations"][0][field.split()[1]]
+    path = write(tmp_path, "gt.json", gt)
+    for iou in ("segm", "bbox"):
+        if field == "no segmentation" and iou == "bbox":
+            continue  # (box AP never reads it)
+        original, ours = both(evaluate, path, dets, iou)
+        assert ours.warned == []
+        assert type(ours.error) is type(original.error) and str(ours.error) == str(original.error)
+        problem = {"results: no score": "results: result #0 (image 1) has no 'score'",
+                   "results: score null": "results: result #0 (image 1) has 'score': null",
+                   "results: score not a number": "results: result #0 (image 1) has a score that is not a "
+                                                  "number: 'high'",
+                   "ground truth: no segmentation": "annotation id 1 (image 1): has no 'segmentation'"
+                   }.get(change, f"{path}: annotation id 1 has {field.replace('no ', 'no ' + chr(39))}'")
+        assert ours.error.__notes__ == [f"boundary_api: pycocotools' own evaluation fails on this input ({problem})"]
+    if field != "no segmentation":
+        with pytest.raises(ValueError):
+            silent(boundary_api.COCO(path, strict=True).loadRes, dets)
+
+
 # --------------------------------------------------- inputs pycocotools evaluates
 def test_plain_input_gives_pycocotools_numbers_types_and_lines(tmp_path):
     gt = write(tmp_path, "gt.json", small_gt())
@@ -149,26 +186,70 @@ def test_rle_size_not_the_images_is_evaluated_as_pycocotools_does(tmp_path):
         boundary_api.COCOeval(coco, res, "boundary")
 
 
-def test_images_without_size_are_evaluated_for_boxes(tmp_path):
-    """torchmetrics' tm_to_coco writes images without height and width."""
-    gt = small_gt()
+def _without_image_sizes(gt, value=KeyError):
+    """``gt`` whose images have no 'height' and 'width' (``value``: the keys
+    themselves missing) or have them with that value."""
+    gt = copy.deepcopy(gt)
     for img in gt["images"]:
         del img["height"], img["width"]
+        if value is not KeyError:
+            img["height"] = img["width"] = value
+    return gt
+
+
+def test_images_without_size_are_no_problem_for_boxes(tmp_path):
+    """torchmetrics' tm_to_coco writes images without height and width:
+    boxes need no image size, so nothing is warned about (issue 40), and
+    strict=True accepts it."""
+    gt = _without_image_sizes(small_gt())
     for a in gt["annotations"]:
         del a["segmentation"]
     path = write(tmp_path, "gt.json", gt)
     _, ours = both(evaluate, path, box_dets(), "bbox")
-    assert any("has no valid 'height'" in w for w in ours.warned)
+    assert ours.warned == []
     _, ours = both(evaluate_dicts, gt, box_dets(), "bbox")
-    assert any("has no valid 'height'" in w for w in ours.warned)
-    with pytest.raises(ValueError, match="image 1 has no valid 'height' \\(got None\\)"):
-        boundary_api.COCO(path, strict=True)
+    assert ours.warned == []
+    silent(boundary_api.COCO, path, strict=True).loadRes(box_dets())
 
 
-def test_segm_of_box_only_results_evaluates_the_rectangles(tmp_path):
+@pytest.mark.parametrize("value", [KeyError, None], ids=["keys missing", "null"])
+def test_images_without_size_are_no_problem_for_rles(value):
+    """An RLE carries its own size: no warning (issue 40).  Box AP is
+    pycocotools'; so is Mask AP, which pycocotools evaluates where the image
+    has the keys (its annToRLE reads them, then takes the RLE as it is) and
+    fails on where it has not (KeyError, its own, as it raises it)."""
+    gt = _without_image_sizes(small_gt(), value)
+    gt["annotations"] = [a for a in gt["annotations"] if type(a["segmentation"]) is dict]
+    for iou in ("bbox", "segm"):
+        original, ours = both(evaluate_dicts, gt, small_dets(), iou)
+        assert ours.warned == []
+        if iou == "bbox" or value is None:
+            assert original.error is None
+        else:
+            assert type(ours.error) is KeyError and str(ours.error) == "'height'"
+
+
+def test_polygons_on_images_without_size_are_warned_about(tmp_path):
+    """A polygon needs its image's size: warned about, pycocotools' code
+    then runs (and fails, as pycocotools does); strict=True refuses it."""
+    gt = _without_image_sizes(small_gt())
+    path = write(tmp_path, "gt.json", gt)
+    for iou in ("bbox", "segm"):
+        _, ours = both(evaluate, path, small_dets(), iou)
+        assert [w.split(";")[0] for w in ours.warned] == [
+            f"{path}: annotation id 1 (image 1): its polygons need the image's size, but the image has no valid "
+            "'height' and 'width' (got None, None) (and 1 more problems)"]
+    with pytest.raises(ValueError, match="annotation id 1 \\(image 1\\): its polygons need the image's size"):
+        silent(boundary_api.COCO, path, strict=True)
+
+
+def test_segm_of_box_only_results_evaluates_the_rectangles(tmp_path, caplog):
+    """pycocotools' loadRes makes the rectangles itself: logged, not warned
+    about (issue 40: no SuspectInputWarning on what libraries build)."""
     path = write(tmp_path, "gt.json", small_gt())
     _, ours = both(evaluate, path, box_dets(), "segm")
-    assert any("these results only have boxes" in w for w in ours.warned)
+    assert ours.warned == []
+    assert any("these results only have boxes" in r.getMessage() for r in caplog.records)
     coco = boundary_api.COCO(path)
     res = coco.loadRes(box_dets())
     with pytest.raises(ValueError, match="these results only have boxes$"):
@@ -178,7 +259,7 @@ def test_segm_of_box_only_results_evaluates_the_rectangles(tmp_path):
         boundary_api.COCOeval(strict, strict.loadRes(box_dets()), "segm")
 
 
-@pytest.mark.parametrize("change", ["nan score", "nan box", "no score", "box of 5"])
+@pytest.mark.parametrize("change", ["nan score", "nan box", "box of 5"])
 def test_suspect_results_are_evaluated_as_pycocotools_does(tmp_path, change):
     path = write(tmp_path, "gt.json", small_gt())
     dets = box_dets()
@@ -186,8 +267,6 @@ def test_suspect_results_are_evaluated_as_pycocotools_does(tmp_path, change):
         dets[1]["score"] = float("nan")
     elif change == "nan box":
         dets[2]["bbox"][1] = float("nan")
-    elif change == "no score":
-        del dets[0]["score"]
     else:
         dets[0]["bbox"].append(3.0)
     _, ours = both(evaluate, path, dets, "bbox")
@@ -196,8 +275,8 @@ def test_suspect_results_are_evaluated_as_pycocotools_does(tmp_path, change):
         boundary_api.COCO(path).loadRes(dets, strict=True)
 
 
-@pytest.mark.parametrize("change", ["empty polygon list", "odd polygon", "short polygon", "height 0",
-                                    "annotation on unknown image", "no area", "no iscrowd"])
+@pytest.mark.parametrize("change", ["empty polygon list", "odd polygon", "short polygon", "height 0.0 (RLE)",
+                                    "annotation on unknown image"])
 def test_suspect_ground_truth_is_evaluated_as_pycocotools_does(tmp_path, change):
     gt = small_gt()
     a = gt["annotations"][0]
@@ -207,14 +286,10 @@ def test_suspect_ground_truth_is_evaluated_as_pycocotools_does(tmp_path, change)
         a["segmentation"] = [[5, 5, 15, 5, 15, 15, 5]]
     elif change == "short polygon":
         a["segmentation"] = [[5, 5, 15, 5]]
-    elif change == "height 0":
-        gt["images"][1]["height"] = 0
+    elif change == "height 0.0 (RLE)":  # (image 1 also holds a polygon: it needs the size)
+        gt["images"][0]["height"] = 40.0
     elif change == "annotation on unknown image":
         a["image_id"] = 99
-    elif change == "no area":
-        del a["area"]
-    else:
-        del a["iscrowd"]
     path = write(tmp_path, "gt.json", gt)
     for iou in ("segm", "bbox"):
         original, ours = both(evaluate, path, small_dets(), iou)
@@ -249,8 +324,11 @@ def test_keypoint_file_without_area(tmp_path):
         return coco.dataset, coco.loadRes(copy.deepcopy(dets)).dataset["annotations"]
 
     _, ours = both(load)
-    assert any("has no 'area'" in w for w in ours.warned)
-    both(evaluate, path, dets, "keypoints")  # pycocotools fails (no area): so does boundary_api, as it does
+    assert ours.warned == []  # (the evaluation fails without it: its error names it)
+    # pycocotools fails: so does boundary_api, as it does, the problem named in a note
+    original, ours = both(evaluate, path, dets, "keypoints")
+    assert type(ours.error) is type(original.error) and ours.error.__notes__ == [
+        f"boundary_api: pycocotools' own evaluation fails on this input ({path}: annotation id 1 has no 'area')"]
 
 
 # -------------------------------------------------- issue 25: ids and categories

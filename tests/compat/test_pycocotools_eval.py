@@ -449,6 +449,8 @@ def _params_edit(case, p):
         p.iouThrs = p.iouThrs + 0.001
 
 
+# (maxDets without 100 on purpose: tests/coco/test_summarize_max_dets.py asserts the warning)
+@pytest.mark.filterwarnings("ignore:summarize\\(\\). params.maxDets")
 @pytest.mark.parametrize("case", ["plain", "labels twice", "no 100", "thresholds unlike", "two maxDets"])
 @pytest.mark.parametrize("iou", ["bbox", "boundary"])
 def test_summary_equals_pycocotools_on_any_arrays(case, iou, capsys):

@@ -12,6 +12,7 @@ import copy
 import io
 import json
 import pickle
+import warnings
 
 import numpy as np
 import pytest
@@ -60,6 +61,8 @@ def scene():
     return gt, dets
 
 
+# (maxDets without 100 on purpose: tests/coco/test_summarize_max_dets.py asserts the warning)
+@pytest.mark.filterwarnings("ignore:summarize\\(\\). params.maxDets")
 @pytest.mark.parametrize("iou_type", ["bbox", "segm", "boundary"])
 @pytest.mark.parametrize("params", PARAMS, ids=lambda p: ",".join(p) or "default")
 def test_columns_equal_dict_path(tmp_path, scene, iou_type, params):
@@ -92,6 +95,8 @@ def test_mask_only_results_equal_dict_path(tmp_path, scene, iou_type):
     assert {type(a["bbox"]) for a in fast.dataset["annotations"]} == {np.ndarray}
 
 
+# (maxDets without 100 on purpose: tests/coco/test_summarize_max_dets.py asserts the warning)
+@pytest.mark.filterwarnings("ignore:summarize\\(\\). params.maxDets")
 @settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(seed=st.integers(0, 10_000), use_cats=st.sampled_from([0, 1]),
        max_dets=st.lists(st.integers(-3, 12), min_size=3, max_size=3),
@@ -248,7 +253,9 @@ def test_outside_the_schema_takes_the_dict_path(tmp_path, scene, name):
     gt = _quiet(COCO.from_dataset, copy.deepcopy(gt_dict))
     try:
         slow_error = None
-        slow = _quiet(gt.loadRes, copy.deepcopy(results))
+        with warnings.catch_warnings(record=True) as slow_warned:
+            warnings.simplefilter("always")
+            slow = _quiet(gt.loadRes, copy.deepcopy(results))
     except (ValueError, TypeError) as exc:
         slow_error = exc
     if slow_error is not None:
@@ -256,7 +263,12 @@ def test_outside_the_schema_takes_the_dict_path(tmp_path, scene, name):
             _quiet(gt.loadRes, path)
         assert str(info.value).split(": ", 1)[1] == str(slow_error).split(": ", 1)[1]
         return
-    fast = _quiet(gt.loadRes, path)
+    with warnings.catch_warnings(record=True) as warned:
+        warnings.simplefilter("always")
+        fast = _quiet(gt.loadRes, path)
+    # the same warnings (of the input named otherwise) on both paths
+    assert [str(w.message).split(": ", 1)[1] for w in warned if issubclass(w.category, UserWarning)] == \
+        [str(w.message).split(": ", 1)[1] for w in slow_warned if issubclass(w.category, UserWarning)]
     assert fast._columns is None
     assert fast.dataset["annotations"] == slow.dataset["annotations"]
 

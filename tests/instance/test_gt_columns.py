@@ -12,6 +12,7 @@ import contextlib
 import copy
 import io
 import json
+import warnings
 from pathlib import Path
 
 import numpy as np
@@ -180,7 +181,9 @@ def test_outside_the_schema_or_bad_takes_the_dict_path(tmp_path, name):
     OUTSIDE[name](bad)
     path = _write(tmp_path, "gt.json", bad)
     try:
-        ref = _quiet(COCO.from_dataset, copy.deepcopy(bad))
+        with warnings.catch_warnings(record=True) as ref_warned:
+            warnings.simplefilter("always")
+            ref = _quiet(COCO.from_dataset, copy.deepcopy(bad))
         ref_error = None
     except (ValueError, TypeError) as exc:
         ref_error = exc
@@ -189,7 +192,12 @@ def test_outside_the_schema_or_bad_takes_the_dict_path(tmp_path, name):
             _quiet(COCO, path)
         assert str(info.value).split(": ", 1)[1] == str(ref_error).split(": ", 1)[1]
         return
-    gt = _quiet(COCO, path)
+    with warnings.catch_warnings(record=True) as warned:
+        warnings.simplefilter("always")
+        gt = _quiet(COCO, path)
+    # the same warnings (of the input named otherwise) on both paths
+    assert [str(w.message).split(": ", 1)[1] for w in warned if issubclass(w.category, UserWarning)] == \
+        [str(w.message).split(": ", 1)[1] for w in ref_warned if issubclass(w.category, UserWarning)]
     assert gt._gt_columns is None
     assert gt.dataset == ref.dataset
 

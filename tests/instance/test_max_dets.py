@@ -34,6 +34,8 @@ def data():
     return quietly(build)
 
 
+# (maxDets without 100 on purpose: tests/coco/test_summarize_max_dets.py asserts the warning)
+@pytest.mark.filterwarnings("ignore:summarize\\(\\). params.maxDets")
 @pytest.mark.parametrize("max_dets", MAX_DETS)
 @pytest.mark.parametrize("iou_type", ["segm", "bbox"])
 def test_negative_max_dets_equal_pycocotools(data, max_dets, iou_type):

@@ -4,6 +4,7 @@ import io
 import math
 
 import numpy as np
+import pytest
 
 from boundary_api import COCO, COCOeval, LVISEval
 from boundary_api.instance.results import (COCO_STAT_NAMES, coco_stat_names, coco_stats, per_category_ap,
@@ -79,6 +80,8 @@ def test_per_category_metrics_from_the_precision_array():
         assert abs(np.mean(valid) - stats[name]) <= 1e-15, name
 
 
+# (maxDets without 100 on purpose: tests/coco/test_summarize_max_dets.py asserts the warning)
+@pytest.mark.filterwarnings("ignore:summarize\\(\\). params.maxDets")
 def test_coco_stat_names_follow_max_dets():
     assert coco_stat_names([1, 10, 100]) == list(COCO_STAT_NAMES)
     assert coco_stat_names([1, 10, 300])[6:9] == ["AR1", "AR10", "AR300"]

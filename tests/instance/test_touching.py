@@ -30,6 +30,10 @@ from boundary_api import COCO, LVIS, COCOeval, LVISEval, LVISResults, boundary_i
 from boundary_api.masks import reference
 from conftest import COCO_DT, COCO_GT
 
+# ratios from 0 are swept on purpose: the warning that 0 gives d = 1, not an empty
+# boundary, is asserted by tests/masks/test_zero_ratio.py
+pytestmark = pytest.mark.filterwarnings("ignore:dilation_ratio 0 gives the thinnest boundary")
+
 SCENES = ["tiling", "columns", "raster", "noise", "stacked"]
 
 

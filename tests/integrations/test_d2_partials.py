@@ -31,6 +31,8 @@ def _ranks(predictions, n):
     return [list(s) for s in np.array_split(np.array(predictions, dtype=object), n)]
 
 
+# (maxDets without 100 on purpose: tests/coco/test_summarize_max_dets.py asserts the warning)
+@pytest.mark.filterwarnings("ignore:summarize\\(\\). params.maxDets")
 @pytest.mark.parametrize("max_dets", (None, 20))
 def test_coco_ranks_give_the_single_process_numbers(max_dets):
     gt = _silent(COCO, COCO_GT)

@@ -162,6 +162,8 @@ def test_undefined_metrics_are_nan_like_detectron2(coco_setup):
             assert metrics[name] == pytest.approx(100 * ev.stats[i], abs=1e-10), name
 
 
+# (maxDets without 100 on purpose: tests/coco/test_summarize_max_dets.py asserts the warning)
+@pytest.mark.filterwarnings("ignore:summarize\\(\\). params.maxDets")
 def test_detection_cap(coco_setup):
     gt = d2_gt()
     # no image has more than 100 results: a cap of 300 changes nothing

@@ -105,6 +105,20 @@ def test_mean_average_precision_on_boundary_api_equals_pycocotools(iou_type):
     _assert_same(ours, theirs)
 
 
+@pytest.mark.filterwarnings("error::UserWarning")
+@pytest.mark.parametrize("iou_type", ["bbox", "segm", ("bbox", "segm")], ids=["bbox", "segm", "both"])
+def test_no_warning_on_what_torchmetrics_builds(iou_type):
+    """torchmetrics builds its COCO dicts itself, its images without a
+    height and width where no mask gives them (issue 40): boxes need no
+    image size and RLEs carry their own, so boundary_api warns about
+    nothing (any UserWarning fails this test) and gives the same numbers."""
+    options = dict(iou_type=iou_type, class_metrics=True)
+    theirs = _compute(25, **options)
+    with boundary_api.swapped(lvis=False):
+        ours = _compute(25, **options)
+    _assert_same(ours, theirs)
+
+
 def test_both_iou_types_at_once_on_a_few_images():
     options = dict(iou_type=("bbox", "segm"), extended_summary=True)
     theirs = _compute(12, **options)

@@ -283,7 +283,8 @@ def test_evaluated_pooled_object_pickles():
     to the same arrays and numbers."""
     import pickle
 
-    ev = boundary_api.LVISEval(oracle.LVIS_GT, oracle.LVIS_DT, "segm", ap="pooled", dets_per_cat=5)
+    with pytest.warns(UserWarning, match="categories with results have fewer than 5 detections"):
+        ev = boundary_api.LVISEval(oracle.LVIS_GT, oracle.LVIS_DT, "segm", ap="pooled", dets_per_cat=5)
     ev.evaluate()
     copy = pickle.loads(pickle.dumps(ev))
     assert copy.ap == "pooled" and copy.dets_per_cat == 5

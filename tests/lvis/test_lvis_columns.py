@@ -12,6 +12,7 @@ included).
 """
 import copy
 import pickle
+import warnings
 
 import lvis
 import numpy as np
@@ -267,7 +268,9 @@ def test_outside_the_schema_takes_the_dict_path(tmp_path, scene, name):
     gt = LVIS.from_dataset(copy.deepcopy(gt_dict))
     try:
         slow_error = None
-        slow = LVISResults(gt, copy.deepcopy(results))
+        with warnings.catch_warnings(record=True) as slow_warned:
+            warnings.simplefilter("always")
+            slow = LVISResults(gt, copy.deepcopy(results))
     except (ValueError, TypeError) as exc:
         slow_error = exc
     if slow_error is not None:
@@ -275,7 +278,12 @@ def test_outside_the_schema_takes_the_dict_path(tmp_path, scene, name):
             LVISResults(gt, path)
         assert str(info.value).split(": ", 1)[1] == str(slow_error).split(": ", 1)[1]
         return
-    fast = LVISResults(gt, path)
+    with warnings.catch_warnings(record=True) as warned:
+        warnings.simplefilter("always")
+        fast = LVISResults(gt, path)
+    # the same warnings (of the input named otherwise) on both paths
+    assert [str(w.message).split(": ", 1)[1] for w in warned if issubclass(w.category, UserWarning)] == \
+        [str(w.message).split(": ", 1)[1] for w in slow_warned if issubclass(w.category, UserWarning)]
     assert fast._columns is None
     assert_same_lvis_index(fast, slow)
 

@@ -15,6 +15,7 @@ import copy
 import gzip
 import json
 import logging
+import warnings
 
 import lvis
 import numpy as np
@@ -385,7 +386,9 @@ def test_outside_the_schema_or_bad_takes_the_dict_path(tmp_path, name):
     OUTSIDE[name](bad)
     path = _write(tmp_path, "gt.json", bad)
     try:
-        ref = LVIS.from_dataset(copy.deepcopy(bad))
+        with warnings.catch_warnings(record=True) as ref_warned:
+            warnings.simplefilter("always")
+            ref = LVIS.from_dataset(copy.deepcopy(bad))
         ref_error = None
     except (ValueError, TypeError) as exc:
         ref_error = exc
@@ -394,7 +397,12 @@ def test_outside_the_schema_or_bad_takes_the_dict_path(tmp_path, name):
             LVIS(path)
         assert str(info.value).split(": ", 1)[1] == str(ref_error).split(": ", 1)[1]
         return
-    gt = LVIS(path)
+    with warnings.catch_warnings(record=True) as warned:
+        warnings.simplefilter("always")
+        gt = LVIS(path)
+    # the same warnings (of the input named otherwise) on both paths
+    assert [str(w.message).split(": ", 1)[1] for w in warned if issubclass(w.category, UserWarning)] == \
+        [str(w.message).split(": ", 1)[1] for w in ref_warned if issubclass(w.category, UserWarning)]
     assert gt._gt_columns is None
     _assert_same_ground_truth(gt, ref)
 

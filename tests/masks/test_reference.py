@@ -5,6 +5,10 @@ import pytest
 from boundary_api.masks import reference
 from boundary_api.masks.boundary import dilation_pixels
 
+# ratios from 0 are swept on purpose: the warning that 0 gives d = 1, not an empty
+# boundary, is asserted by tests/masks/test_zero_ratio.py
+pytestmark = pytest.mark.filterwarnings("ignore:dilation_ratio 0 gives the thinnest boundary")
+
 
 def boundary_by_definition(mask, d):
     """M AND NOT erode(M) with a (2d+1)^2 square, outside the image = background."""

@@ -5,16 +5,13 @@ Needs Chromium (Debian: ``apt-get install chromium``); skips when no browser
 binary is on PATH."""
 import json
 import re
-import shutil
 import subprocess
 
 import pytest
 
 from boundary_api.cli import main
-from conftest import COCO_DT, COCO_GT
+from conftest import BROWSER, BROWSERS, COCO_DT, COCO_GT
 
-BROWSERS = ("chromium", "chromium-browser", "google-chrome", "google-chrome-stable")
-BROWSER = next((shutil.which(b) for b in BROWSERS if shutil.which(b)), None)
 pytestmark = pytest.mark.skipif(BROWSER is None, reason=f"no headless browser found on PATH ({', '.join(BROWSERS)})")
 
 # an image that must come out broken (proves the check can fail), then, after

@@ -20,6 +20,7 @@ existing files).  Each checkout's commit is read from a ``COMMIT`` file in it
 import argparse
 import json
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -76,6 +77,7 @@ def main(argv=None):
                     help="a Python with the official code's dependencies")
     ap.add_argument("--cases", default="", help="comma-separated case names (default: all)")
     ap.add_argument("--out", default=OUT)
+    ap.add_argument("--keep", action="store_true", help="keep the scratch folder with the generated cases")
     a = ap.parse_args(argv)
     if not a.davis2017 or not a.sav:
         ap.error("give the official checkouts: --davis2017 DIR --sav DIR (or BOUNDARY_API_DAVIS2017 / BOUNDARY_API_SAV)")
@@ -85,6 +87,16 @@ def main(argv=None):
         ap.error(f"unknown cases {unknown}")
 
     work = tempfile.mkdtemp(prefix="vos_golden_")
+    try:
+        _make(a, names, work)
+    finally:
+        if a.keep:
+            print(f"cases kept in {work}")
+        else:
+            shutil.rmtree(work, ignore_errors=True)
+
+
+def _make(a, names, work):
     all_jobs, built = [], {}
     for name in names:
         t = time.perf_counter()

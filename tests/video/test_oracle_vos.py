@@ -4,6 +4,7 @@ every generated case, and against brute-force definitions with hypothesis."""
 import json
 import math
 import os
+import subprocess
 import sys
 
 import numpy as np
@@ -151,6 +152,13 @@ def test_davis_golden(name, k, built):
         assert e.value.kind == kind
         return
     assert job["label"] not in DAVIS_ERRORS
+    compare_davis(job, gold)
+
+
+def compare_davis(job, gold):
+    """The oracle on ``job``'s files against the official ``gold`` result."""
+    kw = dict(sequences=job.get("sequences", "all"), codalab=job.get("codalab", False))
+    metric = job.get("metric", ["J", "F"])
     # among equally good matchings, the one scipy's solver chose
     prefer = {g["sequence"]: (g["matching"]["rows"], g["matching"]["cols"])
               for g in gold["per_sequence"] if "matching" in g}
@@ -238,7 +246,12 @@ def test_sav_golden(name, k, built):
             ov.sav_evaluate(job["gt_root"], job["pred_root"], job["skip_first_and_last"], strict)
         assert e.value.kind == kind
         return
-    mine = ov.sav_evaluate(job["gt_root"], job["pred_root"], job["skip_first_and_last"], strict)
+    compare_sav(job, gold)
+
+
+def compare_sav(job, gold):
+    """The oracle on ``job``'s folders against the official ``gold`` result."""
+    mine = ov.sav_evaluate(job["gt_root"], job["pred_root"], job["skip_first_and_last"], job.get("strict", True))
     b = gold["benchmark"]
     for key in ("global_jf", "global_j", "global_f"):
         assert close(mine[key], b[key][0]), key
@@ -472,3 +485,43 @@ def test_boundary_iou_frame():
     void = np.zeros_like(g)
     void[:, :25] = True
     assert ov.boundary_iou(g, p, void=void) != ov.boundary_iou(g, p)
+
+
+# ----------------------------------------------------------------------------
+# Live: the official code itself, where a checkout is present
+# ----------------------------------------------------------------------------
+
+def _official():
+    davis, sav = os.environ.get("BOUNDARY_API_DAVIS2017"), os.environ.get("BOUNDARY_API_SAV")
+    python = os.environ.get("BOUNDARY_API_OFFICIAL_PYTHON", sys.executable)
+    if not davis or not sav or not os.path.isdir(davis) or not os.path.isdir(sav):
+        pytest.skip("set BOUNDARY_API_DAVIS2017 and BOUNDARY_API_SAV to checkouts of the official code")
+    probe = subprocess.run([python, "-c", "import pandas, scipy, skimage, cv2, PIL, tqdm"], capture_output=True)
+    if probe.returncode:
+        pytest.skip(f"{python} lacks the official code's dependencies (BOUNDARY_API_OFFICIAL_PYTHON)")
+    return python, davis, sav
+
+
+@pytest.mark.slow
+def test_live_official_on_a_fresh_preset(tmp_path):
+    """A preset generated now (seed 17), both DAVIS tasks and SA-V's layouts, the
+    official code run on it and the oracle compared with what it returned."""
+    python, davis, sav = _official()
+    from boundary_api.video import synthetic
+
+    r = synthetic.make_preset("small", tmp_path / "set", seed=17, sav=True)
+    jobs = [dict(kind="davis", label=t, davis_root=r["davis_root"], task=t, gt_set="val",
+                 res_path=r["results"][t], full=True) for t in ("semi-supervised", "unsupervised")]
+    jobs += [dict(kind="sav", label="sav", gt_root=r["sav_gt"], pred_root=r["sav_pred"], skip_first_and_last=s,
+                  per_frame=True) for s in (True, False)]
+    jobs.append(dict(kind="sav", label="davislike", gt_root=os.path.join(r["davis_root"], "Annotations", "480p"),
+                     pred_root=r["results"]["semi-supervised"], skip_first_and_last=True, per_frame=True))
+    with open(tmp_path / "jobs.json", "w") as f:
+        json.dump(jobs, f)
+    subprocess.run([python, os.path.join(HERE, "official_vos.py"), str(tmp_path / "jobs.json"),
+                    str(tmp_path / "out.json"), "--davis2017", davis, "--sav", sav], check=True)
+    with open(tmp_path / "out.json") as f:
+        out = json.load(f)["results"]
+    for job, res in zip(jobs, out):
+        assert "error" not in res, (job["label"], res.get("error"))
+        (compare_davis if job["kind"] == "davis" else compare_sav)(job, res)
