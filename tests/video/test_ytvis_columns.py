@@ -85,7 +85,9 @@ def test_evaluations_in_turn_leave_the_same_dicts(case, read_between, tmp_path):
     steps = [("segm", {"vidIds": vids[::2] or vids, "maxDets": [1, 3, 7]}, {}),
              ("boundary", {"catIds": cats[:2] + cats[:1], "useCats": 0, "areaRng": [[0, 1e10], [0, 30]],
                            "areaRngLbl": ["all", "small"]}, {"dilation_ratio": 0.05}),
-             ("segm", {"catIds": cats[1:], "iouThrs": np.array([0.1, 0.5, 0.55])}, {"num_threads": 1})]
+             ("segm", {"catIds": cats[1:], "iouThrs": np.array([0.1, 0.5, 0.55])}, {"num_threads": 1}),
+             ("segm", {"vidIds": [], "catIds": []}, {}),
+             ("boundary", {"vidIds": [vids[0], 10 ** 12], "catIds": [cats[0], 10 ** 12]}, {"num_threads": 3})]
     _both(gt_path, res_path, steps, get_boundary=True, read_between=read_between)
 
 
