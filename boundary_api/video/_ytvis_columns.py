@@ -210,16 +210,18 @@ class Tracks:
     iscrowd : ndarray of int64
         (results: zeros)
     height, width : ndarray of int64
-        A ground truth's own ``height`` / ``width`` where they are ints >= 0,
-        else -1 (the size of its absent frames' empty bands).
+        A track's own ``height`` / ``width`` where they are ints >= 0, else
+        -1 (the size of its absent frames' empty bands).
     score : ndarray of float64, score_int : ndarray of uint8
         (results) the score, and whether it was an integer in the file.
     frame0, nframes : ndarray of int64
         Each track's frame entries.
     frame_kind, frame_h, frame_w, frame_which, frame_start, frame_len, frame_area
-        Per frame entry: absent / string / uncompressed counts, the RLE size,
-        where its bytes lie (``buffers[frame_which][frame_start:][:frame_len]``),
-        its pixels (results; ground-truth counts).
+        Per frame entry: absent / string / uncompressed counts / polygons
+        (``ABSENT``, ``STRING``, ``COUNTS``, ``POLYGONS``), the RLE size,
+        where its bytes lie (``buffers[frame_which][frame_start:][:frame_len]``;
+        polygons: ``poly_end``'s entries), its pixels (results; ground-truth
+        counts).
     avg_area : ndarray of float64
         The track's ``avg_area`` (mean non-zero frame area, 0 without one).
     buffers : list
