@@ -9,14 +9,17 @@ import logging
 import os
 import time
 from collections import defaultdict
-from typing import Optional
 
 import numpy as np
 
 from .._io import input_error_class, read_json
+from .._parallel import resolve_threads
 from ..instance._checks import warn_suspect
+from ..instance._lazy import instance_dict
 from ..masks import _rle
 from ..masks.boundary import check_dilation_ratio
+from . import _ytvis_columns
+from ._ytvis_columns import video_length as _video_length
 
 __all__ = ["YTVOS"]
 
@@ -31,7 +34,62 @@ def _assertion(message: str) -> Exception:
     return input_error_class(AssertionError)(message)
 
 
-class YTVOS:
+class _Materialized:
+    """``dataset``, ``anns``, ``vidToAnns``, ``catToVids``: ordinary
+    attributes, except on a :class:`YTVOS` read as columns, where the first
+    read (or assignment) makes the dicts and the index."""
+
+    def __set_name__(self, owner, name):
+        self.name = name
+
+    def __get__(self, obj, objtype=None):
+        if obj is None:
+            return self
+        d = instance_dict(obj)
+        try:
+            value = d[self.name]
+        except KeyError:
+            raise AttributeError(self.name) from None
+        if value is _PENDING:
+            obj._materialize()
+            value = d[self.name]
+        return value
+
+    def __set__(self, obj, value):
+        d = instance_dict(obj)
+        if d.get("_tracks") is not None:
+            obj._materialize()
+        d[self.name] = value
+
+    def __delete__(self, obj):
+        d = instance_dict(obj)
+        if d.get("_tracks") is not None:
+            obj._materialize()
+        try:
+            del d[self.name]
+        except KeyError:
+            raise AttributeError(self.name) from None
+
+
+#: the value of a dict attribute not made yet (its place in ``vars()`` kept)
+_PENDING = object()
+
+
+def tracks_of(obj):
+    """The columns a YTVOS read as columns still evaluates from (its dicts
+    not made), else None (any other object too)."""
+    try:
+        return instance_dict(obj).get("_tracks")
+    except (TypeError, AttributeError):
+        return None
+
+
+class _Instance:
+    """(A base that gives :class:`YTVOS` instances their attribute dict, which
+    ``YTVOS.__dict__`` then shows with the dicts made.)"""
+
+
+class YTVOS(_Instance):
     """A YouTube-VIS dataset: videos, categories and tracks (annotations with
     one segmentation per frame), indexed as the YouTube-VIS API indexes them.
 
@@ -60,7 +118,17 @@ class YTVOS:
     ``dataset``, ``anns``, ``cats``, ``vids``, ``vidToAnns``, ``catToVids``,
     ``getAnnIds``, ``getCatIds``, ``getVidIds``, ``loadAnns``, ``loadCats``,
     ``loadVids``, ``loadRes``, ``annToRLE``, ``annToMask``.
+
+    A file in the common schema (tracks of RLE frames) is read natively into
+    column arrays, which :class:`YTVOSeval` evaluates; the annotation dicts
+    (``dataset``, ``anns``, ``vidToAnns``, ``catToVids``) are made, identical,
+    the first time one of them is read or assigned.
     """
+
+    dataset = _Materialized()
+    anns = _Materialized()
+    vidToAnns = _Materialized()
+    catToVids = _Materialized()
 
     def __init__(self, annotation_file=None, get_boundary=False, dilation_ratio=0.02, *, strict=False):
         self.dataset, self.anns, self.cats, self.vids = dict(), dict(), dict(), dict()
@@ -72,48 +140,90 @@ class YTVOS:
         if annotation_file is not None:
             print('loading annotations into memory...')
             tic = time.time()
-            dataset = read_json(annotation_file, "ground truth")
+            source = annotation_file
+            read = annotation_file
+            got = _ytvis_columns.read_input(annotation_file, "ground truth")
+            if got is not None:
+                tracks = None if got.data is None else _ytvis_columns.load_ground_truth(
+                    got.data, resolve_threads(None))
+                if tracks is not None:
+                    print('Done (t={:0.2f}s)'.format(time.time() - tic))
+                    self._set_tracks(tracks)
+                    return
+                read = got.again()  # (the general path reads these very bytes)
+                del got
+            dataset = read_json(read, "ground truth")
+            del read
             if type(dataset) != dict:
                 raise _assertion(f'annotation file format {type(dataset)} not supported '
-                                 f'(ground truth {os.fspath(annotation_file)}: a YouTube-VIS file is a JSON object)')
+                                 f'(ground truth {os.fspath(source)}: a YouTube-VIS file is a JSON object)')
             print('Done (t={:0.2f}s)'.format(time.time() - tic))
             self.dataset = dataset
-            self._input_problems = _check_ground_truth(dataset, os.fspath(annotation_file), self._strict)
+            self._input_problems = _check_ground_truth(dataset, os.fspath(source), self._strict)
             self.createIndex()
 
     def createIndex(self):
         """Index annotations, videos and categories by id (as the original)."""
         print('creating index...')
-        anns, cats, vids = {}, {}, {}
-        vidToAnns, catToVids = defaultdict(list), defaultdict(list)
-        try:
-            if 'annotations' in self.dataset:
-                for ann in self.dataset['annotations']:
-                    vidToAnns[ann['video_id']].append(ann)
-                    anns[ann['id']] = ann
-            if 'videos' in self.dataset:
-                for vid in self.dataset['videos']:
-                    vids[vid['id']] = vid
-            if 'categories' in self.dataset:
-                for cat in self.dataset['categories']:
-                    cats[cat['id']] = cat
-            if 'annotations' in self.dataset and 'categories' in self.dataset:
-                for ann in self.dataset['annotations']:
-                    catToVids[ann['category_id']].append(ann['video_id'])
-        except KeyError as exc:
-            raise input_error_class(KeyError)(f"an entry of the dataset has no {exc.args[0]!r}") from None
-        except TypeError as exc:
-            raise input_error_class(TypeError)(f"the dataset is not a YouTube-VIS dataset ({exc})") from None
+        self.anns, self.vidToAnns, self.catToVids, self.vids, self.cats = _index(self.dataset)
         print('index created!')
-        self.anns = anns
-        self.vidToAnns = vidToAnns
-        self.catToVids = catToVids
-        self.vids = vids
-        self.cats = cats
+
+    # ------------------------------------------------------------ columns
+    def _set_tracks(self, tracks) -> None:
+        """Read as columns (:class:`._ytvis_columns.Tracks`): videos and
+        categories indexed now, the annotation dicts made when first read."""
+        print('creating index...')
+        d = instance_dict(self)
+        for name in ("dataset", "anns", "vidToAnns", "catToVids"):
+            d[name] = _PENDING
+        self.vids = {vid['id']: vid for vid in tracks.header['videos']}
+        self.cats = {cat['id']: cat for cat in tracks.header['categories']}
+        d["_tracks"] = tracks
+        print('index created!')
+
+    def _materialize(self) -> None:
+        """Make the dicts of a dataset read as columns (what the original
+        holds, with what ``loadRes`` and the evaluations run so far wrote
+        into them); the columns are not used from then on."""
+        d = instance_dict(self)
+        tracks = d.pop("_tracks", None)
+        if tracks is None:
+            return
+        anns = tracks.annotation_dicts()
+        if tracks.kind == "gt":
+            dataset = {name: anns if name == "annotations" else tracks.header[name] for name in tracks.header_spans}
+        else:
+            dataset = dict(tracks.header)
+            dataset['annotations'] = anns
+        d["dataset"] = dataset
+        d["anns"], d["vidToAnns"], d["catToVids"], _, _ = _index(dataset)
+
+    def _header(self, key: str):
+        """``dataset[key]`` of a top-level member other than the annotations,
+        without making the annotation dicts."""
+        tracks = tracks_of(self)
+        return self.dataset[key] if tracks is None else tracks.header[key]
+
+    @property
+    def __dict__(self):
+        """The instance's attributes as the original's: ``vars(ytvos)``
+        makes the dicts of a dataset read as columns first."""
+        self._materialize()
+        return instance_dict(self)
+
+    @__dict__.setter
+    def __dict__(self, value):
+        d = instance_dict(self)
+        d.clear()
+        d.update(value)
+
+    def __getstate__(self) -> dict:
+        """The attributes with the dicts made (the columns do not pickle)."""
+        return dict(self.__dict__)
 
     def info(self):
         """Print the dataset's ``info`` entries."""
-        for key, value in self.dataset['info'].items():
+        for key, value in self._header('info').items():
             print('{}: {}'.format(key, value))
 
     def getAnnIds(self, vidIds=[], catIds=[], areaRng=[], iscrowd=None):
@@ -142,7 +252,7 @@ class YTVOS:
         catNms = catNms if _isArrayLike(catNms) else [catNms]
         supNms = supNms if _isArrayLike(supNms) else [supNms]
         catIds = catIds if _isArrayLike(catIds) else [catIds]
-        cats = self.dataset['categories']
+        cats = self._header('categories')
         if not len(catNms) == len(supNms) == len(catIds) == 0:
             cats = cats if len(catNms) == 0 else [cat for cat in cats if cat['name'] in catNms]
             cats = cats if len(supNms) == 0 else [cat for cat in cats if cat['supercategory'] in supNms]
@@ -200,13 +310,27 @@ class YTVOS:
         """
         strict = self._strict if strict is None else bool(strict)
         res = YTVOS(get_boundary=self.get_boundary, strict=strict)
-        res.dataset['videos'] = [img for img in self.dataset['videos']]
+        res.dataset['videos'] = [img for img in self._header('videos')]
         print('Loading and preparing results...')
         tic = time.time()
         source = "results"
         if isinstance(resFile, (str, os.PathLike)):
             source = f"results file {os.fspath(resFile)}"
-            anns = read_json(resFile, "results")
+            read = resFile
+            got = _ytvis_columns.read_input(resFile, "results")
+            if got is not None:
+                tracks = None if got.data is None else _ytvis_columns.load_results(
+                    got.data, self, resolve_threads(None))
+                if tracks is not None:
+                    res.dataset['categories'] = copy.deepcopy(self._header('categories'))
+                    print('DONE (t={:0.2f}s)'.format(time.time() - tic))
+                    tracks.header = dict(res.dataset)
+                    res._set_tracks(tracks)
+                    return res
+                read = got.again()  # (the general path reads these very bytes)
+                del got
+            anns = read_json(read, "results")
+            del read
         elif type(resFile) == np.ndarray:
             raise input_error_class(TypeError)("results as a NumPy array are not supported (the YouTube-VIS API "
                                                "has no loadNumpyAnnotations): give a list of dicts or a file")
@@ -260,14 +384,6 @@ class YTVOS:
 def _video_sizes(videos) -> dict:
     return {v['id']: (v.get('height'), v.get('width'), _video_length(v)) for v in videos
             if isinstance(v, dict) and 'id' in v}
-
-
-def _video_length(v: dict) -> Optional[int]:
-    n = v.get('length')
-    if isinstance(n, int) and not isinstance(n, bool):
-        return n
-    names = v.get('file_names')
-    return len(names) if isinstance(names, list) else None
 
 
 def _rle_parts(seg, what: str):
@@ -365,7 +481,13 @@ def _prepare_results(anns: list, vids: dict, cats: dict, source: str, strict: bo
         i, f = where[k]
         why = "is not a valid RLE string" if status[k] == 1 else f"does not hold {hs[k]}x{ws[k]} pixels"
         raise ValueError(f"{source}: result {i}, frame {f}: the RLE counts {why}")
-    area32 = area.astype(np.uint32)
+    _set_result_fields(anns, area.astype(np.uint32), box)
+    return tuple(problems)
+
+
+def _set_result_fields(anns: list, area32: np.ndarray, box: np.ndarray) -> None:
+    """What the original's ``loadRes`` sets in each result, given the areas
+    (uint32) and boxes of its present frames, in order."""
     k = 0
     for id, ann in enumerate(anns):
         ann['areas'] = []
@@ -385,4 +507,29 @@ def _prepare_results(anns: list, vids: dict, cats: dict, source: str, strict: bo
         nonzero = [a for a in ann['areas'] if a]
         ann['avg_area'] = 0 if len(nonzero) == 0 else np.array(nonzero).mean()
         ann['iscrowd'] = 0
-    return tuple(problems)
+
+
+def _index(dataset: dict):
+    """``anns``, ``vidToAnns``, ``catToVids``, ``vids``, ``cats`` of a
+    dataset, as the original's ``createIndex`` builds them."""
+    anns, cats, vids = {}, {}, {}
+    vidToAnns, catToVids = defaultdict(list), defaultdict(list)
+    try:
+        if 'annotations' in dataset:
+            for ann in dataset['annotations']:
+                vidToAnns[ann['video_id']].append(ann)
+                anns[ann['id']] = ann
+        if 'videos' in dataset:
+            for vid in dataset['videos']:
+                vids[vid['id']] = vid
+        if 'categories' in dataset:
+            for cat in dataset['categories']:
+                cats[cat['id']] = cat
+        if 'annotations' in dataset and 'categories' in dataset:
+            for ann in dataset['annotations']:
+                catToVids[ann['category_id']].append(ann['video_id'])
+    except KeyError as exc:
+        raise input_error_class(KeyError)(f"an entry of the dataset has no {exc.args[0]!r}") from None
+    except TypeError as exc:
+        raise input_error_class(TypeError)(f"the dataset is not a YouTube-VIS dataset ({exc})") from None
+    return anns, vidToAnns, catToVids, vids, cats

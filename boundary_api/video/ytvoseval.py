@@ -12,7 +12,8 @@ from typing import Optional
 import numpy as np
 import pycocotools.cocoeval
 
-from . import _tubes
+from . import _tubes, _ytvis_columns
+from .ytvos import tracks_of
 from .._io import input_error_class
 from .._parallel import resolve_threads, run_ranges, split_by_cost
 from ..instance._cocolike import (copy_params, iou_type_as, native_accumulate, native_lists, summarize_detections,
@@ -230,6 +231,8 @@ class YTVOSeval(LazyEvaluator, pycocotools.cocoeval.COCOeval):
                           crowd_key="iscrowd", area_key="avg_area")
 
     def _evaluate_native(self, p) -> None:
+        if self._evaluate_columns(p):
+            return
         self._prepare()
         state = self._pairs(p)
         state.ious = self._tube_ious(state, p.iouType)
@@ -242,6 +245,111 @@ class YTVOSeval(LazyEvaluator, pycocotools.cocoeval.COCOeval):
         leave_ignore_flags(state)  # (the original's evaluateVid leaves them)
         self._state = state
         reset_lazy(self, self._LAZY)
+
+    # ------------------------------------------------------------ columns
+    def _evaluate_columns(self, p) -> bool:
+        """The native evaluation of a ground truth and results both read as
+        columns whose dicts nobody has made (False, nothing done, otherwise):
+        ``_prepare``'s selection on the arrays, what it would change in the
+        dicts logged for when they are made, ``_gts``, ``_dts``, ``ious`` and
+        ``evalImgs`` made when read."""
+        gt_owner, dt_owner = self.cocoGt, self.cocoDt
+        gtc, dtc = tracks_of(gt_owner), tracks_of(dt_owner)
+        if gtc is None or dtc is None or gtc.kind != "gt" or dtc.kind != "results":
+            return False
+        cats = p.catIds if p.useCats else None
+        if not p.useCats and len(set(map(_hashable, p.catIds))) != len(p.catIds):
+            return False  # (the original pools a repeated category twice)
+        gsel = gtc.select(p.vidIds, cats)
+        dsel = dtc.select(p.vidIds, cats)
+        if gsel is None or dsel is None:
+            return False
+        # what _prepare's _to_rle reads of the videos (as it reads them now, for the dicts made later)
+        videos = _videos_read(gtc, gsel, gt_owner.vids, True)
+        dvideos = _videos_read(dtc, dsel, dt_owner.vids, False)
+        if videos is None or dvideos is None:
+            return False  # (a lookup _to_rle would fail on: the dict path says so)
+        gf = gtc.frame_rows(gsel)[0]
+        poly = gf[gtc.frame_kind[gf] == _ytvis_columns.POLYGONS]
+        if len(poly):
+            vid = np.repeat(gtc.video_id[gsel], gtc.nframes[gsel])[gtc.frame_kind[gf] == _ytvis_columns.POLYGONS]
+            hw = [(videos[v].get('height'), videos[v].get('width')) for v in vid.tolist()]
+            if not all(_ytvis_columns._plain_int(h) and _ytvis_columns._plain_int(w) for h, w in hw):
+                return False
+            hw = np.array(hw, np.int64).reshape(-1, 2)
+            if not gtc.rasterize(poly, hw[:, 0], hw[:, 1], self.num_threads):
+                return False  # (polygons_to_rle refuses one: the dict path raises its error)
+        log.info("YTVOSeval.evaluate: native, on the files' columns")
+        threads = self.num_threads
+
+        def prepare_gts(anns):
+            gts = [anns[r] for r in gsel.tolist()]
+            _to_rle(gts, _Videos(videos), "ground truth", threads)
+            for gt in gts:
+                gt['ignore'] = gt['ignore'] if 'ignore' in gt else 0
+                gt['ignore'] = 'iscrowd' in gt and gt['iscrowd']
+
+        def prepare_dts(anns):
+            _to_rle([anns[r] for r in dsel.tolist()], _Videos(dvideos), "results", threads)
+
+        gtc.log(prepare_gts)
+        dtc.log(prepare_dts)
+        self.evalVids = defaultdict(list)
+        self.eval = {}
+        cat_ids = p.catIds if p.useCats else [-1]
+        state = Evaluation.from_columns(None, _ytvis_columns.ResultsView(dtc), p.vidIds, cat_ids, bool(p.useCats),
+                                        p.catIds, p.maxDets[-1], crowd_key="iscrowd",
+                                        gt_columns=_ytvis_columns.GroundTruthView(gtc), gt_selected=gsel,
+                                        gt_ignore=gtc.iscrowd != 0)
+        state.ious = self._tube_ious_columns(state, p.iouType, gtc, dtc)
+        state.match(p.areaRng, p.iouThrs, crowd_rule=True, num_threads=threads)
+        state.build_gts = lambda: gtc.grouped(gt_owner, gsel)
+        state.build_dts = lambda: dtc.grouped(dt_owner, dsel)
+        state.use_cats = bool(p.useCats)
+        state.pooled_cats = list(p.catIds)
+        leave_ignore_flags(state)  # (noted in the ground truth's log)
+        self._state = state
+        reset_lazy(self, self._LAZY)
+        return True
+
+    def _tube_ious_columns(self, state: Evaluation, iou_type: str, gtc, dtc) -> np.ndarray:
+        """:meth:`_tube_ious` of tracks read as columns."""
+        out = np.zeros(int(state.pair_o[-1]), np.float64)
+        if not len(out):
+            return out
+        grows, drows = state.gt_rows, state.dt_rows
+        G = len(grows)
+        gf, g0, gn = gtc.frame_rows(grows)
+        df, d0, dn = dtc.frame_rows(drows)
+        gk, gh, gw, gb, gs, gl = gtc.frames_of(gf)
+        dk, dh, dw, db, ds, dl = dtc.frames_of(df, len(gtc.buffers))
+        table = _rle.StringTable.from_buffers(gtc.buffers + dtc.buffers, np.concatenate((gb, db)),
+                                              np.concatenate((gs, ds)), np.concatenate((gl, dl)))
+        kind = np.concatenate((gk, dk))
+        absent = kind == _ytvis_columns.ABSENT
+        fh = np.where(absent, -1, np.concatenate((gh, dh)))
+        fw = np.where(absent, 0, np.concatenate((gw, dw)))
+        nf = np.concatenate((gn, dn))
+        f0 = np.concatenate((g0, d0 + len(gf))).astype(np.int64)
+        minus = np.full(len(fh), -1, np.int64)
+        masks = _FrameTable(table, fh, fw, minus, minus, f0, nf)
+        bands = None
+        if iou_type == 'boundary':
+            # (the same frames; an absent one compared at its annotation's own size)
+            ah = np.repeat(np.concatenate((gtc.height[grows], dtc.height[drows])), nf)
+            aw = np.repeat(np.concatenate((gtc.width[grows], dtc.width[drows])), nf)
+            ok = (ah >= 0) & (aw >= 0)
+            bands = _FrameTable(table, fh, fw, np.where(absent, np.where(ok, ah, -1), fh),
+                                np.where(absent, np.where(ok, aw, -1), fw), f0, nf)
+
+        def describe(k):
+            if k < G:
+                r = int(grows[k])
+                return "ground truth", int(gtc.ann_id[r]), int(gtc.video_id[r])
+            r = int(drows[k - G])
+            return "result", r + 1, int(dtc.video_id[r])
+
+        return self._run_tubes(state, 1 if iou_type == 'boundary' else 0, masks, bands, G, describe, out, kind)
 
     def _evaluate_loops(self, p, overridden) -> None:
         self._prepare()
@@ -269,25 +377,42 @@ class YTVOSeval(LazyEvaluator, pycocotools.cocoeval.COCOeval):
         anns = state.gt_anns + state.dt_anns
         G = len(state.gt_anns)
         masks = _frame_table([a['segmentations'] for a in anns])
-        mode = 1 if iou_type == 'boundary' else 0
-        extra = {}
+        bands = None
+        if iou_type == 'boundary':
+            bands = _frame_table([a.get('segmentations_refined', a['segmentations']) for a in anns],
+                                 [(a.get('height'), a.get('width')) for a in anns])
+
+        def describe(k):
+            ann = anns[k]
+            return "ground truth" if k < G else "result", ann.get('id'), ann.get('video_id')
+
+        return self._run_tubes(state, 1 if iou_type == 'boundary' else 0, masks, bands, G, describe, out)
+
+    def _run_tubes(self, state: Evaluation, mode: int, masks, bands, G: int, describe, out: np.ndarray,
+                   kind: Optional[np.ndarray] = None) -> np.ndarray:
+        """The tube kernel over every pair of ``state`` into ``out``: the
+        tracks' frames in ``masks`` (ground truths first, ``G`` of them),
+        their bands' in ``bands`` (mode 1), ``kind`` the frames' kinds where
+        some are uncompressed counts; ``describe(track)`` names a track for
+        an error (kind, id, video)."""
+        extra = {} if kind is None else dict(fkind=kind)
         if mode == 1:
             if self._dt_dilation_ratio != self.dilation_ratio:
                 log.warning("YTVOSeval: the ground truth's boundary bands at dilation_ratio %s, the results' at %s, "
                             "as cocoapi_hq makes them (YTVOSeval(..., dilation_ratio=r) uses one ratio)",
                             self.dilation_ratio, self._dt_dilation_ratio)
-            bands = _frame_table([a.get('segmentations_refined', a['segmentations']) for a in anns],
-                                 [(a.get('height'), a.get('width')) for a in anns])
             ratio = np.full(len(bands.fh), self._dt_dilation_ratio)
-            ratio[:bands.f0[G] if G < len(anns) else len(bands.fh)] = self.dilation_ratio
+            ratio[:bands.f0[G] if G < len(bands.f0) else len(bands.fh)] = self.dilation_ratio
             fd = np.zeros(len(bands.fh), np.int64)
             present = bands.fh >= 0
             fd[present] = np.minimum(_dilation_pixels(bands.fh[present], bands.fw[present], ratio[present]),
                                      np.maximum(bands.fh[present], bands.fw[present]))
-            extra = dict(bands=bands.table, bfh=bands.fh, bfw=bands.fw, bsh=bands.sh, bsw=bands.sw, bfd=fd,
+            extra.update(bands=bands.table, bfh=bands.fh, bfw=bands.fw, bsh=bands.sh, bsw=bands.sw, bfd=fd,
                          band_f0=bands.f0, band_nf=bands.nf)
+            if kind is not None:
+                extra.update(bkind=kind)
         gt_track = np.arange(G, dtype=np.int64)
-        dt_track = np.arange(G, len(anns), dtype=np.int64)
+        dt_track = np.arange(G, len(masks.f0), dtype=np.int64)
         costs = (np.diff(state.pair_g) * np.diff(state.pair_d) + 1) * np.maximum(1, _pair_frames(state, masks.nf, G))
         ranges = split_by_cost(costs, self.num_threads * 8 if self.num_threads > 1 else 1)
         empty = np.zeros(len(out), np.uint8)
@@ -299,9 +424,8 @@ class YTVOSeval(LazyEvaluator, pycocotools.cocoeval.COCOeval):
         except _tubes.BadMask as exc:
             t = bands if exc.band else masks
             k = int(np.searchsorted(t.f0, exc.frame, side="right")) - 1
-            ann = anns[k]
-            which = "ground truth" if k < G else "result"
-            raise ValueError(f"{which} annotation {ann.get('id')!r} (video {ann.get('video_id')!r}), frame "
+            which, ann_id, video_id = describe(k)
+            raise ValueError(f"{which} annotation {ann_id!r} (video {video_id!r}), frame "
                              f"{exc.frame - t.f0[k]}: the RLE counts do not decode to its "
                              f"{t.fh[exc.frame]}x{t.fw[exc.frame]} pixels") from None
         if empty.any():
@@ -406,15 +530,18 @@ class YTVOSeval(LazyEvaluator, pycocotools.cocoeval.COCOeval):
 
 def _pair_frames(state: Evaluation, nf: np.ndarray, G: int) -> np.ndarray:
     """The longest track of each pair (for splitting the IoU step)."""
-    out = np.zeros(state.num_pairs, np.int64)
-    for p in range(state.num_pairs):
-        g0, g1, d0, d1 = state.pair_g[p], state.pair_g[p + 1], state.pair_d[p], state.pair_d[p + 1]
-        m = 0
-        if g1 > g0:
-            m = int(nf[g0:g1].max())
-        if d1 > d0:
-            m = max(m, int(nf[G + d0:G + d1].max()))
-        out[p] = m
+    return np.maximum(_range_max(nf[:G], state.pair_g), _range_max(nf[G:], state.pair_d))
+
+
+def _range_max(values: np.ndarray, bounds: np.ndarray) -> np.ndarray:
+    """``values[bounds[i]:bounds[i + 1]].max()`` per range, 0 for an empty one."""
+    out = np.zeros(len(bounds) - 1, np.int64)
+    lo, hi = bounds[:-1], bounds[1:]
+    full = np.flatnonzero(hi > lo)
+    if len(full) and len(values):
+        out[full] = np.maximum.reduceat(np.asarray(values, np.int64), lo[full])
+        # (reduceat runs each range up to the next start: the empty ranges between
+        # them are skipped, so every range's end is the next non-empty one's start)
     return out
 
 
@@ -455,6 +582,47 @@ def _frame_table(tracks, absent_sizes=None) -> _FrameTable:
                 sw.append(aw)
     a = lambda v: np.array(v, np.int64)  # noqa: E731
     return _FrameTable(_rle.StringTable(strings), a(fh), a(fw), a(sh), a(sw), a(f0), a(nf))
+
+
+class _Videos:
+    """What ``_to_rle`` reads of a dataset (its ``vids``)."""
+
+    def __init__(self, vids: dict):
+        self.vids = vids
+
+
+def _videos_read(tracks, rows: np.ndarray, vids: dict, sizes: bool) -> Optional[dict]:
+    """The videos ``_to_rle`` looks up for the present frames of ``rows``
+    (with their ``height`` and ``width`` where ``sizes``: a ground truth's
+    counts and polygons are converted at them), as they are now; None when
+    one is missing (``_to_rle`` would fail)."""
+    present = tracks.nframes[rows] > 0
+    rows = rows[present]
+    if not len(rows):
+        return {}
+    has = _range_max((tracks.frame_kind != _ytvis_columns.ABSENT).astype(np.int64),
+                     np.concatenate(([0], np.cumsum(tracks.nframes)))) > 0
+    out = {}
+    for v in _ytvis_columns.distinct(tracks.video_id[rows[has[rows]]]).tolist():
+        video = vids.get(v)
+        if video is None:
+            return None
+        if sizes:
+            try:
+                out[v] = {'height': video['height'], 'width': video['width']}
+            except (KeyError, TypeError):
+                return None
+        else:
+            out[v] = {}
+    return out
+
+
+def _hashable(v):
+    try:
+        hash(v)
+        return v
+    except TypeError:
+        return id(v)
 
 
 def _is_size(v) -> bool:

@@ -405,4 +405,11 @@ def compare_png(case: dict, side: str):
     return {"status": "same"}
 
 
-FAMILIES = {"json": compare_json, "rle": compare_rle, "png": compare_png}
+def compare_vis(case: dict, side: str):
+    """YouTube-VIS files: the native scanner against the JSON reader (fuzz_vis.py)."""
+    from fuzz_vis import compare_vis as compare
+
+    return compare(case, side)
+
+
+FAMILIES = {"json": compare_json, "rle": compare_rle, "png": compare_png, "vis": compare_vis}
