@@ -9,7 +9,7 @@ read from checkouts outside the repository::
     BOUNDARY_API_DAVIS2017=/work/official/davis2017-evaluation \\
     BOUNDARY_API_SAV=/work/official/sav \\
     BOUNDARY_API_VOS_BENCHMARK=/work/official/vos-benchmark \\
-    BOUNDARY_API_OFFICIAL_PYTHON=/work/venvs/official-vos/bin/python \\
+    BOUNDARY_API_VOS_PYTHON=/work/venvs/official-vos/bin/python \\
     python tests/video/make_vos_golden.py
 
 (or the same as ``--davis2017``, ``--sav``, ``--vos-benchmark``, ``--python``).
@@ -73,7 +73,7 @@ def main(argv=None):
     ap.add_argument("--davis2017", default=os.environ.get("BOUNDARY_API_DAVIS2017"))
     ap.add_argument("--sav", default=os.environ.get("BOUNDARY_API_SAV"))
     ap.add_argument("--vos-benchmark", default=os.environ.get("BOUNDARY_API_VOS_BENCHMARK"))
-    ap.add_argument("--python", default=os.environ.get("BOUNDARY_API_OFFICIAL_PYTHON", sys.executable),
+    ap.add_argument("--python", default=os.environ.get("BOUNDARY_API_VOS_PYTHON", sys.executable),
                     help="a Python with the official code's dependencies")
     ap.add_argument("--cases", default="", help="comma-separated case names (default: all)")
     ap.add_argument("--out", default=OUT)

@@ -463,12 +463,12 @@ def test_boundary_iou_frame():
 
 def _official():
     davis, sav = os.environ.get("BOUNDARY_API_DAVIS2017"), os.environ.get("BOUNDARY_API_SAV")
-    python = os.environ.get("BOUNDARY_API_OFFICIAL_PYTHON", sys.executable)
+    python = os.environ.get("BOUNDARY_API_VOS_PYTHON", sys.executable)
     if not davis or not sav or not os.path.isdir(davis) or not os.path.isdir(sav):
         pytest.skip("set BOUNDARY_API_DAVIS2017 and BOUNDARY_API_SAV to checkouts of the official code")
     probe = subprocess.run([python, "-c", "import pandas, scipy, skimage, cv2, PIL, tqdm"], capture_output=True)
     if probe.returncode:
-        pytest.skip(f"{python} lacks the official code's dependencies (BOUNDARY_API_OFFICIAL_PYTHON)")
+        pytest.skip(f"{python} lacks the official code's dependencies (BOUNDARY_API_VOS_PYTHON)")
     return python, davis, sav
 
 
