@@ -14,10 +14,10 @@ import pycocotools.cocoeval
 from ..instance._columns import select_rows
 from ..instance._gt_columns import ground_truths_by_pair
 from ..instance._checks import UnsafePolygonError, UnsafeRLEError, refuse_unsafe_masks
-from ..instance._cocolike import (copy_params, iou_type_as, native_accumulate, native_lists, summarize_detections,
-                                  summary_lines, warn_missing_summary_max_dets)
-from ..instance._engine import Evaluation, leave_ignore_flags, sorted_unique
-from ..instance._lazy import Lazy, LazyEvaluator, instance_dict, reset_lazy, touch_pairs
+from ..instance._cocolike import (copy_params, iou_type_as, native_accumulate, native_lists, start_evaluate,
+                                  summarize_detections, summary_lines, warn_missing_summary_max_dets)
+from ..instance._engine import Evaluation, leave_ignore_flags
+from ..instance._lazy import Lazy, LazyEvaluator, reset_lazy, touch_pairs
 from ..instance.cache import cache_for
 from ..instance._dataset import masks_unusable
 from .dataset import COCO, prepare_ground_truths
@@ -307,15 +307,7 @@ class COCOeval(LazyEvaluator, pycocotools.cocoeval.COCOeval):
         """``evaluate`` once the input is known to be this package's to evaluate
         (its lines printed by ``say``)."""
         tic = time.time()
-        say("Running per image evaluation...")
-        if p.useSegm is not None:
-            p.iouType = "segm" if p.useSegm == 1 else "bbox"
-            say("useSegm (deprecated) is not None. Running {} evaluation".format(p.iouType))
-        say("Evaluate annotation type *{}*".format(p.iouType))
-        p.imgIds = sorted_unique(p.imgIds)
-        if p.useCats:
-            p.catIds = sorted_unique(p.catIds)
-        p.maxDets = sorted(p.maxDets)
+        start_evaluate(p, "imgIds", say)
         self.params = p
 
         self._state = None

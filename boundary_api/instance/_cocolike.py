@@ -13,6 +13,7 @@ import warnings
 import numpy as np
 
 from . import _summary
+from ._engine import sorted_unique
 
 def summary_lines(params) -> list:
     """pycocotools' twelve detection summary lines: (ap, iouThr, areaRng, maxDets)."""
@@ -111,6 +112,22 @@ def warn_missing_summary_max_dets(params) -> None:
         warnings.warn(f"summarize(): params.maxDets {max_dets} has no {fixed}, so {which} is read at "
                       f"maxDets={fixed} and prints -1, as in pycocotools", stacklevel=3)
 
+
+
+def start_evaluate(p, ids: str = "imgIds", say=print) -> None:
+    """The opening of pycocotools' ``evaluate`` (and its video fork's): its
+    first printed lines, the deprecated ``useSegm``, and the ids (``ids``:
+    ``imgIds`` or ``vidIds``), categories and ``maxDets`` sorted as it sorts
+    them, in ``p``."""
+    say("Running per image evaluation...")
+    if p.useSegm is not None:
+        p.iouType = "segm" if p.useSegm == 1 else "bbox"
+        say("useSegm (deprecated) is not None. Running {} evaluation".format(p.iouType))
+    say("Evaluate annotation type *{}*".format(p.iouType))
+    setattr(p, ids, sorted_unique(getattr(p, ids)))
+    if p.useCats:
+        p.catIds = sorted_unique(p.catIds)
+    p.maxDets = sorted(p.maxDets)
 
 
 def copy_params(p):

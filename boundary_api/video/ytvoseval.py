@@ -16,9 +16,9 @@ from . import _tubes, _ytvis_columns
 from .ytvos import tracks_of
 from .._io import input_error_class
 from .._parallel import resolve_threads, run_ranges, split_by_cost
-from ..instance._cocolike import (copy_params, iou_type_as, native_accumulate, native_lists, summarize_detections,
-                                  summary_lines, warn_missing_summary_max_dets)
-from ..instance._engine import Evaluation, leave_ignore_flags, sorted_unique
+from ..instance._cocolike import (copy_params, iou_type_as, native_accumulate, native_lists, start_evaluate,
+                                  summarize_detections, summary_lines, warn_missing_summary_max_dets)
+from ..instance._engine import Evaluation, leave_ignore_flags
 from ..instance._lazy import Lazy, LazyEvaluator, reset_lazy, touch_pairs
 from ..masks import _rle
 from ..masks.boundary import check_dilation_ratio, dilation_pixels_array
@@ -194,19 +194,11 @@ class YTVOSeval(LazyEvaluator, pycocotools.cocoeval.COCOeval):
         unless ``use_fast_impl`` is false or a subclass overrides a method
         the native path stands in for (see the class notes)."""
         tic = time.time()
-        print('Running per image evaluation...')
         p = self.params
-        if p.useSegm is not None:
-            p.iouType = 'segm' if p.useSegm == 1 else 'bbox'
-            print('useSegm (deprecated) is not None. Running {} evaluation'.format(p.iouType))
-        print('Evaluate annotation type *{}*'.format(p.iouType))
+        start_evaluate(p, "vidIds")
         if p.iouType not in ('segm', 'boundary'):
             raise ValueError(f"iouType {p.iouType!r} cannot be evaluated on videos: the YouTube-VIS API's code for "
                              "it does not run (its tube IoU merges masks); use 'segm' or 'boundary'")
-        p.vidIds = sorted_unique(p.vidIds)
-        if p.useCats:
-            p.catIds = sorted_unique(p.catIds)
-        p.maxDets = sorted(p.maxDets)
         self.params = p
         self._state = None
         overridden = self._overridden()
@@ -441,14 +433,18 @@ class YTVOSeval(LazyEvaluator, pycocotools.cocoeval.COCOeval):
         """HQ-YTVIS' tube boundary IoUs of one video and category."""
         return self._one_pair(vidId, catId, 'boundary')
 
-    def _one_pair(self, vidId, catId, iou_type):
+    def _pair_tracks(self, vidId, catId):
+        """The ground truths and results one video and category compares (all
+        categories pooled without ``useCats``), as the original selects them."""
         p = self.params
         if p.useCats:
-            gt = self._gts[vidId, catId]
-            dt = self._dts[vidId, catId]
-        else:
-            gt = [_ for cId in p.catIds for _ in self._gts[vidId, cId]]
-            dt = [_ for cId in p.catIds for _ in self._dts[vidId, cId]]
+            return self._gts[vidId, catId], self._dts[vidId, catId]
+        return ([g for c in p.catIds for g in self._gts[vidId, c]],
+                [d for c in p.catIds for d in self._dts[vidId, c]])
+
+    def _one_pair(self, vidId, catId, iou_type):
+        p = self.params
+        gt, dt = self._pair_tracks(vidId, catId)
         if len(gt) == 0 and len(dt) == 0:
             return []
         state = Evaluation({(vidId, catId): gt}, {(vidId, catId): dt}, [vidId], [catId], True,
@@ -463,12 +459,7 @@ class YTVOSeval(LazyEvaluator, pycocotools.cocoeval.COCOeval):
         overridden ``computeIoU`` (or edited ``ious``) is what is matched;
         the ground truths keep the ``_ignore`` flags the original leaves."""
         p = self.params
-        if p.useCats:
-            gt = self._gts[vidId, catId]
-            dt = self._dts[vidId, catId]
-        else:
-            gt = [_ for cId in p.catIds for _ in self._gts[vidId, cId]]
-            dt = [_ for cId in p.catIds for _ in self._dts[vidId, cId]]
+        gt, dt = self._pair_tracks(vidId, catId)
         if len(gt) == 0 and len(dt) == 0:
             return None
         state = Evaluation({(vidId, catId): gt}, {(vidId, catId): dt}, [vidId], [catId], True, max_det=maxDet,
