@@ -124,6 +124,22 @@ cdef inline Py_ssize_t _first8(uint64_t mask) noexcept nogil:
     return <Py_ssize_t> (((low >> 7) * <uint64_t> 0x0001020304050607ULL) >> 56)
 
 
+cdef inline cptr _plain_run(cptr p, cptr end) noexcept nogil:
+    """The end of the plain bytes of a string body from ``p``: the first byte
+    ``_special8`` flags (a quote, a backslash, a control or a non-ASCII byte,
+    eight at a time) or, in the last seven bytes, whose ``STR_CLASS`` is not
+    plain; ``end`` when there is none."""
+    cdef uint64_t mask
+    while p + 8 <= end:
+        mask = _special8(_load8(p))
+        if mask:
+            return p + _first8(mask)
+        p += 8
+    while p < end and STR_CLASS[p[0]] == 0:
+        p += 1
+    return p
+
+
 cdef inline cptr _ws(cptr p, cptr end) noexcept nogil:
     """Skip JSON whitespace (a byte above the space is never one: one test for most)."""
     while p < end and p[0] <= 32 and (p[0] == 32 or p[0] == 10 or p[0] == 13 or p[0] == 9):

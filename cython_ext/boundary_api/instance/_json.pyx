@@ -55,21 +55,12 @@ cdef cptr _string(cptr p, cptr end, int* esc) noexcept nogil:
     ``esc`` is set when it holds an escape.  NULL for anything json.loads (on
     UTF-8 bytes) refuses, and for lone surrogate escapes.
     """
-    cdef uint64_t mask
     cdef uint32_t cp
     cdef unsigned char c
     esc[0] = 0
     p += 1
     while True:
-        while p + 8 <= end:
-            mask = _special8(_load8(p))
-            if mask:
-                p += _first8(mask)
-                break
-            p += 8
-        else:
-            while p < end and STR_CLASS[p[0]] == 0:
-                p += 1
+        p = _plain_run(p, end)
         if p >= end:
             return NULL
         c = p[0]

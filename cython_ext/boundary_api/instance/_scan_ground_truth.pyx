@@ -18,7 +18,7 @@ from libc.stdint cimport int64_t, uint8_t, uint32_t, uint64_t
 from libc.stdlib cimport calloc, realloc, free
 from libc.string cimport memcpy, memmove, memset, memcmp
 
-from boundary_api.instance._json cimport (cptr, STR_CLASS, MAX_DEPTH, _load8, _special8, _first8, _ws,
+from boundary_api.instance._json cimport (cptr, STR_CLASS, _plain_run, MAX_DEPTH, _ws,
                                           _int, _num, _colon, _escape, _string, _decode, _lit, _skip,
                                           _sep, _take, _candidate)
 
@@ -438,21 +438,12 @@ cdef inline cptr _counts_string(cptr p, cptr end, int64_t* clen, uint8_t* escape
     Escapes allowed: ``\\\\ \\" \\/`` and ``\\uXXXX`` of a byte 0x20..0x7f.
     """
     cdef cptr s = p + 1
-    cdef uint64_t mask
     cdef uint32_t cp
     cdef unsigned char c
     p = s
     escaped[0] = 0
     while True:
-        while p + 8 <= end:
-            mask = _special8(_load8(p))
-            if mask:
-                p += _first8(mask)
-                break
-            p += 8
-        else:
-            while p < end and STR_CLASS[p[0]] == 0:
-                p += 1
+        p = _plain_run(p, end)
         if p >= end:
             return NULL
         c = STR_CLASS[p[0]]

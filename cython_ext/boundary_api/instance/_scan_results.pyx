@@ -94,7 +94,7 @@ cdef extern from *:
     Py_ssize_t _unescape_string "ba_unescape" (const unsigned char* p, const unsigned char* q,
                                                unsigned char* out) noexcept nogil
 
-from boundary_api.instance._json cimport (cptr, STR_CLASS, _load8, _special8, _backslash8, _first8, _ws,
+from boundary_api.instance._json cimport (cptr, STR_CLASS, _plain_run, _load8, _backslash8, _first8, _ws,
                                           _int, _num, _colon, _take, _candidate)
 
 import numpy as np
@@ -171,7 +171,6 @@ cdef inline cptr _counts(cptr p, cptr end, cptr base, Rec* r) noexcept nogil:
     """
     cdef cptr s
     cdef uint8_t c
-    cdef uint64_t mask
     if p >= end or p[0] != 34:
         return NULL
     p += 1
@@ -179,15 +178,7 @@ cdef inline cptr _counts(cptr p, cptr end, cptr base, Rec* r) noexcept nogil:
     r.cstart = s - base
     r.cesc = -1
     while True:
-        while p + 8 <= end:
-            mask = _special8(_load8(p))
-            if mask:
-                p += _first8(mask)
-                break
-            p += 8
-        else:
-            while p < end and STR_CLASS[p[0]] == 0:
-                p += 1
+        p = _plain_run(p, end)
         if p >= end:
             return NULL
         c = STR_CLASS[p[0]]

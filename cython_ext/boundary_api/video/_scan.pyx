@@ -35,7 +35,7 @@ from libc.stdint cimport int64_t, uint8_t, uint16_t, uint32_t, uint64_t
 from libc.stdlib cimport realloc, free
 from libc.string cimport memcpy, memcmp, memset
 
-from boundary_api.instance._json cimport (cptr, STR_CLASS, _load8, _special8, _first8, _ws, _int, _num,
+from boundary_api.instance._json cimport (cptr, STR_CLASS, _plain_run, _ws, _int, _num,
                                           _colon, _string, _skip, _sep, _take, _candidate)
 from boundary_api.masks._rle cimport I64Vec, _decode, _area
 
@@ -352,21 +352,12 @@ cdef cptr _rle_string(cptr p, cptr end, cptr base, Cols* c, int64_t* which, int6
     cdef cptr q
     cdef cptr e
     cdef cptr esc = NULL
-    cdef uint64_t mask
     cdef uint8_t k
     cdef char* o
     cdef Py_ssize_t n
     p = s
     while True:
-        while p + 8 <= end:
-            mask = _special8(_load8(p))
-            if mask:
-                p += _first8(mask)
-                break
-            p += 8
-        else:
-            while p < end and STR_CLASS[p[0]] == 0:
-                p += 1
+        p = _plain_run(p, end)
         if p >= end:
             return NULL
         k = STR_CLASS[p[0]]
