@@ -1,6 +1,7 @@
 """tests/slow_tier.txt names tests that exist: a renamed test must not fall back
 into the quick tier, nor a listed one vanish unnoticed."""
 import ast
+import functools
 import os
 
 from conftest import TESTS, slow_tier_ids
@@ -8,6 +9,7 @@ from conftest import TESTS, slow_tier_ids
 ROOT = os.path.dirname(TESTS)
 
 
+@functools.lru_cache(maxsize=None)
 def _functions(path):
     tree = ast.parse(open(path, encoding="utf-8").read())
     return {node.name for node in ast.walk(tree) if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef))}
