@@ -1,6 +1,7 @@
 """Checks of COCO/LVIS instance files: one clear error per problem, nothing modified."""
 from __future__ import annotations
 
+import contextlib
 import itertools
 import logging
 import numbers
@@ -168,9 +169,30 @@ def check_instances_dataset(dataset: Any, source: str, lvis: bool = False, warn_
     found = problems.warn()
     _check_ids_and_categories(anns, lists["categories"], source, strict)
     if warn_empty and not anns:
-        log.warning("%s: the ground truth has no annotations: there is nothing to detect and every "
+        log.warning("%s: " + _EMPTY_GROUND_TRUTH + ": there is nothing to detect and every "
                     "AP will be undefined (-1)", source)
     return found
+
+
+_EMPTY_GROUND_TRUTH = "the ground truth has no annotations"
+
+
+class _NoEmptyWarning(logging.Filter):
+    def filter(self, record: logging.LogRecord) -> bool:
+        return _EMPTY_GROUND_TRUTH not in record.getMessage()
+
+
+@contextlib.contextmanager
+def no_empty_warning():
+    """Leave out the "no annotations" warning for datasets this package makes
+    itself (a chunk or shard of a ground truth checked whole already, the
+    empty results of images without detections)."""
+    quiet = _NoEmptyWarning()
+    log.addFilter(quiet)
+    try:
+        yield
+    finally:
+        log.removeFilter(quiet)
 
 
 def _empty_iterable(v) -> bool:

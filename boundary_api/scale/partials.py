@@ -38,6 +38,7 @@ from typing import Iterable, Optional, Sequence
 import numpy as np
 
 from ..instance import _eval
+from ..instance._checks import no_empty_warning
 from ..instance._lazy import instance_dict
 from .._parallel import resolve_threads, run_ranges, split_by_cost
 
@@ -241,7 +242,8 @@ def _empty_results(gt):
     res.dataset["images"] = list(gt.dataset["images"])
     res.dataset["categories"] = copy.deepcopy(gt.dataset.get("categories", []))
     res.dataset["annotations"] = []
-    res.createIndex()
+    with no_empty_warning():  # (results of images without detections: nothing to warn about)
+        res.createIndex()
     return res
 
 

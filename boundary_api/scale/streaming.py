@@ -31,6 +31,7 @@ from typing import Dict, Iterator, List, Optional, Sequence, Tuple, Union
 
 import numpy as np
 
+from ..instance import _checks
 from ..instance._files import load_ground_truth_json, looks_like_lvis
 from .._io import open_input, read_json
 from ._inputs import STREAM_SUFFIXES, streams_results  # noqa: F401 (re-exported)
@@ -271,22 +272,10 @@ class _GtIndex:
         return out
 
 
-class _NotForChunks(logging.Filter):
-    """Drops the "no annotations" warning for one chunk or shard of images: the
-    whole ground truth was checked (and warned about) once already."""
-
-    def filter(self, record: logging.LogRecord) -> bool:
-        return "the ground truth has no annotations" not in record.getMessage()
-
-
 def _gt_object(dataset: dict, lvis: bool, source: str, strict: bool = True):
-    checks = logging.getLogger(f"{__package__}._checks")
-    quiet = _NotForChunks()
-    checks.addFilter(quiet)
-    try:
+    # (one chunk or shard of images: the whole ground truth was checked, and warned about, once already)
+    with _checks.no_empty_warning():
         return _gt_object_of(dataset, lvis, source, strict)
-    finally:
-        checks.removeFilter(quiet)
 
 
 def _gt_object_of(dataset: dict, lvis: bool, source: str, strict: bool = True):

@@ -259,8 +259,14 @@ def test_workers_write_nothing_on_stderr_with_q_and_one_progress_line_without(ma
 def _signal_when(tmp_path, argv, prefix, signum):
     """Run boundary-eval with TMPDIR=tmp_path/tmp, send ``signum`` once a
     temporary folder named ``prefix*`` is there; (exit status, stderr, what is
-    left in the temporary folder)."""
-    import signal  # noqa: F401
+    left in the temporary folder).
+
+    The process is stopped (SIGSTOP) as soon as the folder is seen, and the
+    signal is sent only if the folder is still there then, so that it lands
+    while the folder exists: a run that got past it in between (a busy
+    machine can delay this process for longer than the run's last steps take)
+    is let finish and started again, up to five times."""
+    import signal
     import subprocess
     import sys
     import time
@@ -268,19 +274,29 @@ def _signal_when(tmp_path, argv, prefix, signum):
     tmp = tmp_path / "tmp"
     tmp.mkdir()
     env = dict(os.environ, TMPDIR=str(tmp))
-    proc = subprocess.Popen([sys.executable, "-m", "boundary_api.cli", *argv], env=env,
-                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-    try:
-        deadline = time.time() + 120
-        while not any(n.startswith(prefix) for n in os.listdir(tmp)):
-            assert proc.poll() is None and time.time() < deadline, "finished before the signal could be sent"
-            time.sleep(0.01)
-        proc.send_signal(signum)
-        _, err = proc.communicate(timeout=120)
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-    return proc.returncode, err.decode(), sorted(os.listdir(tmp))
+    before = set(os.listdir(tmp_path))
+    for _ in range(5):
+        proc = subprocess.Popen([sys.executable, "-m", "boundary_api.cli", *argv], env=env,
+                                stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+        try:
+            deadline = time.time() + 120
+            while not any(n.startswith(prefix) for n in os.listdir(tmp)):
+                assert proc.poll() is None and time.time() < deadline, "finished before the signal could be sent"
+                time.sleep(0.01)
+            proc.send_signal(signal.SIGSTOP)
+            there = any(n.startswith(prefix) for n in os.listdir(tmp))
+            if there:
+                proc.send_signal(signum)
+            proc.send_signal(signal.SIGCONT)
+            _, err = proc.communicate(timeout=120)
+        finally:
+            if proc.poll() is None:
+                proc.kill()
+        if there:
+            return proc.returncode, err.decode(), sorted(os.listdir(tmp))
+        for name in set(os.listdir(tmp_path)) - before:  # (what the finished run wrote)
+            os.remove(tmp_path / name)
+    raise AssertionError("five runs got past their temporary folder before they could be stopped")
 
 
 @pytest.mark.slow

@@ -62,6 +62,18 @@ def test_jsonl_streaming_equals_in_memory(tmp_path, coco_dets, coco_ref, iou, ch
     _same(coco_ref[iou], evaluate_streaming(COCO_GT, path, iou, chunk_images=chunk))
 
 
+def test_chunks_and_images_without_detections_log_no_empty_ground_truth(tmp_path, coco_dets, caplog):
+    """A chunk of images (and the empty results of one without detections) is
+    this package's own making: the "ground truth has no annotations" warning is
+    for the user's whole ground truth only (it once leaked through a logger
+    filter named after the wrong module)."""
+    first = min(d["image_id"] for d in coco_dets)
+    path = _jsonl(tmp_path / "r.jsonl", [d for d in coco_dets if d["image_id"] != first])
+    with caplog.at_level("WARNING"):
+        evaluate_streaming(COCO_GT, path, "segm", chunk_images=1)
+    assert [r.getMessage() for r in caplog.records if "no annotations" in r.getMessage()] == []
+
+
 def test_folder_of_result_files_in_any_order(tmp_path, coco_dets, coco_ref):
     """A folder of JSON list and JSON Lines files, each image's detections split over files in order."""
     folder = tmp_path / "results"
