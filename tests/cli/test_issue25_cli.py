@@ -256,6 +256,12 @@ def test_workers_write_nothing_on_stderr_with_q_and_one_progress_line_without(ma
 
 
 # ------------------------------------------------ item 12: SIGTERM / SIGINT clean up
+def _default_sigint():
+    import signal
+
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 def _signal_when(tmp_path, argv, prefix, signum):
     """Run boundary-eval with TMPDIR=tmp_path/tmp, send ``signum`` once a
     temporary folder named ``prefix*`` is there; (exit status, stderr, what is
@@ -265,7 +271,10 @@ def _signal_when(tmp_path, argv, prefix, signum):
     signal is sent only if the folder is still there then, so that it lands
     while the folder exists: a run that got past it in between (a busy
     machine can delay this process for longer than the run's last steps take)
-    is let finish and started again, up to five times."""
+    is let finish and started again, up to five times.  The child starts with
+    SIGINT at its default, as under a terminal: a command run in the
+    background of a non-interactive shell (``cmd &``, as a CI script may run
+    this suite) inherits SIGINT ignored, and Python then leaves it ignored."""
     import signal
     import subprocess
     import sys
@@ -277,7 +286,8 @@ def _signal_when(tmp_path, argv, prefix, signum):
     before = set(os.listdir(tmp_path))
     for _ in range(5):
         proc = subprocess.Popen([sys.executable, "-m", "boundary_api.cli", *argv], env=env,
-                                stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+                                stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                                preexec_fn=_default_sigint)
         try:
             deadline = time.time() + 120
             while not any(n.startswith(prefix) for n in os.listdir(tmp)):
