@@ -13,7 +13,8 @@ import pycocotools.cocoeval
 
 from ..instance._columns import select_rows
 from ..instance._gt_columns import ground_truths_by_pair
-from ..instance._checks import UnsafePolygonError, UnsafeRLEError, refuse_unsafe_masks
+from ..instance._checks import (UnsafePolygonError, UnsafeRLEError, pycocotools_iou, refuse_unsafe_polygons,
+                                describe_annotation as _describe)
 from ..instance._cocolike import (copy_params, iou_type_as, native_accumulate, native_lists, start_evaluate,
                                   summarize_detections, summary_lines, warn_missing_summary_max_dets)
 from ..instance._engine import Evaluation, leave_ignore_flags
@@ -234,8 +235,7 @@ class COCOeval(LazyEvaluator, pycocotools.cocoeval.COCOeval):
             # step decodes them (one decode each); a bad one then leads here
             # as when it was checked first (see _evaluate_checking)
             deferred = self._results_checked_in_iou_step(p)
-            why = masks_unusable(self.cocoGt, *(() if deferred is not None else (self.cocoDt,)),
-                                 peers=(self.cocoDt,) if deferred is not None else ())
+            why = masks_unusable(self.cocoGt, *(() if deferred is not None else (self.cocoDt,)))
             if why is not None:
                 self._reference, self._reference_why = True, why
         if self._reference and p.iouType in ("segm", "bbox"):
@@ -252,7 +252,10 @@ class COCOeval(LazyEvaluator, pycocotools.cocoeval.COCOeval):
         self._state = None
         try:
             if self.params.iouType == "segm":
-                refuse_unsafe_masks_of(self.cocoGt, self.cocoDt, self.params)
+                # (the polygons its _prepare rasterises, refused before: pycocotools'
+                # own COCO objects have no annToRLE that refuses them; RLEs are
+                # refused where their IoU is computed, computeIoU)
+                refuse_unsafe_polygons_of(self.cocoGt, self.cocoDt, self.params)
             return super().evaluate()
         except (UnsafePolygonError, UnsafeRLEError):
             raise
@@ -296,7 +299,7 @@ class COCOeval(LazyEvaluator, pycocotools.cocoeval.COCOeval):
             if gtc is not None:
                 del gtc.log[logged:]
             self._state = None
-            why = masks_unusable(self.cocoDt, peers=(self.cocoGt,))  # (warns when a string is bad)
+            why = masks_unusable(self.cocoDt)  # (warns when a string is bad)
             if why is None:
                 raise
             self._reference, self._reference_why = True, why
@@ -412,6 +415,10 @@ class COCOeval(LazyEvaluator, pycocotools.cocoeval.COCOeval):
         """
         p = self.params
         if p.iouType not in ("segm", "bbox", "boundary") or self._reference:
+            if self._reference and p.iouType == "segm":
+                ious = self._reference_mask_ious(imgId, catId)
+                if ious is not None:
+                    return ious
             return super().computeIoU(imgId, catId)
         if p.useCats:
             gts, dts = {(imgId, catId): self._gts[imgId, catId]}, {(imgId, catId): self._dts[imgId, catId]}
@@ -424,6 +431,29 @@ class COCOeval(LazyEvaluator, pycocotools.cocoeval.COCOeval):
             return []
         state.compute_ious(p.iouType, self.cocoGt, self.cocoDt, self.dilation_ratio, 1)
         return state.iou_matrix(0)
+
+    def _reference_mask_ious(self, imgId, catId):
+        """pycocotools' 'segm' ``computeIoU`` where its C code would misread a
+        mask (:func:`~boundary_api.instance._mask_checks.pycocotools_iou`):
+        the same masks selected, the same array computed here, or the masks
+        it crashes or never ends on refused; None where its own runs."""
+        p = self.params
+        try:
+            if p.useCats:
+                gt, dt = self._gts[imgId, catId], self._dts[imgId, catId]
+            else:
+                gt = [g for c in p.catIds for g in self._gts[imgId, c]]
+                dt = [d for c in p.catIds for d in self._dts[imgId, c]]
+            if not gt or not dt:
+                return None
+            order = np.argsort([-d["score"] for d in dt], kind="mergesort")
+            dt = [dt[i] for i in order][:p.maxDets[-1]]
+            iscrowd = [int(g["iscrowd"]) for g in gt]
+            d_segs, g_segs = [d["segmentation"] for d in dt], [g["segmentation"] for g in gt]
+        except (KeyError, TypeError, ValueError, IndexError):  # (pycocotools' own code raises)
+            return None
+        return pycocotools_iou(d_segs, g_segs, iscrowd, lambda i: _describe("result", dt[i]),
+                               lambda j: _describe("ground truth annotation", gt[j]))
 
     def accumulate(self, p=None):
         """Accumulate per-image results into ``eval`` (pycocotools' ``accumulate``).
@@ -480,17 +510,15 @@ class COCOeval(LazyEvaluator, pycocotools.cocoeval.COCOeval):
         warn_missing_summary_max_dets(self.params)
 
 
-def refuse_unsafe_masks_of(coco_gt, coco_dt, p) -> None:
-    """:func:`refuse_unsafe_masks` on the ground truths and results that
-    pycocotools' 'segm' ``evaluate`` selects (as its ``_prepare`` does)."""
-    groups = []
+def refuse_unsafe_polygons_of(coco_gt, coco_dt, p) -> None:
+    """:func:`refuse_unsafe_polygons` on the ground truths and results that
+    pycocotools' 'segm' ``evaluate`` selects and rasterises (as its
+    ``_prepare`` does)."""
     for coco, kind in ((coco_gt, "ground truth annotation"), (coco_dt, "result")):
-        if coco is None:
-            continue
-        ids = coco.getAnnIds(imgIds=p.imgIds, catIds=p.catIds) if p.useCats else coco.getAnnIds(imgIds=p.imgIds)
-        groups.append((coco.loadAnns(ids), coco.imgs,
-                       lambda a, kind=kind: f"{kind} id {a.get('id')!r} (image {a.get('image_id')!r})"))
-    refuse_unsafe_masks(groups)
+        if coco is not None:
+            ids = coco.getAnnIds(imgIds=p.imgIds, catIds=p.catIds) if p.useCats else \
+                coco.getAnnIds(imgIds=p.imgIds)
+            refuse_unsafe_polygons(coco.loadAnns(ids), coco.imgs, lambda a, kind=kind: _describe(kind, a))
 
 
 def _strict(*objs) -> bool:

@@ -16,7 +16,8 @@ with urllib_request_deferred():
 
 from ..masks import _rle
 from .._io import KeyValueError, add_note, input_error_class, loads_json, read_json, read_once
-from ..instance._checks import check_instances_dataset, check_results, results_images_sized
+from ..instance._checks import (check_instances_dataset, check_results, describe_annotation, pycocotools_area_bbox,
+                                refuse_unsafe_polygons, results_images_sized, terminated_for_pycocotools)
 from ..instance._columns import load_result_columns
 from ..instance._gt_columns import index_annotations, load_ground_truth_columns
 from ..instance.cache import cache_for, cache_state, polygon_rles_of, restore_cache
@@ -205,6 +206,26 @@ class COCO(pycocotools.coco.COCO):
         cats = cats if len(catIds) == 0 else [cat for cat in cats if cat["id"] in catIds]
         return [cat["id"] for cat in cats]
 
+    def annToRLE(self, ann):
+        """pycocotools' ``annToRLE``; a polygon on which its C code crashes or
+        never ends (non-finite or huge coordinates, an image with a side of
+        no pixels) raises :class:`~boundary_api.instance._checks.UnsafePolygonError`
+        instead."""
+        refuse_unsafe_polygons([ann], self.imgs, self._describe_ann)
+        return super().annToRLE(ann)
+
+    def annToMask(self, ann):
+        """pycocotools' ``annToMask`` (through :meth:`annToRLE`); an RLE
+        string whose last count runs past its end is decoded as pycocotools
+        decodes it when the byte after the string is 0, without its reading
+        past the end."""
+        rle = self.annToRLE(ann)
+        counts = terminated_for_pycocotools(rle)
+        return _mask_utils().decode(rle if counts is None else dict(rle, counts=counts))
+
+    def _describe_ann(self, ann) -> str:
+        return describe_annotation("result" if getattr(self, "_is_results", False) else "annotation", ann)
+
     def loadRes(self, resFile, _source=None, strict=None):
         """Load results (file path, list of dicts or Nx7 array) as a result COCO.
 
@@ -281,10 +302,14 @@ class COCO(pycocotools.coco.COCO):
                 res.dataset["categories"] = copy.deepcopy(categories)
                 if problems or not results_images_sized(anns, self.imgs):
                     # as pycocotools computes them, from each RLE on its own (with its own size)
+                    # (pycocotools' C code reads some of them past their end or
+                    # crashes on them: computed as it computes them, or refused)
                     for i, ann in enumerate(anns):
-                        ann["area"] = _mask_utils().area(ann["segmentation"])
-                        if "bbox" not in ann:
-                            ann["bbox"] = _mask_utils().toBbox(ann["segmentation"])
+                        box = "bbox" not in ann
+                        ann["area"], bb = pycocotools_area_bbox(
+                            ann["segmentation"], box, f"{source}: result #{i} (image {ann['image_id']!r})")
+                        if box:
+                            ann["bbox"] = bb
                         ann["id"] = i + 1
                         ann["iscrowd"] = 0
                 else:

@@ -19,7 +19,8 @@ from ..masks.boundary import check_rle_strings
 # (the checks of single masks; imported by the rest of the package from here)
 from ._mask_checks import (_MAX_COORD, UnsafePolygonError, UnsafeRLEError, _json_type, _short,  # noqa: F401
                            _valid_size, check_polygon_image_size, check_polygons, check_rle_dict, check_rle_size,
-                           flatten_polygons, polygons_valid, refuse_unsafe_masks)
+                           describe_annotation, flatten_polygons, polygons_valid, pycocotools_area_bbox,
+                           pycocotools_iou, refuse_unsafe_polygons, terminated_for_pycocotools)
 
 log = logging.getLogger(__name__)
 
@@ -129,10 +130,12 @@ def check_instances_dataset(dataset: Any, source: str, lvis: bool = False, warn_
     ValueError
         A problem, naming it; where pycocotools' ``COCO`` (lvis' ``LVIS``)
         fails on the input too, a subclass of the class it raises
-        (``AssertionError``, ``KeyError``, ``TypeError``).  Polygons with
-        NaN, infinite or huge coordinates, on which pycocotools' C code
-        crashes, are refused also without ``strict``
-        (:class:`UnsafePolygonError`).
+        (``AssertionError``, ``KeyError``, ``TypeError``).  Masks on which
+        pycocotools' C code crashes (polygons with NaN, infinite or huge
+        coordinates, or on an image with a side of no pixels; RLEs of such a
+        size) load as pycocotools loads them, with a warning; a mask
+        evaluation refuses them where it makes those masks, also without
+        ``strict`` (:mod:`._mask_checks`).
     """
     kind = "LVIS" if lvis else "COCO"
     problems = Problems(strict, "lvis" if lvis else "pycocotools")
@@ -375,8 +378,9 @@ def _check_annotations(anns: list, images: dict, required: tuple, source: str,
                                               "(expected a number or a string)")
         try:
             _check_annotation(ann, i, images, required, source)
-        except (UnsafePolygonError, UnsafeRLEError):
-            raise
+        except (UnsafePolygonError, UnsafeRLEError) as exc:
+            # (loaded as the library loads it: refused where its mask is made)
+            problems.suspect(f"{exc}; refused where a mask evaluation makes its mask")
         except Unusable as exc:
             problems.unusable(str(exc))
         except ValueError as exc:
@@ -577,8 +581,9 @@ def check_results(anns: Any, images: Dict[Any, dict], categories: Iterable, sour
                                    f"{{'size': [h, w], 'counts': str}} as in the COCO results format")
         try:
             _check_result(a, i, kind, images[a["image_id"]], name)
-        except (UnsafePolygonError, UnsafeRLEError):
-            raise
+        except (UnsafePolygonError, UnsafeRLEError) as exc:
+            problems.suspect(f"{exc}; refused where a mask evaluation makes its mask")
+            continue
         except Unusable as exc:
             problems.unusable(str(exc))
             continue

@@ -8,7 +8,7 @@ import sys
 import types
 from typing import Optional
 
-from ._checks import NotEvaluatedHere, refuse_unsafe_masks, warn_suspect
+from ._checks import NotEvaluatedHere, warn_suspect
 from .cache import cache_for
 
 
@@ -69,18 +69,17 @@ class _Materialized:
         obj.__dict__[self.name] = value
 
 
-def masks_unusable(*objs, peers=()) -> Optional[str]:
+def masks_unusable(*objs) -> Optional[str]:
     """Why a mask of the given ground truth or results (boundary_api objects
     whose masks were not all checked on loading) is not one this package
     evaluates, or None.  The replaced library's code then evaluates it as it
     does; a problem of the input (an RLE string that does not decode to its
     image, ...) is warned about, a mask that is merely not this package's to
     evaluate (a missing segmentation, on which the library fails; an RLE on
-    an image without a size) is not, and a mask on which the library's C
-    code crashes or never ends is refused
-    (:func:`._mask_checks.refuse_unsafe_masks`, with the masks of ``peers``,
-    the other objects of the evaluation, compared with).  The masks checked
-    are cached for the evaluation."""
+    an image without a size) is not.  (A mask on which the library's C code
+    crashes or never ends is refused where the library is about to make it:
+    :mod:`._mask_checks`.)  The masks checked are cached for the
+    evaluation."""
     for obj in objs:
         if obj is None or not hasattr(obj, "_input_problems") or getattr(obj, "_rles_checked", False):
             continue
@@ -101,9 +100,6 @@ def masks_unusable(*objs, peers=()) -> Optional[str]:
         except NotEvaluatedHere as exc:
             return str(exc)
         except ValueError as exc:
-            # (a mask the library's C code would crash or hang on is refused, not handed to it)
-            refuse_unsafe_masks([(list(o.anns.values()), o.imgs, cache_for(o)._describe)
-                                 for o in (*objs, *peers) if o is not None])
             warn_suspect(f"{exc}; evaluated as {'lvis' if hasattr(obj, 'img_ann_map') else 'pycocotools'} "
                          "evaluates it (strict=True refuses it)")
             return str(exc)

@@ -1,12 +1,19 @@
 """Checks of single masks of COCO/LVIS annotations (polygons, RLEs), and of
 the masks on which pycocotools' C code (and so lvis') crashes or never ends.
 
-Such masks are refused even where suspect input is otherwise handed to the
-replaced library (``strict=False``), since a crash is no evaluation.  Found
-by differential fuzzing against pycocotools: polygons with non-finite or
-huge coordinates, or on an image with a side of less than one pixel; RLEs
-with such a side (their bounding box divides by the height), or whose counts
-do not cover their size (the mask IoU of two such RLEs never ends)."""
+Loading and box evaluations take such masks as pycocotools does (a
+:class:`SuspectInputWarning`, ``strict=True`` refusing them); a mask is
+refused, also without ``strict``, only where pycocotools' C code is about to
+make it and would crash or never end there, since a crash is no evaluation:
+a polygon with non-finite or huge coordinates, or on an image with a side of
+less than one pixel, when it is rasterised (:func:`refuse_unsafe_polygons`);
+an RLE of a height of 0 pixels whose box is computed, and two RLEs of one
+size whose counts cover different numbers of pixels, whose IoU never ends
+(:func:`pycocotools_iou`, :func:`pycocotools_area_bbox`).  Where
+pycocotools' C code reads an RLE string otherwise than as a valid mask but
+gives a number, the same number is computed here
+(:mod:`boundary_api.masks._cocoapi`), never by its code reading past the
+string's end."""
 from __future__ import annotations
 
 import itertools
@@ -18,7 +25,7 @@ import numpy as np
 import pycocotools.mask as mask_utils
 
 from .._io import _FLOAT_SAFE_INT, finite_number, finite_numbers
-from ..masks import _polygon, _rle
+from ..masks import _cocoapi, _polygon, _rle
 
 
 class UnsafePolygonError(ValueError):
@@ -222,86 +229,199 @@ def check_rle_dict(seg: dict, height: Optional[int], width: Optional[int], what:
                          f"got {_json_type(counts)}")
 
 
-def refuse_unsafe_masks(groups: Iterable[Tuple[Iterable[dict], Dict[Any, dict], Any]]) -> None:
-    """Before pycocotools' or lvis' own mask code evaluates the masks of
-    ``groups`` (``(annotations, images, describe)`` of the ground truth and
-    the results evaluated together, ``describe(ann)`` naming an annotation):
-    refuse a mask on which that C code crashes or never ends, also without
-    ``strict``.
+def refuse_unsafe_polygons(anns: Iterable[dict], images: Dict[Any, dict], describe) -> None:
+    """Before pycocotools' or lvis' own code rasterises the polygons of
+    ``anns`` (``annToRLE`` / ``ann_to_rle``, as their mask evaluations and
+    ``annToMask`` call it): refuse a polygon its C code crashes on, never
+    ends on or exhausts memory with, also without ``strict``
+    (:class:`UnsafePolygonError`, naming ``describe(ann)``): one with a
+    non-finite or huge (beyond 1e6) coordinate, whatever pycocotools makes of
+    it (C leaves the conversion of such a number to an int undefined); on an
+    image with a side of no pixels as pycocotools reads it, the polygons of
+    an annotation that its rasteriser and merge write past their buffer or
+    never end on (:func:`pycocotools_polygon_rle`).  Other masks are left to
+    the library."""
+    for a in anns:
+        seg = a.get("segmentation") if type(a) is dict else None
+        if type(seg) is not list:
+            continue
+        for j, poly in enumerate(seg):  # (a result's rectangle, made of its box, was not checked)
+            if type(poly) is list and all(isinstance(v, numbers.Real) for v in poly) and poly \
+                    and not (finite_numbers(poly) and max(map(abs, poly)) <= _SAFE_COORD):
+                raise UnsafePolygonError(f"{describe(a)}: polygon {j} has a non-finite or huge "
+                                         "coordinate (pycocotools' C code crashes on it)")
+        img = images.get(a.get("image_id")) if _hashable_key(a.get("image_id")) else None
+        if type(img) is dict:
+            pycocotools_polygon_rle(seg, img.get("height"), img.get("width"), describe(a))
 
-    That is a polygon on an image with a side of less than one pixel, or
-    with a non-finite or huge coordinate (:class:`UnsafePolygonError`); an
-    RLE with such a side; an RLE with foreground pixels whose counts do not
-    cover exactly its ``size`` (or whose string is not a valid compressed
-    RLE) where another mask of the same size lies on its image: the
-    library's IoU of two masks of one size and different lengths never ends
-    (:class:`UnsafeRLEError`).  Masks of different sizes are never compared
-    (their IoU is -1).  What the library refuses by itself with an exception
-    (counts that are not numbers, a negative integer count) is left to it.
+
+def pycocotools_polygon_rle(seg: list, height, width, what: str) -> Optional[dict]:
+    """What pycocotools' ``annToRLE`` makes of polygons (``frPyObjects`` and
+    ``merge``) on an image with a side that it reads as 0 pixels (a height
+    or width of 0, or below 1: it truncates them), computed here
+    (:mod:`boundary_api.masks._cocoapi`); None for any other image size, or
+    polygons it refuses by itself with an exception.
+
+    Raises
+    ------
+    UnsafePolygonError
+        Where its merge of the annotation's polygons writes past its buffer
+        of ``h * w + 1`` counts or never ends, naming ``what``.
     """
-    sizes: Dict[Any, Dict[Tuple[int, int], int]] = {}  # image -> (h, w) -> masks of that size
-    suspects: List[tuple] = []  # (ann, (h, w), message) of RLEs whose counts do not cover their size
-    strings, keys, owners = [], [], []
+    h, w = _as_siz(height), _as_siz(width)
+    if h is None or w is None or (h and w) or not seg or type(seg[0]) is not list or len(seg[0]) <= 4:
+        return None
+    try:
+        polys = [np.array(p, np.float64) for p in seg]
+    except (TypeError, ValueError):
+        return None
+    if any(p.ndim != 1 or not np.isfinite(p).all() or (p.size and np.abs(p).max() > _SAFE_COORD) for p in polys):
+        return None  # (its own error, or refused by refuse_unsafe_polygons)
+    runs = [_cocoapi.frstring(_cocoapi.tostring(_cocoapi.frpoly(np.ascontiguousarray(p), h, w)))[0] for p in polys]
+    counts, failure = _cocoapi.merge(runs, h, w)
+    if failure is not None:
+        why = "writes past the end of its buffer" if failure == "overflow" else "never ends"
+        raise UnsafePolygonError(f"{what}: its polygons need the image's size, and pycocotools reads the image's "
+                                 f"height {_short(height)} and width {_short(width)} as {h}x{w} pixels: its merge of "
+                                 f"the {len(polys)} polygons {why} (its process crashes or hangs)")
+    return {"size": [h, w], "counts": _cocoapi.tostring(counts)}
 
-    def count(a, key):
-        per_image = sizes.setdefault(a.get("image_id"), {})
-        per_image[key] = per_image.get(key, 0) + 1
 
-    for anns, imgs, describe in groups:
-        for a in anns:
-            seg = a.get("segmentation")
-            if type(seg) is list:
-                img = imgs.get(a.get("image_id"))
-                h, w = (img.get("height"), img.get("width")) if type(img) is dict else (None, None)
-                if _no_pixels(h) or _no_pixels(w):
-                    check_polygon_image_size(h, w, describe(a))
-                for j, poly in enumerate(seg):  # (a result's rectangle, made of its box, was not checked)
-                    if type(poly) is list and all(isinstance(v, numbers.Real) for v in poly) and poly \
-                            and not (finite_numbers(poly) and max(map(abs, poly)) <= _SAFE_COORD):
-                        raise UnsafePolygonError(f"{describe(a)}: polygon {j} has a non-finite or huge "
-                                                 "coordinate (pycocotools' C code crashes on it)")
-                if _pixel_size(h, w) is not None:
-                    count(a, _pixel_size(h, w))
-                continue
-            if type(seg) is not dict:
-                continue
-            size = seg.get("size")
-            check_rle_size(size, describe(a))
-            key = _pixel_size(*size) if type(size) in (list, tuple) and len(size) == 2 else None
-            if key is None:
-                continue  # (the library's own error, or a size it takes as it is)
-            count(a, key)
-            h, w = key
-            counts = seg.get("counts")
-            if type(counts) in (str, bytes):
-                strings.append(counts)
-                keys.append(key)
-                owners.append((a, describe))
-            elif type(counts) is list:
-                if not all(isinstance(c, numbers.Real) for c in counts) or any(
-                        isinstance(c, numbers.Integral) and not 0 <= c < 1 << 32 for c in counts):
-                    continue  # (NumPy refuses them when the library converts the counts)
-                if not all(finite_number(c) and c >= 0 for c in counts):
-                    raise UnsafeRLEError(f"{describe(a)}: RLE counts must be non-negative numbers "
-                                         "(pycocotools' C code never ends on others)")
-                ints = [int(c) for c in counts]  # (the library truncates each to an integer)
-                if sum(ints) != h * w and sum(ints[1::2]):
-                    suspects.append((a, key, f"{describe(a)}: RLE counts cover {sum(ints)} pixels, not its "
-                                             f"{h}x{w} = {h * w}, and some of them are foreground"))
-    if strings:
-        status = _rle.check_strings(_rle.StringTable(strings), np.array([k[0] for k in keys], np.int64),
-                                    np.array([k[1] for k in keys], np.int64))
-        for i in np.flatnonzero(status).tolist():
-            (h, w), (a, describe) = keys[i], owners[i]
-            # (pycocotools' own decoding of the string: how many foreground pixels it reads)
-            if mask_utils.area({"size": [h, w], "counts": strings[i]}):
-                why = "is not a valid compressed RLE string" if status[i] == 1 else f"does not cover its {h}x{w} pixels"
-                suspects.append((a, keys[i], f"{describe(a)}: segmentation counts {why}, and some of them are "
-                                             "foreground"))
-    for a, key, message in suspects:
-        if sizes[a.get("image_id")][key] > 1:
-            raise UnsafeRLEError(f"{message}, and another mask of that size lies on its image (pycocotools' "
-                                 "mask IoU of the two never ends)")
+def describe_annotation(kind: str, ann) -> str:
+    """How a message names an annotation: ``"<kind> id 3 (image 42)"``."""
+    return f"{kind} id {ann.get('id')!r} (image {ann.get('image_id')!r})"
+
+
+def _hashable_key(v) -> bool:
+    try:
+        hash(v)
+    except TypeError:
+        return False
+    return True
+
+
+def _as_siz(v) -> Optional[int]:
+    """A size as pycocotools' C code takes it (an unsigned 64-bit integer; a
+    float truncated towards 0), or None where its conversion raises instead
+    (NaN, infinities, negative numbers, too large ones, no numbers)."""
+    if isinstance(v, numbers.Integral):
+        return int(v) if 0 <= v < 1 << 64 else None
+    if isinstance(v, numbers.Real) and math.isfinite(v):
+        v = int(v)
+        return v if 0 <= v < 1 << 64 else None
+    return None
+
+
+def _coco_rle(seg):
+    """``(counts, h, w, terminated)`` of a compressed RLE as pycocotools' C
+    code reads it (:func:`boundary_api.masks._cocoapi.frstring`), or None
+    where pycocotools raises before its C code sees it (no dict, counts
+    that are no string, a size that is no pair of integers, a string it
+    cannot encode)."""
+    if type(seg) is not dict:
+        return None
+    counts, size = seg.get("counts"), seg.get("size")
+    if type(counts) not in (str, bytes) or type(size) not in (list, tuple) or len(size) < 2:
+        return None
+    h, w = _as_siz(size[0]), _as_siz(size[1])
+    if h is None or w is None:
+        return None
+    try:
+        c, terminated = _cocoapi.frstring(counts)
+    except UnicodeEncodeError:
+        return None
+    return c, h, w, terminated
+
+
+def _misread(rle) -> bool:
+    """Whether pycocotools' C code reads this mask otherwise than as a valid
+    mask of its size: a string whose last count runs past its end, counts
+    that do not cover the size, a side of 0 (as a 32-bit number)."""
+    c, h, w, terminated = rle
+    return (not terminated or h & 0xFFFFFFFF == 0 or w & 0xFFFFFFFF == 0
+            or int(c.sum(dtype=np.uint64)) != h * w)
+
+
+def pycocotools_iou(dts: List[Any], gts: List[Any], iscrowd: List[Any], describe_dt, describe_gt):
+    """pycocotools' ``maskUtils.iou(dts, gts, iscrowd)`` of two lists of
+    segmentations, where its C code misreads one of the masks (see
+    :func:`_misread`): the same array, computed here without its undefined
+    behaviour; None where pycocotools' own call is to run (every mask valid,
+    or an input it raises on by itself).
+
+    Raises
+    ------
+    UnsafeRLEError
+        Where pycocotools crashes (a height of 0 pixels with a foreground run:
+        its box divides by it) or never ends (the IoU of two masks of one
+        size whose counts cover different numbers of pixels), naming the
+        masks with ``describe_dt(i)`` / ``describe_gt(j)``.
+    """
+    if not dts or not gts:
+        return None
+    rles = [_coco_rle(s) for s in itertools.chain(dts, gts)]
+    if any(r is None for r in rles) or not any(map(_misread, rles)):
+        return None
+    if not all(isinstance(c, numbers.Integral) and 0 <= c < 256 for c in iscrowd) or len(iscrowd) != len(gts):
+        return None
+    m = len(dts)
+    ious, failure = _cocoapi.rle_iou([r[:3] for r in rles[:m]], [r[:3] for r in rles[m:]],
+                                     np.array([int(c) for c in iscrowd], np.uint8))
+    if failure is None:
+        return ious
+    if failure[0] == "height":
+        what = describe_dt(failure[2]) if failure[1] == "dt" else describe_gt(failure[2])
+        size = (dts if failure[1] == "dt" else gts)[failure[2]]["size"]
+        raise UnsafeRLEError(f"{what}: RLE size {_short(size)} has a height of 0 pixels as pycocotools reads it, "
+                             "and a foreground run: pycocotools' box of the mask divides by it (its process "
+                             "crashes)")
+    d, g = failure[1], failure[2]
+    (cd, h, w, _), (cg, _, _, _) = rles[d], rles[m + g]
+    raise UnsafeRLEError(f"{describe_dt(d)} and {describe_gt(g)}: their RLE counts cover "
+                         f"{int(cd.sum(dtype=np.uint64))} and {int(cg.sum(dtype=np.uint64))} pixels of a "
+                         f"{h}x{w} = {h * w} mask, and pycocotools' mask IoU of two such masks never ends")
+
+
+def pycocotools_area_bbox(seg, box: bool, what: str):
+    """``(area, box)`` as pycocotools' ``maskUtils.area`` and ``toBbox``
+    (``box``: it is asked for) compute them for a result's segmentation in
+    ``loadRes`` (a ``numpy.uint32`` and a float64 array), without its
+    undefined behaviour on a string whose last count runs past its end;
+    pycocotools' own functions where its C code reads the mask as a valid
+    one or raises by itself.
+
+    Raises
+    ------
+    UnsafeRLEError
+        ``box`` for a mask of a height of 0 pixels with a foreground run
+        (pycocotools' ``toBbox`` divides by it: its process crashes).
+    """
+    rle = _coco_rle(seg)
+    if rle is None or not _misread(rle):
+        return mask_utils.area(seg), (mask_utils.toBbox(seg) if box else None)
+    c, h, w, _ = rle
+    bb = None
+    if box:
+        bb = _cocoapi.to_bbox(c, h, w)
+        if bb is None:
+            raise UnsafeRLEError(f"{what}: RLE size {_short(seg['size'])} has a height of 0 pixels as "
+                                 "pycocotools reads it, and a foreground run: its box divides by it "
+                                 "(pycocotools' process crashes); give the result a 'bbox', or its mask "
+                                 "its image's size")
+        bb = np.array(bb, np.float64)
+    return np.uint32(_cocoapi.area(c)), bb
+
+
+def terminated_for_pycocotools(seg):
+    """The segmentation's counts as given to pycocotools' own code without
+    its reading past the string's end: a string whose last count is not
+    terminated gets a NUL after it, which pycocotools reads as it reads the
+    byte after a string (here: 0) and stops at; None for any other."""
+    rle = _coco_rle(seg)
+    if rle is None or rle[3]:
+        return None
+    counts = seg["counts"]
+    return counts + (b"\0" if type(counts) is bytes else "\0")
 
 
 def _pixel_size(h, w) -> Optional[Tuple[int, int]]:

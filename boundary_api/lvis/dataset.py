@@ -9,7 +9,8 @@ import numpy as np
 
 from ._original import _lvis
 from .._io import InputBytes, KeyValueError, TypeValueError, add_note, loads_json, read_json, read_once
-from ..instance._checks import check_instances_dataset, check_results, rle_strings_checked
+from ..instance._checks import (check_instances_dataset, check_results, describe_annotation, pycocotools_area_bbox,
+                                refuse_unsafe_polygons, rle_strings_checked, terminated_for_pycocotools)
 from ..instance._columns import load_result_columns
 from ..instance._gt_columns import index_annotations, load_ground_truth_columns
 from ..instance.cache import cache_for, cache_state, polygon_rles_of, restore_cache
@@ -47,6 +48,15 @@ class _CheckedJson:
             return pre.pop(path)
         return read_json(path, "LVIS")
 
+    def ann_to_rle(self, ann):
+        """lvis' ``ann_to_rle``; a polygon on which pycocotools' C code
+        crashes or never ends (non-finite or huge coordinates, an image with a
+        side of no pixels) raises
+        :class:`~boundary_api.instance._checks.UnsafePolygonError` instead."""
+        kind = "result" if isinstance(self, _lvis.LVISResults) else "annotation"
+        refuse_unsafe_polygons([ann], self.imgs, lambda a: describe_annotation(kind, a))
+        return super().ann_to_rle(ann)
+
     def _load_helper(self, _dict, ids):
         try:
             return super()._load_helper(_dict, ids)
@@ -66,6 +76,35 @@ def _run_original(fn, problems, source: str):
     except Exception as exc:  # noqa: BLE001 - lvis' own failure, explained
         add_note(exc, f"boundary_api: lvis' own code fails on this input ({problems[0] if problems else source})")
         raise
+
+
+def _masks_for_lvis(anns, max_dets, source: str) -> list:
+    """Before lvis' ``LVISResults`` computes the areas and boxes of the
+    segmentation results it keeps (pycocotools' ``area`` and ``toBbox``): a
+    box its C code crashes on is refused (:class:`UnsafeRLEError`), and a
+    string it would read past its end gets a NUL after it, which it reads as
+    it reads the byte after a string (here: 0) and stops at.  Returns the
+    ``(segmentation, counts)`` to put back afterwards."""
+    try:
+        first = anns[0]
+        if "bbox" in first or "segmentation" not in first:
+            return []
+        kept = _lvis.LVISResults.limit_dets_per_image(None, anns, max_dets) if max_dets >= 0 else anns
+    except Exception:  # noqa: BLE001 - lvis' own code raises on it
+        return []
+    restore = []
+    position = {id(a): i for i, a in enumerate(anns)}
+    for ann in kept:
+        seg = ann.get("segmentation") if type(ann) is dict else None
+        if type(seg) is not dict:
+            continue
+        if "bbox" not in ann:
+            pycocotools_area_bbox(seg, True, f"{source}: result #{position[id(ann)]} (image {ann.get('image_id')!r})")
+        counts = terminated_for_pycocotools(seg)
+        if counts is not None:
+            restore.append((seg, seg["counts"]))
+            seg["counts"] = counts
+    return restore
 
 
 def _install_index(obj, dataset: dict, anns: list) -> None:
@@ -273,7 +312,12 @@ class LVISResults(_CheckedJson, _lvis.LVISResults):
         # (asked before lvis adds boxes; it keeps the very segmentations
         # checked here, so the cache can trust them)
         checked = rle_strings_checked(anns, lvis_gt.imgs) and not problems
-        _run_original(lambda: super(LVISResults, self).__init__(lvis_gt, arg, max_dets), problems, source)
+        restore = _masks_for_lvis(anns, max_dets, source) if problems else ()
+        try:
+            _run_original(lambda: super(LVISResults, self).__init__(lvis_gt, arg, max_dets), problems, source)
+        finally:
+            for seg, counts in restore:
+                seg["counts"] = counts
         self._rles_checked = checked
         self._input_problems = tuple(problems)
 

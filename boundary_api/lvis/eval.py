@@ -16,7 +16,8 @@ from .dataset import LVIS, LVISResults, _is_path
 from ..instance._engine import Evaluation, _distinct_sorted, leave_ignore_flags, sorted_unique
 from ..instance._lazy import Lazy, LazyEvaluator, instance_dict, reset_lazy, touch_pairs
 from .._io import add_note, warn_large_dilation_ratio
-from ..instance._checks import UnsafePolygonError, UnsafeRLEError, refuse_unsafe_masks
+from ..instance._checks import (UnsafePolygonError, UnsafeRLEError, pycocotools_iou, refuse_unsafe_polygons,
+                                describe_annotation as _describe)
 from ..instance import _summary
 from ..instance._columns import select_rows
 from ..instance._gt_columns import ground_truths_by_pair
@@ -269,8 +270,7 @@ class LVISEval(LazyEvaluator, _lvis_eval.LVISEval):
             # step decodes them (one decode each), or by _evaluate_columns; a
             # bad one then leads here as when it was checked first
             deferred = self._results_checked_later()
-            why = masks_unusable(self.lvis_gt, *(() if deferred else (self.lvis_dt,)),
-                                 peers=(self.lvis_dt,) if deferred else ())
+            why = masks_unusable(self.lvis_gt, *(() if deferred else (self.lvis_dt,)))
             if why is not None:
                 self._reference, self._reference_why = True, why
         if self._reference:
@@ -296,7 +296,7 @@ class LVISEval(LazyEvaluator, _lvis_eval.LVISEval):
         log.info("LVISEval.evaluate: native matching")
         done = self._evaluate_columns()
         # (warns when a string is bad)
-        why = masks_unusable(self.lvis_dt, peers=(self.lvis_gt,)) if deferred and not done else None
+        why = masks_unusable(self.lvis_dt) if deferred and not done else None
         if why is not None:
             self._reference, self._reference_why = True, why
             return self._evaluate_reference()
@@ -367,10 +367,11 @@ class LVISEval(LazyEvaluator, _lvis_eval.LVISEval):
         try:
             if p.iou_type == "segm":
                 cat_ids = p.cat_ids if p.cat_ids else None  # (lvis' own selection, as its _prepare makes it)
-                refuse_unsafe_masks([
-                    (dataset.load_anns(dataset.get_ann_ids(img_ids=p.img_ids, cat_ids=cat_ids)), dataset.imgs,
-                     lambda a, kind=kind: f"{kind} id {a.get('id')!r} (image {a.get('image_id')!r})")
-                    for dataset, kind in ((self.lvis_gt, "ground truth annotation"), (self.lvis_dt, "result"))])
+                # (the polygons its _prepare rasterises; RLEs are refused where
+                # their IoU is computed, compute_iou)
+                for dataset, kind in ((self.lvis_gt, "ground truth annotation"), (self.lvis_dt, "result")):
+                    refuse_unsafe_polygons(dataset.load_anns(dataset.get_ann_ids(img_ids=p.img_ids, cat_ids=cat_ids)),
+                                           dataset.imgs, lambda a, kind=kind: _describe(kind, a))
             return super().evaluate()
         except (UnsafePolygonError, UnsafeRLEError):
             raise
@@ -571,6 +572,10 @@ class LVISEval(LazyEvaluator, _lvis_eval.LVISEval):
     def compute_iou(self, img_id, cat_id):
         """IoU matrix of one image and category, (detections x ground truths)."""
         if self._reference:
+            if self.params.iou_type == "segm":
+                ious = self._reference_mask_ious(img_id, cat_id)
+                if ious is not None:
+                    return ious
             return super().compute_iou(img_id, cat_id)
         gt, dt = self._get_gt_dt(img_id, cat_id)
         if len(gt) == 0 and len(dt) == 0:
@@ -579,6 +584,23 @@ class LVISEval(LazyEvaluator, _lvis_eval.LVISEval):
                            max_det=None, crowd_key=None)
         state.compute_ious(self.params.iou_type, self.lvis_gt, self.lvis_dt, self.dilation_ratio, 1)
         return state.iou_matrix(0)
+
+    def _reference_mask_ious(self, img_id, cat_id):
+        """lvis' 'segm' ``compute_iou`` where pycocotools' C code would misread
+        a mask (:func:`~boundary_api.instance._mask_checks.pycocotools_iou`):
+        the same masks selected, the same array computed here, or the masks
+        it crashes or never ends on refused; None where its own code runs."""
+        try:
+            gt, dt = self._get_gt_dt(img_id, cat_id)
+            if not gt or not dt:
+                return None
+            order = np.argsort([-d["score"] for d in dt], kind="mergesort")
+            dt = [dt[i] for i in order]
+            d_segs, g_segs = [d["segmentation"] for d in dt], [g["segmentation"] for g in gt]
+        except (KeyError, TypeError, ValueError, IndexError):  # (lvis' own code raises)
+            return None
+        return pycocotools_iou(d_segs, g_segs, [0] * len(gt), lambda i: _describe("result", dt[i]),
+                               lambda j: _describe("ground truth annotation", gt[j]))
 
     def _summarize(self, summary_type, iou_thr=None, area_rng="all", freq_group_idx=None):
         """lvis' ``_summarize``: the mean of the same values, taken in the same
@@ -765,3 +787,4 @@ def _ap_summaries(ev) -> Optional[dict]:
         kept = out[offset[b]:offset[b + 1]]
         values[line] = -1 if len(kept) == 0 else np.mean(kept)
     return values
+

@@ -7,8 +7,11 @@ import gzip
 import io
 import json
 import logging
+import re
 
+import numpy as np
 import pycocotools.coco
+import pycocotools.cocoeval
 import pycocotools.mask as mask_utils
 import pytest
 from hypothesis import given, settings
@@ -16,8 +19,8 @@ from hypothesis import strategies as st
 
 from boundary_api import COCO, COCOeval, LVIS
 from boundary_api._io import read_json
-from boundary_api.instance._checks import (check_instances_dataset, check_polygons, check_rle_dict,
-                                          describe_unknown_ids)
+from boundary_api.instance._checks import (SuspectInputWarning, UnsafePolygonError, check_instances_dataset,
+                                          check_polygons, check_rle_dict, describe_unknown_ids)
 from conftest import COCO_DT, COCO_GT, LVIS_GT
 
 GT = json.load(open(COCO_GT))
@@ -72,15 +75,39 @@ def test_accepted_polygons_are_rasterised_by_pycocotools(seg, h, w):
 
 
 def test_ground_truth_polygons_checked_on_load(tmp_path):
+    """A NaN polygon coordinate: loaded as pycocotools loads it, with a warning
+    (issue 45: box AP never rasterises it); strict=True refuses it; a mask
+    evaluation refuses it where the mask is made."""
     gt = copy.deepcopy(GT)
     ann = _polygon_ann(gt)
     ann["segmentation"] = [[float("nan"), 1, 2, 3, 4, 5]]
     path = tmp_path / "gt.json"
     path.write_text(json.dumps(gt))
+    message = (f"{path}: annotation id {ann['id']} (image {ann['image_id']}): polygon 0 has a non-finite "
+               "coordinate nan")
     with pytest.raises(ValueError) as exc, contextlib.redirect_stdout(io.StringIO()):
-        COCO(str(path))
-    assert str(exc.value) == (f"{path}: annotation id {ann['id']} (image {ann['image_id']}): polygon 0 has a "
-                              "non-finite coordinate nan")
+        COCO(str(path), strict=True)
+    assert str(exc.value) == message + "; refused where a mask evaluation makes its mask"
+    with pytest.warns(SuspectInputWarning, match=re.escape(message)), contextlib.redirect_stdout(io.StringIO()):
+        coco = COCO(str(path))
+    with contextlib.redirect_stdout(io.StringIO()):
+        plain = pycocotools.coco.COCO(str(path))
+        for iou_type in ("bbox", "segm"):
+            ev = COCOeval(coco, coco.loadRes(COCO_DT), iou_type)
+            if iou_type == "segm":
+                with pytest.raises(UnsafePolygonError, match=f"^ground truth annotation id {ann['id']} "):
+                    ev.evaluate()
+                continue
+            ev.evaluate()
+            ev.accumulate()
+            ev.summarize()
+            ref = pycocotools.cocoeval.COCOeval(plain, plain.loadRes(COCO_DT), iou_type)
+            ref.evaluate()
+            ref.accumulate()
+            ref.summarize()
+            assert np.array_equal(ev.stats, ref.stats)
+        with pytest.raises(UnsafePolygonError, match=f"^annotation id {ann['id']} "):
+            coco.annToMask(ann)
 
 
 def test_plain_pycocotools_objects_are_checked_before_rasterising(tmp_path):
