@@ -213,6 +213,9 @@ class DAVISEvaluation:
         self.decay = decay
         #: per-frame values of the last evaluation: ``{'<seq>_<n>': {'J': array, 'F': ..., 'B': ...}}``
         self.per_frame: Dict[str, Dict[str, np.ndarray]] = {}
+        #: where those values come from: ``{'<seq>_<n>': (frame ids, annotation files, result files,
+        #: image files or None, ground-truth label, result label)}``
+        self._frames: Dict[str, tuple] = {}
 
     def evaluate(self, res_path, metric=('J', 'F'), debug=False):
         """Evaluate a results folder (``<res_path>/<sequence>/<frame id>.png``,
@@ -256,14 +259,16 @@ class DAVISEvaluation:
         names = [m for m in ('J', 'F', 'B') if m in metric]
         metrics_res = {m: {"M": [], "R": [], "D": [], "M_per_object": {}} for m in names}
         self.per_frame = {}
+        self._frames = {}
         seqs = list(self.dataset.get_sequences())
         bar = progress_bar(len(seqs), "DAVIS sequences", unit="seq")
         try:
             for seq in seqs:
-                values = self._evaluate_sequence(seq, res_path, names)
+                values, sources = self._evaluate_sequence(seq, res_path, names)
                 for ii in range(len(values)):
                     seq_name = f'{seq}_{ii + 1}'
                     self.per_frame[seq_name] = values[ii]
+                    self._frames[seq_name] = sources[ii]
                     for m in names:
                         M, R, D = _jf.db_statistics(values[ii][m], self.decay)
                         metrics_res[m]["M"].append(M)
@@ -281,9 +286,11 @@ class DAVISEvaluation:
         return metrics_res
 
     # ------------------------------------------------------------------
-    def _evaluate_sequence(self, seq: str, res_path: str, names: Sequence[str]) -> List[Dict[str, np.ndarray]]:
+    def _evaluate_sequence(self, seq: str, res_path: str, names: Sequence[str]):
         """Per-frame values of every object of one sequence (in the
-        official row order)."""
+        official row order), and each object's frames: (frame ids,
+        annotation files, result files, image files or None, ground-truth
+        label, result label)."""
         masks = self.dataset.sequences[seq]['masks']
         first = _jf.read_frame(masks[0], "annotation")
         first = np.where(first == DAVIS.VOID_LABEL, 0, first)
@@ -304,6 +311,13 @@ class DAVISEvaluation:
                                   "files placed inside the corresponding sequence folder, named as the "
                                   "annotations)")
             pairs.append((m, r))
+        images = {_frame_id(p): p for p in self.dataset.sequences[seq]['images']}
+        frame_ids = [_frame_id(m) for m, _ in pairs]
+
+        def sources(gt_label, res_label):
+            return (frame_ids, [m for m, _ in pairs], [r for _, r in pairs], [images.get(f) for f in frame_ids],
+                    gt_label, res_label)
+
         limit = n_obj if semi else MAX_PROPOSALS
         options = _jf.CountOptions(
             void_label=DAVIS.VOID_LABEL, mask_res_by_void=not semi, max_gt_label=n_obj, max_res_label=limit,
@@ -329,7 +343,8 @@ class DAVISEvaluation:
                 per['F'] = _jf.f_values(c["fg"][k, k], c["gm"][k, k], c["nb_res"], c["nb_gt"])
             if 'B' in names:
                 per['B'] = _jf.b_values(c["band_inter"][k, k], c["band_res"], c["band_gt"])
-            return [{m: per[m][i] for m in names} for i in range(n_obj)]
+            return [{m: per[m][i] for m in names} for i in range(n_obj)], [sources(i + 1, i + 1)
+                                                                            for i in range(n_obj)]
         n_res = counts.max_res_label
         n_prop = max(n_res, n_obj)
         props = list(range(1, n_prop + 1))
@@ -346,4 +361,5 @@ class DAVISEvaluation:
         from scipy.optimize import linear_sum_assignment
 
         row_ind, col_ind = linear_sum_assignment(-all_metrics)
-        return [{m: per[m][row_ind[i], col_ind[i]] for m in names} for i in range(len(row_ind))]
+        return ([{m: per[m][row_ind[i], col_ind[i]] for m in names} for i in range(len(row_ind))],
+                [sources(int(col_ind[i]) + 1, int(row_ind[i]) + 1) for i in range(len(row_ind))])

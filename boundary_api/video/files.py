@@ -8,6 +8,7 @@ from __future__ import annotations
 import contextlib
 import io
 import os
+import re
 import time
 from dataclasses import dataclass, field
 from typing import Dict, List, Optional, Sequence
@@ -17,7 +18,45 @@ import numpy as np
 from .davis import DAVISEvaluation
 from .sav import _table as sav_table, sav_benchmark
 
-__all__ = ["VOSResult", "VISResult", "evaluate_davis", "evaluate_sav", "evaluate_vis_files"]
+__all__ = ["VOSResult", "VISResult", "ObjectFrames", "evaluate_davis", "evaluate_sav", "evaluate_vis_files"]
+
+
+@dataclass
+class ObjectFrames:
+    """One object's evaluated frames and their per-frame values.
+
+    Attributes
+    ----------
+    name : str
+        The object as the official tables name it: DAVIS ``<sequence>_<n>``
+        (the rows of its "Sequence" column), SA-V ``<video>_<object>`` (the
+        object's folder name, or its id in the DAVIS-like layout).
+    frames : list of str
+        The evaluated frames (the annotation's file name without extension),
+        in order: DAVIS all but the first and last (semi-supervised), SA-V
+        from the object's first appearance.
+    values : dict
+        ``{'J': array, 'F': array(, 'B': array)}``, one value per frame
+        (``DAVISEvaluation.per_frame``).
+    annotations, results : list of str
+        Each frame's ground-truth and result label-map files.
+    images : list of str or None
+        Each frame's image (DAVIS' JPEG) where there is one.
+    gt_label, result_label : int
+        The object's label in the annotations and in the results (the
+        matched proposal, unsupervised); ``binary``: any nonzero pixel is the
+        object (SA-V's per-object layout).
+    """
+
+    name: str
+    frames: List[str]
+    values: Dict[str, np.ndarray]
+    annotations: List[str]
+    results: List[str]
+    images: List[Optional[str]]
+    gt_label: int
+    result_label: int
+    binary: bool = False
 
 
 @dataclass
@@ -39,6 +78,8 @@ class VOSResult:
     seconds : float
     raw : object
         What the drop-in returned (DAVIS' ``metrics_res``, SA-V's tuple).
+    objects : list of ObjectFrames
+        Every object's per-frame values and frames, in the rows' order.
     """
 
     kind: str
@@ -47,21 +88,43 @@ class VOSResult:
     settings: dict
     seconds: float
     raw: object = field(default=None, repr=False)
+    objects: List[ObjectFrames] = field(default_factory=list, repr=False)
+
+    def per_frame_rows(self) -> List[dict]:
+        """One row per object and evaluated frame: ``Sequence`` (the object,
+        :attr:`ObjectFrames.name`), ``Frame``, ``J``, ``F`` (and ``B``), the
+        values of ``DAVISEvaluation.per_frame`` (SA-V: fractions, as its
+        per-frame values; its tables are in percent)."""
+        names = self.settings["metrics"]
+        rows = []
+        for obj in self.objects:
+            for t, frame in enumerate(obj.frames):
+                row = {"Sequence": obj.name, "Frame": frame}
+                for m in names:
+                    row[m] = float(obj.values[m][t])
+                rows.append(row)
+        return rows
 
     def table(self) -> str:
-        """The official tables as text: DAVIS' global and per-sequence
-        tables (the columns of ``evaluation_method.py``'s CSV files), SA-V's
-        per-object table."""
+        """The official tables as text.
+
+        DAVIS: ``evaluation_method.py``'s two tables, global and per object
+        (its heading "Sequence" kept: the rows are the objects
+        ``<sequence>_<n>``), laid out and with the values formatted as pandas
+        prints them there (6 decimals, ``DataFrame.to_string(index=False)``),
+        each title also naming the task (``... for val, semi-supervised
+        task``); SA-V: its per-object table (1 decimal, percent)."""
         if self.kind == "sav":
             return self.settings["_table"].replace(",", " ")
+        subset, task = self.settings["set"], self.settings["task"]
         head = list(self.metrics)
-        lines = [_row(head), _row([_f3(self.metrics[k]) for k in head]), ""]
-        cols = list(self.per_object[0]) if self.per_object else ["Sequence", "J-Mean", "F-Mean"]
-        width = max([len("Sequence")] + [len(r["Sequence"]) for r in self.per_object])
-        lines.append("  ".join([f"{cols[0]:<{width}}"] + [f"{c:>8}" for c in cols[1:]]))
-        for r in self.per_object:
-            lines.append("  ".join([f"{r[cols[0]]:<{width}}"] + [f"{_f3(r[c]):>8}" for c in cols[1:]]))
-        return "\n".join(lines)
+        cols = list(self.per_object[0]) if self.per_object else ["Sequence"] + [k for k in head if k.endswith("-Mean")
+                                                                              and k != "J&F-Mean"]
+        return (f"--------------------------- Global results for {subset}, {task} task "
+                "---------------------------\n"
+                + pandas_table([(k, [self.metrics[k]]) for k in head])
+                + f"\n\n---------- Per sequence results for {subset}, {task} task ----------\n"
+                + pandas_table([(c, [r[c] for r in self.per_object]) for c in cols]))
 
     def write_csv(self, folder: str) -> List[str]:
         """The official CSV files into ``folder``: DAVIS'
@@ -97,6 +160,48 @@ class VISResult:
     settings: dict
     seconds: float
     evaluator: object = field(default=None, repr=False)
+
+
+def pandas_table(columns: Sequence[tuple]) -> str:
+    """``pandas.DataFrame(...).to_string(index=False)`` of ``[(heading,
+    values), ...]`` as pandas 1-3 prints it: a float column formatted with 6
+    decimals (``NaN`` for NaN), its trailing zeros trimmed equally from every
+    value (at least one decimal kept), or with ``{:.6e}`` when one value is
+    nonzero and below 1e-6; a numeric heading given one leading space; every
+    cell right-justified to its column's width; columns one space apart."""
+    if not columns or not len(columns[0][1]):
+        return f"Empty DataFrame\nColumns: [{', '.join(h for h, _ in columns)}]\nIndex: []"
+    cells = []
+    for heading, values in columns:
+        numeric = all(isinstance(v, (float, int, np.floating, np.integer)) and not isinstance(v, bool)
+                      for v in values)
+        if numeric:
+            floats = np.asarray(values, np.float64)
+            text = _pandas_floats(floats)
+            heading = " " + heading
+        else:
+            text = [str(v).replace("\t", "\\t").replace("\n", "\\n").replace("\r", "\\r") for v in values]
+        width = max([len(heading)] + [len(t) for t in text])
+        cells.append([heading.rjust(width)] + [t.rjust(width) for t in text])
+    rows = len(cells[0]) if cells else 0
+    return "\n".join(" ".join(col[i] for col in cells) for i in range(rows))
+
+
+_DECIMAL_NUMBER = re.compile(r"^\s*[+-]?[0-9]+\.[0-9]*$")
+
+
+def _pandas_floats(values: np.ndarray) -> List[str]:
+    """pandas' ``FloatArrayFormatter`` at its default precision (6)."""
+    finite = values[~np.isnan(values)]
+    small = ((np.abs(finite) < 1e-6) & (finite != 0)).any()
+    fmt = "{:.6e}" if small else "{:.6f}"
+    text = ["NaN" if v != v else fmt.format(v) for v in values.tolist()]
+    while True:
+        numbers = [t for t in text if _DECIMAL_NUMBER.match(t)]
+        if not numbers or not all(t.endswith("0") for t in numbers):
+            break
+        text = [t[:-1] if _DECIMAL_NUMBER.match(t) else t for t in text]
+    return [t + "0" if _DECIMAL_NUMBER.match(t) and t.endswith(".") else t for t in text]
 
 
 def _f3(v) -> str:
@@ -151,7 +256,12 @@ def evaluate_davis(davis_root, results, *, task: str = "semi-supervised", gt_set
     settings = {"task": task, "set": gt_set, "metrics": names, "decay": decay}
     if "B" in names:
         settings["dilation_ratio"] = dilation_ratio
-    return VOSResult("davis", g, rows, settings, time.time() - tic, res)
+    objects = []
+    for name, values in ev.per_frame.items():
+        frames, annotations, results_, images, gt_label, res_label = ev._frames[name]
+        objects.append(ObjectFrames(name, list(frames), {m: values[m] for m in names}, list(annotations),
+                                    list(results_), list(images), gt_label, res_label))
+    return VOSResult("davis", g, rows, settings, time.time() - tic, res, objects)
 
 
 def evaluate_sav(gt_root, dt_root, *, skip_first_and_last: bool = True, metrics: Sequence[str] = ("J", "F"),
@@ -159,10 +269,11 @@ def evaluate_sav(gt_root, dt_root, *, skip_first_and_last: bool = True, metrics:
     """SA-V's J&F (percent) of a predictions folder, with
     :func:`~boundary_api.video.sav_benchmark`'s rules."""
     tic = time.time()
+    videos: list = []
     with contextlib.redirect_stdout(io.StringIO()):
         jf, j, f, objects = sav_benchmark([gt_root], [dt_root], strict, num_threads, verbose=False,
                                           skip_first_and_last=skip_first_and_last, metrics=tuple(metrics),
-                                          dilation_ratio=dilation_ratio, write_csv=False)
+                                          dilation_ratio=dilation_ratio, write_csv=False, _videos_out=videos)
     objects = objects[0]
     with_b = "B" in metrics
     g = {"J&F": float(jf[0]), "J": float(j[0]), "F": float(f[0])}
@@ -183,7 +294,16 @@ def evaluate_sav(gt_root, dt_root, *, skip_first_and_last: bool = True, metrics:
                 "_table": sav_table(objects, jf[0], j[0], f[0], global_b)}
     if with_b:
         settings["dilation_ratio"] = dilation_ratio
-    return VOSResult("sav", g, rows, settings, time.time() - tic, (jf, j, f, [objects]))
+    names = settings["metrics"]
+    frames_of = []
+    for video, _, _, extra in videos[0][2]:
+        for obj, (files, gt_dir, pred_dir, label, binary) in extra["frames"].items():
+            values = extra["per_frame"][obj]
+            frames_of.append(ObjectFrames(
+                f"{video}_{obj}", [os.path.splitext(n)[0] for n in files], {m: values[m] for m in names},
+                [os.path.join(gt_dir, n) for n in files], [os.path.join(pred_dir, n) for n in files],
+                [None] * len(files), label, label, binary))
+    return VOSResult("sav", g, rows, settings, time.time() - tic, (jf, j, f, [objects]), frames_of)
 
 
 def evaluate_vis_files(gt, dt, *, iou_type: str = "segm", dilation_ratio: Optional[float] = None,

@@ -101,6 +101,11 @@ def test_davis_equals_the_official_code(name, k, built):
         for p in paths:
             with open(p) as f:
                 assert f.read() == gold["method"]["csv"][os.path.basename(p)], p
+        # and the two tables it prints, as pandas formats them (the task added to their titles)
+        printed = gold["method"]["stdout"]
+        tables = printed[printed.index("---"):printed.index("\n\nTotal time")]
+        assert f", {job['task']} task -" in result.table()
+        assert result.table().replace(f", {job['task']} task", "") == tables
 
 
 @pytest.mark.parametrize("threads", [1, 2, 3])
