@@ -88,12 +88,12 @@ class DAVIS:
         self.sequences = defaultdict(dict)
         for seq in names:
             images = sorted(glob.glob(os.path.join(glob.escape(self.img_path), glob.escape(seq), '*.jpg')))
-            if len(images) == 0 and not codalab:
-                raise _file_error(f'Images for sequence {seq} not found.')
             masks = sorted(glob.glob(os.path.join(glob.escape(self.mask_path), glob.escape(seq), '*.png')))
+            if len(images) == 0 and not codalab:
+                raise _file_error(f'Images for sequence {seq} not found. ' + self._why_no_images(seq, masks))
             if not masks:
                 raise _file_error(f"Annotations for sequence {seq} not found: no PNG file in "
-                                  f"{os.path.join(self.mask_path, seq)}")
+                                  f"{os.path.join(self.mask_path, seq)}{self._unknown_sequence(seq)}")
             if len(masks) < len(images):
                 raise _file_error(f"Sequence {seq} has {len(images)} images but only {len(masks)} annotation "
                                   f"PNGs in {os.path.join(self.mask_path, seq)}: every frame needs its annotation")
@@ -102,13 +102,66 @@ class DAVIS:
 
     def _check_directories(self):
         if not os.path.exists(self.root):
-            raise _file_error(f'DAVIS not found in the specified directory, download it from {self.DATASET_WEB}')
-        if not os.path.exists(os.path.join(self.imagesets_path, f'{self.subset}.txt')):
+            raise _file_error(f'DAVIS not found in the specified directory, download it from {self.DATASET_WEB} '
+                              f'(no folder {self.root})')
+        sets = os.path.join(self.imagesets_path, f'{self.subset}.txt')
+        if not os.path.exists(sets):
             raise _file_error(f'Subset sequences list for {self.subset} not found, download the missing subset '
-                              f'for the {self.task} task from {self.DATASET_WEB}')
+                              f'for the {self.task} task from {self.DATASET_WEB} (looked for {sets}'
+                              f'{self._inner_root()})')
         if self.subset in ['train', 'val'] and not os.path.exists(self.mask_path):
             raise _file_error(f'Annotations folder for the {self.task} task not found, download it from '
-                              f'{self.DATASET_WEB}')
+                              f'{self.DATASET_WEB} (looked for {self.mask_path}{self._flat_annotations()})')
+
+    # ------------------------------------------------------------ what went wrong
+    def _inner_root(self) -> str:
+        """The fix when ``root`` is the folder above the DAVIS folder."""
+        rel = os.path.relpath(self.imagesets_path, self.root)
+        try:
+            inner = sorted(d for d in os.listdir(self.root) if os.path.isdir(os.path.join(self.root, d, rel)))
+        except OSError:
+            inner = []
+        if inner:
+            return f"; {os.path.join(self.root, inner[0])} has it: give that folder as the DAVIS root"
+        return "; the DAVIS root is the folder of JPEGImages, Annotations and ImageSets"
+
+    def _flat_annotations(self) -> str:
+        """The fix when the annotations lack the resolution level."""
+        above = os.path.dirname(self.mask_path)
+        if os.path.isdir(above):
+            return (f"; {above} has no {os.path.basename(self.mask_path)} folder: davis2017-evaluation reads "
+                    f"{os.path.basename(above)}/{os.path.basename(self.mask_path)}/<sequence>/<frame>.png")
+        return ""
+
+    def _why_no_images(self, seq: str, masks: list) -> str:
+        """Where the images of ``seq`` were looked for, and the likely fix."""
+        folder = os.path.join(self.img_path, seq)
+        if not masks:
+            return f"(no .jpg in {folder}){self._unknown_sequence(seq)}"
+        codalab = "--codalab (codalab=True) evaluates without images"
+        above = os.path.dirname(self.img_path)
+        if not os.path.isdir(above):
+            return f"(no folder {above}; {codalab})"
+        if os.path.isdir(os.path.join(above, seq)):
+            return (f"(no .jpg in {folder}: {os.path.join(above, seq)} lacks the level "
+                    f"{os.path.basename(self.img_path)}: davis2017-evaluation reads "
+                    f"{os.path.basename(above)}/{os.path.basename(self.img_path)}/<sequence>; {codalab})")
+        return f"(no .jpg in {folder}; {codalab})"
+
+    def _unknown_sequence(self, seq: str) -> str:
+        """A hint when ``seq`` is no sequence of the dataset at all (a typo)."""
+        if os.path.isdir(os.path.join(self.mask_path, seq)):
+            return ""
+        try:
+            known = sorted(d for d in os.listdir(self.mask_path) if os.path.isdir(os.path.join(self.mask_path, d)))
+        except OSError:
+            return ""
+        import difflib
+
+        close = difflib.get_close_matches(seq, known, n=1)
+        hint = f"; did you mean {close[0]!r}?" if close else ""
+        shown = ", ".join(known[:8]) + (f" (and {len(known) - 8} more)" if len(known) > 8 else "")
+        return f": {seq!r} is no sequence of {self.mask_path} ({shown}){hint}"
 
     def get_sequences(self):
         """The sequence names, in the order of the sequence list."""

@@ -15,6 +15,7 @@ from typing import Dict, List, Optional, Sequence
 
 import numpy as np
 
+from .._io import input_error_class
 from .davis import DAVISEvaluation
 from .sav import _table as sav_table, sav_benchmark
 
@@ -316,6 +317,8 @@ def evaluate_vis_files(gt, dt, *, iou_type: str = "segm", dilation_ratio: Option
     from .ytvoseval import YTVOSeval
 
     tic = time.time()
+    for flag, path in (("ground truth", gt), ("results", dt)):
+        _not_a_folder(path, flag)
     with contextlib.redirect_stdout(io.StringIO()) if quiet else contextlib.nullcontext():
         ytgt = YTVOS(gt, dilation_ratio=0.02 if dilation_ratio is None else dilation_ratio, strict=strict)
         ytdt = ytgt.loadRes(dt)
@@ -331,6 +334,28 @@ def evaluate_vis_files(gt, dt, *, iou_type: str = "segm", dilation_ratio: Option
     if iou_type == "boundary":
         settings["dilation_ratio"] = ev.dilation_ratio
     return VISResult(metrics, per_category, summary.getvalue().splitlines(), settings, time.time() - tic, ev)
+
+
+#: what a DAVIS dataset folder holds
+_DAVIS_FOLDERS = ("JPEGImages", "Annotations", "ImageSets", "Annotations_unsupervised")
+
+
+def _not_a_folder(path, what: str) -> None:
+    """A folder given as a YouTube-VIS file: refused, saying what it looks
+    like (a DAVIS dataset or results folder) and what evaluates that."""
+    if not isinstance(path, (str, os.PathLike)) or not os.path.isdir(path):
+        return
+    path = os.fspath(path)
+    entries = set(os.listdir(path))
+    inner = [e for e in sorted(entries) if os.path.isdir(os.path.join(path, e))
+             and set(os.listdir(os.path.join(path, e))) & set(_DAVIS_FOLDERS)]
+    if entries & set(_DAVIS_FOLDERS) or inner:
+        hint = (f": it looks like a DAVIS dataset ({'/'.join(sorted(entries & set(_DAVIS_FOLDERS))) or inner[0]}), "
+                "which boundary-eval vos --davis-root evaluates (boundary_api.video.evaluate_davis)")
+    else:
+        hint = ("; a folder of per-sequence PNGs (DAVIS or SA-V results) is evaluated by boundary-eval vos "
+                "(boundary_api.video.evaluate_davis / evaluate_sav)")
+    raise input_error_class(IsADirectoryError)(f"{what} {path} is a folder, not a YouTube-VIS JSON file{hint}")
 
 
 def _per_category(ev, ytgt) -> Dict[object, dict]:
