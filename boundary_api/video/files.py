@@ -307,33 +307,45 @@ def evaluate_sav(gt_root, dt_root, *, skip_first_and_last: bool = True, metrics:
     return VOSResult("sav", g, rows, settings, time.time() - tic, (jf, j, f, [objects]), frames_of)
 
 
-def evaluate_vis_files(gt, dt, *, iou_type: str = "segm", dilation_ratio: Optional[float] = None,
-                       num_threads: Optional[int] = None, strict: bool = True, quiet: bool = True) -> VISResult:
+def evaluate_vis_files(gt, dt, *, iou_type="segm", dilation_ratio: Optional[float] = None,
+                       num_threads: Optional[int] = None, strict: bool = True, quiet: bool = True):
     """YouTube-VIS AP (``iou_type='segm'``) or HQ-YTVIS Tube-Boundary AP
     ('boundary') of a results file, by :class:`~boundary_api.video.YTVOS` and
-    :class:`~boundary_api.video.YTVOSeval`; ``strict`` refuses suspect input."""
+    :class:`~boundary_api.video.YTVOSeval`; ``strict`` refuses suspect input.
+
+    ``iou_type`` may be a sequence of both (e.g. ``("segm", "boundary")``):
+    each is evaluated, in that order, on one load of the files, and the
+    result is ``{iou_type: VISResult}``.
+    """
     from ..instance.results import COCO_STAT_NAMES
     from .ytvos import YTVOS
     from .ytvoseval import YTVOSeval
 
+    types = [iou_type] if isinstance(iou_type, str) else list(iou_type)
+    if not types or len(set(types)) != len(types) or not all(t in ("segm", "boundary") for t in types):
+        raise ValueError(f"iou_type must be 'segm', 'boundary' or a sequence of them (each once), got {iou_type!r}")
     tic = time.time()
     for flag, path in (("ground truth", gt), ("results", dt)):
         _not_a_folder(path, flag)
+    out = {}
     with contextlib.redirect_stdout(io.StringIO()) if quiet else contextlib.nullcontext():
         ytgt = YTVOS(gt, dilation_ratio=0.02 if dilation_ratio is None else dilation_ratio, strict=strict)
         ytdt = ytgt.loadRes(dt)
-        ev = YTVOSeval(ytgt, ytdt, iou_type, dilation_ratio=dilation_ratio, num_threads=num_threads)
-        ev.evaluate()
-        ev.accumulate()
-    summary = io.StringIO()
-    with contextlib.redirect_stdout(summary):
-        ev.summarize()
-    metrics = dict(zip(COCO_STAT_NAMES, map(float, ev.stats)))
-    per_category = _per_category(ev, ytgt)
-    settings = {"max_dets": int(ev.params.maxDets[-1])}
-    if iou_type == "boundary":
-        settings["dilation_ratio"] = ev.dilation_ratio
-    return VISResult(metrics, per_category, summary.getvalue().splitlines(), settings, time.time() - tic, ev)
+    for kind in types:
+        with contextlib.redirect_stdout(io.StringIO()) if quiet else contextlib.nullcontext():
+            ev = YTVOSeval(ytgt, ytdt, kind, dilation_ratio=dilation_ratio, num_threads=num_threads)
+            ev.evaluate()
+            ev.accumulate()
+        summary = io.StringIO()
+        with contextlib.redirect_stdout(summary):
+            ev.summarize()
+        metrics = dict(zip(COCO_STAT_NAMES, map(float, ev.stats)))
+        settings = {"max_dets": int(ev.params.maxDets[-1])}
+        if kind == "boundary":
+            settings["dilation_ratio"] = ev.dilation_ratio
+        out[kind] = VISResult(metrics, _per_category(ev, ytgt), summary.getvalue().splitlines(), settings,
+                              time.time() - tic, ev)
+    return out[iou_type] if isinstance(iou_type, str) else out
 
 
 #: what a DAVIS dataset folder holds
