@@ -43,6 +43,8 @@ from typing import Any, Dict, Mapping, Optional
 
 import numpy as np
 
+from .._io import write_text_atomic
+
 __all__ = ["build_document", "write_json", "write_csv_rows", "metric_value", "coco_summary"]
 
 # the COCO summary table is the library's (kept here for the subcommands that import it from here)
@@ -135,18 +137,7 @@ def write_json(path: str, doc, *, indent: Optional[int] = 1, separators=None) ->
     interruption included, the temporary file is removed.
     """
     text = json.dumps(doc, indent=indent, separators=separators, allow_nan=False)
-    tmp = f"{os.fspath(path)}.tmp-{os.getpid()}"
-    try:
-        with open(tmp, "w", encoding="utf-8") as f:
-            f.write(text)
-            f.write("\n")
-        os.replace(tmp, path)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
-        raise
+    write_text_atomic(path, text + "\n")
 
 
 def write_csv_rows(path: str, rows, columns) -> None:
@@ -160,14 +151,4 @@ def write_csv_rows(path: str, rows, columns) -> None:
     writer.writerow(columns)
     for row in rows:
         writer.writerow([repr(v) if isinstance(v, float) else v for v in (row[c] for c in columns)])
-    tmp = f"{os.fspath(path)}.tmp-{os.getpid()}"
-    try:
-        with open(tmp, "w", encoding="utf-8", newline="") as f:
-            f.write(buf.getvalue())
-        os.replace(tmp, path)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
-        raise
+    write_text_atomic(path, buf.getvalue())

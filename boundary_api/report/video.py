@@ -14,6 +14,7 @@ from typing import Dict, List, Optional
 
 import numpy as np
 
+from .._io import write_text_atomic
 from ..masks.imagefiles import check_image_file, read_label_map
 from .figures import figure_frame_outlines, figure_frame_values, to_png
 from .html import _CSS, _img
@@ -111,17 +112,7 @@ def write_vos_report(path: str, result, *, title: str = "Video object segmentati
             parts.append(_img(png, f"{obj.name} frame {frame}"))
         parts.append("</div>")
     parts.append("</body></html>\n")
-    tmp = f"{path}.tmp-{os.getpid()}"
-    try:
-        with open(tmp, "w", encoding="utf-8") as f:
-            f.write("".join(parts))
-        os.replace(tmp, path)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
-        raise
+    write_text_atomic(path, "".join(parts))
 
 
 def _anchor(name: str) -> str:

@@ -8,7 +8,7 @@ import logging
 import os
 import sys
 from collections import defaultdict
-from typing import Dict, List, Sequence
+from typing import Dict, Sequence
 
 import numpy as np
 

@@ -15,7 +15,7 @@ from typing import Dict, List, Optional, Sequence
 
 import numpy as np
 
-from .._io import input_error_class
+from .._io import input_error_class, write_text_atomic
 from .davis import DAVISEvaluation
 from .sav import _table as sav_table, sav_benchmark
 
@@ -214,15 +214,7 @@ def _row(cells) -> str:
 
 
 def _write(path: str, text: str) -> None:
-    tmp = f"{path}.tmp-{os.getpid()}"
-    try:
-        with open(tmp, "w") as f:
-            f.write(text)
-        os.replace(tmp, path)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(tmp)
-        raise
+    write_text_atomic(path, text)
 
 
 def evaluate_davis(davis_root, results, *, task: str = "semi-supervised", gt_set: str = "val",
