@@ -162,3 +162,15 @@ def test_evaluate_prints_nothing_but_debug_lines(built):
         DAVISEvaluation(job["davis_root"], job["task"], job["gt_set"]).evaluate(job["res_path"], debug=True)
     seqs = [s for s in open(os.path.join(job["davis_root"], "ImageSets", "2017", "val.txt")).read().split()]
     assert out.getvalue().splitlines() == seqs
+
+
+def test_tables_format_floats_as_pandas_does():
+    """evaluation_method.py's tables are pandas' DataFrame.to_string(index=False): the
+    layout reproduced on columns that exercise its float formatting, against pandas' own
+    output (tests/data/video/pandas_tables.json, make_pandas_tables.py)."""
+    from boundary_api.video.files import pandas_table
+
+    stored = json.load(open(os.path.join(HERE, "..", "data", "video", "pandas_tables.json")))
+    for case, gold in stored["cases"].items():
+        columns = [(h, [float("nan") if v == "nan" else v for v in values]) for h, values in gold["columns"]]
+        assert pandas_table(columns) == gold["text"], case
