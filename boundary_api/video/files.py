@@ -223,10 +223,13 @@ def evaluate_davis(davis_root, results, *, task: str = "semi-supervised", gt_set
                    decay: str = "official") -> VOSResult:
     """J&F (and Boundary IoU with 'B') of a DAVIS results folder.
 
-    The parameters are :class:`~boundary_api.video.DAVISEvaluation`'s; the
-    global numbers are ``evaluation_method.py``'s: each statistic the mean
-    over every object of every sequence, ``J&F-Mean`` the mean of ``J-Mean``
-    and ``F-Mean``.
+    The parameters are :class:`~boundary_api.video.DAVISEvaluation`'s
+    (``metrics`` is its ``evaluate(metric=...)``: the drop-in keeps the
+    original's name, this package's functions say ``metrics``); the global
+    numbers are ``evaluation_method.py``'s: each statistic the mean over
+    every object of every sequence, ``J&F-Mean`` the mean of ``J-Mean`` and
+    ``F-Mean``. The result's ``objects`` hold every object's per-frame
+    values and frames (``DAVISEvaluation.per_frame``).
     """
     tic = time.time()
     ev = DAVISEvaluation(davis_root, task, gt_set, sequences=sequences, codalab=codalab, num_threads=num_threads,
@@ -260,7 +263,9 @@ def evaluate_davis(davis_root, results, *, task: str = "semi-supervised", gt_set
 def evaluate_sav(gt_root, dt_root, *, skip_first_and_last: bool = True, metrics: Sequence[str] = ("J", "F"),
                  strict: bool = True, num_threads: Optional[int] = None, dilation_ratio: float = 0.02) -> VOSResult:
     """SA-V's J&F (percent) of a predictions folder, with
-    :func:`~boundary_api.video.sav_benchmark`'s rules."""
+    :func:`~boundary_api.video.sav_benchmark`'s rules; the result's
+    ``objects`` hold every object's per-frame values (fractions) and frames,
+    from its first appearance."""
     tic = time.time()
     videos: list = []
     with contextlib.redirect_stdout(io.StringIO()):
