@@ -570,3 +570,21 @@ def _read_peeked(name, what: str):
     finally:
         peeked.raw.close()
     return InputBytes(name, data)
+
+
+def write_text_atomic(path, text: str) -> None:
+    """Write ``text`` (UTF-8, line ends as given) to ``path`` atomically:
+    to ``PATH.tmp-PID`` beside it, then renamed over it; on any failure,
+    interruption included, the temporary file is removed."""
+    tmp = f"{os.fspath(path)}.tmp-{os.getpid()}"
+    try:
+        with open(tmp, "w", encoding="utf-8", newline="") as f:
+            f.write(text)
+        os.replace(tmp, path)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+        raise
+

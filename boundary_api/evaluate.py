@@ -25,7 +25,7 @@ import numpy as np
 from ._io import read_once
 from .instance._files import input_name
 
-__all__ = ["InstanceEvaluation", "evaluate_files", "table_title", "IOU_TYPES"]
+__all__ = ["InstanceEvaluation", "evaluate_files", "iou_types_of", "table_title", "IOU_TYPES"]
 
 log = logging.getLogger("boundary_api")
 
@@ -203,9 +203,11 @@ def evaluate_files(gt, dt, *, iou_type: str = "boundary", dilation_ratio: float 
     dt : str or path-like
         Results: a JSON list of ``{image_id, category_id, segmentation
         (compressed RLE) or bbox, score}``.  A pipe is read once.
-    iou_type : {"boundary", "segm", "bbox"}
+    iou_type : {"boundary", "segm", "bbox"} or sequence of them
         ``"boundary"``: min(mask IoU, Boundary IoU), i.e. Boundary AP;
-        ``"segm"``: Mask AP; ``"bbox"``: box AP.
+        ``"segm"``: Mask AP; ``"bbox"``: box AP.  A sequence (e.g.
+        ``("segm", "boundary")``) evaluates each type, in its order, on one
+        load of the files, and returns ``{iou_type: InstanceEvaluation}``.
     dilation_ratio : float
         Boundary width as a fraction of the image diagonal (``"boundary"``).
     lvis : bool, optional
@@ -242,7 +244,8 @@ def evaluate_files(gt, dt, *, iou_type: str = "boundary", dilation_ratio: float 
 
     Returns
     -------
-    InstanceEvaluation
+    InstanceEvaluation, or dict of them
+        One, or one per IoU type when ``iou_type`` is a sequence.
 
     Raises
     ------
@@ -251,14 +254,21 @@ def evaluate_files(gt, dt, *, iou_type: str = "boundary", dilation_ratio: float 
         or ``json.JSONDecodeError``) for bad arguments, unreadable files and
         bad input, as one line naming the file and the problem.
     """
-    _check_arguments(iou_type, dilation_ratio, lvis, max_dets, rec_thrs, ap, dets_per_cat)
+    types = iou_types_of(iou_type)
+    for kind in types:
+        _check_arguments(kind, dilation_ratio, lvis, max_dets, rec_thrs, ap, dets_per_cat)
     if params is not None and not isinstance(params, Mapping):
         raise TypeError(f"params must be a mapping of parameter names to values, got {type(params).__name__}")
+    if ap != "standard" and "bbox" in types and len(types) > 1:
+        raise ValueError(f"ap={ap!r} loads the results of 'bbox' and of the mask IoU types differently (boxes "
+                         "dropped for masks): evaluate them in two calls")
     tic = time.time()
     # a pipe is read once here, so that the fast readers and their fallbacks read the same bytes
     gt = read_once(gt, "ground truth")
     dt = read_once(dt, "results")
-    request = _Request(gt, dt, iou_type, lvis, max_dets, num_threads, strict)
+    # loaded once, for the IoU type that needs the most of the files (masks before boxes)
+    load_as = next((kind for kind in types if kind in ("segm", "boundary")), types[0])
+    request = _Request(gt, dt, load_as, lvis, max_dets, num_threads, strict)
     request.params = dict(params or {})
     request.ap, request.dets_per_cat = ap, dets_per_cat
     loaded = request.as_columns()
@@ -268,16 +278,32 @@ def evaluate_files(gt, dt, *, iou_type: str = "boundary", dilation_ratio: float 
     if ap != "standard" and not is_lvis:
         raise ValueError(f"ap={ap!r} is LVIS' Fixed / Pooled AP; {request.gt_name} is not an LVIS ground truth "
                          "(lvis=True evaluates it with LVIS rules)")
-    if is_lvis:
-        ev, metrics, used_dets = _evaluate_lvis(gt_obj, dt_obj, request, dilation_ratio, rec_thrs,
-                                                use_fast_impl)
-    else:
-        ev, metrics, used_dets = _evaluate_coco(gt_obj, dt_obj, request, dilation_ratio, rec_thrs,
-                                                use_fast_impl)
-    return InstanceEvaluation(lvis=is_lvis, iou_type=iou_type, dilation_ratio=dilation_ratio,
-                              max_dets=used_dets, rec_thrs=int(rec_thrs), gt=gt_obj, evaluator=ev,
-                              metrics=metrics, seconds=time.time() - tic, ap=ap,
-                              dets_per_cat=dets_per_cat if ap != "standard" else None)
+    out = {}
+    for kind in types:
+        request.iou_type = kind
+        evaluate = _evaluate_lvis if is_lvis else _evaluate_coco
+        ev, metrics, used_dets = evaluate(gt_obj, dt_obj, request, dilation_ratio, rec_thrs, use_fast_impl)
+        out[kind] = InstanceEvaluation(lvis=is_lvis, iou_type=kind, dilation_ratio=dilation_ratio,
+                                       max_dets=used_dets, rec_thrs=int(rec_thrs), gt=gt_obj, evaluator=ev,
+                                       metrics=metrics, seconds=time.time() - tic, ap=ap,
+                                       dets_per_cat=dets_per_cat if ap != "standard" else None)
+    return out if not isinstance(iou_type, str) else out[iou_type]
+
+
+def iou_types_of(iou_type) -> list:
+    """The IoU types of an ``iou_type`` argument: one name, or a sequence of
+    distinct names (evaluated in that order on one load of the files)."""
+    if isinstance(iou_type, str):
+        return [iou_type]
+    try:
+        types = list(iou_type)
+    except TypeError:
+        raise ValueError(f"iou_type must be a name or a sequence of names, got {iou_type!r}") from None
+    if not types or not all(isinstance(t, str) for t in types):
+        raise ValueError(f"iou_type must be a name or a non-empty sequence of names, got {iou_type!r}")
+    if len(set(types)) != len(types):
+        raise ValueError(f"iou_type lists an IoU type twice: {types}")
+    return types
 
 
 class _Request:

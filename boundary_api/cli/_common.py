@@ -33,6 +33,16 @@ class HelpFormatter(argparse.ArgumentDefaultsHelpFormatter):
         return super()._get_help_string(action)
 
 
+class ExamplesHelpFormatter(HelpFormatter):
+    """:class:`HelpFormatter` that keeps a text of several lines (an epilog of
+    examples) as written instead of wrapping it into one paragraph."""
+
+    def _fill_text(self, text, width, indent):
+        if "\n" in text.strip("\n"):
+            return "".join(indent + line for line in text.splitlines(keepends=True))
+        return super()._fill_text(text, width, indent)
+
+
 def add_common_flags(p: argparse.ArgumentParser) -> None:
     """--version and -q, on every subcommand."""
     from .._version import __version__
@@ -138,8 +148,8 @@ def _inside(path: str, folder: str) -> bool:
 
 
 def check_out_path(out: Optional[str], files: Mapping[str, Optional[str]] = (),
-                   folders: Mapping[str, Optional[str]] = ()) -> None:
-    """Refuse a ``--json-out`` target before anything is evaluated.
+                   folders: Mapping[str, Optional[str]] = (), flag: str = "--json-out") -> None:
+    """Refuse a ``--json-out`` target (or the target of ``flag``) before anything is evaluated.
 
     Refused, with the path as the user gave it: a symbolic link, a directory,
     anything but a regular file (FIFO, device, socket), one of the input
@@ -153,31 +163,31 @@ def check_out_path(out: Optional[str], files: Mapping[str, Optional[str]] = (),
     files = dict(files)
     folders = dict(folders)
     if os.path.islink(out):
-        raise InputError(f"--json-out {out}: is a symbolic link; give the path of a regular file")
+        raise InputError(f"{flag} {out}: is a symbolic link; give the path of a regular file")
     exists = os.path.exists(out)
     if exists:
         mode = os.stat(out).st_mode
         if stat.S_ISDIR(mode):
-            raise InputError(f"--json-out {out}: is a directory")
+            raise InputError(f"{flag} {out}: is a directory")
         if not stat.S_ISREG(mode):
-            raise InputError(f"--json-out {out}: is not a regular file (a FIFO, device or socket)")
-        for flag, path in files.items():
+            raise InputError(f"{flag} {out}: is not a regular file (a FIFO, device or socket)")
+        for given, path in files.items():
             if path and os.path.exists(path) and os.path.samefile(out, path):
-                raise InputError(f"--json-out {out} is the file given to {flag}; it would be overwritten")
+                raise InputError(f"{flag} {out} is the file given to {given}; it would be overwritten")
     parent = os.path.dirname(os.path.abspath(out))
     if not os.path.isdir(parent):
-        raise InputError(f"--json-out {out}: directory does not exist: {parent}")
+        raise InputError(f"{flag} {out}: directory does not exist: {parent}")
     real_parent = os.path.realpath(parent)
-    for flag, folder in folders.items():
+    for given, folder in folders.items():
         if folder and os.path.isdir(folder) and _inside(real_parent, os.path.realpath(folder)):
-            raise InputError(f"--json-out {out} is inside the folder given to {flag} ({folder}); "
+            raise InputError(f"{flag} {out} is inside the folder given to {given} ({folder}); "
                              "write it elsewhere")
     if exists and not os.access(out, os.W_OK):
-        raise InputError(f"--json-out {out}: the file is read-only")
+        raise InputError(f"{flag} {out}: the file is read-only")
     probe = f"{out}.tmp-{os.getpid()}"
     try:
         fd = os.open(probe, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
     except OSError as exc:
-        raise InputError(f"--json-out {out}: cannot write there ({exc.strerror or exc})") from None
+        raise InputError(f"{flag} {out}: cannot write there ({exc.strerror or exc})") from None
     os.close(fd)
     os.unlink(probe)

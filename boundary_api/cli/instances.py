@@ -19,7 +19,9 @@ def instance_parser() -> argparse.ArgumentParser:
                     "Without --gt/--dt: run the bundled demo.",
         epilog=f"Other subcommands (each with --help): '{PROG} panoptic' (Boundary PQ), "
                f"'{PROG} cityscapes' (Cityscapes instance Boundary AP), '{PROG} semantic' (mIoU and "
-               f"Boundary IoU per class), '{PROG} measures' (every measure for one mask pair), "
+               f"Boundary IoU per class), '{PROG} vos' (video object segmentation: DAVIS 2017 and SA-V "
+               f"J&F, with Boundary IoU per frame), '{PROG} vis' (video instance segmentation: YouTube-VIS "
+               f"AP, HQ-YTVIS Tube-Boundary AP), '{PROG} measures' (every measure for one mask pair), "
                f"'{PROG} analyze' and '{PROG} report' (error analysis, HTML report), "
                f"'{PROG} sensitivity' and '{PROG} synthetic' (the paper's analysis), "
                f"'{PROG} shard' (split files into image shards).",
@@ -30,8 +32,11 @@ def instance_parser() -> argparse.ArgumentParser:
     p.add_argument("--dt", "--dt-json-file", dest="dt", metavar="DT.json",
                    help="results: JSON list of {image_id, category_id, segmentation (compressed RLE) "
                         "or bbox, score}")
-    p.add_argument("--iou-type", choices=("boundary", "segm", "bbox"), default="boundary",
-                   help="boundary: min(mask IoU, boundary IoU) = Boundary AP; segm: Mask AP; bbox: box AP")
+    p.add_argument("--iou-type", nargs="+", choices=("boundary", "segm", "bbox"), default="boundary",
+                   action=IouTypes, metavar="TYPE",
+                   help="boundary: min(mask IoU, boundary IoU) = Boundary AP; segm: Mask AP; bbox: box AP "
+                        "(default: boundary); several (e.g. segm boundary): each evaluated on one load of "
+                        "the files, its table under its name, --json-out {TYPE: document, ...}")
     p.add_argument("--dilation-ratio", type=ratio, default=0.02, metavar="R",
                    help="boundary width as a fraction of the image diagonal (default 0.02, i.e. 2%%, "
                         "the paper's COCO/LVIS setting; 1 or more gives mask IoU)")
@@ -61,6 +66,16 @@ def instance_parser() -> argparse.ArgumentParser:
     return p
 
 
+class IouTypes(argparse.Action):
+    """``--iou-type`` of one or more types: the name when one is given (as
+    before), the list of names when several are (each once)."""
+
+    def __call__(self, parser, namespace, values, option_string=None):
+        if len(set(values)) != len(values):
+            parser.error(f"{option_string}: each type once, got {' '.join(values)}")
+        setattr(namespace, self.dest, values[0] if len(values) == 1 else list(values))
+
+
 def rec_thrs(text: str) -> int:
     value = positive_int(text)
     if value < 2:
@@ -78,17 +93,23 @@ def run(args) -> int:
                                 lvis=True if args.lvis else None, max_dets=args.max_dets,
                                 rec_thrs=args.rec_thrs, num_threads=args.threads, use_fast_impl=not args.slow,
                                 strict=True, ap=args.ap, dets_per_cat=args.dets_per_cat)
-    print(result.title)
-    result.print_table()
+    results = result if isinstance(result, dict) else {args.iou_type: result}
+    for n, one in enumerate(results.values()):
+        if n:
+            print()
+        print(one.title)
+        one.print_table()
     _report(args, result, inputs)
     return 0
 
 
 def _report(args, result, inputs) -> None:
-    """Log the time taken and write ``--json-out``."""
-    log.info("evaluated in %.2fs", result.seconds)
+    """Log the time taken and write ``--json-out``: the document of one
+    evaluation, or ``{iou_type: document}`` for several."""
+    results = result if isinstance(result, dict) else {None: result}
+    log.info("evaluated in %.2fs", max(r.seconds for r in results.values()))
     if args.json_out:
-        doc = build_document(result.kind, result.iou_type, args.dilation_ratio, inputs, result.metrics,
-                             result.per_category, max_dets=result.max_dets,
-                             settings_extra=result.settings)
-        write_json(args.json_out, doc)
+        docs = {kind: build_document(r.kind, r.iou_type, args.dilation_ratio, inputs, r.metrics, r.per_category,
+                                     max_dets=r.max_dets, settings_extra=r.settings)
+                for kind, r in results.items()}
+        write_json(args.json_out, docs if isinstance(result, dict) else docs[None])

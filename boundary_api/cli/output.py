@@ -43,7 +43,9 @@ from typing import Any, Dict, Mapping, Optional
 
 import numpy as np
 
-__all__ = ["build_document", "write_json", "metric_value", "coco_summary"]
+from .._io import write_text_atomic
+
+__all__ = ["build_document", "write_json", "write_csv_rows", "metric_value", "coco_summary"]
 
 # the COCO summary table is the library's (kept here for the subcommands that import it from here)
 from ..instance.results import coco_summary  # noqa: E402,F401
@@ -135,15 +137,18 @@ def write_json(path: str, doc, *, indent: Optional[int] = 1, separators=None) ->
     interruption included, the temporary file is removed.
     """
     text = json.dumps(doc, indent=indent, separators=separators, allow_nan=False)
-    tmp = f"{os.fspath(path)}.tmp-{os.getpid()}"
-    try:
-        with open(tmp, "w", encoding="utf-8") as f:
-            f.write(text)
-            f.write("\n")
-        os.replace(tmp, path)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
-        raise
+    write_text_atomic(path, text + "\n")
+
+
+def write_csv_rows(path: str, rows, columns) -> None:
+    """Write ``rows`` (dicts) as a CSV file of ``columns`` (``--per-frame``),
+    atomically as :func:`write_json`; floats written exactly (``repr``)."""
+    import csv
+    import io
+
+    buf = io.StringIO()
+    writer = csv.writer(buf, lineterminator="\n")
+    writer.writerow(columns)
+    for row in rows:
+        writer.writerow([repr(v) if isinstance(v, float) else v for v in (row[c] for c in columns)])
+    write_text_atomic(path, buf.getvalue())

@@ -204,6 +204,9 @@ def run(args) -> int:
     check_out_path(args.json_out, files={k: v for k, v in inputs.items() if v and os.path.isfile(v)})
     tic = time.time()
     iou = args.iou_type
+    if not isinstance(iou, str):
+        raise InputError(f"--iou-type {' '.join(iou)}: streaming and cluster evaluation take one IoU type at a "
+                         "time (run once per type)")
     loaded = streaming_inputs(args.gt if args.manifest is None else None, manifest=args.manifest,
                               allow_partial=args.allow_partial)
     gt_data, lvis, shards = loaded["dataset"], loaded["lvis"], loaded["shards"]

@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 
 from ._common import PROG, HelpFormatter, add_common_flags, check_out_path, positive_int, ratio
+from .instances import IouTypes
 from .output import build_document, write_json
 
 
@@ -24,8 +25,11 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--demo", metavar="DIR",
                    help="write a small generated set into DIR (new or empty: DIR/valid.json, "
                         "DIR/results.json) and evaluate it")
-    p.add_argument("--iou-type", choices=("segm", "boundary"), default="segm",
-                   help="segm: YouTube-VIS AP; boundary: Tube-Boundary AP")
+    p.add_argument("--iou-type", nargs="+", choices=("segm", "boundary"), default="segm", action=IouTypes,
+                   metavar="TYPE",
+                   help="segm: YouTube-VIS AP; boundary: Tube-Boundary AP (default: segm); both (segm "
+                        "boundary): each evaluated on one load of the files, its table under its name, "
+                        "--json-out {TYPE: document, ...}")
     p.add_argument("--dilation-ratio", type=ratio, default=0.02, metavar="R",
                    help="boundary width as a fraction of the frame diagonal (--iou-type boundary)")
     p.add_argument("--json-out", metavar="PATH",
@@ -55,14 +59,20 @@ def run(args) -> int:
     check_out_path(args.json_out, files=inputs)
     result = evaluate_vis_files(args.gt, args.dt, iou_type=args.iou_type, dilation_ratio=args.dilation_ratio,
                                 num_threads=args.threads, strict=True, quiet=True)
-    label = ("Tube-Boundary AP (HQ-YTVIS, dilation ratio {:g})".format(args.dilation_ratio)
-             if args.iou_type == "boundary" else "YouTube-VIS AP (segm: tube mask IoU)")
-    print(label)
-    print("\n".join(result.lines))
+    results = result if isinstance(result, dict) else {args.iou_type: result}
+    docs = {}
+    for n, (kind, one) in enumerate(results.items()):
+        label = ("Tube-Boundary AP (HQ-YTVIS, dilation ratio {:g})".format(args.dilation_ratio)
+                 if kind == "boundary" else "YouTube-VIS AP (segm: tube mask IoU)")
+        if n:
+            print()
+        print(label)
+        print("\n".join(one.lines))
+        docs[kind] = build_document("ytvis", kind, args.dilation_ratio, inputs, one.metrics, one.per_category,
+                                    max_dets=one.settings["max_dets"])
     if not args.quiet:
-        print(f"evaluated in {result.seconds:.2f}s (per-category results: --json-out)")
+        seconds = max(r.seconds for r in results.values())
+        print(f"evaluated in {seconds:.2f}s (per-category results: --json-out)")
     if args.json_out:
-        doc = build_document("ytvis", args.iou_type, args.dilation_ratio, inputs, result.metrics,
-                             result.per_category, max_dets=result.settings["max_dets"])
-        write_json(args.json_out, doc)
+        write_json(args.json_out, docs if isinstance(result, dict) else docs[args.iou_type])
     return 0

@@ -4,15 +4,46 @@ from __future__ import annotations
 
 import argparse
 
-from ._common import PROG, HelpFormatter, add_common_flags, check_out_path, positive_int, ratio
-from .output import build_document, write_json
+from ._common import (PROG, ExamplesHelpFormatter, InputError, add_common_flags, check_out_path, positive_int,
+                      ratio)
+from .output import build_document, write_csv_rows, write_json
 
 EXAMPLES = """examples:
-  boundary-eval vos --demo davis_demo          (writes a small generated DAVIS set there, evaluates it)
-  boundary-eval vos --davis-root DAVIS --results results/semi-supervised/my_method
-  boundary-eval vos --davis-root DAVIS --results my_proposals --task unsupervised --csv-dir out/
-  boundary-eval vos --protocol sav --gt-root sav_val/Annotations_6fps --dt-root predictions/ --metric J F B
+  boundary-eval vos --demo davis_demo
+      a small generated DAVIS set written into davis_demo/, then evaluated
+  boundary-eval vos --davis-root DAVIS --results results/my_method
+      DAVIS 2017 val, semi-supervised: J&F, recall and decay per object
+  boundary-eval vos --davis-root DAVIS --results props/ --task unsupervised \\
+      --csv-dir out/
+      the unsupervised task; evaluation_method.py's CSV files written to out/
+  boundary-eval vos --davis_path DAVIS --results_path proposals/
+      evaluation_method.py's own command line, with its defaults
+      (--task unsupervised, --set val)
+  boundary-eval vos --davis-root DAVIS --results res/ --metric J F B \\
+      --per-frame f.csv --report r.html
+      with Boundary IoU; every frame's values in f.csv; the worst frames'
+      outlines in r.html
+  boundary-eval vos --protocol sav --gt-root Annotations_6fps --dt-root preds/
+      SA-V val (SAM 2's sav_evaluator.py): J&F in percent
+
+The DAVIS tables are evaluation_method.py's, printed as it prints them: a
+global table and a per-object table, whose rows (<sequence>_<n>) are objects
+under its heading "Sequence".
 """
+
+#: the spellings of davis2017-evaluation's evaluation_method.py: given, its defaults apply
+OFFICIAL_SPELLINGS = ("--davis_path", "--results_path")
+#: --task when it is not given: evaluation_method.py's with its spellings, else semi-supervised
+DEFAULT_TASK = {True: "unsupervised", False: "semi-supervised"}
+
+
+class _Path(argparse.Action):
+    """Stores a path and remembers whether evaluation_method.py's spelling gave it."""
+
+    def __call__(self, parser, namespace, values, option_string=None):
+        setattr(namespace, self.dest, values)
+        if option_string in OFFICIAL_SPELLINGS:
+            namespace.official_spelling = True
 
 
 def parser() -> argparse.ArgumentParser:
@@ -22,18 +53,21 @@ def parser() -> argparse.ArgumentParser:
                     "DAVIS 2017 (davis2017-evaluation: region similarity J, boundary F-measure F, their "
                     "mean, recall and decay per object) or SA-V (SAM 2's sav_benchmark: objects scored from "
                     "their first appearance, percent). --metric B adds the paper's Boundary IoU per frame.",
-        epilog=EXAMPLES, formatter_class=lambda prog: HelpFormatter(prog, max_help_position=30))
+        epilog=EXAMPLES, formatter_class=lambda prog: ExamplesHelpFormatter(prog, max_help_position=30))
+    p.set_defaults(official_spelling=False)
     p.add_argument("--protocol", choices=("davis", "sav"), default="davis",
                    help="davis: davis2017-evaluation's DAVISEvaluation; sav: SA-V's benchmark")
     d = p.add_argument_group("DAVIS (--protocol davis)")
-    d.add_argument("--davis-root", "--davis_path", dest="davis_root", metavar="DIR",
-                   help="the DAVIS folder: JPEGImages, Annotations (semi-supervised), Annotations_unsupervised, "
-                        "ImageSets")
-    d.add_argument("--results", "--results_path", dest="results", metavar="DIR",
+    d.add_argument("--davis-root", "--davis_path", dest="davis_root", metavar="DIR", action=_Path,
+                   help="the DAVIS folder: JPEGImages/480p, Annotations/480p (semi-supervised), "
+                        "Annotations_unsupervised/480p, ImageSets/2017 (docs/video.md shows the tree)")
+    d.add_argument("--results", "--results_path", dest="results", metavar="DIR", action=_Path,
                    help="results folder: one folder per sequence of indexed PNGs named as the annotations")
-    d.add_argument("--task", choices=("semi-supervised", "unsupervised"), default="semi-supervised",
+    d.add_argument("--task", choices=("semi-supervised", "unsupervised"), default=None,
                    help="semi-supervised: first and last frames not evaluated; unsupervised: up to 20 "
-                        "proposals matched to the objects, void pixels left out")
+                        "proposals matched to the objects, void pixels left out (default: semi-supervised; "
+                        "unsupervised, as evaluation_method.py, when its spellings --davis_path / "
+                        "--results_path are used)")
     d.add_argument("--set", dest="gt_set", choices=("train", "val", "test-dev", "test-challenge"), default="val",
                    help="the ImageSets list of sequences to evaluate")
     d.add_argument("--sequences", nargs="+", metavar="NAME",
@@ -57,19 +91,27 @@ def parser() -> argparse.ArgumentParser:
                    help="evaluate each object's first and last annotated frames too (not standard for SA-V "
                         "val/test)")
     s.add_argument("--not-strict", dest="strict", action="store_false",
-                   help="evaluate the videos that are in both folders instead of refusing a folder that "
-                        "lacks videos of the other")
+                   help="evaluate the videos that are in both folders (by default a folder that lacks videos "
+                        "of the other is refused)")
     p.add_argument("--demo", metavar="DIR",
                    help="write a small generated set in the layout of --protocol into DIR (new or empty) "
                         "and evaluate it: DIR/DAVIS and DIR/results, or DIR/gt and DIR/pred")
     p.add_argument("--metric", nargs="+", choices=("J", "F", "B"), default=["J", "F"],
                    help="J: region similarity (mask IoU); F: DAVIS' boundary F-measure; B: Boundary IoU "
-                        "(Cheng et al. 2021) of each frame's masks")
+                        "(Cheng et al. 2021) of each frame's masks (default: J F)")
     p.add_argument("--dilation-ratio", type=ratio, default=0.02, metavar="R",
                    help="Boundary IoU's band width as a fraction of the frame diagonal (metric B)")
     p.add_argument("--json-out", metavar="PATH",
                    help="write the settings, the global numbers and one entry per object to this JSON file "
                         "(schema: docs/json_output.md)")
+    p.add_argument("--per-frame", metavar="FILE.csv",
+                   help="write one row per object and evaluated frame: Sequence (the object, as the tables "
+                        "name it), Frame (the annotation's file name without extension), J, F (and B) "
+                        "(schema: docs/json_output.md)")
+    p.add_argument("--report", metavar="FILE.html",
+                   help="write one self-contained page: per object J, F (and B) over the frames, and the "
+                        "outlines of its worst frames over the frame (the JPEG if there is one, else the "
+                        "ground truth); needs matplotlib")
     p.add_argument("--threads", type=positive_int, default=None, metavar="N",
                    help="threads reading and evaluating frames (default: all cores)")
     add_common_flags(p)
@@ -94,22 +136,23 @@ def run(args) -> int:
     if args.protocol == "davis":
         if not args.davis_root or not args.results:
             parser().error("--davis-root and --results are needed for --protocol davis")
+        task = args.task or DEFAULT_TASK[args.official_spelling]
         inputs = {"--davis-root": args.davis_root, "--results": args.results}
-        check_out_path(args.json_out, folders=inputs)
-        result = evaluate_davis(args.davis_root, args.results, task=args.task, gt_set=args.gt_set,
+        _check_outputs(args, inputs)
+        result = evaluate_davis(args.davis_root, args.results, task=task, gt_set=args.gt_set,
                                 metrics=args.metric, sequences=args.sequences or "all", codalab=args.codalab,
                                 num_threads=args.threads, dilation_ratio=args.dilation_ratio, decay=args.decay)
-        title = f"DAVIS 2017 {args.task}, {args.gt_set}: J&F"
+        title = f"DAVIS 2017 J&F (davis2017-evaluation), {task} task, set {args.gt_set}"
     else:
         if not args.gt_root or not args.dt_root:
             parser().error("--gt-root and --dt-root are needed for --protocol sav")
         inputs = {"--gt-root": args.gt_root, "--dt-root": args.dt_root}
-        check_out_path(args.json_out, folders=inputs)
+        _check_outputs(args, inputs)
         result = evaluate_sav(args.gt_root, args.dt_root, skip_first_and_last=not args.no_skip,
                               metrics=args.metric, strict=args.strict, num_threads=args.threads,
                               dilation_ratio=args.dilation_ratio)
-        title = "SA-V J&F (percent)"
-    print(title + (" and Boundary IoU" if "B" in args.metric else ""))
+        title = "SA-V J&F (sav_benchmark), semi-supervised task, percent"
+    print(title + (", with Boundary IoU (B)" if "B" in args.metric else ""))
     print(result.table())
     if not args.quiet:
         print(f"evaluated in {result.seconds:.2f}s")
@@ -117,6 +160,14 @@ def run(args) -> int:
         for path in result.write_csv(args.csv_dir):
             if not args.quiet:
                 print(f"wrote {path}")
+    if args.per_frame:
+        write_csv_rows(args.per_frame, result.per_frame_rows(), ["Sequence", "Frame"] + result.settings["metrics"])
+    if args.report:
+        from ..report.video import write_vos_report
+
+        write_vos_report(args.report, result, title=title)
+        if not args.quiet:
+            print(f"wrote {args.report}")
     if args.json_out:
         settings = {k: v for k, v in result.settings.items() if not k.startswith("_")}
         settings["protocol"] = args.protocol
@@ -124,3 +175,15 @@ def run(args) -> int:
                              extra={"per_object": result.per_object})
         write_json(args.json_out, doc)
     return 0
+
+
+def _check_outputs(args, inputs) -> None:
+    """Refuse an output path before anything is evaluated (the checks of
+    ``--json-out``), and ``--report`` without matplotlib."""
+    for flag, out in (("--json-out", args.json_out), ("--per-frame", args.per_frame), ("--report", args.report)):
+        check_out_path(out, folders=inputs, flag=flag)
+    if args.report:
+        try:
+            import matplotlib  # noqa: F401
+        except ImportError:
+            raise InputError("--report needs matplotlib: pip install matplotlib") from None

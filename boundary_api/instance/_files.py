@@ -65,6 +65,9 @@ def read_ground_truth_file(gt, iou_type: Optional[str] = None, *, lvis: Optional
     """
     name = input_name(gt)
     dataset = read_json(gt, "ground truth")
+    if isinstance(dataset, dict) and "videos" in dataset and "images" not in dataset:
+        raise ValueError(f"{name}: a YouTube-VIS ground truth ('videos', no 'images'), not a COCO or LVIS one: "
+                         "boundary-eval vis --gt evaluates it (boundary_api.video.YTVOS in Python)")
     is_lvis = looks_like_lvis(dataset) if lvis is None else bool(lvis)
     # the "no annotations" warning is left to the dataset object loaded from it
     check_instances_dataset(dataset, name, lvis=is_lvis, warn_empty=False)
@@ -139,6 +142,9 @@ def check_results_file(dt_data: Any, dt_source: str, gt_data: dict, gt_source: s
     if not isinstance(dt_data, list):
         return
     first = dt_data[0] if dt_data and isinstance(dt_data[0], dict) else {}
+    if "video_id" in first and "image_id" not in first:
+        raise ValueError(f"{dt_source}: YouTube-VIS results ('video_id', 'segmentations'), not COCO ones: "
+                         "boundary-eval vis --dt evaluates them against a YouTube-VIS ground truth")
     if iou_type in ("segm", "boundary") and "segmentation" not in first and first.get("bbox") not in (None, []):
         raise ValueError(f"--iou-type {iou_type} needs results with a 'segmentation' (compressed RLE); "
                          f"{dt_source} only has boxes (use --iou-type bbox)")

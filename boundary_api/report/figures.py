@@ -14,7 +14,7 @@ from ..masks.imagefiles import check_image_file
 from .data import KINDS
 
 __all__ = ["figures", "figure_errors", "figure_pr_curves", "figure_scatter", "figure_thumbnail", "figure_reliability",
-           "figure_confusion", "figure_intervals", "to_png"]
+           "figure_confusion", "figure_intervals", "figure_frame_values", "figure_frame_outlines", "to_png"]
 
 ERROR_LABELS = {"cls": "classification", "loc": "localization", "both": "cls + loc", "dupe": "duplicate",
                 "bkg": "background", "miss": "missed", "boundary": "boundary"}
@@ -157,6 +157,60 @@ def figure_thumbnail(row: dict, coco_gt, coco_dt, images_dir: Optional[str] = No
     name = coco_gt.cats.get(row["gt"]["category_id"], {}).get("name", "")
     fig.text(0.5, 0.93, f"{name} img {row['image_id']}\nmask {row['mask_iou']:.2f} / boundary "
              f"{row['boundary_iou']:.2f}", ha="center", va="center", fontsize=7)
+    return fig
+
+
+#: colour of each per-frame measure of video object segmentation
+MEASURE_COLORS = {"J": "#4c72b0", "F": "#55a868", "B": "#c44e52"}
+
+
+def figure_frame_values(name: str, frames, values: Dict[str, np.ndarray], marked=()):
+    """One object's per-frame measures (J, F, B) over its frames; the frames
+    ``marked`` (positions) circled."""
+    fig = _figure(8, 2.5)
+    ax = fig.add_subplot(1, 1, 1)
+    x = np.arange(len(frames))
+    for m, v in values.items():
+        v = np.asarray(v, np.float64)
+        ax.plot(x, v, marker=".", ms=3, lw=1, color=MEASURE_COLORS.get(m), label=f"{m} (mean {np.mean(v):.3f})")
+        if len(marked):
+            ax.plot(x[list(marked)], v[list(marked)], "o", mfc="none", ms=8, color=MEASURE_COLORS.get(m))
+    step = max(1, len(frames) // 8)
+    ax.set_xticks(x[::step])
+    ax.set_xticklabels([frames[i] for i in range(0, len(frames), step)], fontsize=7)
+    ax.set_xlim(-0.5, max(len(frames) - 0.5, 0.5))
+    ax.set_ylim(-0.02, 1.02)
+    ax.set_xlabel("frame")
+    ax.grid(alpha=0.3)
+    ax.legend(loc="lower left", fontsize=7, ncol=len(values))
+    ax.set_title(name, fontsize=9)
+    fig.tight_layout()
+    return fig
+
+
+def figure_frame_outlines(gt_mask, result_mask, image=None, caption: str = "", margin: int = 16):
+    """One frame: the ground truth's outline (green) and the result's (red),
+    over the frame's image (or, without one, over the ground truth filled),
+    cropped around both masks."""
+    gt_m, dt_m = np.asarray(gt_mask, bool), np.asarray(result_mask, bool)
+    canvas = np.ones(gt_m.shape + (3,)) if image is None else np.asarray(image, np.float64) * 0.75
+    green, red = np.array([0.2, 0.7, 0.3]), np.array([0.85, 0.1, 0.1])
+    if image is None:
+        canvas[gt_m] = canvas[gt_m] * 0.45 + green * 0.55
+    ys, xs = np.nonzero(gt_m | dt_m)
+    if len(ys):
+        y0, y1 = max(0, ys.min() - margin), min(gt_m.shape[0], ys.max() + margin + 1)
+        x0, x1 = max(0, xs.min() - margin), min(gt_m.shape[1], xs.max() + margin + 1)
+    else:
+        y0, y1, x0, x1 = 0, gt_m.shape[0], 0, gt_m.shape[1]
+    width = max(y1 - y0, x1 - x0) // 150  # outlines stay visible in the small figure
+    canvas[_thicken(_outline(gt_m), width)] = green
+    canvas[_thicken(_outline(dt_m), width)] = red
+    fig = _figure(2.6, 2.8)
+    ax = fig.add_axes([0, 0, 1, 0.86])
+    ax.imshow(canvas[y0:y1, x0:x1], interpolation="nearest")
+    ax.set_axis_off()
+    fig.text(0.5, 0.93, caption, ha="center", va="center", fontsize=7)
     return fig
 
 

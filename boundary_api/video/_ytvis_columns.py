@@ -482,8 +482,8 @@ def load_ground_truth(data: bytes, num_threads: int) -> Optional[Tracks]:
     except (ValueError, UnicodeDecodeError, RecursionError):
         return None
     videos, categories = header.get("videos"), header.get("categories")
-    if not isinstance(videos, list) or not isinstance(categories, list):
-        return None
+    if not isinstance(videos, list) or not isinstance(categories, list) or "annotations" not in spans:
+        return None  # (the general path loads such files as the original does, and says what they lack)
     if not all(isinstance(v, dict) and "id" in v for v in videos):
         return None
     if not all(isinstance(c, dict) and "id" in c for c in categories):

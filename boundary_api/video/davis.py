@@ -8,7 +8,7 @@ import logging
 import os
 import sys
 from collections import defaultdict
-from typing import Dict, List, Sequence
+from typing import Dict, Sequence
 
 import numpy as np
 
@@ -88,12 +88,12 @@ class DAVIS:
         self.sequences = defaultdict(dict)
         for seq in names:
             images = sorted(glob.glob(os.path.join(glob.escape(self.img_path), glob.escape(seq), '*.jpg')))
-            if len(images) == 0 and not codalab:
-                raise _file_error(f'Images for sequence {seq} not found.')
             masks = sorted(glob.glob(os.path.join(glob.escape(self.mask_path), glob.escape(seq), '*.png')))
+            if len(images) == 0 and not codalab:
+                raise _file_error(f'Images for sequence {seq} not found. ' + self._why_no_images(seq, masks))
             if not masks:
                 raise _file_error(f"Annotations for sequence {seq} not found: no PNG file in "
-                                  f"{os.path.join(self.mask_path, seq)}")
+                                  f"{os.path.join(self.mask_path, seq)}{self._unknown_sequence(seq)}")
             if len(masks) < len(images):
                 raise _file_error(f"Sequence {seq} has {len(images)} images but only {len(masks)} annotation "
                                   f"PNGs in {os.path.join(self.mask_path, seq)}: every frame needs its annotation")
@@ -102,13 +102,66 @@ class DAVIS:
 
     def _check_directories(self):
         if not os.path.exists(self.root):
-            raise _file_error(f'DAVIS not found in the specified directory, download it from {self.DATASET_WEB}')
-        if not os.path.exists(os.path.join(self.imagesets_path, f'{self.subset}.txt')):
+            raise _file_error(f'DAVIS not found in the specified directory, download it from {self.DATASET_WEB} '
+                              f'(no folder {self.root})')
+        sets = os.path.join(self.imagesets_path, f'{self.subset}.txt')
+        if not os.path.exists(sets):
             raise _file_error(f'Subset sequences list for {self.subset} not found, download the missing subset '
-                              f'for the {self.task} task from {self.DATASET_WEB}')
+                              f'for the {self.task} task from {self.DATASET_WEB} (looked for {sets}'
+                              f'{self._inner_root()})')
         if self.subset in ['train', 'val'] and not os.path.exists(self.mask_path):
             raise _file_error(f'Annotations folder for the {self.task} task not found, download it from '
-                              f'{self.DATASET_WEB}')
+                              f'{self.DATASET_WEB} (looked for {self.mask_path}{self._flat_annotations()})')
+
+    # ------------------------------------------------------------ what went wrong
+    def _inner_root(self) -> str:
+        """The fix when ``root`` is the folder above the DAVIS folder."""
+        rel = os.path.relpath(self.imagesets_path, self.root)
+        try:
+            inner = sorted(d for d in os.listdir(self.root) if os.path.isdir(os.path.join(self.root, d, rel)))
+        except OSError:
+            inner = []
+        if inner:
+            return f"; {os.path.join(self.root, inner[0])} has it: give that folder as the DAVIS root"
+        return "; the DAVIS root is the folder of JPEGImages, Annotations and ImageSets"
+
+    def _flat_annotations(self) -> str:
+        """The fix when the annotations lack the resolution level."""
+        above = os.path.dirname(self.mask_path)
+        if os.path.isdir(above):
+            return (f"; {above} has no {os.path.basename(self.mask_path)} folder: davis2017-evaluation reads "
+                    f"{os.path.basename(above)}/{os.path.basename(self.mask_path)}/<sequence>/<frame>.png")
+        return ""
+
+    def _why_no_images(self, seq: str, masks: list) -> str:
+        """Where the images of ``seq`` were looked for, and the likely fix."""
+        folder = os.path.join(self.img_path, seq)
+        if not masks:
+            return f"(no .jpg in {folder}){self._unknown_sequence(seq)}"
+        codalab = "--codalab (codalab=True) evaluates without images"
+        above = os.path.dirname(self.img_path)
+        if not os.path.isdir(above):
+            return f"(no folder {above}; {codalab})"
+        if os.path.isdir(os.path.join(above, seq)):
+            return (f"(no .jpg in {folder}: {os.path.join(above, seq)} lacks the level "
+                    f"{os.path.basename(self.img_path)}: davis2017-evaluation reads "
+                    f"{os.path.basename(above)}/{os.path.basename(self.img_path)}/<sequence>; {codalab})")
+        return f"(no .jpg in {folder}; {codalab})"
+
+    def _unknown_sequence(self, seq: str) -> str:
+        """A hint when ``seq`` is no sequence of the dataset at all (a typo)."""
+        if os.path.isdir(os.path.join(self.mask_path, seq)):
+            return ""
+        try:
+            known = sorted(d for d in os.listdir(self.mask_path) if os.path.isdir(os.path.join(self.mask_path, d)))
+        except OSError:
+            return ""
+        import difflib
+
+        close = difflib.get_close_matches(seq, known, n=1)
+        hint = f"; did you mean {close[0]!r}?" if close else ""
+        shown = ", ".join(known[:8]) + (f" (and {len(known) - 8} more)" if len(known) > 8 else "")
+        return f": {seq!r} is no sequence of {self.mask_path} ({shown}){hint}"
 
     def get_sequences(self):
         """The sequence names, in the order of the sequence list."""
@@ -213,6 +266,9 @@ class DAVISEvaluation:
         self.decay = decay
         #: per-frame values of the last evaluation: ``{'<seq>_<n>': {'J': array, 'F': ..., 'B': ...}}``
         self.per_frame: Dict[str, Dict[str, np.ndarray]] = {}
+        #: where those values come from: ``{'<seq>_<n>': (frame ids, annotation files, result files,
+        #: image files or None, ground-truth label, result label)}``
+        self._frames: Dict[str, tuple] = {}
 
     def evaluate(self, res_path, metric=('J', 'F'), debug=False):
         """Evaluate a results folder (``<res_path>/<sequence>/<frame id>.png``,
@@ -256,14 +312,16 @@ class DAVISEvaluation:
         names = [m for m in ('J', 'F', 'B') if m in metric]
         metrics_res = {m: {"M": [], "R": [], "D": [], "M_per_object": {}} for m in names}
         self.per_frame = {}
+        self._frames = {}
         seqs = list(self.dataset.get_sequences())
         bar = progress_bar(len(seqs), "DAVIS sequences", unit="seq")
         try:
             for seq in seqs:
-                values = self._evaluate_sequence(seq, res_path, names)
+                values, sources = self._evaluate_sequence(seq, res_path, names)
                 for ii in range(len(values)):
                     seq_name = f'{seq}_{ii + 1}'
                     self.per_frame[seq_name] = values[ii]
+                    self._frames[seq_name] = sources[ii]
                     for m in names:
                         M, R, D = _jf.db_statistics(values[ii][m], self.decay)
                         metrics_res[m]["M"].append(M)
@@ -281,9 +339,11 @@ class DAVISEvaluation:
         return metrics_res
 
     # ------------------------------------------------------------------
-    def _evaluate_sequence(self, seq: str, res_path: str, names: Sequence[str]) -> List[Dict[str, np.ndarray]]:
+    def _evaluate_sequence(self, seq: str, res_path: str, names: Sequence[str]):
         """Per-frame values of every object of one sequence (in the
-        official row order)."""
+        official row order), and each object's frames: (frame ids,
+        annotation files, result files, image files or None, ground-truth
+        label, result label)."""
         masks = self.dataset.sequences[seq]['masks']
         first = _jf.read_frame(masks[0], "annotation")
         first = np.where(first == DAVIS.VOID_LABEL, 0, first)
@@ -304,6 +364,13 @@ class DAVISEvaluation:
                                   "files placed inside the corresponding sequence folder, named as the "
                                   "annotations)")
             pairs.append((m, r))
+        images = {_frame_id(p): p for p in self.dataset.sequences[seq]['images']}
+        frame_ids = [_frame_id(m) for m, _ in pairs]
+
+        def sources(gt_label, res_label):
+            return (frame_ids, [m for m, _ in pairs], [r for _, r in pairs], [images.get(f) for f in frame_ids],
+                    gt_label, res_label)
+
         limit = n_obj if semi else MAX_PROPOSALS
         options = _jf.CountOptions(
             void_label=DAVIS.VOID_LABEL, mask_res_by_void=not semi, max_gt_label=n_obj, max_res_label=limit,
@@ -329,7 +396,8 @@ class DAVISEvaluation:
                 per['F'] = _jf.f_values(c["fg"][k, k], c["gm"][k, k], c["nb_res"], c["nb_gt"])
             if 'B' in names:
                 per['B'] = _jf.b_values(c["band_inter"][k, k], c["band_res"], c["band_gt"])
-            return [{m: per[m][i] for m in names} for i in range(n_obj)]
+            return [{m: per[m][i] for m in names} for i in range(n_obj)], [sources(i + 1, i + 1)
+                                                                            for i in range(n_obj)]
         n_res = counts.max_res_label
         n_prop = max(n_res, n_obj)
         props = list(range(1, n_prop + 1))
@@ -346,4 +414,5 @@ class DAVISEvaluation:
         from scipy.optimize import linear_sum_assignment
 
         row_ind, col_ind = linear_sum_assignment(-all_metrics)
-        return [{m: per[m][row_ind[i], col_ind[i]] for m in names} for i in range(len(row_ind))]
+        return ([{m: per[m][row_ind[i], col_ind[i]] for m in names} for i in range(len(row_ind))],
+                [sources(int(col_ind[i]) + 1, int(row_ind[i]) + 1) for i in range(len(row_ind))])

@@ -69,7 +69,7 @@ def _object_values(frames: Sequence[str], gt_dir: str, pred_dir: str, sav_format
             raise _assertion(f"{pred} not found")
         pairs.append((path.join(gt_dir, f), pred))
     if not pairs:
-        return {}, set()
+        return {}, set(), {}
     counts = _jf.count_frames(pairs, options, None, num_threads, shape=None,
                               shape_error=lambda g, r: _assertion(f"shape mismatch: {g}, {r}"))
     frame_rows = counts.frame_rows
@@ -107,7 +107,7 @@ def _object_values(frames: Sequence[str], gt_dir: str, pred_dir: str, sav_format
         per_frame[label] = {"J": j[i, t0:], "F": f[i, t0:]}
         if b is not None:
             per_frame[label]["B"] = b[i, t0:]
-    return per_frame, objects_in_gt
+    return per_frame, objects_in_gt, first_seen
 
 
 def evaluate_sav_video(gt_root: str, pred_root: str, vid_name: str, *, skip_first_and_last: bool = True,
@@ -121,20 +121,28 @@ def evaluate_sav_video(gt_root: str, pred_root: str, vid_name: str, *, skip_firs
         ``iou`` and ``boundary_f``: ``{object: mean * 100}`` for every object
         of the ground truth (SA-V's order and keys: folder names in the
         per-object layout, ints in the DAVIS-like one); ``extra``:
-        ``{'per_frame': {object: {'J': array, 'F': array, ...}}, 'B': {object: mean * 100}}``.
+        ``{'per_frame': {object: {'J': array, 'F': array, ...}}, 'B': {object: mean * 100},
+        'frames': {object: (frame file names, ground-truth folder, prediction folder, label, binary)}}``
+        (the frames each object is scored on, from its first appearance; ``binary``: one object per
+        mask file, SA-V's per-object layout).
     """
     todo, sav_format = _scan_video(gt_root, pred_root, vid_name, skip_first_and_last)
     options = _jf.CountOptions(binarize=sav_format, want_b="B" in metrics, dilation_ratio=dilation_ratio)
-    iou_out, f_out, b_out, per_frame_out = {}, {}, {}, {}
+    iou_out, f_out, b_out, per_frame_out, frames_out = {}, {}, {}, {}, {}
     for obj, frames, gt_dir, pred_dir in todo:
-        per_frame, objects_in_gt = _object_values(frames, gt_dir, pred_dir, sav_format, options, num_threads,
-                                                  vid_name)
+        per_frame, objects_in_gt, first_seen = _object_values(frames, gt_dir, pred_dir, sav_format, options,
+                                                              num_threads, vid_name)
         iou, bf, bb = {}, {}, {}
         for object_id in objects_in_gt:
             iou[object_id] = np.mean(per_frame[object_id]["J"]) * 100
             bf[object_id] = np.mean(per_frame[object_id]["F"]) * 100
             if "B" in per_frame[object_id]:
                 bb[object_id] = np.mean(per_frame[object_id]["B"]) * 100
+
+        def where(label):
+            # the object's evaluated frames: (file names, gt folder, prediction folder, label, binary masks)
+            return frames[first_seen[label]:], gt_dir, pred_dir, (1 if sav_format else int(label)), sav_format
+
         if sav_format:
             # SA-V keys each object by its folder; its one mask is label 1
             if len(iou) != 1:
@@ -145,14 +153,17 @@ def evaluate_sav_video(gt_root: str, pred_root: str, vid_name: str, *, skip_firs
             if bb:
                 b_out[obj] = bb[key]
             per_frame_out[obj] = per_frame[key]
+            frames_out[obj] = where(key)
         else:
             iou_out, f_out, b_out = iou, bf, bb
             per_frame_out = {k: per_frame[k] for k in iou}
-    return vid_name, iou_out, f_out, {"per_frame": per_frame_out, "B": b_out}
+            frames_out = {k: where(k) for k in iou}
+    return vid_name, iou_out, f_out, {"per_frame": per_frame_out, "B": b_out, "frames": frames_out}
 
 
 def sav_benchmark(gt_roots, mask_roots, strict=True, num_processes=None, *, verbose=True,
-                  skip_first_and_last=True, metrics=("J", "F"), dilation_ratio=0.02, write_csv=True):
+                  skip_first_and_last=True, metrics=("J", "F"), dilation_ratio=0.02, write_csv=True,
+                  _videos_out=None):
     """J&F of predicted masks, a drop-in for SA-V's ``benchmark`` (SAM 2's
     ``sav_dataset/utils/sav_benchmark.py``).
 
@@ -235,6 +246,8 @@ def sav_benchmark(gt_roots, mask_roots, strict=True, num_processes=None, *, verb
         finally:
             if bar is not None:
                 bar.close()
+        if _videos_out is not None:  # (evaluate_sav: each video's per-frame values and frames)
+            _videos_out.append((gt_root, mask_root, results))
         all_iou, all_boundary_f, all_b = [], [], []
         object_metrics = {}
         for name, iou, boundary_f, extra in results:

@@ -6,15 +6,17 @@ from __future__ import annotations
 import copy
 import itertools
 import logging
+import numbers
 import os
 import time
 from collections import defaultdict
+from typing import Optional
 
 import numpy as np
 
 from .._io import input_error_class, read_json
 from .._parallel import resolve_threads
-from ..instance._checks import warn_suspect
+from ..instance._checks import _type_hint, describe_unknown_ids, warn_suspect
 from ..instance._lazy import instance_dict
 from ..masks import _rle
 from ..masks.boundary import check_dilation_ratio
@@ -137,7 +139,9 @@ class YTVOS(_Instance):
         self.dilation_ratio = check_dilation_ratio(dilation_ratio)
         self._strict = bool(strict)
         self._input_problems: tuple = ()
+        self._source = "the ground truth"
         if annotation_file is not None:
+            self._source = f"ground truth {os.fspath(annotation_file)}"
             print('loading annotations into memory...')
             tic = time.time()
             source = annotation_file
@@ -198,11 +202,27 @@ class YTVOS(_Instance):
         d["dataset"] = dataset
         d["anns"], d["vidToAnns"], d["catToVids"], _, _ = _index(dataset)
 
-    def _header(self, key: str):
+    def _header(self, key: str, needed_by: str = ""):
         """``dataset[key]`` of a top-level member other than the annotations,
-        without making the annotation dicts."""
+        without making the annotation dicts; where it is missing, the
+        original's ``KeyError`` naming the file, the member and what needs it."""
         tracks = tracks_of(self)
-        return self.dataset[key] if tracks is None else tracks.header[key]
+        try:
+            return self.dataset[key] if tracks is None else tracks.header[key]
+        except KeyError:
+            if not needed_by or not isinstance(self.dataset, dict):
+                raise
+            raise _missing_member(self, key, needed_by) from None
+
+    def _annotations(self, needed_by: str) -> list:
+        """``dataset['annotations']``, or the original's ``KeyError`` naming
+        the file and why it has none (YouTube-VIS' own valid/test files)."""
+        try:
+            return self.dataset['annotations']
+        except KeyError:
+            if not isinstance(self.dataset, dict):
+                raise
+            raise _missing_member(self, 'annotations', needed_by) from None
 
     @property
     def __dict__(self):
@@ -223,7 +243,7 @@ class YTVOS(_Instance):
 
     def info(self):
         """Print the dataset's ``info`` entries."""
-        for key, value in self._header('info').items():
+        for key, value in self._header('info', 'info()').items():
             print('{}: {}'.format(key, value))
 
     def getAnnIds(self, vidIds=[], catIds=[], areaRng=[], iscrowd=None):
@@ -233,13 +253,13 @@ class YTVOS(_Instance):
         vidIds = vidIds if _isArrayLike(vidIds) else [vidIds]
         catIds = catIds if _isArrayLike(catIds) else [catIds]
         if len(vidIds) == len(catIds) == len(areaRng) == 0:
-            anns = self.dataset['annotations']
+            anns = self._annotations('getAnnIds (and so YTVOSeval.evaluate)')
         else:
             if not len(vidIds) == 0:
                 lists = [self.vidToAnns[vidId] for vidId in vidIds if vidId in self.vidToAnns]
                 anns = list(itertools.chain.from_iterable(lists))
             else:
-                anns = self.dataset['annotations']
+                anns = self._annotations('getAnnIds (and so YTVOSeval.evaluate)')
             anns = anns if len(catIds) == 0 else [ann for ann in anns if ann['category_id'] in catIds]
             anns = anns if len(areaRng) == 0 else [ann for ann in anns
                                                    if areaRng[0] < ann['avg_area'] < areaRng[1]]
@@ -252,7 +272,7 @@ class YTVOS(_Instance):
         catNms = catNms if _isArrayLike(catNms) else [catNms]
         supNms = supNms if _isArrayLike(supNms) else [supNms]
         catIds = catIds if _isArrayLike(catIds) else [catIds]
-        cats = self._header('categories')
+        cats = self._header('categories', 'getCatIds (and so YTVOSeval)')
         if not len(catNms) == len(supNms) == len(catIds) == 0:
             cats = cats if len(catNms) == 0 else [cat for cat in cats if cat['name'] in catNms]
             cats = cats if len(supNms) == 0 else [cat for cat in cats if cat['supercategory'] in supNms]
@@ -310,7 +330,7 @@ class YTVOS(_Instance):
         """
         strict = self._strict if strict is None else bool(strict)
         res = YTVOS(get_boundary=self.get_boundary, strict=strict)
-        res.dataset['videos'] = [img for img in self._header('videos')]
+        res.dataset['videos'] = [img for img in self._header('videos', 'loadRes')]
         print('Loading and preparing results...')
         tic = time.time()
         source = "results"
@@ -322,7 +342,8 @@ class YTVOS(_Instance):
                 tracks = None if got.data is None else _ytvis_columns.load_results(
                     got.data, self, resolve_threads(None))
                 if tracks is not None:
-                    res.dataset['categories'] = copy.deepcopy(self._header('categories'))
+                    res._source = source
+                    res.dataset['categories'] = copy.deepcopy(self._header('categories', 'loadRes'))
                     print('DONE (t={:0.2f}s)'.format(time.time() - tic))
                     tracks.header = dict(res.dataset)
                     res._set_tracks(tracks)
@@ -342,17 +363,31 @@ class YTVOS(_Instance):
             annsVidIds = [ann['video_id'] for ann in anns]
         except (KeyError, TypeError):
             bad = next(i for i, a in enumerate(anns) if not isinstance(a, dict) or 'video_id' not in a)
-            raise input_error_class(KeyError)(f"{source}: result {bad} has no 'video_id'") from None
-        unknown = set(annsVidIds) - set(self.getVidIds())
+            what = "is not an object" if not isinstance(anns[bad], dict) else "has no 'video_id'"
+            raise input_error_class(KeyError if isinstance(anns[bad], dict) else TypeError)(
+                f"{source}: result {bad} {what}") from None
+        try:
+            unknown = set(annsVidIds) - set(self.getVidIds())
+        except TypeError:
+            bad = next(i for i, v in enumerate(annsVidIds) if not _hashable(v))
+            raise input_error_class(TypeError)(f"{source}: result {bad} has an invalid 'video_id' "
+                                               f"{annsVidIds[bad]!r:.40} (a video id of the ground truth)") from None
         if unknown:
-            raise _assertion(f'Results do not correspond to current coco set ({source}: unknown video ids '
-                             f'{sorted(unknown, key=repr)[:10]})')
+            shown = sorted(unknown, key=repr)
+            raise _assertion(f'Results do not correspond to current coco set ({source}: video ids not in the '
+                             f'ground truth: {", ".join(map(repr, shown[:10]))}'
+                             f'{f" (and {len(shown) - 10} more)" if len(shown) > 10 else ""}'
+                             f'{_type_hint(shown, self.getVidIds())})')
         if not anns:
             raise input_error_class(IndexError)(f"{source} holds no result (the YouTube-VIS API cannot load "
                                                 "an empty list)")
         if 'segmentations' in anns[0]:
-            res.dataset['categories'] = copy.deepcopy(self.dataset['categories'])
+            res.dataset['categories'] = copy.deepcopy(self._header('categories', 'loadRes'))
             res._input_problems = _prepare_results(anns, self.vids, self.cats, source, strict)
+        elif not all(isinstance(a, dict) and 'id' in a for a in anns):
+            # (the original leaves such results without ids: its index then fails on 'id')
+            raise input_error_class(KeyError)(_no_segmentations(anns[0], source))
+        res._source = source
         print('DONE (t={:0.2f}s)'.format(time.time() - tic))
         res.dataset['annotations'] = anns
         res.createIndex()
@@ -397,46 +432,133 @@ def _rle_parts(seg, what: str):
     return counts, int(size[0]), int(size[1])
 
 
-def _refuse_or_warn(strict: bool, message: str, problems: list) -> None:
+def _refuse_or_warn(strict: bool, message: str, problems: list,
+                    then: str = "evaluated as the YouTube-VIS API evaluates it") -> None:
     problems.append(message)
     if strict:
         raise ValueError(message + " (strict=True)")
-    warn_suspect(message + ": evaluated as the YouTube-VIS API evaluates it (strict=True refuses it)")
+    warn_suspect(f"{message}: {then} (strict=True refuses it)")
+
+
+def _hashable(v) -> bool:
+    try:
+        hash(v)
+    except TypeError:
+        return False
+    return True
+
+
+#: what each top-level member of a YouTube-VIS file holds (for the messages)
+_MEMBERS = {
+    'videos': "a list of {'id', 'width', 'height', 'length', 'file_names'}",
+    'categories': "a list of {'id', 'name'}",
+    'annotations': "a list of tracks {'id', 'video_id', 'category_id', 'segmentations', 'areas', 'bboxes', "
+                   "'iscrowd'}",
+    'info': "an object",
+}
+
+#: what each field of a ground-truth track holds, and what reads it
+_TRACK_FIELDS = {
+    'segmentations': "one RLE, polygon list or null per frame, which the evaluation reads",
+    'areas': "each frame's mask area, or null, from which the evaluation takes the track's area",
+    'iscrowd': "0, or 1 for a crowd track, which the evaluation reads",
+}
+
+
+def _missing_member(obj, key: str, needed_by: str) -> Exception:
+    """The original's ``KeyError`` for a top-level member that a file lacks,
+    naming the file, the member, what needs it and why it may be missing."""
+    source = getattr(obj, '_source', 'the dataset')
+    if key == 'annotations':
+        why = ("YouTube-VIS' valid.json and test.json are distributed without them: their results are scored "
+               "by the challenge's server; evaluating needs a ground truth with annotations")
+    else:
+        why = f"{_MEMBERS.get(key, 'the member')} is expected there"
+    return input_error_class(KeyError)(f"{source} has no {key!r}, which {needed_by} needs ({why})")
+
+
+def _no_segmentations(first, source: str) -> str:
+    """Why results without ``segmentations`` cannot be loaded, with the likely fix."""
+    message = f"{source}: result 0 has no 'segmentations' (one compressed RLE, or null, per frame of its video)"
+    if isinstance(first, dict) and 'segmentation' in first:
+        return message + ("; it has 'segmentation', COCO's field for one image: YouTube-VIS results give a "
+                          "list 'segmentations', one entry per frame")
+    if isinstance(first, dict) and 'bboxes' in first:
+        return message + "; box results cannot be evaluated on videos (the YouTube-VIS API's box IoU does not run)"
+    return message
 
 
 def _check_ground_truth(dataset: dict, source: str, strict: bool) -> tuple:
-    """The ground truth's fields, checked where the YouTube-VIS API needs them."""
+    """The ground truth's fields, checked where the YouTube-VIS API needs
+    them: what its loader fails on is refused (the original's class); what
+    it loads but an evaluation fails on (no ``videos`` or ``categories``,
+    tracks without ``segmentations``, ``areas`` or ``iscrowd``) is warned
+    about (refused with ``strict``), and the evaluation, if it comes, names
+    it; a file without ``annotations`` (YouTube-VIS' own valid and test
+    files) loads as there, and cannot be evaluated."""
+    what = f"ground truth {source}"
     for key in ('videos', 'annotations', 'categories'):
-        if key not in dataset:
-            raise input_error_class(KeyError)(f"ground truth {source} has no {key!r} list")
-        if not isinstance(dataset[key], list):
-            raise ValueError(f"ground truth {source}: {key!r} is not a list")
-    sizes = _video_sizes(dataset['videos'])
+        if key in dataset and not isinstance(dataset[key], list):
+            raise ValueError(f"{what}: {key!r} is not a list ({_MEMBERS[key]})")
     problems: list = []
-    for i, ann in enumerate(dataset['annotations']):
-        what = f"ground truth {source}: annotation {i}"
+    for key in ('videos', 'categories'):
+        if key not in dataset:
+            _refuse_or_warn(strict, f"{what} has no {key!r} ({_MEMBERS[key]})", problems,
+                            "loaded as the YouTube-VIS API loads it, but YTVOSeval and loadRes need it")
+    sizes = _video_sizes(dataset.get('videos', ()))
+    missing: dict = {}
+    for i, ann in enumerate(dataset.get('annotations', ())):
+        name = f"{what}: annotation {i}"
         if not isinstance(ann, dict):
-            raise input_error_class(TypeError)(f"{what} is not an object")
-        for key in ('id', 'video_id', 'category_id', 'segmentations', 'iscrowd', 'areas'):
+            raise input_error_class(TypeError)(f"{name} is not an object")
+        fatal = ('id', 'video_id') + (('category_id',) if 'categories' in dataset else ())
+        for key in fatal:  # (the original's index reads them)
             if key not in ann:
-                raise input_error_class(KeyError)(f"{what} has no {key!r}")
-        segs = ann['segmentations']
+                raise input_error_class(KeyError)(f"{name} has no {key!r}")
+        name = f"{what}: annotation {i} (id {ann['id']!r})"
+        for key in ('category_id', 'segmentations', 'areas', 'iscrowd'):
+            if key not in ann:
+                missing.setdefault(key, []).append(name)
+        segs = ann.get('segmentations')
+        if segs is None:
+            continue
         if not isinstance(segs, list):
-            raise ValueError(f"{what}: 'segmentations' is not a list (one entry per frame)")
+            raise ValueError(f"{name}: 'segmentations' is not a list (one entry per frame)")
         video = sizes.get(ann['video_id'])
         if video is None:
-            _refuse_or_warn(strict, f"{what} is of video {ann['video_id']!r}, which is not in 'videos'", problems)
+            _refuse_or_warn(strict, f"{name} is of video {ann['video_id']!r}, which is not in 'videos'", problems)
             continue
         h, w, n = video
         if n is not None and len(segs) != n:
-            _refuse_or_warn(strict, f"{what} has {len(segs)} segmentations for a video of {n} frames", problems)
+            _refuse_or_warn(strict, f"{name} has {len(segs)} segmentations for a video of {n} frames", problems)
         for f, seg in enumerate(segs):
             if not seg or isinstance(seg, list):
                 continue  # (absent; a polygon is rasterised at the video's size)
-            counts, sh, sw = _rle_parts(seg, f"{what}, frame {f}")
+            counts, sh, sw = _rle_parts(seg, f"{name}, frame {f}")
             if (sh, sw) != (h, w):
-                _refuse_or_warn(strict, f"{what}, frame {f}: an RLE of {sh}x{sw} in a video of {h}x{w}", problems)
+                _refuse_or_warn(strict, f"{name}, frame {f}: an RLE of {sh}x{sw} in a video of {h}x{w}", problems)
+    for key, names in missing.items():
+        who = f"{names[0]} and {len(names) - 1} more have" if len(names) > 1 else f"{names[0]} has"
+        form = _TRACK_FIELDS.get(key, "a category of 'categories'")
+        _refuse_or_warn(strict, f"{who} no {key!r} ({form})", problems,
+                        "loaded as the YouTube-VIS API loads it, but an evaluation fails on it")
     return tuple(problems)
+
+
+def score_problem(ann: dict, what: str) -> Optional[Exception]:
+    """The error the original's evaluation raises on a result's score (it
+    negates the score to sort: ``KeyError`` without one, ``TypeError`` for
+    one that is not a number), with this package's message; None for a
+    usable score."""
+    if 'score' not in ann:
+        return input_error_class(KeyError)(f"{what} has no 'score' (every result needs one: a number, the "
+                                           "track's confidence)")
+    score = ann['score']
+    if not isinstance(score, numbers.Real):
+        shown = "null" if score is None else f"{score!r:.40}"
+        return input_error_class(TypeError)(f"{what} has a 'score' that is not a number: {shown} (give the "
+                                            "track's confidence as a JSON number)")
+    return None
 
 
 def _prepare_results(anns: list, vids: dict, cats: dict, source: str, strict: bool) -> tuple:
@@ -445,18 +567,29 @@ def _prepare_results(anns: list, vids: dict, cats: dict, source: str, strict: bo
     boxes computed natively, and the checks."""
     problems: list = []
     strings, hs, ws, where = [], [], [], []
-    unknown = sorted({a.get('category_id') for a in anns if isinstance(a, dict)} - set(cats), key=repr)
-    if unknown:
-        _refuse_or_warn(strict, f"{source}: results of categories that are not in the ground truth: "
-                                f"{unknown[:10]}", problems)
     for i, ann in enumerate(anns):
         what = f"{source}: result {i}"
         if not isinstance(ann, dict):
             raise input_error_class(TypeError)(f"{what} is not an object")
+        if 'category_id' not in ann:  # (the original's index reads it)
+            raise input_error_class(KeyError)(f"{what} has no 'category_id'")
+        if not _hashable(ann['category_id']):
+            raise input_error_class(TypeError)(f"{what} has an invalid 'category_id' {ann['category_id']!r:.40}")
         segs = ann.get('segmentations')
         if not isinstance(segs, list):
             raise input_error_class(KeyError if segs is None else TypeError)(
-                f"{what} has no 'segmentations' list (one compressed RLE or None per frame)")
+                f"{what} has no 'segmentations' list (one compressed RLE or null per frame of its video)")
+        if strict:
+            problem = score_problem(ann, what)
+            if problem is not None:
+                raise problem
+    unknown = sorted({a['category_id'] for a in anns} - set(cats), key=repr)
+    if unknown:
+        _refuse_or_warn(strict, f"{source}: results of categories that are not in the ground truth: "
+                                f"{describe_unknown_ids(unknown, cats)}", problems)
+    for i, ann in enumerate(anns):
+        what = f"{source}: result {i}"
+        segs = ann['segmentations']
         video = vids.get(ann.get('video_id'))
         vh, vw, n = (video.get('height'), video.get('width'), _video_length(video)) if video else (None, None, None)
         if n is not None and len(segs) != n:

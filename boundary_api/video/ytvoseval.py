@@ -4,8 +4,11 @@ engine: tube IoUs from the tube kernel, pycocotools' matching, accumulation
 and summary from the engine."""
 from __future__ import annotations
 
+import contextlib
 import logging
+import numbers
 import time
+import warnings
 from collections import defaultdict
 from typing import Optional
 
@@ -13,11 +16,12 @@ import numpy as np
 import pycocotools.cocoeval
 
 from . import _tubes, _ytvis_columns
-from .ytvos import tracks_of
+from .ytvos import _TRACK_FIELDS, _missing_member, score_problem, tracks_of
 from .._io import input_error_class
 from .._parallel import resolve_threads, run_ranges, split_by_cost
 from ..instance._cocolike import (copy_params, iou_type_as, native_accumulate, native_lists, start_evaluate,
                                   summarize_detections, summary_lines, warn_missing_summary_max_dets)
+from ..instance._checks import warn_suspect
 from ..instance._engine import Evaluation, leave_ignore_flags
 from ..instance._lazy import Lazy, LazyEvaluator, reset_lazy, touch_pairs
 from ..masks import _rle
@@ -36,7 +40,7 @@ class Params:
     videos): ``vidIds``, ``catIds``, ``iouThrs``, ``recThrs``, ``maxDets``
     (1, 10, 100), ``areaRng`` (all, small < 128², medium < 256², large, on a
     track's mean per-frame area), ``areaRngLbl``, ``useCats``, ``iouType``.
-    ``imgIds`` is another name of ``vidIds`` (for pycocotools' own loops)."""
+    ``imgIds`` is not read (as in the original: see :attr:`imgIds`)."""
 
     def setDetParams(self):
         self.vidIds = []
@@ -70,11 +74,36 @@ class Params:
 
     @property
     def imgIds(self):
-        return self.vidIds
+        """Not a parameter of the YouTube-VIS API, whose evaluation reads
+        ``vidIds`` only: a value assigned here is kept and has no effect (as
+        there, where it is a new attribute nobody reads).  Until one is
+        assigned it reads as ``vidIds`` (what pycocotools' own loops, the
+        fallback of ``accumulate``, read)."""
+        d = self.__dict__
+        if d.get('_loops') or '_imgIds' not in d:
+            return self.vidIds
+        return d['_imgIds']
 
     @imgIds.setter
     def imgIds(self, value):
-        self.vidIds = value
+        warnings.warn("params.imgIds has no effect on a YouTube-VIS evaluation, as in the YouTube-VIS API: it "
+                      "evaluates the videos of params.vidIds (set that to evaluate some videos only)", UserWarning,
+                      stacklevel=2)
+        self.__dict__['_imgIds'] = value
+
+
+@contextlib.contextmanager
+def _as_pycocotools(*params):
+    """``imgIds`` read as ``vidIds`` by pycocotools' own loops, whatever
+    was assigned to it (which the YouTube-VIS API never reads)."""
+    flagged = [p for p in params if isinstance(p, Params)]
+    for p in flagged:
+        p.__dict__['_loops'] = True
+    try:
+        yield
+    finally:
+        for p in flagged:
+            p.__dict__.pop('_loops', None)
 
 
 class YTVOSeval(LazyEvaluator, pycocotools.cocoeval.COCOeval):
@@ -173,6 +202,7 @@ class YTVOSeval(LazyEvaluator, pycocotools.cocoeval.COCOeval):
         else:
             gts = self.cocoGt.loadAnns(self.cocoGt.getAnnIds(vidIds=p.vidIds))
             dts = self.cocoDt.loadAnns(self.cocoDt.getAnnIds(vidIds=p.vidIds))
+        _check_tracks(gts, dts, self.cocoGt, self.cocoDt)
         if p.iouType in ('segm', 'boundary'):
             _to_rle(gts, self.cocoGt, "ground truth", self.num_threads)
             _to_rle(dts, self.cocoDt, "results", self.num_threads)
@@ -201,6 +231,7 @@ class YTVOSeval(LazyEvaluator, pycocotools.cocoeval.COCOeval):
                              "it does not run (its tube IoU merges masks); use 'segm' or 'boundary'")
         self.params = p
         self._state = None
+        _check_has_annotations(self.cocoGt)
         overridden = self._overridden()
         if overridden or not self.use_fast_impl:
             why = f"{type(self).__name__} overrides {', '.join(overridden)}" if overridden else "use_fast_impl=False"
@@ -486,14 +517,16 @@ class YTVOSeval(LazyEvaluator, pycocotools.cocoeval.COCOeval):
         state = self._matched_state()
         if state is None:
             log.info("YTVOSeval.accumulate: the original's accumulate on evalImgs")
-            return super().accumulate(p)
+            with _as_pycocotools(self.params if p is None else p, self._paramsEval):
+                return super().accumulate(p)
         if p is None:
             p = self.params
         p.catIds = p.catIds if p.useCats == 1 else [-1]
         lists = native_lists(p, self._paramsEval, state, ids="vidIds")
         if lists is None:
             log.info("YTVOSeval.accumulate: the original's accumulate (parameters unlike the evaluation's)")
-            return super().accumulate(p)
+            with _as_pycocotools(p, self._paramsEval):
+                return super().accumulate(p)
         log.info("YTVOSeval.accumulate: native")
         self.eval = native_accumulate(p, state, self.num_threads, lists)
 
@@ -664,6 +697,40 @@ def _ytvos_iou_dict(state: Evaluation, gts=None, dts=None, p=None) -> dict:
             D = int(state.pair_d[i + 1] - state.pair_d[i])
             out[vid, cat] = state.iou_matrix(i) if G and D else np.zeros((D, G))
     return out
+
+
+def _check_has_annotations(gt) -> None:
+    """A ground truth without ``annotations`` (YouTube-VIS' own valid and test
+    files) evaluates to -1 everywhere, as in the original: warned about, and
+    refused by a ground truth loaded with ``strict=True``."""
+    if gt is None or tracks_of(gt) is not None or not isinstance(gt.dataset, dict) or 'annotations' in gt.dataset:
+        return
+    error = _missing_member(gt, 'annotations', 'YTVOSeval.evaluate')
+    if getattr(gt, '_strict', False):
+        raise error
+    warn_suspect(f"{error}: every AP is undefined (-1), as in the YouTube-VIS API (strict=True refuses it)")
+
+
+def _check_tracks(gts: list, dts: list, cocoGt, cocoDt) -> None:
+    """What the original's evaluation fails on in the tracks it selected,
+    raised as it fails (``KeyError``, ``TypeError``) with a message naming the
+    file, the track and the field: a ground truth without ``segmentations``,
+    ``areas`` or ``iscrowd``, a result without a numeric ``score``."""
+    for gt in gts:
+        for key in ('segmentations', 'areas', 'iscrowd'):
+            if key not in gt:
+                source = getattr(cocoGt, '_source', 'the ground truth')
+                raise input_error_class(KeyError)(f"{source}: annotation id {gt.get('id')!r} has no {key!r} "
+                                                  f"({_TRACK_FIELDS[key]})")
+    for dt in dts:
+        if 'score' in dt and isinstance(dt['score'], numbers.Real):
+            continue
+        source = getattr(cocoDt, '_source', 'results')
+        ann_id = dt.get('id')
+        problem = score_problem(dt, f"{source}: result {ann_id - 1}" if type(ann_id) is int
+                                else f"{source}: result id {ann_id!r}")
+        if problem is not None:
+            raise problem
 
 
 def _to_rle(anns: list, dataset, what: str, num_threads: int) -> None:

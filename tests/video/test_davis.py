@@ -101,6 +101,11 @@ def test_davis_equals_the_official_code(name, k, built):
         for p in paths:
             with open(p) as f:
                 assert f.read() == gold["method"]["csv"][os.path.basename(p)], p
+        # and the two tables it prints, as pandas formats them (the task added to their titles)
+        printed = gold["method"]["stdout"]
+        tables = printed[printed.index("---"):printed.index("\n\nTotal time")]
+        assert f", {job['task']} task -" in result.table()
+        assert result.table().replace(f", {job['task']} task", "") == tables
 
 
 @pytest.mark.parametrize("threads", [1, 2, 3])
@@ -157,3 +162,15 @@ def test_evaluate_prints_nothing_but_debug_lines(built):
         DAVISEvaluation(job["davis_root"], job["task"], job["gt_set"]).evaluate(job["res_path"], debug=True)
     seqs = [s for s in open(os.path.join(job["davis_root"], "ImageSets", "2017", "val.txt")).read().split()]
     assert out.getvalue().splitlines() == seqs
+
+
+def test_tables_format_floats_as_pandas_does():
+    """evaluation_method.py's tables are pandas' DataFrame.to_string(index=False): the
+    layout reproduced on columns that exercise its float formatting, against pandas' own
+    output (tests/data/video/pandas_tables.json, make_pandas_tables.py)."""
+    from boundary_api.video.files import pandas_table
+
+    stored = json.load(open(os.path.join(HERE, "..", "data", "video", "pandas_tables.json")))
+    for case, gold in stored["cases"].items():
+        columns = [(h, [float("nan") if v == "nan" else v for v in values]) for h, values in gold["columns"]]
+        assert pandas_table(columns) == gold["text"], case

@@ -159,3 +159,65 @@ def test_ytvis_equals_the_official_forks_live(seed, iou_type, tmp_path):
             assert got == []
         else:
             assert close(np.asarray(got).reshape(-1).tolist(), e["values"])
+
+
+@pytest.mark.parametrize("seed", SEEDS[:2])
+def test_evaluation_method_command_line_live(seed, tmp_path):
+    """Issue 46: davis2017-evaluation's own command line, ``evaluation_method.py
+    --davis_path D --results_path R`` (its default task: unsupervised), and the same words
+    given to ``boundary-eval vos``: the same two tables (boundary-eval's titles also name
+    the task) and byte-identical CSV files."""
+    import shutil
+
+    from boundary_api.cli import main
+
+    _need(VOS_ENV[:2])
+    _vos_set(str(tmp_path), seed)
+    davis, res = str(tmp_path / "DAVIS"), str(tmp_path / "unsup")
+    official_res = str(tmp_path / "official_res")
+    shutil.copytree(res, official_res)  # (the script writes its CSV files into the results folder)
+    script = os.path.join(os.environ["BOUNDARY_API_DAVIS2017"], "evaluation_method.py")
+    proc = subprocess.run([os.environ["BOUNDARY_API_VOS_PYTHON"], script, "--davis_path", davis,
+                           "--results_path", official_res], capture_output=True, text=True,
+                          cwd=os.environ["BOUNDARY_API_DAVIS2017"])
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert "Evaluating sequences for the unsupervised task..." in proc.stdout
+    tables = proc.stdout[proc.stdout.index("---"):proc.stdout.index("\n\nTotal time")]
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        assert main(["vos", "--davis_path", davis, "--results_path", res, "--csv-dir", str(tmp_path / "csv"),
+                     "-q"]) == 0
+    printed = out.getvalue()
+    assert "unsupervised task" in printed.splitlines()[0]
+    assert tables in printed.replace(", unsupervised task", "")
+    for name in ("global_results-val.csv", "per-sequence_results-val.csv"):
+        with open(os.path.join(official_res, name)) as a, open(tmp_path / "csv" / name) as b:
+            assert a.read() == b.read(), name
+
+
+def test_fork_loading_live(tmp_path):
+    """Issue 46: make_fork_loading_golden.py's cases run on the fork now, the same as stored."""
+    _need(VIS_ENV[:1])
+    sys.path.insert(0, HERE)
+    import make_fork_loading_golden as maker
+
+    spec = {}
+    for case, (_, params) in maker.CASES.items():
+        gt, results = maker.inputs(case)
+        os.makedirs(tmp_path / case)
+        (tmp_path / case / "gt.json").write_text(json.dumps(gt))
+        (tmp_path / case / "results.json").write_text(json.dumps(results))
+        spec[case] = {k: (maker.first2(gt) if v == "first2" else v) for k, v in params.items()}
+    (tmp_path / "spec.json").write_text(json.dumps(spec))
+    proc = subprocess.run([os.environ["BOUNDARY_API_YTVOS_PYTHON"], os.path.join(HERE, "make_fork_loading_golden.py"),
+                           "--run", str(tmp_path)], capture_output=True, text=True, cwd=str(tmp_path))
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    stored = json.load(open(maker.OUT))["runs"]
+    live = json.loads(proc.stdout)
+    assert live.keys() == stored.keys()
+    for case in live:
+        a, b = live[case], stored[case]
+        if "error" in b:
+            assert a["error"]["class"] == b["error"]["class"] and a["error"]["stage"] == b["error"]["stage"], case
+        else:
+            assert close(a["stats"], b["stats"]) and a["vidIds"] == b["vidIds"], case
