@@ -84,7 +84,8 @@ def _check(gt, res, void_label, mask_res_by_void, pair_mode, radius, d):
                 want[(side, int(lab))] = (int(mask.sum()), int(ov.boundary_map(mask).sum()),
                                           int(reference.boundary_of_width(mask.astype(np.uint8), d).sum()))
     assert got == want
-    got_pairs = {(int(a), int(b)): tuple(row[3:]) for row in pairs.tolist() for a, b in [row[1:3]]}
+    assert pairs.shape[1] == 9 and (pairs[:, 7:9] == pairs[:, 4:6]).all()
+    got_pairs = {(int(a), int(b)): tuple(row[3:7]) for row in pairs.tolist() for a, b in [row[1:3]]}
     want_pairs = {}
     for rl in np.unique(r):
         for gl in np.unique(g):
