@@ -6,12 +6,15 @@ import argparse
 
 from ._common import PROG, HelpFormatter, add_common_flags, check_out_path, positive_int, ratio
 from .output import build_document, write_json
+from . import vos_mosev2_lvos
 
 EXAMPLES = """examples:
   boundary-eval vos --demo davis_demo          (writes a small generated DAVIS set there, evaluates it)
   boundary-eval vos --davis-root DAVIS --results results/semi-supervised/my_method
   boundary-eval vos --davis-root DAVIS --results my_proposals --task unsupervised --csv-dir out/
   boundary-eval vos --protocol sav --gt-root sav_val/Annotations_6fps --dt-root predictions/ --metric J F B
+  boundary-eval vos --protocol mosev2 --meta meta.json --gt-root Annotations --dt-root predictions/
+  boundary-eval vos --protocol lvos --lvos-root LVOS/valid --results my_results --csv-dir out/
 """
 
 
@@ -23,8 +26,9 @@ def parser() -> argparse.ArgumentParser:
                     "mean, recall and decay per object) or SA-V (SAM 2's sav_benchmark: objects scored from "
                     "their first appearance, percent). --metric B adds the paper's Boundary IoU per frame.",
         epilog=EXAMPLES, formatter_class=lambda prog: HelpFormatter(prog, max_help_position=30))
-    p.add_argument("--protocol", choices=("davis", "sav"), default="davis",
-                   help="davis: davis2017-evaluation's DAVISEvaluation; sav: SA-V's benchmark")
+    p.add_argument("--protocol", choices=("davis", "sav") + vos_mosev2_lvos.PROTOCOLS, default="davis",
+                   help="davis: davis2017-evaluation's DAVISEvaluation; sav: SA-V's benchmark; mosev2: MOSE-api's "
+                        "score.py (J, F and the object-adaptive F_new); lvos: lvos-evaluation's LVOSEvaluation")
     d = p.add_argument_group("DAVIS (--protocol davis)")
     d.add_argument("--davis-root", "--davis_path", dest="davis_root", metavar="DIR",
                    help="the DAVIS folder: JPEGImages, Annotations (semi-supervised), Annotations_unsupervised, "
@@ -59,6 +63,7 @@ def parser() -> argparse.ArgumentParser:
     s.add_argument("--not-strict", dest="strict", action="store_false",
                    help="evaluate the videos that are in both folders instead of refusing a folder that "
                         "lacks videos of the other")
+    vos_mosev2_lvos.add_arguments(p)
     p.add_argument("--demo", metavar="DIR",
                    help="write a small generated set in the layout of --protocol into DIR (new or empty) "
                         "and evaluate it: DIR/DAVIS and DIR/results, or DIR/gt and DIR/pred")
@@ -78,6 +83,9 @@ def parser() -> argparse.ArgumentParser:
 
 def run(args) -> int:
     from ..video import evaluate_davis, evaluate_sav
+
+    if args.protocol in vos_mosev2_lvos.PROTOCOLS:
+        return vos_mosev2_lvos.run(args, parser())
 
     if args.demo:
         from ..video.synthetic import write_demo

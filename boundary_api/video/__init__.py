@@ -10,7 +10,8 @@ from .mosev2 import mosev2_benchmark
 from .lvos import LVOS, LVOSEvaluation
 from .ytvos import YTVOS
 from .ytvoseval import Params, YTVOSeval
-from .files import evaluate_davis, evaluate_lvos, evaluate_mosev2, evaluate_sav, evaluate_vis_files
+from .files import evaluate_davis, evaluate_sav, evaluate_vis_files
+from .files_mosev2_lvos import evaluate_lvos, evaluate_mosev2
 
 __all__ = ["DAVIS", "DAVISEvaluation", "db_statistics", "sav_benchmark", "mosev2_benchmark", "LVOS",
            "LVOSEvaluation", "YTVOS", "YTVOSeval", "Params", "evaluate_davis", "evaluate_sav", "evaluate_mosev2",

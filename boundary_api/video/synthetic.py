@@ -1002,22 +1002,27 @@ def write_demo(kind: str, folder, *, seed: int = 0) -> dict:
 
     Parameters
     ----------
-    kind : {'davis', 'sav'}
+    kind : {'davis', 'sav', 'mosev2', 'lvos'}
         'davis': ``<folder>/DAVIS`` (3 sequences of 24 frames of 120x160, the
         semi-supervised and unsupervised annotations, void in the latter) and
         ``<folder>/results`` (semi-supervised results: shifted, grown and noisy
         copies, an object lost for a while); 'sav': ``<folder>/gt`` and
-        ``<folder>/pred`` in SA-V's per-object layout.
+        ``<folder>/pred`` in SA-V's per-object layout; 'mosev2':
+        ``<folder>/MOSEv2`` (``meta.json`` and ``Annotations``) and
+        ``<folder>/pred``; 'lvos': ``<folder>/LVOS`` (``valid_meta.json``,
+        ``Annotations``, the two video lists) and ``<folder>/results``.
     folder : str or os.PathLike
         Created if missing; it must not hold files already.
 
     Returns
     -------
     dict
-        The paths written (``davis_root`` and ``results``, or ``gt_root`` and ``pred_root``).
+        The paths written (``davis_root`` and ``results``; ``gt_root`` and
+        ``pred_root`` (and ``meta``); ``lvos_root``, ``results``,
+        ``unseen_videos`` and ``unsupervised_videos``).
     """
-    if kind not in ("davis", "sav"):
-        raise ValueError(f"kind must be 'davis' or 'sav', got {kind!r}")
+    if kind not in ("davis", "sav", "mosev2", "lvos"):
+        raise ValueError(f"kind must be 'davis', 'sav', 'mosev2' or 'lvos', got {kind!r}")
     folder = os.fspath(folder)
     if os.path.isdir(folder) and os.listdir(folder):
         raise ValueError(f"demo folder {folder} is not empty")
@@ -1029,6 +1034,17 @@ def write_demo(kind: str, folder, *, seed: int = 0) -> dict:
     results = {name: perturb(labels, seed=seed + k, shift=(1, 2), jitter=1, dilate=k % 2, noise=0.01,
                              missing_frames=(10, 13) if k == 0 else None)
                for k, (name, labels) in enumerate(truth.items())}
+    if kind == "mosev2":
+        paths = write_mosev2(os.path.join(folder, "MOSEv2"), truth)
+        write_mosev2_predictions(os.path.join(folder, "pred"), results)
+        return {"meta": paths["meta"], "gt_root": paths["gt_root"], "pred_root": os.path.join(folder, "pred")}
+    if kind == "lvos":
+        root = os.path.join(folder, "LVOS")
+        write_lvos(root, truth, unseen=["car"], unsupervised=["bear"])
+        write_lvos_results(os.path.join(folder, "results"), results)
+        return {"lvos_root": root, "results": os.path.join(folder, "results"),
+                "unseen_videos": os.path.join(root, "unseen_videos.txt"),
+                "unsupervised_videos": os.path.join(root, "unsupervised_videos.txt")}
     if kind == "davis":
         root = os.path.join(folder, "DAVIS")
         write_davis(root, truth, void={name: void_mask(labels, seed=seed) for name, labels in truth.items()},
