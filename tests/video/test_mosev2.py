@@ -246,3 +246,29 @@ def test_segments_rules():
     dj, df, rj, rf = M._segments(j, f, e0)
     assert math.isclose(dj, .8) and math.isclose(rj, np.mean([np.mean([.1, .2]), np.mean([.7, .3, .6])]))
     assert M._segments(j, f, np.zeros(8, bool)) == (None, None, None, None)
+
+
+@pytest.mark.parametrize("name", ["mose_basic", pytest.param("mose_real480", marks=pytest.mark.slow)])
+def test_oracle_equals_the_stored_per_frame_values(name, built):
+    """The NumPy / scikit-image oracle (oracle_vos.mosev2_*) gives score.py's
+    per-frame J, F and F_new on the stored cases: the contract the kernel is
+    tested against with hypothesis (test_frames_kernel.py)."""
+    import oracle_vos as ov
+    from boundary_api.video import _jf
+
+    root, jobs, _ = built(name)
+    job = jobs[0]
+    gold = GOLD["cases"][name]["jobs"][0]["result"]
+    with open(job["meta"]) as f:
+        meta = json.load(f)["videos"]
+    for vid in sorted(meta)[:2]:
+        n = meta[vid]["length"]
+        for t in range(1, n - 1):
+            g = _jf.read_frame(os.path.join(job["ann"], vid, f"{t:05d}.png"), "gt")
+            p = _jf.read_frame(os.path.join(job["pred"], vid, f"{t:05d}.png"), "pred")
+            for obj in meta[vid]["objects"]:
+                pf = gold["per_frame"][f"{vid}_{obj}"]
+                k = int(obj)
+                f, fn = ov.mosev2_f(g == k, p == k)
+                assert close(ov.mosev2_jaccard(g == k, p == k), pf["J"][t - 1])
+                assert close(f, pf["F"][t - 1]) and close(fn, pf["F_new"][t - 1]), (vid, obj, t)
