@@ -207,7 +207,9 @@ class LVOSEvaluation:
     Raises
     ------
     FileNotFoundError
-        A missing list file (also a ``ValueError``).
+        A missing list of unseen videos, or of unsupervised videos with the
+        task unsupervised_single (also a ``ValueError``; the original needs
+        both lists for every task).
     """
 
     def __init__(self, lvos_root, task, gt_set, codalab=False, use_cache=False, *, num_threads=None,
@@ -220,8 +222,11 @@ class LVOSEvaluation:
         self.dilation_ratio = check_dilation_ratio(dilation_ratio)
         here = lvos_root if codalab else "."
         self.unseen_videos = self._lines(unseen_videos or os.path.join(here, "unseen_videos.txt"), "unseen_videos")
-        self.unsup_videos = self._lines(unsupervised_videos or os.path.join(here, "unsupervised_videos.txt"),
-                                        "unsupervised_videos")
+        unsup = unsupervised_videos or os.path.join(here, "unsupervised_videos.txt")
+        if task != "unsupervised_single" and not os.path.exists(unsup):
+            self.unsup_videos = []      # (read only by that task; the original stops without it)
+        else:
+            self.unsup_videos = self._lines(unsup, "unsupervised_videos")
         #: per-frame values of the last evaluation: ``{'<seq>_<n>': {'J': (1, n) array, ...}}``
         self.per_frame: Dict[str, Dict[str, np.ndarray]] = {}
 

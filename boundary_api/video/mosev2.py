@@ -256,17 +256,17 @@ def _evaluate(meta_path, gt_root, pred_root, *, metrics=("J", "F"), strict=True,
                 raise _file_error(f"prediction folder {pred_dir} has {len(names)} frames, but video {vid} has "
                                   f"{length} and score.py evaluates frames 1 to {length - 2}")
             evaluated = names[1:length - 1]
-            if strict:
-                gt_names = _pngs(os.path.join(gt_root, vid), f"ground truth of video {vid}")
-                want = gt_names[1:length - 1]
-                if evaluated != want:
-                    k = next(i for i in range(len(want)) if i >= len(evaluated) or evaluated[i] != want[i])
-                    missing = want[k] not in set(names)
-                    raise _file_error(
-                        f"prediction frame {os.path.join(pred_dir, want[k] + '.png')} "
-                        + ("not found" if missing else f"is not frame {k + 1} of the predictions")
-                        + " (score.py takes the frame names from the prediction folder: a missing or extra "
-                        "frame shifts every later one; strict=False does the same)")
+            gt_names = _pngs(os.path.join(gt_root, vid), f"ground truth of video {vid}")
+            want = gt_names[1:length - 1]
+            if evaluated != want:
+                k = next(i for i in range(len(want)) if i >= len(evaluated) or evaluated[i] != want[i])
+                what = (f"prediction frame {os.path.join(pred_dir, want[k] + '.png')} "
+                        + ("not found" if want[k] not in set(names) else f"is not frame {k + 1} of the predictions"))
+                if strict:
+                    raise _file_error(what + " (score.py takes the frame names from the prediction folder: a "
+                                      "missing or extra frame shifts every later one; strict=False does the same)")
+                warn_suspect(what + ": the later frames are shifted, as score.py shifts them (strict=True refuses "
+                             "it)")
             pairs = [(os.path.join(gt_root, vid, n + '.png'), os.path.join(pred_dir, n + '.png')) for n in evaluated]
             if h is None or w is None:
                 shape = _jf.read_frame(os.path.join(gt_root, vid, names[0] + '.png'), "ground truth").shape
