@@ -1,6 +1,10 @@
 # cython: language_level=3, boundscheck=False, wraparound=False, cdivision=True, initializedcheck=False
 """Per-frame counts of video object segmentation on label maps.
 
+(This file is longer than 800 lines because the one pass over a frame makes
+every measure's counts, J, F (any footprint, MOSEv2's adaptive one) and B, from
+shared row runs and bitset planes, and decodes the PNGs it is given.)
+
 One pass over a ground-truth and a result label map (row-major, one label per
 pixel) gives, for every label present in either map, its pixel count, the
 size of its DAVIS boundary map and of its Boundary IoU band, and, for the
