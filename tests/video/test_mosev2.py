@@ -272,3 +272,36 @@ def test_oracle_equals_the_stored_per_frame_values(name, built):
                 f, fn = ov.mosev2_f(g == k, p == k)
                 assert close(ov.mosev2_jaccard(g == k, p == k), pf["J"][t - 1])
                 assert close(f, pf["F"][t - 1]) and close(fn, pf["F_new"][t - 1]), (vid, obj, t)
+
+
+@pytest.mark.parametrize("video,words", [
+    ("shifted", "00004.png not found"),
+    ("nopred", "no prediction folder for video nopred"),
+    ("one", "video one has 1 frames"),
+    ("two", "video two has 2 frames"),
+])
+def test_each_silent_case_is_refused_alone(video, words, built, tmp_path):
+    """Each thing score.py scores silently, alone in a set: refused with strict
+    (the default), scored as score.py scores it with a warning otherwise."""
+    import shutil
+
+    root, jobs, _ = built("mose_silent")
+    job = jobs[0]
+    with open(job["meta"]) as f:
+        meta = json.load(f)
+    gt = tmp_path / "gt"
+    shutil.copytree(os.path.join(job["ann"], video), gt / video)
+    (tmp_path / "meta.json").write_text(json.dumps({"videos": {video: meta["videos"][video]}}))
+    pred = tmp_path / "pred"
+    pred.mkdir()
+    (pred / "unrelated").mkdir()
+    if os.path.isdir(os.path.join(job["pred"], video)):
+        shutil.copytree(os.path.join(job["pred"], video), pred / video)
+    with pytest.raises(ValueError) as e:
+        mosev2_benchmark(tmp_path / "meta.json", gt, pred)
+    assert words in str(e.value)
+    with pytest.warns(SuspectInputWarning):
+        out = mosev2_benchmark(tmp_path / "meta.json", gt, pred, strict=False)
+    gold = GOLD["cases"]["mose_silent"]["jobs"][0]["result"]["rows"]
+    for key, v in out["per_object"].items():
+        assert _same(v["J"], gold[key][0]) and _same(v["F_new"], gold[key][1]) and _same(v["F"], gold[key][2])
