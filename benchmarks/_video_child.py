@@ -48,6 +48,32 @@ def run(job: dict) -> dict:
                 ev.accumulate()
                 ev.summarize()
             return {"stats": [float(x) for x in ev.stats]}
+    if tool == "boundary_api" and kind == "mosev2":
+        from boundary_api.video import mosev2_benchmark
+
+        out = mosev2_benchmark(job["meta"], job["ann"], job["pred"], num_threads=threads)
+        return {k: float(v) for k, v in out.items() if k != "per_object"}
+    if tool == "boundary_api" and kind == "lvos":
+        from boundary_api.video import LVOSEvaluation
+
+        os.chdir(job["lvos_root"])
+        return _lvos_numbers(LVOSEvaluation(job["lvos_root"], "semi-supervised", "valid",
+                                            num_threads=threads).evaluate(job["lvos_results"]))
+    if tool == "score.py":
+        return _score_py(job)
+    if tool in ("lvos-evaluation", "lvos-evaluation-mp"):
+        sys.path.insert(0, job["code"])
+        os.chdir(job["lvos_root"])
+        with _quiet(), contextlib.redirect_stderr(io.StringIO()):
+            if tool == "lvos-evaluation":
+                from lvos.evaluation import LVOSEvaluation
+
+                ev = LVOSEvaluation(job["lvos_root"], "semi-supervised", "valid")
+            else:
+                from lvos.evaluation_mp import LVOSEvaluation
+
+                ev = LVOSEvaluation(job["lvos_root"], "semi-supervised", "valid", mp_procs=job["threads"])
+            return _lvos_numbers(ev.evaluate(job["lvos_results"]))
     if tool == "davis2017-evaluation":
         sys.path.insert(0, job["code"])
         from davis2017.evaluation import DAVISEvaluation
@@ -89,6 +115,44 @@ def _davis_numbers(m) -> dict:
             "J": float(np.mean(m["J"]["M"])), "F": float(np.mean(m["F"]["M"])),
             "JR": float(np.mean(m["J"]["R"])), "JD": float(np.mean(m["J"]["D"])),
             "FR": float(np.mean(m["F"]["R"])), "FD": float(np.mean(m["F"]["D"]))}
+
+
+def _lvos_numbers(res) -> dict:
+    import numpy as np
+
+    m, seen, unseen = res
+    return {"J": float(np.mean(m["J"]["M"])), "F": float(np.mean(m["F"]["M"])),
+            "JR": float(np.mean(m["J"]["R"])), "V": float(np.mean(seen["V"]["M"] + unseen["V"]["M"]))}
+
+
+def _score_py(job: dict) -> dict:
+    """MOSE-api's score.py as its command line runs it (its own process pool), its
+    numbers before rounding taken from the rows it merges (a wrapper records them)."""
+    import tempfile
+
+    import numpy as np
+
+    sys.path.insert(0, os.path.join(job["code"], "MOSEv2", "sam2_rcms", "tools"))
+    with _quiet():
+        import score
+    rows = {}
+    merge = score.merge_chunk_results
+
+    def record(chunk_results, vid_name, anno_id):
+        rows[f"{vid_name}_{anno_id}"] = value = merge(chunk_results, vid_name, anno_id)
+        return value
+
+    score.merge_chunk_results = record
+    with tempfile.TemporaryDirectory() as out, _quiet(), contextlib.redirect_stderr(io.StringIO()):
+        sys.argv = ["score.py", "--meta", job["meta"], "--ann", job["ann"], "--pred", job["pred"], "--output", out]
+        score.main()
+    col = list(zip(*rows.values()))
+    present = [[x for x in col[i] if x is not None] for i in range(7)]
+    j, fn, f = np.mean(col[0]), np.mean(col[1]), np.mean(col[2])
+    return {"J&F_new": float((j + fn) / 2), "J": float(j), "F_new": float(fn),
+            "disappear_J&F_new": float((np.mean(present[3]) + np.mean(present[4])) / 2),
+            "reappear_J&F_new": float((np.mean(present[5]) + np.mean(present[6])) / 2), "F": float(f),
+            "J&F": float((j + f) / 2)}
 
 
 def _pin(job: dict) -> None:

@@ -11,7 +11,14 @@ benchmarks/_data/video/ on first use):
 - ``davis1080``: the same at 1920x1080;
 - ``vis``: a YouTube-VIS-2019-val-sized set (300 videos of 24-36 frames, 3 tracks and
   10-20 results each): ``YTVOSeval`` 'segm' vs youtubevos/cocoapi, 'boundary' vs
-  SysCV/vmt cocoapi_hq.
+  SysCV/vmt cocoapi_hq;
+- ``mose_lvos``: 20 videos x 60 frames of 854x480 with 2-4 objects (vanishing and late
+  objects, perturbed predictions), written in MOSEv2's layout and in LVOS' (the 60
+  frames as every 5th frame): ``mosev2_benchmark`` vs MOSE-api's ``score.py`` (its own
+  pool: ``cpu_count()`` processes), ``LVOSEvaluation`` vs lvos-evaluation's (one
+  process, and its multiprocessing class with ``cpu_count()`` processes);
+  ``mose_lvos1080`` the same at 1920x1080, ``mose_lvos_small`` 3 videos x 10 frames of
+  120x160 (a smoke run).
 
 Every run is a whole process (interpreter start, imports, reading, evaluating,
 the summary), tools interleaved, at 1 thread (the process pinned to one core) and
@@ -27,7 +34,9 @@ and at Python interpreters that can run them::
         --davis2017 /work/official/davis2017-evaluation --sav /work/official/sav \\
         --vos-benchmark /work/official/vos-benchmark --vos-python /work/venvs/official-vos/bin/python \\
         --ytvos-python /work/venvs/official-ytvos/bin/python \\
-        --hq-python /work/venvs/official-hqytvis/bin/python
+        --hq-python /work/venvs/official-hqytvis/bin/python \\
+        --mose /work/official/mose-api --mose-python /work/venvs/official-mose/bin/python \\
+        --lvos /work/official/lvos-evaluation --lvos-python /work/venvs/official-lvos/bin/python
 
 A tool whose path is not given is left out.
 """
@@ -66,6 +75,8 @@ def build(workload: str) -> dict:
         results = results["semi-supervised"] if isinstance(results, dict) else results
         return {"davis_root": info["davis_root"], "results": results,
                 "gt_root": os.path.join(info["davis_root"], "Annotations", "480p")}
+    if workload.startswith("mose_lvos"):
+        return build_mose_lvos(workload)
     if workload == "vis":
         from boundary_api.video import synthetic_vis
 
@@ -80,6 +91,63 @@ def build(workload: str) -> dict:
             print(f"built {root} in {time.time() - t:.0f}s", flush=True)
         return {"gt": str(gt), "dt": str(dt)}
     raise ValueError(workload)
+
+
+MOSE_LVOS = {"mose_lvos": (20, 60, 480, 854), "mose_lvos1080": (20, 60, 1080, 1920),
+             "mose_lvos_small": (3, 10, 120, 160)}
+
+
+def _mose_lvos_video(args):
+    root, k, frames, h, w = args
+    import numpy as np
+
+    from boundary_api.video import synthetic
+
+    rng = np.random.default_rng([7, k])
+    gt = synthetic.render_sequence(frames, h, w, int(rng.integers(2, 5)), seed=int(rng.integers(2 ** 31)),
+                                   deforming=bool(k % 2), vanishing=(k % 3 == 1), late=int(k % 4 == 2),
+                                   tiny=int(k % 5 == 3), size=(0.03, 0.3))
+    pred = synthetic.perturb(gt, seed=k, jitter=2, dilate=int(rng.integers(0, 3)), noise=0.0005)
+    name = f"vid{k:03d}"
+    synthetic.write_mosev2(os.path.join(root, "mose", f"part{k:03d}"), {name: gt})
+    synthetic.write_mosev2_predictions(os.path.join(root, "mose", "pred"), {name: pred})
+    synthetic.write_lvos(os.path.join(root, "lvos", f"part{k:03d}"), {name: gt})
+    synthetic.write_lvos_results(os.path.join(root, "lvos", "results"), {name: pred})
+
+
+def build_mose_lvos(workload: str) -> dict:
+    """The MOSEv2 and LVOS layouts of one generated set (made once)."""
+    n, frames, h, w = MOSE_LVOS[workload]
+    root = DATA / workload
+    done = root / "DONE"
+    if not done.exists():
+        import shutil
+        from concurrent.futures import ProcessPoolExecutor
+
+        t = time.time()
+        with ProcessPoolExecutor(max_workers=os.cpu_count() or 1) as pool:
+            list(pool.map(_mose_lvos_video, [(str(root), k, frames, h, w) for k in range(n)]))
+        # the videos were written one root each (in parallel): merge them into one root per layout
+        for layout, meta_name, sub in (("mose", "meta.json", "Annotations"), ("lvos", "valid_meta.json",
+                                                                            "Annotations")):
+            videos = {}
+            for k in range(n):
+                part = root / layout / f"part{k:03d}"
+                with open(part / meta_name) as f:
+                    videos.update(json.load(f)["videos"])
+                for v in os.listdir(part / sub):
+                    os.makedirs(root / layout / "gt" / sub, exist_ok=True)
+                    os.replace(part / sub / v, root / layout / "gt" / sub / v)
+                shutil.rmtree(part)
+            (root / layout / "gt" / meta_name).write_text(json.dumps({"videos": videos}))
+        names = sorted(json.loads((root / "lvos" / "gt" / "valid_meta.json").read_text())["videos"])
+        (root / "lvos" / "gt" / "unseen_videos.txt").write_text("".join(v + "\n" for v in names[::3]))
+        (root / "lvos" / "gt" / "unsupervised_videos.txt").write_text("")
+        done.write_text(json.dumps({"seconds": time.time() - t}))
+        print(f"built {root} in {time.time() - t:.0f}s", flush=True)
+    return {"meta": str(root / "mose" / "gt" / "meta.json"), "ann": str(root / "mose" / "gt" / "Annotations"),
+            "pred": str(root / "mose" / "pred"), "lvos_root": str(root / "lvos" / "gt"),
+            "lvos_results": str(root / "lvos" / "results")}
 
 
 def run_child(python: str, job: dict, threads: int, timeout: float) -> dict:
@@ -138,6 +206,17 @@ def cases(args) -> list:
                 # (cocoapi_hq makes the bands in a pool of cpu_count() processes: its default is all cores)
                 out.append((w, "vis_boundary", "cocoapi_hq", args.hq_python, {}, os.cpu_count() or 1))
                 out.append((w, "vis_segm", "cocoapi_hq", args.hq_python, {}, 1))
+        if w.startswith("mose_lvos"):
+            for t in threads:
+                out.append((w, "mosev2", "boundary_api", me, {}, t))
+                out.append((w, "lvos", "boundary_api", me, {}, t))
+            if args.mose and args.mose_python:
+                # (score.py's pool is always cpu_count() processes)
+                out.append((w, "mosev2", "score.py", args.mose_python, {"code": args.mose}, os.cpu_count() or 1))
+            if args.lvos and args.lvos_python:
+                out.append((w, "lvos", "lvos-evaluation", args.lvos_python, {"code": args.lvos}, 1))
+                out.append((w, "lvos", "lvos-evaluation-mp", args.lvos_python, {"code": args.lvos},
+                            os.cpu_count() or 1))
     return out
 
 
@@ -154,7 +233,8 @@ def same(a: dict, b: dict, tol: float = 1e-12) -> bool:
 
 def main(argv=None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    p.add_argument("--workloads", nargs="+", default=["davis", "vis"], choices=["davis", "davis1080", "vis"])
+    p.add_argument("--workloads", nargs="+", default=["davis", "vis"],
+                   choices=["davis", "davis1080", "vis"] + list(MOSE_LVOS))
     p.add_argument("--repeats", type=int, default=3)
     p.add_argument("--threads", default="both", help="1, N, or 'both' (1 and all cores)")
     p.add_argument("--davis2017", help="davis2017-evaluation checkout")
@@ -163,6 +243,11 @@ def main(argv=None) -> int:
     p.add_argument("--vos-python", help="a Python that runs the VOS peers (scikit-image, OpenCV, pandas, scipy)")
     p.add_argument("--ytvos-python", help="a Python with youtubevos/cocoapi installed as pycocotools")
     p.add_argument("--hq-python", help="a Python with SysCV/vmt cocoapi_hq installed as pycocotools")
+    p.add_argument("--mose", help="henghuiding/MOSE-api checkout (MOSEv2/sam2_rcms/tools/score.py)")
+    p.add_argument("--mose-python", help="a Python that runs score.py (OpenCV, scikit-image, Pillow, psutil, tqdm)")
+    p.add_argument("--lvos", help="LingyiHongfd/lvos-evaluation checkout")
+    p.add_argument("--lvos-python", help="a Python that runs lvos-evaluation (NumPy < 2.4, OpenCV, scikit-image, "
+                                         "scipy, pandas, tqdm)")
     p.add_argument("--timeout", type=float, default=3600)
     p.add_argument("--markdown", help="write the tables there too")
     args = p.parse_args(argv)

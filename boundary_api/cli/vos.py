@@ -7,6 +7,7 @@ import argparse
 from ._common import (PROG, ExamplesHelpFormatter, InputError, add_common_flags, check_out_path, positive_int,
                       ratio)
 from .output import build_document, write_csv_rows, write_json
+from . import vos_mosev2_lvos
 
 EXAMPLES = """examples:
   boundary-eval vos --demo davis_demo
@@ -25,6 +26,12 @@ EXAMPLES = """examples:
       outlines in r.html
   boundary-eval vos --protocol sav --gt-root Annotations_6fps --dt-root preds/
       SA-V val (SAM 2's sav_evaluator.py): J&F in percent
+  boundary-eval vos --protocol mosev2 --meta meta.json --gt-root Annotations \
+      --dt-root preds/
+      MOSEv2 (MOSE-api's score.py): J, F and the object-adaptive F_new
+  boundary-eval vos --protocol lvos --lvos-root LVOS/valid --results res/ \
+      --csv-dir out/
+      LVOS (lvos-evaluation): J, F and V, seen and unseen
 
 The DAVIS tables are evaluation_method.py's, printed as it prints them: a
 global table and a per-object table, whose rows (<sequence>_<n>) are objects
@@ -55,8 +62,9 @@ def parser() -> argparse.ArgumentParser:
                     "their first appearance, percent). --metric B adds the paper's Boundary IoU per frame.",
         epilog=EXAMPLES, formatter_class=lambda prog: ExamplesHelpFormatter(prog, max_help_position=30))
     p.set_defaults(official_spelling=False)
-    p.add_argument("--protocol", choices=("davis", "sav"), default="davis",
-                   help="davis: davis2017-evaluation's DAVISEvaluation; sav: SA-V's benchmark")
+    p.add_argument("--protocol", choices=("davis", "sav") + vos_mosev2_lvos.PROTOCOLS, default="davis",
+                   help="davis: davis2017-evaluation's DAVISEvaluation; sav: SA-V's benchmark; mosev2: MOSE-api's "
+                        "score.py (J, F and the object-adaptive F_new); lvos: lvos-evaluation's LVOSEvaluation")
     d = p.add_argument_group("DAVIS (--protocol davis)")
     d.add_argument("--davis-root", "--davis_path", dest="davis_root", metavar="DIR", action=_Path,
                    help="the DAVIS folder: JPEGImages/480p, Annotations/480p (semi-supervised), "
@@ -93,6 +101,7 @@ def parser() -> argparse.ArgumentParser:
     s.add_argument("--not-strict", dest="strict", action="store_false",
                    help="evaluate the videos that are in both folders (by default a folder that lacks videos "
                         "of the other is refused)")
+    vos_mosev2_lvos.add_arguments(p)
     p.add_argument("--demo", metavar="DIR",
                    help="write a small generated set in the layout of --protocol into DIR (new or empty) "
                         "and evaluate it: DIR/DAVIS and DIR/results, or DIR/gt and DIR/pred")
@@ -120,6 +129,9 @@ def parser() -> argparse.ArgumentParser:
 
 def run(args) -> int:
     from ..video import evaluate_davis, evaluate_sav
+
+    if args.protocol in vos_mosev2_lvos.PROTOCOLS:
+        return vos_mosev2_lvos.run(args, parser())
 
     if args.demo:
         from ..video.synthetic import write_demo

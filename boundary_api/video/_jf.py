@@ -11,6 +11,7 @@ official ones bit for bit.
 """
 from __future__ import annotations
 
+import functools
 import os
 import warnings
 from dataclasses import dataclass
@@ -126,13 +127,31 @@ class CountOptions:
     want_b: bool = False
     dilation_ratio: float = 0.02
     bound_th: float = BOUND_TH
+    #: > 0: MOSEv2's object-adaptive F_new (``bound_th=0.1, bound_mode='area'``):
+    #: its radius ``ceil(adaptive_th * sqrt(ground-truth area))`` capped at
+    #: ``bound_th * diagonal`` (see :func:`adaptive_footprints`)
+    adaptive_th: float = 0.0
+
+
+@functools.lru_cache(maxsize=16)
+def adaptive_footprints(height: int, width: int, bound_th: float = BOUND_TH) -> Tuple[float, tuple]:
+    """The cap and the footprints of MOSEv2's ``f_measure_adaptive`` at a
+    frame size: the cap ``bound_th * np.linalg.norm((height, width))`` (not
+    rounded), and the disks of radius 0 .. ``ceil(cap)`` and of the cap
+    itself, as scikit-image's ``disk`` makes them and OpenCV's ``dilate``
+    applies them (:func:`._frames.disk_footprint`)."""
+    cap = float(bound_th * np.linalg.norm((height, width)))
+    top = int(np.ceil(cap))
+    kernels = [_frames.disk_footprint(float(k)) for k in range(top + 1)] + [_frames.disk_footprint(cap)]
+    return cap, tuple(_frames.footprint_rows(k) for k in kernels)
 
 
 def count_frames(pairs: Sequence[Tuple[object, object]], options: CountOptions,
                  read: Optional[Callable[[object, str], tuple]], num_threads: int,
                  on_label_error: Optional[Callable[[int, int], Exception]] = None,
                  shape: Optional[Tuple[int, int]] = None,
-                 shape_error: Optional[Callable[[object, object], Exception]] = None) -> FrameCounts:
+                 shape_error: Optional[Callable[[object, object], Exception]] = None,
+                 shape_source: str = "the sequence's first annotation") -> FrameCounts:
     """Read and count the frames ``pairs`` = [(ground truth, result), ...] on
     ``num_threads`` threads, a few frames per kernel call; frame numbers in
     the output are positions in ``pairs``.
@@ -145,23 +164,30 @@ def count_frames(pairs: Sequence[Tuple[object, object]], options: CountOptions,
     sequence's frames); None: each frame's result must have its ground
     truth's size (``shape_error(gt, result)`` makes the exception), and F's
     radius and B's width follow each frame's size (SA-V).
+    ``shape_source`` says where ``shape`` comes from (for messages).
     ``on_label_error(frame, label)`` makes the exception for a result label
     above ``options.max_res_label``.
     """
     n = len(pairs)
     if n == 0:
-        return FrameCounts(np.zeros((0, 6), np.int64), np.zeros((0, 7), np.int64), 0)
+        return FrameCounts(np.zeros((0, 6), np.int64), np.zeros((0, 9), np.int64), 0)
     read = read or _load
 
     def kernel(gts, ress, first, H, W):
-        radius = f_radius(H, W, options.bound_th) if options.want_f else 0
+        adaptive = {}
+        if options.want_f and options.adaptive_th > 0:
+            cap, footprints = adaptive_footprints(H, W, options.bound_th)
+            radius = 0
+            adaptive = dict(footprints=list(footprints), adaptive_th=options.adaptive_th, adaptive_cap=cap)
+        else:
+            radius = f_radius(H, W, options.bound_th) if options.want_f else 0
         d = min(dilation_pixels(H, W, options.dilation_ratio), max(H, W)) if options.want_b else 1
         try:
             return _frames.frame_counts(
                 gts, ress, first, void_label=options.void_label, mask_res_by_void=options.mask_res_by_void,
                 binarize=options.binarize, max_gt_label=options.max_gt_label,
                 max_res_label=options.max_res_label, pair_mode=options.pair_mode, radius=radius, d=d,
-                want_f=options.want_f, want_b=options.want_b)
+                want_f=options.want_f, want_b=options.want_b, **adaptive)
         except _frames.LabelAboveLimit as exc:
             if on_label_error is None:
                 raise
@@ -192,7 +218,7 @@ def count_frames(pairs: Sequence[Tuple[object, object]], options: CountOptions,
                 for what, sh, item in (("ground truth", gshape, pairs[t][0]), ("result", rshape, pairs[t][1])):
                     if tuple(sh) != tuple(shape):
                         raise ValueError(f"{what} frame {_name(item)} is {sh[0]}x{sh[1]}, not "
-                                         f"{shape[0]}x{shape[1]} like the sequence's first annotation")
+                                         f"{shape[0]}x{shape[1]} like {shape_source}")
             elif tuple(gshape) != tuple(rshape):
                 if shape_error is not None:
                     raise shape_error(_name(pairs[t][0]), _name(pairs[t][1]))
@@ -222,15 +248,16 @@ def _name(item) -> str:
 def dense_counts(counts: FrameCounts, gt_labels: Sequence[int], res_labels: Sequence[int]) -> dict:
     """The counts as dense arrays over the chosen labels and every frame:
     ``area_gt[g, t]``, ``nb_gt``, ``band_gt``, ``area_res[r, t]``, ...,
-    ``inter[r, g, t]``, ``fg``, ``gm``, ``band_inter`` (0 where a label is
-    absent; labels not chosen are dropped)."""
+    ``inter[r, g, t]``, ``fg``, ``gm``, ``band_inter``, ``fg_new``,
+    ``gm_new`` (0 where a label is absent; labels not chosen are dropped)."""
     T = counts.frames
     gi = {int(l): i for i, l in enumerate(gt_labels)}
     ri = {int(l): i for i, l in enumerate(res_labels)}
     G, R = len(gi), len(ri)
     out = {k: np.zeros((G, T), np.int64) for k in ("area_gt", "nb_gt", "band_gt")}
     out.update({k: np.zeros((R, T), np.int64) for k in ("area_res", "nb_res", "band_res")})
-    out.update({k: np.zeros((R, G, T), np.int64) for k in ("inter", "fg", "gm", "band_inter")})
+    pair_names = ("inter", "fg", "gm", "band_inter", "fg_new", "gm_new")
+    out.update({k: np.zeros((R, G, T), np.int64) for k in pair_names})
     lab = counts.labels
     for side, idx, names in ((0, gi, ("area_gt", "nb_gt", "band_gt")), (1, ri, ("area_res", "nb_res", "band_res"))):
         rows = lab[lab[:, 1] == side]
@@ -247,7 +274,7 @@ def dense_counts(counts: FrameCounts, gt_labels: Sequence[int], res_labels: Sequ
         gp = np.array([gi.get(int(l), -1) for l in pr[:, 2]], np.int64)
         keep = (rp >= 0) & (gp >= 0)
         pr, rp, gp = pr[keep], rp[keep], gp[keep]
-        for c, name in enumerate(("inter", "fg", "gm", "band_inter")):
+        for c, name in enumerate(pair_names):
             out[name][rp, gp, pr[:, 0]] = pr[:, 3 + c]
     return out
 
@@ -259,6 +286,15 @@ def j_values(inter: np.ndarray, area_res: np.ndarray, area_gt: np.ndarray) -> np
     union = area_res + area_gt - inter
     with np.errstate(divide="ignore", invalid="ignore"):
         j = inter / union
+    j[union == 0] = 1
+    return j
+
+
+def j_values_smoothed(inter: np.ndarray, area_res: np.ndarray, area_gt: np.ndarray) -> np.ndarray:
+    """MOSEv2's J per frame: ``(inters + 1) / (union + 1)`` clipped to [0, 1],
+    1 where the union is empty (``metricsv2.db_eval_iou``)."""
+    union = area_res + area_gt - inter
+    j = np.clip((inter + 1) / (union + 1), 0, 1)
     j[union == 0] = 1
     return j
 

@@ -9,7 +9,10 @@ label-map videos, results made from them, and writers of the layouts
 davis2017-evaluation and SA-V's ``sav_benchmark`` read: a DAVIS root with
 results folders (:func:`write_davis`, :func:`write_davis_results`: palette PNGs
 whose indices are object ids, 255 = void) and SA-V's per-object and DAVIS-like
-layouts (:func:`write_sav`).  A video is a ``(T, H, W)`` uint8 array of ids
+layouts (:func:`write_sav`); MOSEv2's annotations, ``meta.json`` and
+predictions (:func:`write_mosev2`, :func:`write_mosev2_predictions`) and LVOS'
+root with its ``<set>_meta.json`` of per-object frame ranges and a results
+folder (:func:`write_lvos`, :func:`write_lvos_results`).  A video is a ``(T, H, W)`` uint8 array of ids
 (0 = background): :func:`render_sequence` draws it, :func:`void_mask` marks
 void, :func:`perturb` and :func:`proposals` make results, :func:`make_preset`
 writes a whole benchmark set (``PRESETS``).  Pillow is imported on the first
@@ -21,6 +24,7 @@ write only.
 """
 from __future__ import annotations
 
+import json
 import os
 import time
 from typing import Dict, Iterable, Mapping, Optional, Sequence, Tuple, Union
@@ -38,6 +42,11 @@ __all__ = [
     "write_davis",
     "write_davis_results",
     "write_sav",
+    "write_mosev2",
+    "write_mosev2_predictions",
+    "lvos_ranges",
+    "write_lvos",
+    "write_lvos_results",
     "PRESETS",
     "make_preset",
     "write_demo",
@@ -691,6 +700,195 @@ def write_sav(root, videos: Mapping[str, Labels], *, layout: str = "sav", frames
     return root
 
 
+def write_mosev2(root, videos: Mapping[str, Labels], *, objects: Optional[Mapping[str, Sequence]] = None,
+                 meta: str = "meta.json", lengths: Optional[Mapping[str, int]] = None,
+                 sizes: Optional[Mapping[str, Optional[Tuple[int, int]]]] = None, objects_as: str = "dict",
+                 mode: str = "P", compress_level: int = 1) -> dict:
+    """A MOSEv2 validation set as MOSE-api's ``score.py`` reads it.
+
+    Writes ``<root>/Annotations/<video>/00000.png, ...`` (palette PNGs of
+    object ids; any id, 255 included, is just an object id there) and
+    ``<root>/<meta>``: ``{"videos": {video: {"objects": {"1": {"frames":
+    [...]}, ...}, "length": T, "height": H, "width": W}}}``.
+
+    Parameters
+    ----------
+    root : str or os.PathLike
+        Created.
+    videos : mapping of str to (T, H, W) array
+        Video name to ids.
+    objects : mapping of str to sequence, optional
+        Per video, the object ids the meta lists, in that order (default:
+        every nonzero id of the video, ascending); ids absent from the video
+        are allowed (never-present objects).
+    meta : str
+        The meta file's name inside ``root``.
+    lengths, sizes : mapping, optional
+        Per video, a ``length`` or ``(height, width)`` written into the meta
+        instead of the true ones (``None`` as size: ``null`` height and width,
+        which score.py replaces by the first frame's size).
+    objects_as : {"dict", "list"}
+        The meta's ``objects`` as a dict keyed by id strings or a list of ints.
+    mode, compress_level
+        As in :func:`write_label_png`.
+
+    Returns
+    -------
+    dict
+        ``{"meta": path, "gt_root": path}``.
+    """
+    root = os.fspath(root)
+    ann = os.path.join(root, "Annotations")
+    doc = {}
+    for vid, labels in videos.items():
+        labels = np.asarray(labels)
+        for t in range(labels.shape[0]):
+            write_label_png(os.path.join(ann, vid, f"{t:05d}.png"), labels[t], mode=mode,
+                            compress_level=compress_level)
+        ids = [int(i) for i in (objects[vid] if objects and vid in objects else _ids(labels))]
+        size = (sizes or {}).get(vid, labels.shape[1:])
+        h, w = (None, None) if size is None else (int(size[0]), int(size[1]))
+        objs = {str(i): {"frames": [f"{t:05d}" for t in range(labels.shape[0]) if (labels[t] == i).any()]}
+                for i in ids} if objects_as == "dict" else ids
+        doc[vid] = {"objects": objs, "length": int((lengths or {}).get(vid, labels.shape[0])), "height": h,
+                    "width": w}
+    os.makedirs(root, exist_ok=True)
+    meta_path = os.path.join(root, meta)
+    with open(meta_path, "w") as f:
+        json.dump({"videos": doc}, f)
+    return {"meta": meta_path, "gt_root": ann}
+
+
+def write_mosev2_predictions(folder, results: Mapping[str, Labels], *, skip: Mapping[str, Iterable[int]] = None,
+                             names: Optional[Mapping[str, Sequence[str]]] = None, wrap: Optional[str] = None,
+                             mode: str = "P", compress_level: int = 1) -> str:
+    """Predictions ``<folder>/[<wrap>/]<video>/00000.png, ...`` (palette PNGs of ids).
+
+    Parameters
+    ----------
+    folder : str or os.PathLike
+        The prediction root given to the scorer (created).
+    results : mapping of str to (T, H, W) array
+    skip : mapping of str to iterable of int, optional
+        Per video, frames not written (a missing prediction frame).
+    names : mapping of str to list of str, optional
+        Per video, the frame names (default ``00000, 00001, ...``).
+    wrap : str, optional
+        Put the videos into one folder of that name inside ``folder`` (a
+        submission zip's top folder; score.py descends into it).
+
+    Returns
+    -------
+    str
+        ``folder``.
+    """
+    folder = os.fspath(folder)
+    base = os.path.join(folder, wrap) if wrap else folder
+    for vid, labels in results.items():
+        labels = np.asarray(labels)
+        fn = list(names[vid]) if names and vid in names else [f"{t:05d}" for t in range(labels.shape[0])]
+        leave = {int(t) % labels.shape[0] for t in (skip or {}).get(vid, ())}
+        os.makedirs(os.path.join(base, vid), exist_ok=True)
+        for t in range(labels.shape[0]):
+            if t not in leave:
+                write_label_png(os.path.join(base, vid, fn[t] + ".png"), labels[t], mode=mode,
+                                compress_level=compress_level)
+    return folder
+
+
+def lvos_ranges(labels: Labels, numbers: Sequence[int], step: int = 5) -> Dict[str, dict]:
+    """Each object's LVOS frame range: from the first annotated frame number
+    where it is present to one past the last, and ``frame_nums`` the number of
+    frames ``range(start, end, step)`` yields (as LVOS' meta gives them)."""
+    labels = np.asarray(labels)
+    out = {}
+    for i in _ids(labels):
+        seen = [numbers[t] for t in range(labels.shape[0]) if (labels[t] == i).any()]
+        start, end = seen[0], seen[-1] + 1
+        out[str(i)] = {"frame_range": {"start": start, "end": end, "frame_nums": len(range(start, end, step))}}
+    return out
+
+
+def write_lvos(root, videos: Mapping[str, Labels], *, subset: str = "valid",
+               numbers: Optional[Mapping[str, Sequence[int]]] = None,
+               objects: Optional[Mapping[str, Mapping[str, dict]]] = None, unseen: Iterable[str] = (),
+               unsupervised: Iterable[str] = (), lists_in: Optional[str] = None, mode: str = "P",
+               compress_level: int = 1) -> dict:
+    """An LVOS root as lvos-evaluation's ``LVOS`` reads it.
+
+    Writes ``<root>/Annotations/<video>/<frame:08d>.png`` (palette PNGs of
+    ids) and ``<root>/<subset>_meta.json``: ``{"videos": {video: {"objects":
+    {"1": {"frame_range": {"start", "end", "frame_nums"}}, ...}}}}``, and the
+    two lists lvos-evaluation reads (``unseen_videos.txt``,
+    ``unsupervised_videos.txt``) into ``lists_in``.
+
+    Parameters
+    ----------
+    root : str or os.PathLike
+        Created.
+    videos : mapping of str to (T, H, W) array
+        The annotated frames of each video (LVOS annotates every 5th frame).
+    subset : {"valid", "test"}
+    numbers : mapping of str to sequence of int, optional
+        Per video, the frame number of each annotated frame (default ``0, 5,
+        10, ...``).
+    objects : mapping of str to mapping, optional
+        Per video, the meta's objects (default :func:`lvos_ranges`); give
+        ranges that disagree with the annotations, strings, or objects without
+        ``frame_nums`` to make the cases the evaluator stumbles on.
+    unseen, unsupervised : iterable of str
+        The two lists' lines.
+    lists_in : str, optional
+        Where to write them (default ``root``: lvos-evaluation's codalab mode
+        reads them there, otherwise from the current directory).
+
+    Returns
+    -------
+    dict
+        ``{"lvos_root": root, "meta": path}``.
+    """
+    root = os.fspath(root)
+    doc = {}
+    for vid, labels in videos.items():
+        labels = np.asarray(labels)
+        nums = list(numbers[vid]) if numbers and vid in numbers else [5 * t for t in range(labels.shape[0])]
+        for t in range(labels.shape[0]):
+            write_label_png(os.path.join(root, "Annotations", vid, f"{nums[t]:08d}.png"), labels[t], mode=mode,
+                            compress_level=compress_level)
+        objs = objects[vid] if objects and vid in objects else lvos_ranges(labels, nums)
+        doc[vid] = {"objects": objs}
+    os.makedirs(root, exist_ok=True)
+    meta_path = os.path.join(root, f"{subset}_meta.json")
+    with open(meta_path, "w") as f:
+        json.dump({"videos": doc}, f)
+    where = os.fspath(lists_in) if lists_in is not None else root
+    os.makedirs(where, exist_ok=True)
+    for name, lines in (("unseen_videos.txt", unseen), ("unsupervised_videos.txt", unsupervised)):
+        with open(os.path.join(where, name), "w") as f:
+            f.write("".join(f"{line}\n" for line in lines))
+    return {"lvos_root": root, "meta": meta_path}
+
+
+def write_lvos_results(folder, results: Mapping[str, Labels], *,
+                       numbers: Optional[Mapping[str, Sequence[int]]] = None,
+                       skip: Optional[Mapping[str, Iterable[int]]] = None, mode: str = "P",
+                       compress_level: int = 1) -> str:
+    """An LVOS results folder ``<folder>/<video>/<frame:08d>.png`` (frame
+    numbers as in :func:`write_lvos`; ``skip``: per video, indices not
+    written)."""
+    folder = os.fspath(folder)
+    for vid, labels in results.items():
+        labels = np.asarray(labels)
+        nums = list(numbers[vid]) if numbers and vid in numbers else [5 * t for t in range(labels.shape[0])]
+        leave = {int(t) % labels.shape[0] for t in (skip or {}).get(vid, ())}
+        os.makedirs(os.path.join(folder, vid), exist_ok=True)
+        for t in range(labels.shape[0]):
+            if t not in leave:
+                write_label_png(os.path.join(folder, vid, f"{nums[t]:08d}.png"), labels[t], mode=mode,
+                                compress_level=compress_level)
+    return folder
+
+
 # ----------------------------------------------------------------------------
 # Presets
 # ----------------------------------------------------------------------------
@@ -804,22 +1002,27 @@ def write_demo(kind: str, folder, *, seed: int = 0) -> dict:
 
     Parameters
     ----------
-    kind : {'davis', 'sav'}
+    kind : {'davis', 'sav', 'mosev2', 'lvos'}
         'davis': ``<folder>/DAVIS`` (3 sequences of 24 frames of 120x160, the
         semi-supervised and unsupervised annotations, void in the latter) and
         ``<folder>/results`` (semi-supervised results: shifted, grown and noisy
         copies, an object lost for a while); 'sav': ``<folder>/gt`` and
-        ``<folder>/pred`` in SA-V's per-object layout.
+        ``<folder>/pred`` in SA-V's per-object layout; 'mosev2':
+        ``<folder>/MOSEv2`` (``meta.json`` and ``Annotations``) and
+        ``<folder>/pred``; 'lvos': ``<folder>/LVOS`` (``valid_meta.json``,
+        ``Annotations``, the two video lists) and ``<folder>/results``.
     folder : str or os.PathLike
         Created if missing; it must not hold files already.
 
     Returns
     -------
     dict
-        The paths written (``davis_root`` and ``results``, or ``gt_root`` and ``pred_root``).
+        The paths written (``davis_root`` and ``results``; ``gt_root`` and
+        ``pred_root`` (and ``meta``); ``lvos_root``, ``results``,
+        ``unseen_videos`` and ``unsupervised_videos``).
     """
-    if kind not in ("davis", "sav"):
-        raise ValueError(f"kind must be 'davis' or 'sav', got {kind!r}")
+    if kind not in ("davis", "sav", "mosev2", "lvos"):
+        raise ValueError(f"kind must be 'davis', 'sav', 'mosev2' or 'lvos', got {kind!r}")
     folder = os.fspath(folder)
     if os.path.isdir(folder) and os.listdir(folder):
         raise ValueError(f"demo folder {folder} is not empty")
@@ -831,6 +1034,17 @@ def write_demo(kind: str, folder, *, seed: int = 0) -> dict:
     results = {name: perturb(labels, seed=seed + k, shift=(1, 2), jitter=1, dilate=k % 2, noise=0.01,
                              missing_frames=(10, 13) if k == 0 else None)
                for k, (name, labels) in enumerate(truth.items())}
+    if kind == "mosev2":
+        paths = write_mosev2(os.path.join(folder, "MOSEv2"), truth)
+        write_mosev2_predictions(os.path.join(folder, "pred"), results)
+        return {"meta": paths["meta"], "gt_root": paths["gt_root"], "pred_root": os.path.join(folder, "pred")}
+    if kind == "lvos":
+        root = os.path.join(folder, "LVOS")
+        write_lvos(root, truth, unseen=["car"], unsupervised=["bear"])
+        write_lvos_results(os.path.join(folder, "results"), results)
+        return {"lvos_root": root, "results": os.path.join(folder, "results"),
+                "unseen_videos": os.path.join(root, "unseen_videos.txt"),
+                "unsupervised_videos": os.path.join(root, "unsupervised_videos.txt")}
     if kind == "davis":
         root = os.path.join(folder, "DAVIS")
         write_davis(root, truth, void={name: void_mask(labels, seed=seed) for name, labels in truth.items()},

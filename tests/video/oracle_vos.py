@@ -19,6 +19,11 @@ Statistics
 Protocols
     :func:`davis_evaluate` (a DAVIS root and a results folder, both tasks),
     :func:`sav_evaluate` and :func:`sav_csv` (SA-V's folders, both layouts).
+MOSEv2 (MOSE-api's ``metricsv2.py``, from its definitions)
+    :func:`disk_kernel` (scikit-image's ``disk`` of any radius, off-centre when
+    fractional), :func:`dilate_kernel` (OpenCV's ``dilate`` around the kernel's
+    centre), :func:`f_with_kernel`, :func:`mosev2_jaccard` (J + 1 smoothed),
+    :func:`mosev2_radii` and :func:`mosev2_f` (F and the object-adaptive F_new).
 """
 import itertools
 import math
@@ -29,7 +34,7 @@ import numpy as np
 __all__ = [
     "Refusal", "jaccard", "boundary_map", "disk_radius", "disk_offsets", "dilate_disk", "f_measure",
     "boundary_iou", "decay_bins", "statistics", "assignments", "davis_evaluate", "sav_iou", "sav_evaluate",
-    "sav_csv",
+    "sav_csv", "disk_kernel", "dilate_kernel", "f_with_kernel", "mosev2_jaccard", "mosev2_radii", "mosev2_f",
 ]
 
 
@@ -535,3 +540,82 @@ def sav_csv(res):
         for (key, j), (_, f) in zip(js, fs):
             lines.append(f"{name:<{ml}},{key:03}, {(j + f) / 2:>4.1f}, {j:>4.1f}, {f:>4.1f}")
     return "".join(line + "\n" for line in lines)
+
+
+# ----------------------------------------------------------------------------
+# MOSEv2 (metricsv2.py): J + 1 smoothed, F at a fractional radius, the adaptive F_new
+# ----------------------------------------------------------------------------
+
+def disk_kernel(radius):
+    """scikit-image's ``disk(radius)`` for any radius >= 0: a square grid whose
+    coordinates are ``np.arange(-radius, radius + 1)`` on both axes, a cell set
+    when the squares of its two coordinates add up to at most ``radius ** 2``.
+    For a fractional radius the grid is not centred on 0 (the disk is
+    off-centre in its kernel)."""
+    L = np.arange(-radius, radius + 1)
+    return (L[:, None] ** 2 + L[None, :] ** 2) <= radius ** 2
+
+
+def dilate_kernel(bmap, kernel):
+    """OpenCV's ``dilate(bmap, kernel)``: a pixel is set when ``bmap`` is set at
+    the pixel moved by ``(i - kh // 2, j - kw // 2)`` for some set cell (i, j)
+    of the kernel (pixels outside the frame count as unset)."""
+    b = np.asarray(bmap, bool)
+    k = np.asarray(kernel, bool)
+    h, w = b.shape
+    out = np.zeros((h, w), bool)
+    ay, ax = k.shape[0] // 2, k.shape[1] // 2
+    for i, j in zip(*np.nonzero(k)):
+        dy, dx = int(i) - ay, int(j) - ax
+        ys, ye = max(0, -dy), min(h, h - dy)
+        xs, xe = max(0, -dx), min(w, w - dx)
+        if ys < ye and xs < xe:
+            out[ys:ye, xs:xe] |= b[ys + dy:ye + dy, xs + dx:xe + dx]
+    return out
+
+
+def f_with_kernel(gt, pred, kernel):
+    """The boundary F of one frame with the boundary maps dilated by ``kernel``
+    (:func:`dilate_kernel`), DAVIS' empty cases."""
+    bg, bp = boundary_map(np.asarray(gt) != 0), boundary_map(np.asarray(pred) != 0)
+    n_gt, n_fg = int(bg.sum()), int(bp.sum())
+    if n_fg == 0 and n_gt > 0:
+        precision, recall = 1, 0
+    elif n_fg > 0 and n_gt == 0:
+        precision, recall = 0, 1
+    elif n_fg == 0 and n_gt == 0:
+        precision, recall = 1, 1
+    else:
+        precision = int((bp & dilate_kernel(bg, kernel)).sum()) / float(n_fg)
+        recall = int((bg & dilate_kernel(bp, kernel)).sum()) / float(n_gt)
+    if precision + recall == 0:
+        return 0.0
+    return float(2 * precision * recall / (precision + recall))
+
+
+def mosev2_jaccard(gt, pred):
+    """MOSEv2's J: (|G & P| + 1) / (|G | P| + 1), 1 when both are empty."""
+    g, p = np.asarray(gt) != 0, np.asarray(pred) != 0
+    inter, union = int(np.count_nonzero(g & p)), int(np.count_nonzero(g | p))
+    return 1.0 if union == 0 else (inter + 1) / (union + 1)
+
+
+def mosev2_radii(gt_area, height, width, th=0.1, cap=None):
+    """The radii of F and F_new for a ground truth of ``gt_area`` pixels:
+    ``a = ceil(th * sqrt(area))`` (an empty ground truth: ``ceil(th *
+    diagonal)``), the cap ``0.008 * diagonal`` (not rounded); below the cap F
+    uses ``ceil(cap)`` and F_new ``a``, else both the cap itself."""
+    diag = float(np.linalg.norm((height, width)))
+    cap = 0.008 * diag if cap is None else cap
+    a = float(np.ceil(th * np.sqrt(gt_area))) if gt_area else float(np.ceil(th * diag))
+    if min(cap, a) < cap:
+        return float(np.ceil(cap)), a
+    return cap, cap
+
+
+def mosev2_f(gt, pred, th=0.1, cap=None):
+    """(F, F_new) of one frame as MOSEv2 computes them."""
+    g = np.asarray(gt) != 0
+    rf, rn = mosev2_radii(int(g.sum()), g.shape[0], g.shape[1], th, cap)
+    f = f_with_kernel(gt, pred, disk_kernel(rf))
+    return f, (f if rn == rf else f_with_kernel(gt, pred, disk_kernel(rn)))

@@ -84,7 +84,8 @@ def _check(gt, res, void_label, mask_res_by_void, pair_mode, radius, d):
                 want[(side, int(lab))] = (int(mask.sum()), int(ov.boundary_map(mask).sum()),
                                           int(reference.boundary_of_width(mask.astype(np.uint8), d).sum()))
     assert got == want
-    got_pairs = {(int(a), int(b)): tuple(row[3:]) for row in pairs.tolist() for a, b in [row[1:3]]}
+    assert pairs.shape[1] == 9 and (pairs[:, 7:9] == pairs[:, 4:6]).all()
+    got_pairs = {(int(a), int(b)): tuple(row[3:7]) for row in pairs.tolist() for a, b in [row[1:3]]}
     want_pairs = {}
     for rl in np.unique(r):
         for gl in np.unique(g):
@@ -183,3 +184,94 @@ def test_disk_half_widths_are_the_disks():
         offsets = ov.disk_offsets(float(r))
         for dy in range(r + 1):
             assert hw[dy] == max(dx for oy, dx in offsets if oy == dy)
+
+
+# ----------------------------------------------------------------------------
+# MOSEv2: footprints of any radius (scikit-image's off-centre disks), the
+# object-adaptive F_new, J + 1 smoothed
+# ----------------------------------------------------------------------------
+
+@settings(max_examples=200, deadline=None)
+@given(radius=st.one_of(st.integers(0, 12).map(float), st.floats(0, 12.5, allow_nan=False)))
+def test_disk_footprint_is_scikit_images_disk(radius):
+    skimage = pytest.importorskip("skimage.morphology")
+    assert np.array_equal(_frames.disk_footprint(radius), skimage.disk(radius).astype(bool))
+    assert np.array_equal(ov.disk_kernel(radius), skimage.disk(radius).astype(bool))
+
+
+def test_the_cap_disk_of_854x480():
+    """The uncut cap at 854x480 is 7.837 pixels: its disk has 191 pixels, disk(8) 197."""
+    cap, fps = _jf.adaptive_footprints(480, 854)
+    assert abs(cap - 7.837) < 1e-3 and len(fps) == 10
+    size = [int((f[:, 2] - f[:, 1] + 1).sum()) for f in fps]
+    assert size[-1] == 191 and size[8] == 197
+
+
+@settings(max_examples=250, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(maps=label_maps(max_h=30, max_w=90, max_label=3), cap=st.floats(0.2, 9.5, allow_nan=False),
+       th=st.sampled_from([0.1, 0.05, 0.3, 1.0]))
+def test_adaptive_counts_equal_the_oracle(maps, cap, th):
+    """F and F_new of every pair of labels, with footprints of a drawn cap
+    (fractional: off-centre) and adaptive factor, equal the oracle's."""
+    gt, res = maps
+    top = int(np.ceil(cap))
+    fps = [_frames.footprint_rows(_frames.disk_footprint(float(k))) for k in range(top + 1)]
+    fps.append(_frames.footprint_rows(_frames.disk_footprint(cap)))
+    labels, pairs = _frames.frame_counts([gt], [res], pair_mode=_frames.DIAGONAL, footprints=fps, adaptive_th=th,
+                                         adaptive_cap=cap)
+    area = {(int(r[1]), int(r[2])): (int(r[3]), int(r[4])) for r in labels.tolist() if r[1] < 2}
+    for row in pairs.tolist():
+        lab = row[1]
+        mg, mr = gt == lab, res == lab
+        f_want, fn_want = ov.mosev2_f(mg, mr, th, cap)
+        n_res, n_gt = area[(1, lab)][1], area[(0, lab)][1]
+        f = _jf.f_values(np.array([row[4]]), np.array([row[5]]), np.array([n_res]), np.array([n_gt]))[0]
+        fn = _jf.f_values(np.array([row[7]]), np.array([row[8]]), np.array([n_res]), np.array([n_gt]))[0]
+        assert abs(f - f_want) <= TOL and abs(fn - fn_want) <= TOL, (lab, cap, th)
+
+
+@settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(maps=label_maps(max_h=90, max_w=260, max_label=3))
+def test_mosev2_per_frame_values_equal_the_oracle(maps):
+    """J (+ 1 smoothed), F, F_new and B of each object of a frame, made as
+    mosev2_benchmark makes them (cap from the frame's size), equal the oracle's."""
+    gt, res = maps
+    gt = np.where(gt == 255, 0, gt).astype(np.uint16)
+    opts = _jf.CountOptions(want_f=True, want_b=True, adaptive_th=0.1)
+    counts = _jf.count_frames([(gt, res)], opts, None, 1)
+    objs = [1, 2, 3]
+    c = _jf.dense_counts(counts, objs, objs)
+    k = np.arange(3)
+    J = _jf.j_values_smoothed(c["inter"][k, k], c["area_res"], c["area_gt"])
+    F = _jf.f_values(c["fg"][k, k], c["gm"][k, k], c["nb_res"], c["nb_gt"])
+    Fn = _jf.f_values(c["fg_new"][k, k], c["gm_new"][k, k], c["nb_res"], c["nb_gt"])
+    B = _jf.b_values(c["band_inter"][k, k], c["band_res"], c["band_gt"])
+    for i, lab in enumerate(objs):
+        f, fn = ov.mosev2_f(gt == lab, res == lab)
+        assert abs(J[i, 0] - ov.mosev2_jaccard(gt == lab, res == lab)) <= TOL
+        assert abs(F[i, 0] - f) <= TOL and abs(Fn[i, 0] - fn) <= TOL
+        assert abs(B[i, 0] - ov.boundary_iou(gt == lab, res == lab, 0.02)) <= TOL
+
+
+@pytest.mark.parametrize("shape", [(480, 854), pytest.param((1080, 1920), marks=pytest.mark.slow)])
+def test_mosev2_realistic_sizes(shape):
+    """Objects across the cap at 854x480 and 1080p: tiny (radius 1-2), medium,
+    large (the cap's disk)."""
+    rng = np.random.default_rng(shape[0] + 1)
+    h, w = shape
+    yy, xx = np.mgrid[:h, :w]
+    gt = np.zeros(shape, np.uint16)
+    res = np.zeros(shape, np.uint16)
+    for k, r in enumerate((3, 12, 40, 150), start=1):
+        cy, cx = rng.integers(r, h - r), rng.integers(r, w - r)
+        gt[(yy - cy) ** 2 + (xx - cx) ** 2 <= r * r] = k
+        res[(yy - cy - 2) ** 2 + (xx - cx + 1) ** 2 <= (r + 1) ** 2] = k
+    opts = _jf.CountOptions(want_f=True, adaptive_th=0.1)
+    counts = _jf.count_frames([(gt, res)], opts, None, 1)
+    c = _jf.dense_counts(counts, [1, 2, 3, 4], [1, 2, 3, 4])
+    k = np.arange(4)
+    F = _jf.f_values(c["fg"][k, k], c["gm"][k, k], c["nb_res"], c["nb_gt"])
+    Fn = _jf.f_values(c["fg_new"][k, k], c["gm_new"][k, k], c["nb_res"], c["nb_gt"])
+    for i in range(4):
+        f, fn = ov.mosev2_f(gt == i + 1, res == i + 1)
+        assert abs(F[i, 0] - f) <= TOL and abs(Fn[i, 0] - fn) <= TOL

@@ -1,6 +1,10 @@
 # cython: language_level=3, boundscheck=False, wraparound=False, cdivision=True, initializedcheck=False
 """Per-frame counts of video object segmentation on label maps.
 
+(This file is longer than 800 lines because the one pass over a frame makes
+every measure's counts, J, F (any footprint, MOSEv2's adaptive one) and B, from
+shared row runs and bitset planes, and decodes the PNGs it is given.)
+
 One pass over a ground-truth and a result label map (row-major, one label per
 pixel) gives, for every label present in either map, its pixel count, the
 size of its DAVIS boundary map and of its Boundary IoU band, and, for the
@@ -13,7 +17,10 @@ pairs of labels asked for, the counts the measures need:
   compares eastwards only, the last column southwards only, the last pixel
   never); precision counts the result's boundary pixels within a disk of
   radius ``r`` (offsets with dx^2 + dy^2 <= r^2) of the ground truth's
-  boundary, recall the other way round;
+  boundary, recall the other way round; the disk may be any footprint given
+  as rows of offsets (:func:`footprint_rows`: scikit-image's ``disk`` of a
+  fractional radius is off-centre), and MOSEv2's object-adaptive F_new picks
+  its footprint per object and frame from the ground truth's area;
 - B (Boundary IoU): the intersection of the two masks' bands, a band being
   the mask minus its erosion by a (2d+1)-square with the outside of the
   image counted as background (the mask layer's boundary kernel, on the
@@ -28,6 +35,7 @@ row-major runs (J, B) and as row bitsets over their bounding boxes' rows
 from libc.stdint cimport int64_t, uint8_t, uint16_t, uint64_t, int32_t
 from libc.stdlib cimport malloc, calloc, realloc, free
 from libc.string cimport memset
+from libc.math cimport sqrt, ceil
 
 import numpy as np
 
@@ -45,8 +53,11 @@ from boundary_api.masks._png cimport PngLabelInfo, png_label_info, png_label_scr
 LABEL_COLUMNS = ("frame", "side", "label", "area", "boundary", "band")
 #: columns of the per-pair rows: frame, result label, ground-truth label,
 #: intersection, result boundary pixels near the ground truth's boundary,
-#: ground-truth boundary pixels near the result's, band intersection
-PAIR_COLUMNS = ("frame", "result", "truth", "inter", "fg_match", "gt_match", "band_inter")
+#: ground-truth boundary pixels near the result's, band intersection, and the
+#: two boundary counts again with MOSEv2's adaptive footprint (F_new; equal to
+#: fg_match and gt_match when no adaptive footprint is asked for)
+PAIR_COLUMNS = ("frame", "result", "truth", "inter", "fg_match", "gt_match", "band_inter", "fg_match_new",
+                "gt_match_new")
 
 #: pair modes: the same label on both sides (DAVIS semi-supervised, SA-V), or
 #: every result label with every ground-truth label (DAVIS unsupervised)
@@ -114,7 +125,7 @@ cdef struct Slot:
     Py_ssize_t off              # arena offset (words) of the planes M, B, D
     int64_t ry0, nrows          # rows of the planes
     int64_t bw0, bw1            # words of the boundary map that may be non-zero
-    int dilated                 # plane D made
+    int dilated                 # plane D made: 1 + the footprint's index, 0 none
 
 
 cdef struct Side:
@@ -123,11 +134,22 @@ cdef struct Side:
     Py_ssize_t n, cap
 
 
+cdef struct Footprints:
+    const int64_t* rows         # (dy, lo, hi) per row with offsets, footprint after footprint
+    const int64_t* start        # rows of footprint i: start[i] .. start[i + 1] - 1
+    int64_t n                   # footprints
+    int64_t reach               # largest |offset| of any footprint (the planes' margin)
+    const int64_t* spread       # per footprint: the largest sideways spread its rows need
+    int64_t max_spread
+    double adaptive_th          # > 0: MOSEv2's F / F_new choice (see _choose)
+    double cap                  # its cap in pixels (0.008 x the frame diagonal, not rounded)
+
+
 cdef struct Work:
     Side side[2]
     uint16_t* rows              # two transformed rows
     WordBuf arena
-    WordBuf hscratch            # horizontally dilated boundary rows (F)
+    WordBuf hscratch            # sideways dilated boundary rows (F)
     BoundaryWork bw
     I64Vec lab                  # output rows
     I64Vec pairs
@@ -303,32 +325,68 @@ cdef int _make_planes(Work* wk, Slot* sl, int64_t H, int64_t W, int64_t NW, int6
     return 0
 
 
-cdef int _dilate(Work* wk, Slot* sl, int64_t H, int64_t W, int64_t NW, int64_t r, const int64_t* hw) noexcept nogil:
-    """Plane D: the boundary map dilated by the disk of radius ``r``
-    (``hw[|dy|]``: the half-width of the disk's row dy), clipped to the frame."""
+cdef inline uint64_t _up(const uint64_t* v, int64_t w, int64_t w0, int64_t q, int64_t s) noexcept nogil:
+    """Word ``w`` of row ``v`` moved ``64 q + s`` columns towards higher x
+    (words before ``w0`` read as zero)."""
+    cdef int64_t k = w - q
+    cdef uint64_t out = 0
+    if k >= w0:
+        out = v[k] << s
+        if s and k - 1 >= w0:
+            out |= v[k - 1] >> (64 - s)
+    return out
+
+
+cdef inline uint64_t _down(const uint64_t* v, int64_t w, int64_t w1, int64_t q, int64_t s) noexcept nogil:
+    """Word ``w`` of row ``v`` moved ``64 q + s`` columns towards lower x
+    (words from ``w1`` on read as zero)."""
+    cdef int64_t k = w + q
+    cdef uint64_t out = 0
+    if k < w1:
+        out = v[k] >> s
+        if s and k + 1 < w1:
+            out |= v[k + 1] << (64 - s)
+    return out
+
+
+cdef int _dilate(Work* wk, Slot* sl, int64_t H, int64_t W, int64_t NW, const Footprints* fp, int64_t which) noexcept nogil:
+    """Plane D: the boundary map dilated by footprint ``which`` (rows of
+    offsets: a boundary pixel (y, x) marks (y + dy, x + lo .. x + hi)),
+    clipped to the frame's rows (columns past the frame are never read).
+
+    Each boundary row is spread sideways once: ``L_k`` (bit x set when the
+    row has a pixel in x .. x + k) and ``R_k`` (in x - k .. x); a footprint
+    row with lo <= 0 <= hi is then ``L_-lo | R_hi``, one beside the centre
+    a shifted ``R_(hi-lo)`` or ``L_(hi-lo)``."""
     cdef uint64_t* B = wk.arena.data + sl.off + sl.nrows * NW
     cdef uint64_t* D = B + sl.nrows * NW
-    cdef uint64_t* Hk
+    cdef uint64_t* Lk
+    cdef uint64_t* Rk
     cdef uint64_t* prev
+    cdef uint64_t* cur
+    cdef const uint64_t* src
+    cdef const uint64_t* src2
     cdef uint64_t* b
     cdef uint64_t* dst
-    cdef int64_t spread = (r + 63) >> 6
-    cdef int64_t w0 = sl.bw0 - spread, w1 = sl.bw1 + spread, y, w, k, dy, ty, ylo
-    cdef int64_t lastw = (W - 1) >> 6
-    cdef uint64_t lastmask
-    cdef uint64_t left, right, v
+    cdef int64_t K = fp.spread[which]
+    cdef int64_t sw = (fp.max_spread + fp.reach + 63) >> 6
+    cdef int64_t w0 = sl.bw0 - sw, w1 = sl.bw1 + sw, y, w, k, i, dy, lo, hi, ty, ylo, q, s
+    cdef int64_t r0 = fp.start[which], r1 = fp.start[which + 1]
     cdef int any
     if w0 < 0:
         w0 = 0
     if w1 > NW:
         w1 = NW
-    if (W & 63) == 0:
-        lastmask = ~(<uint64_t> 0)
-    else:
-        lastmask = ((<uint64_t> 1) << (W & 63)) - 1
-    if _words_reserve(&wk.hscratch, (r + 1) * NW) != 0:
+    if _words_reserve(&wk.hscratch, 2 * (K + 1) * NW) != 0:
         return -1
-    Hk = wk.hscratch.data
+    Lk = wk.hscratch.data
+    Rk = Lk + (K + 1) * NW
+    if sl.dilated:
+        # (made before with another footprint: the same words, see sw)
+        for ty in range(sl.nrows):
+            dst = D + ty * NW
+            for w in range(w0, w1):
+                dst[w] = 0
     ylo = sl.y0 - 1 if sl.y0 > 0 else 0
     for y in range(ylo, sl.y1 + 1):
         b = B + (y - sl.ry0) * NW
@@ -339,33 +397,44 @@ cdef int _dilate(Work* wk, Slot* sl, int64_t H, int64_t W, int64_t NW, int64_t r
                 break
         if not any:
             continue
-        # H_0 = the row; H_k = H_{k-1} dilated by one pixel sideways
         for w in range(w0, w1):
-            Hk[w] = b[w]
-        for k in range(1, r + 1):
-            prev = Hk + (k - 1) * NW
-            dst = Hk + k * NW
+            Lk[w] = b[w]
+            Rk[w] = b[w]
+        for k in range(1, K + 1):
+            prev = Lk + (k - 1) * NW
+            cur = Lk + k * NW
             for w in range(w0, w1):
-                v = prev[w]
-                # (words outside w0 .. w1 are zero: the spread covers the disk)
-                left = v << 1
-                if w > w0:
-                    left |= prev[w - 1] >> 63
-                right = v >> 1
-                if w + 1 < w1:
-                    right |= prev[w + 1] << 63
-                dst[w] = v | left | right
-            if w1 > lastw:
-                dst[lastw] &= lastmask
-        for dy in range(-r, r + 1):
+                cur[w] = prev[w] | _down(prev, w, w1, 0, 1)
+            prev = Rk + (k - 1) * NW
+            cur = Rk + k * NW
+            for w in range(w0, w1):
+                cur[w] = prev[w] | _up(prev, w, w0, 0, 1)
+        for i in range(r0, r1):
+            dy = fp.rows[3 * i]
+            lo = fp.rows[3 * i + 1]
+            hi = fp.rows[3 * i + 2]
             ty = y + dy
             if ty < 0 or ty >= H:
                 continue
-            prev = Hk + hw[dy if dy >= 0 else -dy] * NW
             dst = D + (ty - sl.ry0) * NW
-            for w in range(w0, w1):
-                dst[w] |= prev[w]
-    sl.dilated = 1
+            if lo <= 0 <= hi:
+                src = Lk + (-lo) * NW
+                src2 = Rk + hi * NW
+                for w in range(w0, w1):
+                    dst[w] |= src[w] | src2[w]
+            elif lo > 0:
+                src = Rk + (hi - lo) * NW
+                q = lo >> 6
+                s = lo & 63
+                for w in range(w0, w1):
+                    dst[w] |= _up(src, w, w0, q, s)
+            else:
+                src = Lk + (hi - lo) * NW
+                q = (-hi) >> 6
+                s = (-hi) & 63
+                for w in range(w0, w1):
+                    dst[w] |= _down(src, w, w1, q, s)
+    sl.dilated = <int> which + 1
     return 0
 
 
@@ -397,10 +466,31 @@ cdef int _emit(I64Vec* v, int64_t* row, int n) noexcept nogil:
     return 0
 
 
+cdef inline void _choose(const Footprints* fp, int64_t gt_area, int64_t* fi, int64_t* ni) noexcept nogil:
+    """The footprints of F (``fi``) and F_new (``ni``) for a ground truth of
+    ``gt_area`` pixels: footprint 0 without the adaptive rule.  With it
+    (MOSEv2's ``f_measure_adaptive`` with mode 'area'): the radius
+    ``ceil(th * sqrt(area))``; below the cap, F_new uses that whole-pixel disk
+    and F the disk of ``ceil(cap)`` (footprints k = disk(k), n - 2 =
+    disk(ceil(cap))); else both use the disk of the uncut cap (n - 1)."""
+    cdef double ra
+    if fp.adaptive_th <= 0:
+        fi[0] = 0
+        ni[0] = 0
+        return
+    ra = ceil(fp.adaptive_th * sqrt(<double> gt_area))
+    if ra < fp.cap:
+        fi[0] = fp.n - 2
+        ni[0] = <int64_t> ra
+    else:
+        fi[0] = fp.n - 1
+        ni[0] = fp.n - 1
+
+
 cdef int _frame(Work* wk, const uint16_t* G, const uint16_t* R, int64_t H, int64_t W, int64_t frame,
                 int64_t void_label, int mask_res_by_void, int binarize, int64_t max_gt_label,
-                int64_t max_res_label, int pair_mode, int64_t r, int64_t d, int want_f, int want_b,
-                const int64_t* hw, int64_t* bad) noexcept nogil:
+                int64_t max_res_label, int pair_mode, const Footprints* fp, int64_t d, int want_f, int want_b,
+                int64_t* bad) noexcept nogil:
     """Counts of one frame appended to wk.lab / wk.pairs; 0, -1 out of memory,
     -2 a result label above ``max_res_label`` (in ``bad``)."""
     cdef Side* gs = &wk.side[0]
@@ -412,8 +502,8 @@ cdef int _frame(Work* wk, const uint16_t* G, const uint16_t* R, int64_t H, int64
     cdef Py_ssize_t i, j, side, total
     cdef Slot* a
     cdef Slot* b
-    cdef int64_t row[7]
-    cdef int64_t inter, fg, gm, bi
+    cdef int64_t row[9]
+    cdef int64_t inter, fg, gm, bi, fgn, gmn, r = fp.reach, fi, ni
     cdef int err = 0
     cdef uint16_t gmax = 0, rmax = 0, gd0 = G[0], gd1 = 0, rd0 = R[0], rd1 = 0
     cdef int gn = 1, rn = 1      # distinct raw values seen (0 included), up to 3
@@ -515,14 +605,23 @@ cdef int _frame(Work* wk, const uint16_t* G, const uint16_t* R, int64_t H, int64
             if pair_mode == _DIAGONAL and a.label != b.label:
                 continue
             inter = _intersection(a.runs.data, a.runs.n, b.runs.data, b.runs.n)
-            fg = gm = bi = 0
+            fg = gm = bi = fgn = gmn = 0
             if want_f and a.nb > 0 and b.nb > 0:
-                if not a.dilated and _dilate(wk, a, H, W, NW, r, hw) != 0:
+                _choose(fp, b.area, &fi, &ni)
+                if a.dilated != fi + 1 and _dilate(wk, a, H, W, NW, fp, fi) != 0:
                     return -1
-                if not b.dilated and _dilate(wk, b, H, W, NW, r, hw) != 0:
+                if b.dilated != fi + 1 and _dilate(wk, b, H, W, NW, fp, fi) != 0:
                     return -1
                 fg = _near(wk, a, b, NW)
                 gm = _near(wk, b, a, NW)
+                if ni == fi:
+                    fgn = fg
+                    gmn = gm
+                else:
+                    if _dilate(wk, a, H, W, NW, fp, ni) != 0 or _dilate(wk, b, H, W, NW, fp, ni) != 0:
+                        return -1
+                    fgn = _near(wk, a, b, NW)
+                    gmn = _near(wk, b, a, NW)
             if want_b:
                 bi = _intersection(a.band.data, a.band.n, b.band.data, b.band.n)
             row[0] = frame
@@ -532,7 +631,9 @@ cdef int _frame(Work* wk, const uint16_t* G, const uint16_t* R, int64_t H, int64
             row[4] = fg
             row[5] = gm
             row[6] = bi
-            if _emit(&wk.pairs, row, 7) != 0:
+            row[7] = fgn
+            row[8] = gmn
+            if _emit(&wk.pairs, row, 9) != 0:
                 return -1
     return 0
 
@@ -560,10 +661,51 @@ def disk_half_widths(int64_t r):
     return out
 
 
+def disk_footprint(double radius):
+    """The disk scikit-image's ``disk(radius)`` makes, as the (n, n) bool
+    kernel OpenCV's ``dilate`` applies around its centre (n // 2, n // 2):
+    the points of ``np.arange(-radius, radius + 1)`` squared (both axes) whose
+    sum is at most ``radius ** 2``.  A whole radius gives the centred disk;
+    a fractional one an off-centre disk (``disk(7.837)`` has 191 pixels,
+    ``disk(8)`` 197)."""
+    if not radius >= 0:
+        raise ValueError(f"radius must be >= 0, got {radius}")
+    L = np.arange(-radius, radius + 1)
+    X, Y = np.meshgrid(L, L)
+    return (X ** 2 + Y ** 2) <= radius ** 2
+
+
+def footprint_rows(kernel):
+    """A dilation kernel as the frame kernel takes it: an (m, 3) int64 array
+    of rows (dy, lo, hi): OpenCV's ``dilate`` with ``kernel`` (anchor at its
+    centre) marks, for a boundary pixel (y, x), the pixels (y + dy, x + lo ..
+    x + hi).  (OpenCV reads the source at p + offset, so the marks are the
+    kernel's offsets reflected.)"""
+    k = np.asarray(kernel, bool)
+    if k.ndim != 2:
+        raise ValueError("footprint_rows: a 2-d kernel is needed")
+    ay, ax = k.shape[0] // 2, k.shape[1] // 2
+    rows = []
+    for i in range(k.shape[0] - 1, -1, -1):
+        cols = np.flatnonzero(k[i])
+        if len(cols):
+            first, last = int(cols.min()), int(cols.max())
+            if last - first + 1 != len(cols):
+                raise ValueError("footprint_rows: each row of the kernel must be one run")
+            rows.append((ay - i, ax - last, ax - first))
+    return np.array(rows, np.int64).reshape(-1, 3)
+
+
+def _disk_rows(int64_t r):
+    hw = disk_half_widths(r)
+    return np.array([(dy, -hw[abs(dy)], hw[abs(dy)]) for dy in range(-r, r + 1)], np.int64).reshape(-1, 3)
+
+
 def frame_counts(list gts, list ress, Py_ssize_t first_frame=0, *, int64_t void_label=-1,
                  bint mask_res_by_void=False, bint binarize=False, int64_t max_gt_label=65535,
                  int64_t max_res_label=65535, int pair_mode=_DIAGONAL, int64_t radius=0, int64_t d=1,
-                 bint want_f=True, bint want_b=False):
+                 bint want_f=True, bint want_b=False, footprints=None, double adaptive_th=0.0,
+                 double adaptive_cap=0.0):
     """Counts of frames ``first_frame``, ``first_frame + 1``, ... (runs without the GIL).
 
     Parameters
@@ -588,7 +730,18 @@ def frame_counts(list gts, list ress, Py_ssize_t first_frame=0, *, int64_t void_
         ``ValueError``) naming the frame and the label.
     pair_mode : {DIAGONAL, ALL_PAIRS}
     radius : int
-        F's tolerance in pixels.
+        F's tolerance in pixels (the disk dx^2 + dy^2 <= radius^2), unless
+        ``footprints`` is given.
+    footprints : list of (m, 3) int64 arrays, optional
+        F's dilations as :func:`footprint_rows` gives them; without
+        ``adaptive_th`` the first is used.
+    adaptive_th, adaptive_cap : float
+        ``adaptive_th > 0``: MOSEv2's object-adaptive F_new.  Per pair the
+        radius ``ceil(adaptive_th * sqrt(ground-truth area))``: below
+        ``adaptive_cap``, F counts with ``footprints[-2]`` (the disk of
+        ``ceil(adaptive_cap)``) and F_new with ``footprints[radius]``; else
+        both with ``footprints[-1]`` (the disk of the uncut cap).  So
+        ``footprints`` = disks 0 .. ceil(cap), then the cap's.
     d : int
         B's band width in pixels (>= 0).
     want_f, want_b : bool
@@ -599,7 +752,7 @@ def frame_counts(list gts, list ress, Py_ssize_t first_frame=0, *, int64_t void_
     labels : (n, 6) int64 ndarray
         One row per label present in a frame, columns ``LABEL_COLUMNS``, and
         one frame row (side 2) per frame.
-    pairs : (m, 7) int64 ndarray
+    pairs : (m, 9) int64 ndarray
         One row per pair of labels both present in a frame, columns ``PAIR_COLUMNS``.
     """
     cdef Py_ssize_t n = len(gts), t, need, scratch_size = 0
@@ -624,8 +777,32 @@ def frame_counts(list gts, list ress, Py_ssize_t first_frame=0, *, int64_t void_
         raise ValueError("frame_counts: radius and d must be >= 0")
     if max_gt_label > 65535:
         max_gt_label = 65535
-    hw_arr = disk_half_widths(radius)
-    cdef const int64_t[::1] hw = hw_arr
+    if footprints is None:
+        footprints = [_disk_rows(radius)]
+    footprints = [np.ascontiguousarray(f, np.int64).reshape(-1, 3) for f in footprints]
+    if not footprints:
+        raise ValueError("frame_counts: no footprint")
+    if adaptive_th > 0:
+        need = int(np.ceil(adaptive_cap)) + 2 if adaptive_cap > 0 else 0
+        if adaptive_cap <= 0 or len(footprints) != need:
+            raise ValueError(f"frame_counts: the adaptive F needs a cap > 0 and the disks 0 .. ceil(cap) and the "
+                             f"cap's ({need} footprints), got {len(footprints)}")
+    fp_rows = np.concatenate(footprints + [np.zeros((1, 3), np.int64)]).ravel()
+    fp_start = np.cumsum([0] + [len(f) for f in footprints]).astype(np.int64)
+    fp_spread = np.array([max([0] + [(max(-lo, hi) if lo <= 0 <= hi else hi - lo) for _, lo, hi in f.tolist()])
+                          for f in footprints], np.int64)
+    cdef const int64_t[::1] fpr = fp_rows
+    cdef const int64_t[::1] fps = fp_start
+    cdef const int64_t[::1] fpw = fp_spread
+    cdef Footprints fp
+    fp.rows = &fpr[0]
+    fp.start = &fps[0]
+    fp.n = len(footprints)
+    fp.reach = max([0] + [int(np.abs(f).max()) for f in footprints if len(f)])
+    fp.spread = &fpw[0]
+    fp.max_spread = int(fp_spread.max())
+    fp.adaptive_th = adaptive_th
+    fp.cap = adaptive_cap
     gp = <const uint16_t**> calloc(max(n, 1), sizeof(uint16_t*))
     rp = <const uint16_t**> calloc(max(n, 1), sizeof(uint16_t*))
     ginfo = <PngLabelInfo*> calloc(max(n, 1), sizeof(PngLabelInfo))
@@ -695,8 +872,7 @@ def frame_counts(list gts, list ress, Py_ssize_t first_frame=0, *, int64_t void_
                             break
                         r = rbuf
                     status = _frame(&wk, g, r, H, W, frame, void_label, mask_res_by_void, binarize,
-                                    max_gt_label, max_res_label, pair_mode, radius, d, want_f, want_b,
-                                    &hw[0], &bad)
+                                    max_gt_label, max_res_label, pair_mode, &fp, d, want_f, want_b, &bad)
                     if status != 0:
                         break
             if dstatus:
@@ -705,7 +881,7 @@ def frame_counts(list gts, list ress, Py_ssize_t first_frame=0, *, int64_t void_
                 raise MemoryError()
             if status == -2:
                 raise LabelAboveLimit(frame, bad, max_res_label)
-        return _rows(&wk.lab, 6), _rows(&wk.pairs, 7)
+        return _rows(&wk.lab, 6), _rows(&wk.pairs, 9)
     finally:
         free(gp)
         free(rp)
