@@ -177,6 +177,21 @@ class GroundTruthColumns:
         buffers, which, start, length = self._masks
         return _rle.StringTable.from_buffers(buffers, which[rows], start[rows], length[rows])
 
+    def mask_spans(self, rows: np.ndarray) -> Tuple[list, np.ndarray, np.ndarray, np.ndarray]:
+        """Where the RLE strings of ``rows`` lie (masks made):
+        ``(buffers, which, start, length)`` as ``StringTable.from_buffers``
+        takes them, so that the strings of several files make one table."""
+        buffers, which, start, length = self._masks
+        return buffers, which[rows], start[rows], length[rows]
+
+    def boundary_spans(self, rows: np.ndarray, dilation_ratio: float, num_threads: Optional[int] = None
+                       ) -> Tuple[list, np.ndarray, np.ndarray, np.ndarray]:
+        """:meth:`mask_spans` of the boundary strings of ``rows`` (those not
+        made yet are made, as :meth:`boundary_table` makes them)."""
+        self.boundary_table(rows, dilation_ratio, num_threads)
+        buffers, which, start, length = self._boundaries[dilation_ratio]
+        return buffers, which[rows], start[rows], length[rows]
+
     def boundary_table(self, rows: np.ndarray, dilation_ratio: float, num_threads: Optional[int] = None):
         """Boundary RLEs of ``rows``, computing (in parallel, once per
         annotation and ratio) those not made yet."""

@@ -1,0 +1,264 @@
+"""The inputs of a cgF1 evaluation read as the official evaluator reads them, into columns.
+
+A ground-truth file (one per annotator) is read by the instance engine's column scanner
+(:func:`~boundary_api.instance._gt_columns.load_ground_truth_columns`): annotation
+columns, RLE strings left in the file's bytes, images and categories decoded.  A file
+outside that schema is decoded whole (the evaluator then runs the per-pair path on
+pycocotools' objects, as the official code does).
+
+Predictions are decoded by msgspec straight into typed records (the schema SAM 3's
+``coco_writer.py`` writes: ``image_id``, ``category_id``, ``score``, an RLE
+``segmentation`` and/or a ``bbox``; other keys such as ``area`` are not read, since
+the official ``loadRes`` replaces them) and turned into columns; anything else is
+decoded as plain JSON and left to the per-pair path.
+"""
+from __future__ import annotations
+
+import logging
+import time
+from typing import Any, List, Optional, Union
+
+import numpy as np
+
+from .._io import InputBytes, read_json, read_once
+from ..instance._checks import warn_suspect
+from ..instance._files import input_name
+from ..instance._gt_columns import GroundTruthColumns, load_ground_truth_columns
+
+__all__ = ["GroundTruthFile", "Predictions", "read_predictions", "exhaustive_flag"]
+
+log = logging.getLogger(__name__)
+
+
+class GroundTruthFile:
+    """One annotator's ground truth, read once.
+
+    Attributes
+    ----------
+    name : str
+        The file as given (for messages).
+    columns : GroundTruthColumns or None
+        The annotations as columns, masks made; None when the file is outside
+        the column schema (``dataset`` then holds the decoded JSON).
+    images, categories : list
+        The file's ``images`` and ``categories`` (the very objects of the file).
+    dataset : dict or None
+        The decoded file, when read without columns.
+    """
+
+    def __init__(self, path, num_threads: Optional[int] = None, say=print):
+        self.name = input_name(path)
+        self.source = read_once(path, "ground truth")
+        say("loading annotations into memory...")
+        tic = time.time()
+        cols = load_ground_truth_columns(self.source, self.name, num_threads=num_threads)
+        if cols is not None and not cols.masks_ready(num_threads):
+            cols = None
+        self.columns: Optional[GroundTruthColumns] = cols
+        self.dataset = None
+        if cols is None:
+            self.dataset = read_json(self.source, "ground truth")
+            if type(self.dataset) is not dict:
+                # pycocotools' COCO: the very assertion, naming the file
+                raise AssertionError(f"annotation file format {type(self.dataset)} not supported: {self.name} "
+                                     "(a ground truth is a JSON object with 'images' and 'annotations')")
+            self.images = self.dataset.get("images")
+            self.categories = self.dataset.get("categories")
+        else:
+            self.images = cols.images
+            self.categories = cols.categories
+        say("Done (t={:0.2f}s)".format(time.time() - tic))
+        say("creating index...")
+        say("index created!")
+
+    def image_ids(self) -> list:
+        """The ``id`` of every image entry, in file order."""
+        return [img["id"] for img in self.images]
+
+    def category_ids(self) -> list:
+        """``sorted(getCatIds())``: the distinct category ids, sorted."""
+        return sorted({c["id"]: c for c in self.categories or []})
+
+    def release(self) -> None:
+        """Drop the file's bytes kept for a pipe (the columns keep what they need)."""
+        if isinstance(self.source, InputBytes) and self.columns is not None:
+            self.source = self.name
+
+
+def exhaustive_flag(img: Any, name: str) -> bool:
+    """``img["is_instance_exhaustive"]`` as the official code tests it (Python truth),
+    or KeyError naming the file and the image."""
+    try:
+        return bool(img["is_instance_exhaustive"])
+    except KeyError:
+        who = img.get("id") if isinstance(img, dict) else img
+        raise KeyError(f"{name}: image {who!r} has no 'is_instance_exhaustive' (an SA-Co ground truth has one "
+                       "image entry per (image, noun phrase) pair, each with 'is_instance_exhaustive')") from None
+
+
+class Predictions:
+    """Predictions as columns (``fast``) or as decoded JSON (``objects``).
+
+    Attributes
+    ----------
+    name : str
+    n : int
+    fast : bool
+        Read into columns: every prediction a JSON object with integer
+        ``image_id`` and ``category_id``, a number ``score``, and either every
+        one or none with a ``bbox`` of four numbers, and a compressed-RLE
+        ``segmentation`` in every one or in none.
+    image_id, category_id : ndarray of int64
+    score : ndarray of float64
+    bbox : ndarray of float64, shape (n, 4) (zeros without boxes); ``has_bbox``
+    seg_h, seg_w : ndarray of int64; ``has_segmentation``
+    counts : bytes; ``counts_start``, ``counts_len`` : ndarray of int64
+    objects : list or other JSON value
+        The decoded file, when not ``fast``.
+    """
+
+    fast = False
+    objects: Any = None
+    data: Optional[bytes] = None
+
+    def decoded(self) -> Any:
+        """The file's JSON value (decoded now for predictions read as columns)."""
+        if self.objects is None and self.data is not None:
+            from .._io import loads_json
+
+            self.objects = loads_json(self.data)
+        return self.objects
+
+    def table(self, rows: np.ndarray):
+        """The RLE strings of ``rows`` as a ``StringTable``."""
+        from ..masks import _rle
+
+        rows = np.asarray(rows, np.int64)
+        return _rle.StringTable.from_buffers([self.counts], np.zeros(len(rows), np.int64),
+                                              self.counts_start[rows], self.counts_len[rows])
+
+
+def _decoder():
+    import msgspec
+
+    unset = msgspec.UnsetType
+    segmentation = msgspec.defstruct("Segmentation", [("size", List[int]), ("counts", str)])
+    prediction = msgspec.defstruct("Prediction", [
+        ("image_id", int), ("category_id", int), ("score", Union[int, float]),
+        ("segmentation", Union[segmentation, unset], msgspec.UNSET),
+        ("bbox", Union[List[Union[int, float]], unset], msgspec.UNSET),
+        # keys that make pycocotools' loadRes take another branch
+        ("caption", Any, msgspec.UNSET), ("keypoints", Any, msgspec.UNSET)])
+    return msgspec.json.Decoder(List[prediction]), msgspec
+
+
+_DECODER: list = []
+
+
+def read_predictions(path) -> Predictions:
+    """Read a predictions file (a pipe once): columns where the schema allows,
+    else the decoded JSON (invalid JSON raises ``JSONDecodeError`` naming the
+    file, as ``json.load`` would, with this package's message)."""
+    name = input_name(path)
+    src = read_once(path, "predictions")
+    out = Predictions()
+    out.name = name
+    data = None
+    try:
+        if isinstance(src, InputBytes):
+            data = src.data
+        else:
+            with open(src, "rb") as f:
+                data = f.read()
+    except (OSError, TypeError, ValueError):
+        data = None
+    if data is not None and data[:2] != b"\x1f\x8b":
+        if not _DECODER:
+            _DECODER.append(_decoder())
+        decoder, msgspec = _DECODER[0]
+        try:
+            recs = decoder.decode(data)
+        except (msgspec.ValidationError, msgspec.DecodeError):
+            recs = None
+        if recs is not None and _columns(out, recs, msgspec.UNSET):
+            out.data = data
+            return out
+    out.objects = read_json(src, "predictions")
+    out.n = len(out.objects) if isinstance(out.objects, list) else 0
+    return out
+
+
+def _columns(out: Predictions, recs: list, unset) -> bool:
+    """Fill ``out``'s columns from the decoded records; False when they are
+    outside the column schema (mixed keys, odd boxes or sizes, bool scores)."""
+    n = len(recs)
+    if any(r.caption is not unset or r.keypoints is not unset for r in recs):
+        return False
+    if any(type(r.score) is bool or type(r.image_id) is bool or type(r.category_id) is bool for r in recs):
+        return False
+    has_box = [r.bbox is not unset for r in recs]
+    has_seg = [r.segmentation is not unset for r in recs]
+    if n and (any(has_box) != all(has_box) or any(has_seg) != all(has_seg)):
+        return False
+    out.has_bbox = bool(n) and has_box[0]
+    out.has_segmentation = bool(n) and has_seg[0]
+    try:
+        out.image_id = np.fromiter((r.image_id for r in recs), np.int64, n)
+        out.category_id = np.fromiter((r.category_id for r in recs), np.int64, n)
+    except OverflowError:
+        return False
+    out.score = np.fromiter((r.score for r in recs), np.float64, n)
+    if out.has_bbox:
+        boxes = [r.bbox for r in recs]
+        if any(len(b) != 4 for b in boxes):
+            return False
+        out.bbox = np.array(boxes, np.float64).reshape(n, 4)
+    else:
+        out.bbox = np.zeros((n, 4), np.float64)
+    if out.has_segmentation:
+        segs = [r.segmentation for r in recs]
+        if any(len(s.size) != 2 for s in segs):
+            return False
+        size = np.array([s.size for s in segs], np.int64).reshape(n, 2)
+        out.seg_h = np.ascontiguousarray(size[:, 0])
+        out.seg_w = np.ascontiguousarray(size[:, 1])
+        counts = [s.counts for s in segs]
+        try:
+            out.counts = "".join(counts).encode("ascii")
+        except UnicodeEncodeError:
+            return False
+        out.counts_len = np.fromiter(map(len, counts), np.int64, n)
+        out.counts_start = np.concatenate(([0], np.cumsum(out.counts_len)[:-1])).astype(np.int64) if n \
+            else np.zeros(0, np.int64)
+    else:
+        out.seg_h = out.seg_w = out.counts_start = out.counts_len = np.zeros(n, np.int64)
+        out.counts = b""
+    if not (np.isfinite(out.score).all() and np.isfinite(out.bbox).all()):
+        return False
+    out.n = n
+    out.fast = True
+    return True
+
+
+def warn_unknown_pairs(name: str, image_ids, known_ids, strict: bool) -> None:
+    """Predictions for image ids that ``known_ids`` (the first ground truth's
+    images) do not have: ignored by the official code, warned about here
+    (refused with ``strict``)."""
+    known = set(known_ids)
+    bad = [i for i in image_ids if not _hashable(i) or i not in known]
+    if bad:
+        distinct = list(dict.fromkeys(repr(i) for i in bad))
+        shown = ", ".join(distinct[:5]) + (", ..." if len(distinct) > 5 else "")
+        message = (f"{name}: {len(bad)} prediction(s) for {len(distinct)} image id(s) that the ground truth does "
+                   f"not have ({shown}); the official evaluator ignores them")
+        if strict:
+            raise ValueError(message + " (strict)")
+        warn_suspect(message)
+
+
+def _hashable(v) -> bool:
+    try:
+        hash(v)
+    except TypeError:
+        return False
+    return True
