@@ -8,8 +8,17 @@ engine (columns, IoU kernels, cached boundaries) with a GIL-free matching kernel
 :func:`evaluate_saco_files` is what ``boundary-eval saco`` calls;
 :mod:`~boundary_api.saco.synthetic` writes SA-Co/Gold-like data.
 """
-from .cgf1eval import CGF1Eval
 from .evaluator import CGF1Evaluator
 from .metrics import CGF1_METRICS
 
 __all__ = ["CGF1Eval", "CGF1Evaluator", "CGF1_METRICS"]
+
+
+def __getattr__(name):
+    # CGF1Eval (a pycocotools COCOeval) is imported when first used: the
+    # native evaluation of files does not load pycocotools
+    if name == "CGF1Eval":
+        from .cgf1eval import CGF1Eval
+
+        return CGF1Eval
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

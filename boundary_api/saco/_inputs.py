@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import logging
 import time
-from typing import Any, List, Optional, Union
+from typing import Any, Optional
 
 import numpy as np
 
@@ -138,27 +138,13 @@ class Predictions:
                                               self.counts_start[rows], self.counts_len[rows])
 
 
-def _decoder():
-    import msgspec
-
-    unset = msgspec.UnsetType
-    segmentation = msgspec.defstruct("Segmentation", [("size", List[int]), ("counts", str)])
-    prediction = msgspec.defstruct("Prediction", [
-        ("image_id", int), ("category_id", int), ("score", Union[int, float]),
-        ("segmentation", Union[segmentation, unset], msgspec.UNSET),
-        ("bbox", Union[List[Union[int, float]], unset], msgspec.UNSET),
-        # keys that make pycocotools' loadRes take another branch
-        ("caption", Any, msgspec.UNSET), ("keypoints", Any, msgspec.UNSET)])
-    return msgspec.json.Decoder(List[prediction]), msgspec
-
-
-_DECODER: list = []
-
-
 def read_predictions(path) -> Predictions:
-    """Read a predictions file (a pipe once): columns where the schema allows,
-    else the decoded JSON (invalid JSON raises ``JSONDecodeError`` naming the
-    file, as ``json.load`` would, with this package's message)."""
+    """Read a predictions file (a pipe once): columns where the schema allows
+    (:func:`._scan.scan_predictions`), else the decoded JSON (invalid JSON
+    raises ``JSONDecodeError`` naming the file, as ``json.load`` would, with
+    this package's message)."""
+    from . import _scan
+
     name = input_name(path)
     src = read_once(path, "predictions")
     out = Predictions()
@@ -173,14 +159,8 @@ def read_predictions(path) -> Predictions:
     except (OSError, TypeError, ValueError):
         data = None
     if data is not None and data[:2] != b"\x1f\x8b":
-        if not _DECODER:
-            _DECODER.append(_decoder())
-        decoder, msgspec = _DECODER[0]
-        try:
-            recs = decoder.decode(data)
-        except (msgspec.ValidationError, msgspec.DecodeError):
-            recs = None
-        if recs is not None and _columns(out, recs, msgspec.UNSET):
+        cols = _scan.scan_predictions(data)
+        if cols is not None and _columns(out, cols):
             out.data = data
             return out
     out.objects = read_json(src, "predictions")
@@ -188,51 +168,20 @@ def read_predictions(path) -> Predictions:
     return out
 
 
-def _columns(out: Predictions, recs: list, unset) -> bool:
-    """Fill ``out``'s columns from the decoded records; False when they are
-    outside the column schema (mixed keys, odd boxes or sizes, bool scores)."""
-    n = len(recs)
-    if any(r.caption is not unset or r.keypoints is not unset for r in recs):
+def _columns(out: Predictions, cols: dict) -> bool:
+    """Take the scanned columns; False when they are outside what the native
+    path evaluates (boxes or masks in some predictions only, non-finite
+    numbers)."""
+    present = cols["present"]
+    n = len(present)
+    if n and not (present == present[0]).all():
         return False
-    if any(type(r.score) is bool or type(r.image_id) is bool or type(r.category_id) is bool for r in recs):
-        return False
-    has_box = [r.bbox is not unset for r in recs]
-    has_seg = [r.segmentation is not unset for r in recs]
-    if n and (any(has_box) != all(has_box) or any(has_seg) != all(has_seg)):
-        return False
-    out.has_bbox = bool(n) and has_box[0]
-    out.has_segmentation = bool(n) and has_seg[0]
-    try:
-        out.image_id = np.fromiter((r.image_id for r in recs), np.int64, n)
-        out.category_id = np.fromiter((r.category_id for r in recs), np.int64, n)
-    except OverflowError:
-        return False
-    out.score = np.fromiter((r.score for r in recs), np.float64, n)
-    if out.has_bbox:
-        boxes = [r.bbox for r in recs]
-        if any(len(b) != 4 for b in boxes):
-            return False
-        out.bbox = np.array(boxes, np.float64).reshape(n, 4)
-    else:
-        out.bbox = np.zeros((n, 4), np.float64)
-    if out.has_segmentation:
-        segs = [r.segmentation for r in recs]
-        if any(len(s.size) != 2 for s in segs):
-            return False
-        size = np.array([s.size for s in segs], np.int64).reshape(n, 2)
-        out.seg_h = np.ascontiguousarray(size[:, 0])
-        out.seg_w = np.ascontiguousarray(size[:, 1])
-        counts = [s.counts for s in segs]
-        try:
-            out.counts = "".join(counts).encode("ascii")
-        except UnicodeEncodeError:
-            return False
-        out.counts_len = np.fromiter(map(len, counts), np.int64, n)
-        out.counts_start = np.concatenate(([0], np.cumsum(out.counts_len)[:-1])).astype(np.int64) if n \
-            else np.zeros(0, np.int64)
-    else:
-        out.seg_h = out.seg_w = out.counts_start = out.counts_len = np.zeros(n, np.int64)
-        out.counts = b""
+    out.has_bbox = bool(n) and bool(present[0] & 8)
+    out.has_segmentation = bool(n) and bool(present[0] & 16)
+    out.image_id, out.category_id, out.score = cols["image_id"], cols["category_id"], cols["score"]
+    out.bbox = cols["bbox"]
+    out.seg_h, out.seg_w = cols["seg_h"], cols["seg_w"]
+    out.counts, out.counts_start, out.counts_len = cols["counts"], cols["counts_start"], cols["counts_len"]
     if not (np.isfinite(out.score).all() and np.isfinite(out.bbox).all()):
         return False
     out.n = n

@@ -18,7 +18,6 @@ from typing import List, Optional, Union
 
 import numpy as np
 
-from . import _loops
 from ._inputs import GroundTruthFile, Predictions, exhaustive_flag, read_predictions, warn_unknown_pairs
 from ._pairs import NotNative, score_pairs, select_pairs
 from .metrics import TN, accumulate, eval_img_entry, iou_thresholds, result_dict, select_best, summarize
@@ -115,6 +114,8 @@ class CGF1Evaluator:
     def coco_gts(self) -> list:
         """pycocotools ``COCO`` objects of the ground truths (made on first use)."""
         if self._coco_gts is None:
+            from . import _loops
+
             self._coco_gts = [_loops.coco_from_file(gt) for gt in self._files]
         return self._coco_gts
 
@@ -191,6 +192,8 @@ class CGF1Evaluator:
                 why = str(exc)
         if result is None:
             log.info("CGF1Evaluator.evaluate: the per-pair path (%s)", why)
+            from . import _loops
+
             result = _loops.evaluate(self, preds)
         self._result = result
         if self._coco_evals is not None:
@@ -271,6 +274,8 @@ class CGF1Evaluator:
         file: per pair, the first file's entry, replaced by a later file's when
         both have local F1s and the later one's mean is strictly higher, or when
         the later one is a true negative (no ``local_F1s``)."""
+        from . import _loops
+
         return _loops.select_best_scoring(scorings)
 
 
