@@ -20,7 +20,7 @@ from typing import Any, Optional
 
 import numpy as np
 
-from .._io import InputBytes, read_json, read_once
+from .._io import AssertionValueError, InputBytes, KeyValueError, read_json, read_once
 from ..instance._checks import warn_suspect
 from ..instance._files import input_name
 from ..instance._gt_columns import GroundTruthColumns, load_ground_truth_columns
@@ -60,7 +60,7 @@ class GroundTruthFile:
             self.dataset = read_json(self.source, "ground truth")
             if type(self.dataset) is not dict:
                 # pycocotools' COCO: the very assertion, naming the file
-                raise AssertionError(f"annotation file format {type(self.dataset)} not supported: {self.name} "
+                raise AssertionValueError(f"annotation file format {type(self.dataset)} not supported: {self.name} "
                                      "(a ground truth is a JSON object with 'images' and 'annotations')")
             self.images = self.dataset.get("images")
             self.categories = self.dataset.get("categories")
@@ -92,8 +92,9 @@ def exhaustive_flag(img: Any, name: str) -> bool:
         return bool(img["is_instance_exhaustive"])
     except KeyError:
         who = img.get("id") if isinstance(img, dict) else img
-        raise KeyError(f"{name}: image {who!r} has no 'is_instance_exhaustive' (an SA-Co ground truth has one "
-                       "image entry per (image, noun phrase) pair, each with 'is_instance_exhaustive')") from None
+        raise KeyValueError(f"{name}: image {who!r} has no 'is_instance_exhaustive' (an SA-Co ground truth has "
+                            "one image entry per (image, noun phrase) pair, each with 'is_instance_exhaustive')"
+                            ) from None
 
 
 class Predictions:
@@ -189,20 +190,29 @@ def _columns(out: Predictions, cols: dict) -> bool:
     return True
 
 
-def warn_unknown_pairs(name: str, image_ids, known_ids, strict: bool) -> None:
-    """Predictions for image ids that ``known_ids`` (the first ground truth's
-    images) do not have: ignored by the official code, warned about here
-    (refused with ``strict``)."""
-    known = set(known_ids)
-    bad = [i for i in image_ids if not _hashable(i) or i not in known]
+def suspect(message: str, strict: bool) -> None:
+    """Input the official code accepts but which is probably a mistake: a
+    SuspectInputWarning, or with ``strict`` a ValueError."""
+    if strict:
+        raise ValueError(message + " (refused in strict mode; strict=False, or boundary-eval saco --not-strict, "
+                         "evaluates it with a warning)")
+    warn_suspect(message)
+
+
+def warn_unknown_ids(name: str, values, known, what: str, where: str, strict: bool) -> None:
+    """Predictions whose ``<what>_id`` is not in ``known``: ignored by the
+    official code, warned about here (refused with ``strict``)."""
+    if isinstance(values, np.ndarray) and all(type(k) is int for k in known):
+        karr = np.fromiter(known, np.int64, len(known)) if len(known) else np.zeros(0, np.int64)
+        bad = values[~np.isin(values, karr)].tolist()
+    else:
+        known = set(known)
+        bad = [v for v in values if not _hashable(v) or v not in known]
     if bad:
-        distinct = list(dict.fromkeys(repr(i) for i in bad))
+        distinct = list(dict.fromkeys(repr(v) for v in bad))
         shown = ", ".join(distinct[:5]) + (", ..." if len(distinct) > 5 else "")
-        message = (f"{name}: {len(bad)} prediction(s) for {len(distinct)} image id(s) that the ground truth does "
-                   f"not have ({shown}); the official evaluator ignores them")
-        if strict:
-            raise ValueError(message + " (strict)")
-        warn_suspect(message)
+        suspect(f"{name}: {len(bad)} prediction(s) of {len(distinct)} {what} id(s) that {where} ({shown}); "
+                "the official evaluator ignores them", strict)
 
 
 def _hashable(v) -> bool:

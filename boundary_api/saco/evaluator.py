@@ -18,12 +18,12 @@ from typing import List, Optional, Union
 
 import numpy as np
 
-from ._inputs import GroundTruthFile, Predictions, exhaustive_flag, read_predictions, warn_unknown_pairs
+from ._inputs import (GroundTruthFile, Predictions, exhaustive_flag, read_predictions, suspect as _suspect,
+                      warn_unknown_ids)
 from ._pairs import NotNative, score_pairs, select_pairs
 from .metrics import TN, accumulate, eval_img_entry, iou_thresholds, result_dict, select_best, summarize
-from .._io import warn_large_dilation_ratio
+from .._io import AssertionValueError, KeyValueError, warn_large_dilation_ratio
 from .._parallel import resolve_threads
-from ..instance._checks import warn_suspect
 from ..masks import _rle
 from ..masks.boundary import check_dilation_ratio
 
@@ -181,7 +181,17 @@ class CGF1Evaluator:
         preds = read_predictions(pred_file)
         if self.verbose:
             print(f"Loaded {preds.n} predictions")
-        self._warn_unknown_pairs(preds)
+        result = self._evaluate_predictions(preds)
+        print("cgF1 metric, IoU type={}".format(self.iou_type))
+        for line in result.lines:
+            print(line)
+        print()
+        return result_dict(result.stats, self.iou_type)
+
+    def _evaluate_predictions(self, preds: Predictions) -> "Result":
+        """:meth:`evaluate` of predictions already read, without printing the
+        summary: the native path where it applies, else the per-pair path."""
+        self._warn_suspect(preds)
         why = self._native_why or self._predictions_problem(preds)
         result = None
         if why is None:
@@ -191,31 +201,40 @@ class CGF1Evaluator:
             except NotNative as exc:
                 why = str(exc)
         if result is None:
-            log.info("CGF1Evaluator.evaluate: the per-pair path (%s)", why)
             from . import _loops
 
+            log.info("CGF1Evaluator.evaluate: the per-pair path (%s)", why)
+            if self._coco_evals is not None and self._coco_evals[0].params.iouType != self.iou_type:
+                self._coco_evals = None  # (made for another IoU type)
             result = _loops.evaluate(self, preds)
         self._result = result
         if self._coco_evals is not None:
             result.install(self._coco_evals[0])
-        print("cgF1 metric, IoU type={}".format(self.iou_type))
-        for line in result.lines:
-            print(line)
-        print()
-        return result_dict(result.stats, self.iou_type)
+        return result
 
-    def _warn_unknown_pairs(self, preds: Predictions) -> None:
-        """Predictions for image ids the first ground truth does not have:
-        ignored by the official code, a SuspectInputWarning here."""
+    def _warn_suspect(self, preds: Predictions) -> None:
+        """What the official code silently ignores but is probably a mistake:
+        predictions for image ids the first ground truth does not have, of
+        categories no ground truth has (a SuspectInputWarning; ``strict``
+        refuses)."""
         try:
             known = self._files[0].image_ids()
-        except (KeyError, TypeError):
+            cats = set().union(*(gt.category_ids() for gt in self._files))
+        except (KeyError, TypeError, AttributeError):
             return  # (the evaluation words it)
         if preds.fast:
-            warn_unknown_pairs(preds.name, preds.image_id, known, self.strict)
+            ids, cat_ids = preds.image_id, preds.category_id
         elif isinstance(preds.objects, list):
-            ids = [p.get("image_id") for p in preds.objects if isinstance(p, dict) and "image_id" in p]
-            warn_unknown_pairs(preds.name, ids, known, self.strict)
+            recs = [p for p in preds.objects if isinstance(p, dict)]
+            ids = [p["image_id"] for p in recs if "image_id" in p]
+            cat_ids = [p["category_id"] for p in recs if "category_id" in p]
+        else:
+            if isinstance(preds.objects, dict) and not preds.objects:
+                _suspect(f"{preds.name}: the predictions are an empty JSON object, not a list: the official "
+                         "evaluator takes it as no prediction at all", self.strict)
+            return
+        warn_unknown_ids(preds.name, ids, known, "image", "the ground truth does not have", self.strict)
+        warn_unknown_ids(preds.name, cat_ids, cats, "category", "no ground truth has", self.strict)
 
     def _predictions_problem(self, preds: Predictions) -> Optional[str]:
         """Why the native path cannot evaluate these predictions (None: it can)."""
@@ -227,8 +246,8 @@ class CGF1Evaluator:
             return None
         if self.iou_type != "bbox" and not preds.has_segmentation:
             if preds.has_bbox:
-                warn_suspect(f"{preds.name}: the predictions have boxes but no masks; evaluating the rectangles of "
-                             f"the boxes with --iou-type {self.iou_type}, as the official code does")
+                _suspect(f"{preds.name}: the predictions have boxes but no masks; evaluating the rectangles of "
+                         f"the boxes with iou_type {self.iou_type!r}, as the official code does", self.strict)
             return "predictions without masks"
         return None
 
@@ -242,7 +261,7 @@ class CGF1Evaluator:
         for gt in files[1:]:
             missing = with_preds & ~np.isin(pair_ids, np.asarray(gt.image_ids(), np.int64))
             if missing.any():
-                raise AssertionError(f"Results do not correspond to current coco set: {preds.name} has predictions "
+                raise AssertionValueError(f"Results do not correspond to current coco set: {preds.name} has predictions "
                                      f"for image id {int(pair_ids[missing][0])}, which {gt.name} does not have")
         cols = [gt.columns for gt in files]
         sel = select_pairs(pair_ids, files[0].category_ids(), preds, cols, threshold=0.5)
@@ -316,5 +335,6 @@ class Result:
 def _images(gt: GroundTruthFile) -> list:
     images = gt.images
     if images is None:
-        raise KeyError(f"{gt.name}: the ground truth has no 'images'")
+        raise KeyValueError(f"{gt.name}: the ground truth has no 'images' (an SA-Co ground truth has one image entry "
+                            "per (image, noun phrase) pair)")
     return images
