@@ -52,6 +52,10 @@ class SacoCOCO(pycocotools.coco.COCO):
         else:
             anns = resFile
         assert type(anns) == list, "results in not an array of objects"  # noqa: E721
+        # copies: what the branches below add stays out of the caller's dicts (the official
+        # loadRes adds it to them, and then fails on the numpy box it left there when the
+        # same predictions are loaded against a second ground truth)
+        anns = [dict(ann) if type(ann) is dict else ann for ann in anns]
         ids = [ann["image_id"] for ann in anns]
         if not hasattr(self, "img_id_set"):
             self.img_id_set = set(self.getImgIds())

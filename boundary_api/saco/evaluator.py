@@ -244,7 +244,7 @@ class CGF1Evaluator:
             return "the predictions are outside the column schema"
         if not preds.n:
             return None
-        if self.iou_type != "bbox" and not preds.has_segmentation:
+        if not preds.has_segmentation and (self.iou_type != "bbox" or not preds.has_bbox):
             if preds.has_bbox:
                 _suspect(f"{preds.name}: the predictions have boxes but no masks; evaluating the rectangles of "
                          f"the boxes with iou_type {self.iou_type!r}, as the official code does", self.strict)
@@ -263,6 +263,10 @@ class CGF1Evaluator:
             if missing.any():
                 raise AssertionValueError(f"Results do not correspond to current coco set: {preds.name} has predictions "
                                      f"for image id {int(pair_ids[missing][0])}, which {gt.name} does not have")
+        if self.iou_type == "bbox" and preds.n and not preds.has_bbox:
+            # the official loadRes' box of a mask-only prediction: the mask's
+            preds.bbox = np.ascontiguousarray(_rle.area_bbox(preds.table(np.arange(preds.n)), preds.seg_h)[1])
+            preds.has_bbox = True
         cols = [gt.columns for gt in files]
         sel = select_pairs(pair_ids, files[0].category_ids(), preds, cols, threshold=0.5)
         if self.iou_type != "bbox" and len(sel.dt_rows):
