@@ -59,7 +59,10 @@ class SacoCOCO(pycocotools.coco.COCO):
         ids = [ann["image_id"] for ann in anns]
         if not hasattr(self, "img_id_set"):
             self.img_id_set = set(self.getImgIds())
-        assert set(ids).issubset(self.img_id_set), "Results do not correspond to current coco set"
+        if not set(ids).issubset(self.img_id_set):
+            missing = sorted({repr(i) for i in ids if i not in self.img_id_set})
+            raise AssertionError("Results do not correspond to current coco set: the ground truth has no image "
+                                 f"{', '.join(missing[:3])}")
         first = anns[0]
         if "caption" in first:
             keep = {img["id"] for img in res.dataset["images"]} & set(ids)
@@ -110,6 +113,29 @@ def coco_from_file(gt) -> SacoCOCO:
     return coco
 
 
+def check_predictions(objects, name: str) -> None:
+    """What the official loop fails on, as it fails (the same class), in one
+    clear line: predictions that are not a list of objects each with an
+    ``image_id``.  (An empty JSON object is no prediction to it.)"""
+    from .._io import KeyValueError, TypeValueError
+
+    if isinstance(objects, dict) and not objects:
+        return
+    if not isinstance(objects, list):
+        raise TypeValueError(f"{name}: predictions must be a JSON list of objects (as SAM 3's coco_writer.py "
+                             f"writes them), got a JSON {_json_type(objects)}")
+    for k, pred in enumerate(objects):
+        if not isinstance(pred, dict):
+            raise TypeValueError(f"{name}: prediction {k} is a JSON {_json_type(pred)}, not an object")
+        if "image_id" not in pred:
+            raise KeyValueError(f"{name}: prediction {k} has no 'image_id'")
+
+
+def _json_type(value) -> str:
+    return {dict: "object", list: "array", str: "string", bool: "boolean", int: "number", float: "number",
+            type(None): "null"}.get(type(value), type(value).__name__)
+
+
 def select_best_scoring(scorings):
     """The oracle over files (see :meth:`CGF1Evaluator._select_best_scoring`)."""
     if len(scorings) == 1:
@@ -144,10 +170,11 @@ def evaluate(evaluator, preds):
     from .metrics import summarize
 
     objects = preds.decoded()
+    check_predictions(objects, preds.name)
     coco_gts, coco_evals = evaluator.coco_gts, evaluator.coco_evals
     assert len(coco_gts) == len(coco_evals), "Mismatch in number of ground truths and evaluators."
     by_image = defaultdict(list)
-    for pred in objects:
+    for pred in objects if isinstance(objects, list) else []:
         by_image[pred["image_id"]].append(pred)
     chosen = []
     for img_id in tqdm(evaluator.eval_img_ids, disable=not evaluator.verbose):

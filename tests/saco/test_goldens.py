@@ -55,11 +55,11 @@ def same(a, b):
     return a == b and type(b)(a) == b
 
 
-def run(cls, name, pred, iou_type):
+def run(cls, gts, pred, iou_type):
     out = io.StringIO()
     with warnings.catch_warnings(), contextlib.redirect_stdout(out):
         warnings.simplefilter("ignore")
-        ev = cls(gt_paths(name), iou_type)
+        ev = cls(gts, iou_type)
         result = ev.evaluate(os.path.join(DATA, pred))
     return ev, result, out.getvalue().splitlines()
 
@@ -69,7 +69,7 @@ def run(cls, name, pred, iou_type):
 def test_equal_to_the_official_evaluator(golden, name, pred, iou_type, cls):
     with open(os.path.join(DATA, golden)) as f:
         want = json.load(f)
-    ev, result, printed = run(cls, name, pred, iou_type)
+    ev, result, printed = run(cls, gt_paths(name), pred, iou_type)
     # the returned dict: keys in order, values bit for bit
     assert list(result) == list(want["result"])
     for k, v in want["result"].items():
