@@ -276,6 +276,8 @@ class CGF1Evaluator:
         best = select_best(scores.kind, scores.mean_f1) if len(files) > 1 else np.zeros(sel.num_pairs, np.int64)
         rows = np.arange(sel.num_pairs)
         chosen = type(scores)(*(getattr(scores, k)[rows, best] for k in scores.__dataclass_fields__))
+        if self.verbose:
+            print("Accumulating results")
         ev = accumulate(chosen, thrs)
         stats, lines = summarize(ev, thrs)
         return Result(self.eval_img_ids, chosen, ev, stats, lines, thrs)
