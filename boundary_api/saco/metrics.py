@@ -75,24 +75,25 @@ def entry_scores(tp: np.ndarray, num_dt: np.ndarray, num_gt: np.ndarray) -> Entr
     ``tp`` (..., T) int64; ``num_dt``, ``num_gt`` (...) int64.  An entry
     without predictions has zero true and false positives and ``G`` false
     negatives and a local F1 of 0 (integers in the official code); otherwise
-    precision, recall and F1 carry the 1e-4 epsilons.
+    precision, recall and F1 carry the 1e-4 epsilons: ``TP / (TP + FP + 1e-4)``
+    where ``TP + FP`` is the prediction count (an integer, so the very same
+    double), and likewise for the recall.
     """
     tp = np.asarray(tp, np.int64)
-    nd = np.asarray(num_dt, np.int64)[..., None]
-    ng = np.asarray(num_gt, np.int64)[..., None]
-    kind = np.where(nd[..., 0] == 0, np.where(ng[..., 0] == 0, TN, FN), SCORED).astype(np.int8)
+    nd = np.asarray(num_dt, np.int64)
+    ng = np.asarray(num_gt, np.int64)
+    kind = np.where(nd == 0, np.where(ng == 0, TN, FN), SCORED).astype(np.int8)
     scored = (kind == SCORED)[..., None]
-    tp = np.where(scored, tp, 0)
-    fp = np.where(scored, nd - tp, 0)
-    fn = np.where(scored, ng - tp, np.where((kind == FN)[..., None], ng, 0))
-    fn = np.broadcast_to(fn, tp.shape).astype(np.int64)
-    precision = tp / (tp + fp + 1e-4)
-    recall = tp / (tp + fn + 1e-4)
+    tp = tp * scored
+    fp = (nd[..., None] - tp) * scored
+    fn = np.where(kind[..., None] == TN, 0, ng[..., None] - tp)
+    precision = tp / (nd[..., None] + 1e-4)
+    recall = tp / (ng[..., None] + 1e-4)
     f1 = 2 * precision * recall / (precision + recall + 1e-4)
-    f1 = np.where(scored, f1, 0.0)
+    f1 *= scored  # (0 where not scored: 0 / positive there, never NaN)
     # ``local_F1s.mean()`` of each entry: NumPy's own reduction of each row
-    mean_f1 = np.add.reduce(np.ascontiguousarray(f1), axis=-1) / f1.shape[-1]
-    return EntryScores(kind, nd[..., 0], ng[..., 0], tp, fp, fn, f1, mean_f1)
+    mean_f1 = np.add.reduce(f1, axis=-1) / f1.shape[-1]
+    return EntryScores(kind, nd, ng, tp, fp, fn, f1, mean_f1)
 
 
 def select_best(kind: np.ndarray, mean_f1: np.ndarray) -> np.ndarray:
