@@ -177,3 +177,13 @@ def test_gzip_read_and_iou_types_refused(tmp_path):
         CGF1Evaluator(GT, "keypoints")
     with pytest.raises(ValueError, match="iouType"):
         CGF1Eval(None, None, "keypoints")
+
+
+@pytest.mark.parametrize("iou_type", ["segm", "boundary"])
+def test_threads_and_repeated_evaluations_do_not_change_the_numbers(iou_type):
+    one, _ = quiet(CGF1Evaluator, GT, iou_type, num_threads=1)
+    two, _ = quiet(CGF1Evaluator, GT, iou_type, num_threads=2)
+    a, _ = quiet(one.evaluate, DT)
+    b, _ = quiet(two.evaluate, DT)
+    c, _ = quiet(two.evaluate, DT)  # (the ground truths' bands cached by the first)
+    assert a == b == c
