@@ -108,6 +108,11 @@ def evaluate(gts, preds, iou_type, ratio=0.02, threshold=0.5):
             h, w = imgs[pid]["height"], imgs[pid]["width"]
             g = [a for c in cats for a in anns[pid] if a["category_id"] == c and not a.get("iscrowd")]
             d = [p for c in cats for p in by_img[pid] if p["category_id"] == c and p["score"] >= threshold]
+            if d and "segmentation" not in d[0] and iou_type != "bbox":
+                # the official loadRes: a box-only result's mask is its box's rectangle polygon
+                d = [dict(p, segmentation=[[p["bbox"][0], p["bbox"][1], p["bbox"][0], p["bbox"][1] + p["bbox"][3],
+                                            p["bbox"][0] + p["bbox"][2], p["bbox"][1] + p["bbox"][3],
+                                            p["bbox"][0] + p["bbox"][2], p["bbox"][1]]]) for p in d]
             if d and "bbox" not in d[0] and iou_type == "bbox":
                 d = [dict(p, bbox=list(mask_utils.toBbox(p["segmentation"]))) for p in d]
             ious = pair_ious(d, g, iou_type, h, w, ratio) if d and g else np.zeros((len(d), len(g)))
