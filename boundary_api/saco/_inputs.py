@@ -6,11 +6,11 @@ columns, RLE strings left in the file's bytes, images and categories decoded.  A
 outside that schema is decoded whole (the evaluator then runs the per-pair path on
 pycocotools' objects, as the official code does).
 
-Predictions are decoded by msgspec straight into typed records (the schema SAM 3's
-``coco_writer.py`` writes: ``image_id``, ``category_id``, ``score``, an RLE
-``segmentation`` and/or a ``bbox``; other keys such as ``area`` are not read, since
-the official ``loadRes`` replaces them) and turned into columns; anything else is
-decoded as plain JSON and left to the per-pair path.
+Predictions are read by a native scanner of the schema SAM 3's ``coco_writer.py`` writes
+(:mod:`._scan`: ``image_id``, ``category_id``, ``score``, an RLE ``segmentation`` and/or a
+``bbox``; other keys such as ``area``, which the official ``loadRes`` replaces, are
+skipped) straight into columns; anything else is decoded as plain JSON and left to the
+per-pair path.
 """
 from __future__ import annotations
 
