@@ -22,7 +22,7 @@ DOCS = os.path.join(ROOT, "docs", "architecture.md")
 
 # what each part of the package may import from the package (besides itself)
 BASE = {"_io", "_parallel", "_version"}
-PROTOCOLS = {"coco", "lvis", "cityscapes", "panoptic", "semantic", "video"}
+PROTOCOLS = {"coco", "lvis", "cityscapes", "panoptic", "semantic", "video", "saco"}
 ALLOWED = {
     "masks": BASE,
     "data": set(),  # the demo's files
@@ -35,6 +35,8 @@ ALLOWED = {
     "semantic": BASE | {"masks"},
     # video: label-map frames on the mask layer, tracks on the instance engine
     "video": BASE | {"masks", "instance"},
+    # SA-Co (SAM 3's cgF1): pairs and annotator files on the instance engine
+    "saco": BASE | {"masks", "instance"},
     # one package per concern, over the protocols
     "scale": BASE | {"masks", "instance", "coco", "lvis"},
     "diagnostics": BASE | {"masks", "instance", "coco", "lvis"},
@@ -46,7 +48,7 @@ ALLOWED = {
     "integrations": BASE | {"masks", "instance", "coco", "lvis", "cityscapes", "panoptic", "semantic", "video",
                             "scale"},
     "cli": BASE | {"masks", "instance", "coco", "lvis", "cityscapes", "panoptic", "semantic", "video", "scale",
-                   "diagnostics", "sensitivity", "report", "integrations", "evaluate"},
+                   "diagnostics", "sensitivity", "report", "integrations", "evaluate", "saco"},
     # the 0.1.0 paths: each only calls _deprecated.alias
     "_deprecated": set(),
     **{old.split(".")[1]: {"_deprecated"} for old in MOVED_MODULES},
@@ -330,10 +332,11 @@ def test_command_line_opens_no_files():
 
 #: where a COCO / LVIS ground-truth or results file is parsed: the one reader of files
 #: (instance/_files.py), the dataset classes' drop-in readers and their column scanners;
-#: YouTube-VIS files have their one reader too, the dataset class video/ytvos.py
+#: YouTube-VIS files have their one reader too, the dataset class video/ytvos.py, and SA-Co's
+#: ground truths and predictions theirs, saco/_inputs.py
 _INSTANCE_FILE_READERS = {("instance", "_files.py"), ("instance", "_gt_columns.py"), ("instance", "_columns.py"),
                           ("coco", "dataset.py"), ("lvis", "dataset.py"), ("lvis", "fixed_pooled.py"),
-                          ("video", "ytvos.py")}
+                          ("video", "ytvos.py"), ("saco", "_inputs.py")}
 _INSTANCE_FILE_WORDS = ("ground truth", "results", "LVIS")
 
 

@@ -28,6 +28,10 @@ segmentation (YouTube-VIS AP, HQ-YTVIS Tube-Boundary AP)::
     boundary-eval vos --davis-root DAVIS --results results/ --metric J F B
     boundary-eval vis --gt valid.json --dt results.json --iou-type boundary
 
+SAM 3's cgF1 of concept segmentation on SA-Co (and Boundary cgF1)::
+
+    boundary-eval saco --gt gold_a.json gold_b.json gold_c.json --dt preds.json --iou-type segm boundary
+
 With no arguments it evaluates a small bundled demo and prints Mask AP and
 Boundary AP side by side.
 
@@ -101,7 +105,7 @@ def _silence_stdout(stream) -> None:
 #: subcommands: name -> module of boundary_api.cli with ``parser()`` and ``run(args)``;
 #: without one of these first, the words are the instance command's (or the demo's)
 SUBCOMMANDS = ("panoptic", "cityscapes", "semantic", "measures", "sensitivity", "synthetic", "analyze",
-               "report", "shard", "compare", "diagnose", "vos", "vis")
+               "report", "shard", "compare", "diagnose", "vos", "vis", "saco")
 
 
 def _route(argv: List[str]) -> int:

@@ -142,6 +142,17 @@ class GroundTruthColumns:
             length[plain] = c["ann_counts_len"][plain]
             buffers.append(self.buf)
             other = rle[~np.isin(rle, plain)] if len(plain) else rle
+            escaped = other[kind[other] == RLE_STRING]
+            if len(escaped):
+                # the strings with JSON escapes, unescaped natively (one copy);
+                # an escape the copy does not take (\u00XX: a 'u' in the copy,
+                # never a byte of an RLE) leaves them to the JSON decoder below
+                gathered = _unescaped(self.buf, c["ann_counts_start"][escaped], c["ann_counts_len"][escaped])
+                if gathered is not None:
+                    which[escaped] = len(buffers)
+                    start[escaped], length[escaped] = gathered[1], gathered[2]
+                    buffers.append(gathered[0])
+                    other = other[kind[other] != RLE_STRING]
             if len(other):
                 import pycocotools.mask as mask_utils
 
@@ -176,6 +187,21 @@ class GroundTruthColumns:
     def mask_table(self, rows: np.ndarray):
         buffers, which, start, length = self._masks
         return _rle.StringTable.from_buffers(buffers, which[rows], start[rows], length[rows])
+
+    def mask_spans(self, rows: np.ndarray) -> Tuple[list, np.ndarray, np.ndarray, np.ndarray]:
+        """Where the RLE strings of ``rows`` lie (masks made):
+        ``(buffers, which, start, length)`` as ``StringTable.from_buffers``
+        takes them, so that the strings of several files make one table."""
+        buffers, which, start, length = self._masks
+        return buffers, which[rows], start[rows], length[rows]
+
+    def boundary_spans(self, rows: np.ndarray, dilation_ratio: float, num_threads: Optional[int] = None
+                       ) -> Tuple[list, np.ndarray, np.ndarray, np.ndarray]:
+        """:meth:`mask_spans` of the boundary strings of ``rows`` (those not
+        made yet are made, as :meth:`boundary_table` makes them)."""
+        self.boundary_table(rows, dilation_ratio, num_threads)
+        buffers, which, start, length = self._boundaries[dilation_ratio]
+        return buffers, which[rows], start[rows], length[rows]
 
     def boundary_table(self, rows: np.ndarray, dilation_ratio: float, num_threads: Optional[int] = None):
         """Boundary RLEs of ``rows``, computing (in parallel, once per
@@ -275,6 +301,22 @@ class GroundTruthColumns:
         dataset["images"] = self.images
         dataset["categories"] = self.categories
         return dataset
+
+
+def _unescaped(buf: np.ndarray, start: np.ndarray, length: np.ndarray):
+    """The JSON strings ``buf[start:start + length]`` (escaped, in file order)
+    without their escapes ``\\\\``, ``\\"``, ``\\/``: ``(array, start, length)``
+    of the copies; None when one holds another escape or ``buf`` is read-only."""
+    from . import _scan_results
+
+    if not buf.flags.writeable:
+        return None
+    s = np.ascontiguousarray(start, np.int64).copy()
+    n = np.ascontiguousarray(length, np.int64).copy()
+    out = _scan_results.gather_counts(buf, s, n, np.zeros(len(s), np.int64))
+    if (out == 117).any():  # 'u': a \\u escape was copied as the letter
+        return None
+    return out, s, n
 
 
 def _polygon_ann_off(cols: dict, poly: np.ndarray) -> np.ndarray:

@@ -1,0 +1,223 @@
+"""The inputs of a cgF1 evaluation read as the official evaluator reads them, into columns.
+
+A ground-truth file (one per annotator) is read by the instance engine's column scanner
+(:func:`~boundary_api.instance._gt_columns.load_ground_truth_columns`): annotation
+columns, RLE strings left in the file's bytes, images and categories decoded.  A file
+outside that schema is decoded whole (the evaluator then runs the per-pair path on
+pycocotools' objects, as the official code does).
+
+Predictions are read by a native scanner of the schema SAM 3's ``coco_writer.py`` writes
+(:mod:`._scan`: ``image_id``, ``category_id``, ``score``, an RLE ``segmentation`` and/or a
+``bbox``; other keys such as ``area``, which the official ``loadRes`` replaces, are
+skipped) straight into columns; anything else is decoded as plain JSON and left to the
+per-pair path.
+"""
+from __future__ import annotations
+
+import logging
+import time
+from typing import Any, Optional
+
+import numpy as np
+
+from .._io import AssertionValueError, InputBytes, KeyValueError, read_json, read_once
+from ..instance._checks import warn_suspect
+from ..instance._files import input_name
+from ..instance._gt_columns import GroundTruthColumns, load_ground_truth_columns
+
+__all__ = ["GroundTruthFile", "Predictions", "read_predictions", "exhaustive_flag"]
+
+log = logging.getLogger(__name__)
+
+
+class GroundTruthFile:
+    """One annotator's ground truth, read once.
+
+    Attributes
+    ----------
+    name : str
+        The file as given (for messages).
+    columns : GroundTruthColumns or None
+        The annotations as columns, masks made; None when the file is outside
+        the column schema (``dataset`` then holds the decoded JSON).
+    images, categories : list
+        The file's ``images`` and ``categories`` (the very objects of the file).
+    dataset : dict or None
+        The decoded file, when read without columns.
+    """
+
+    def __init__(self, path, num_threads: Optional[int] = None, say=print):
+        self.name = input_name(path)
+        self.source = read_once(path, "ground truth")
+        say("loading annotations into memory...")
+        tic = time.time()
+        cols = load_ground_truth_columns(self.source, self.name, num_threads=num_threads)
+        if cols is not None and not cols.masks_ready(num_threads):
+            cols = None
+        self.columns: Optional[GroundTruthColumns] = cols
+        self.dataset = None
+        if cols is None:
+            self.dataset = read_json(self.source, "ground truth")
+            if type(self.dataset) is not dict:
+                # pycocotools' COCO: the very assertion, naming the file
+                raise AssertionValueError(f"annotation file format {type(self.dataset)} not supported: {self.name} "
+                                     "(a ground truth is a JSON object with 'images' and 'annotations')")
+            self.images = self.dataset.get("images")
+            self.categories = self.dataset.get("categories")
+        else:
+            self.images = cols.images
+            self.categories = cols.categories
+        say("Done (t={:0.2f}s)".format(time.time() - tic))
+        say("creating index...")
+        say("index created!")
+
+    def image_ids(self) -> list:
+        """The ``id`` of every image entry, in file order."""
+        return [img["id"] for img in self.images]
+
+    def category_ids(self) -> list:
+        """``sorted(getCatIds())``: the distinct category ids, sorted."""
+        return sorted({c["id"]: c for c in self.categories or []})
+
+    def release(self) -> None:
+        """Drop the file's bytes kept for a pipe (the columns keep what they need)."""
+        if isinstance(self.source, InputBytes) and self.columns is not None:
+            self.source = self.name
+
+
+def exhaustive_flag(img: Any, name: str) -> bool:
+    """``img["is_instance_exhaustive"]`` as the official code tests it (Python truth),
+    or KeyError naming the file and the image."""
+    try:
+        return bool(img["is_instance_exhaustive"])
+    except KeyError:
+        who = img.get("id") if isinstance(img, dict) else img
+        raise KeyValueError(f"{name}: image {who!r} has no 'is_instance_exhaustive' (an SA-Co ground truth has "
+                            "one image entry per (image, noun phrase) pair, each with 'is_instance_exhaustive')"
+                            ) from None
+
+
+class Predictions:
+    """Predictions as columns (``fast``) or as decoded JSON (``objects``).
+
+    Attributes
+    ----------
+    name : str
+    n : int
+    fast : bool
+        Read into columns: every prediction a JSON object with integer
+        ``image_id`` and ``category_id``, a number ``score``, and either every
+        one or none with a ``bbox`` of four numbers, and a compressed-RLE
+        ``segmentation`` in every one or in none.
+    image_id, category_id : ndarray of int64
+    score : ndarray of float64
+    bbox : ndarray of float64, shape (n, 4) (zeros without boxes); ``has_bbox``
+    seg_h, seg_w : ndarray of int64; ``has_segmentation``
+    counts : bytes; ``counts_start``, ``counts_len`` : ndarray of int64
+    objects : list or other JSON value
+        The decoded file, when not ``fast``.
+    """
+
+    fast = False
+    objects: Any = None
+    data: Optional[bytes] = None
+
+    def decoded(self) -> Any:
+        """The file's JSON value (decoded now for predictions read as columns)."""
+        if self.objects is None and self.data is not None:
+            from .._io import loads_json
+
+            self.objects = loads_json(self.data)
+        return self.objects
+
+    def table(self, rows: np.ndarray):
+        """The RLE strings of ``rows`` as a ``StringTable``."""
+        from ..masks import _rle
+
+        rows = np.asarray(rows, np.int64)
+        return _rle.StringTable.from_buffers([self.counts], np.zeros(len(rows), np.int64),
+                                              self.counts_start[rows], self.counts_len[rows])
+
+
+def read_predictions(path) -> Predictions:
+    """Read a predictions file (a pipe once): columns where the schema allows
+    (:func:`._scan.scan_predictions`), else the decoded JSON (invalid JSON
+    raises ``JSONDecodeError`` naming the file, as ``json.load`` would, with
+    this package's message)."""
+    from . import _scan
+
+    name = input_name(path)
+    src = read_once(path, "predictions")
+    out = Predictions()
+    out.name = name
+    data = None
+    try:
+        if isinstance(src, InputBytes):
+            data = src.data
+        else:
+            with open(src, "rb") as f:
+                data = f.read()
+    except (OSError, TypeError, ValueError):
+        data = None
+    if data is not None and data[:2] != b"\x1f\x8b":
+        cols = _scan.scan_predictions(data)
+        if cols is not None and _columns(out, cols):
+            out.data = data
+            return out
+    out.objects = read_json(src, "predictions")
+    out.n = len(out.objects) if isinstance(out.objects, list) else 0
+    return out
+
+
+def _columns(out: Predictions, cols: dict) -> bool:
+    """Take the scanned columns; False when they are outside what the native
+    path evaluates (boxes or masks in some predictions only, non-finite
+    numbers)."""
+    present = cols["present"]
+    n = len(present)
+    if n and not (present == present[0]).all():
+        return False
+    out.has_bbox = bool(n) and bool(present[0] & 8)
+    out.has_segmentation = bool(n) and bool(present[0] & 16)
+    out.image_id, out.category_id, out.score = cols["image_id"], cols["category_id"], cols["score"]
+    out.bbox = cols["bbox"]
+    out.seg_h, out.seg_w = cols["seg_h"], cols["seg_w"]
+    out.counts, out.counts_start, out.counts_len = cols["counts"], cols["counts_start"], cols["counts_len"]
+    if not (np.isfinite(out.score).all() and np.isfinite(out.bbox).all()):
+        return False
+    out.n = n
+    out.fast = True
+    return True
+
+
+def suspect(message: str, strict: bool) -> None:
+    """Input the official code accepts but which is probably a mistake: a
+    SuspectInputWarning, or with ``strict`` a ValueError."""
+    if strict:
+        raise ValueError(message + " (refused in strict mode; strict=False, or boundary-eval saco --not-strict, "
+                         "evaluates it with a warning)")
+    warn_suspect(message)
+
+
+def warn_unknown_ids(name: str, values, known, what: str, where: str, strict: bool) -> None:
+    """Predictions whose ``<what>_id`` is not in ``known``: ignored by the
+    official code, warned about here (refused with ``strict``)."""
+    if isinstance(values, np.ndarray) and all(type(k) is int for k in known):
+        karr = np.fromiter(known, np.int64, len(known)) if len(known) else np.zeros(0, np.int64)
+        bad = values[~np.isin(values, karr)].tolist()
+    else:
+        known = set(known)
+        bad = [v for v in values if not _hashable(v) or v not in known]
+    if bad:
+        distinct = list(dict.fromkeys(repr(v) for v in bad))
+        shown = ", ".join(distinct[:5]) + (", ..." if len(distinct) > 5 else "")
+        suspect(f"{name}: {len(bad)} prediction(s) of {len(distinct)} {what} id(s) that {where} ({shown}); "
+                "the official evaluator ignores them", strict)
+
+
+def _hashable(v) -> bool:
+    try:
+        hash(v)
+    except TypeError:
+        return False
+    return True
