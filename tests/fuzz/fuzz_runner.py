@@ -51,10 +51,10 @@ def _env():
     return env
 
 
-def _run_worker(family: str, path: str, indices: list, side: str, env: dict):
+def _run_worker(family: str, path: str, indices: list, side: str, env: dict, timeout: float = CASE_TIMEOUT):
     """Run cases ``indices`` in one worker after the other, restarting after a
     death; yields (index, outcome dict), a dead worker's case as
-    ``{"status": "died", "detail": ...}``."""
+    ``{"status": "died", "detail": ...}`` (``timeout``: seconds a case may take)."""
     todo = list(indices)
     while todo:
         idx_file = path + f".{os.getpid()}.{todo[0]}.idx"
@@ -67,7 +67,7 @@ def _run_worker(family: str, path: str, indices: list, side: str, env: dict):
         sel.register(proc.stdout, selectors.EVENT_READ)
         buf = b""
         done = 0
-        deadline = time.monotonic() + CASE_TIMEOUT + 30  # (the first case also waits for the imports)
+        deadline = time.monotonic() + timeout + 30  # (the first case also waits for the imports)
         hung = False
         while True:
             left = deadline - time.monotonic()
@@ -86,7 +86,7 @@ def _run_worker(family: str, path: str, indices: list, side: str, env: dict):
                 rec = json.loads(line)
                 yield todo[done], rec
                 done += 1
-                deadline = time.monotonic() + CASE_TIMEOUT
+                deadline = time.monotonic() + timeout
         sel.close()
         proc.stdout.close()
         err = proc.stderr.read().decode(errors="replace")[-2000:]
@@ -101,10 +101,13 @@ def _run_worker(family: str, path: str, indices: list, side: str, env: dict):
             todo = []
 
 
-def run_cases(family: str, cases: list, workers: int = 2) -> dict:
+def run_cases(family: str, cases: list, workers: int = 2, timeout: float = CASE_TIMEOUT) -> dict:
     """Compare every case; returns ``{"counts": {status: n}, "failures":
-    [(index, outcome), ...], "n": len(cases), "seconds": ...}`` and records the
-    counts for the session's summary."""
+    [(index, outcome), ...], "outcomes": {index: outcome}, "n": len(cases),
+    "seconds": ...}`` and records the counts for the session's summary.  A
+    case that kills the original's side (``crash_theirs``) keeps what the
+    package's side alone gave (``"ours"``: its own outcome dict); ``timeout``:
+    seconds a case may take before it counts as never ending."""
     env = _env()
     t0 = time.monotonic()
     outcomes = {}
@@ -116,7 +119,7 @@ def run_cases(family: str, cases: list, workers: int = 2) -> dict:
         with open(path, "wb") as f:
             pickle.dump(cases, f)
         shares = [list(range(k, len(cases), workers)) for k in range(workers)]
-        gens = [_run_worker(family, path, share, "both", env) for share in shares if share]
+        gens = [_run_worker(family, path, share, "both", env, timeout) for share in shares if share]
         # the workers run side by side; their lines are read in turn
         import threading
 
@@ -136,13 +139,13 @@ def run_cases(family: str, cases: list, workers: int = 2) -> dict:
         for i, rec in list(outcomes.items()):
             if rec["status"] != "died":
                 continue
-            ours = dict(_run_worker(family, path, [i], "ours", env))[i]
-            theirs = dict(_run_worker(family, path, [i], "theirs", env))[i]
+            ours = dict(_run_worker(family, path, [i], "ours", env, timeout))[i]
+            theirs = dict(_run_worker(family, path, [i], "theirs", env, timeout))[i]
             if ours["status"] == "died":
                 status = "hang_ours" if ours["detail"].startswith("hang") else "crash_ours"
                 outcomes[i] = {"status": status, "detail": ours["detail"]}
             elif theirs["status"] == "died":
-                outcomes[i] = {"status": "crash_theirs", "detail": theirs["detail"]}
+                outcomes[i] = {"status": "crash_theirs", "detail": theirs["detail"], "ours": ours}
             else:
                 outcomes[i] = {"status": "error", "detail": f"worker died, neither side alone: {rec['detail']}"}
     counts = collections.Counter(rec["status"] for rec in outcomes.values())
@@ -150,7 +153,7 @@ def run_cases(family: str, cases: list, workers: int = 2) -> dict:
     if missing:
         counts["error"] += missing
     failures = sorted((i, rec) for i, rec in outcomes.items() if rec["status"] in FAILURES)
-    result = {"n": len(cases), "counts": dict(counts), "failures": failures,
+    result = {"n": len(cases), "counts": dict(counts), "failures": failures, "outcomes": outcomes,
               "seconds": time.monotonic() - t0, "kinds": collections.Counter(
                   c.get("family_kind", family) if isinstance(c, dict) else family for c in cases)}
     SESSION[family] = result
