@@ -26,10 +26,10 @@ EXAMPLES = """examples:
       outlines in r.html
   boundary-eval vos --protocol sav --gt-root Annotations_6fps --dt-root preds/
       SA-V val (SAM 2's sav_evaluator.py): J&F in percent
-  boundary-eval vos --protocol mosev2 --meta meta.json --gt-root Annotations \
+  boundary-eval vos --protocol mosev2 --meta meta.json --gt-root Annotations \\
       --dt-root preds/
       MOSEv2 (MOSE-api's score.py): J, F and the object-adaptive F_new
-  boundary-eval vos --protocol lvos --lvos-root LVOS/valid --results res/ \
+  boundary-eval vos --protocol lvos --lvos-root LVOS/valid --results res/ \\
       --csv-dir out/
       LVOS (lvos-evaluation): J, F and V, seen and unseen
 

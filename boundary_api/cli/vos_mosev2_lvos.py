@@ -27,7 +27,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     lv.add_argument("--lvos-set", choices=("valid", "test"), default="valid",
                     help="the meta file <set>_meta.json to read")
     lv.add_argument("--lvos-task", choices=("semi-supervised", "unsupervised_multiple", "unsupervised_single"),
-                    default="semi-supervised", help="lvos-evaluation's task")
+                    default="semi-supervised", metavar="TASK",
+                    help="lvos-evaluation's task: semi-supervised, unsupervised_multiple or unsupervised_single")
     lv.add_argument("--unseen-videos", metavar="FILE",
                     help="the list of unseen videos (default: unseen_videos.txt in the current directory, "
                          "as lvos-evaluation)")
