@@ -444,8 +444,8 @@ class COCOeval(LazyEvaluator, pycocotools.cocoeval.COCOeval):
             else:
                 gt = [g for c in p.catIds for g in self._gts[imgId, c]]
                 dt = [d for c in p.catIds for d in self._dts[imgId, c]]
-            if not gt or not dt:
-                return None
+            if not gt and not dt:
+                return None  # (its own [])
             order = np.argsort([-d["score"] for d in dt], kind="mergesort")
             dt = [dt[i] for i in order][:p.maxDets[-1]]
             iscrowd = [int(g["iscrowd"]) for g in gt]

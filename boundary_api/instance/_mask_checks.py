@@ -357,13 +357,15 @@ def pycocotools_iou(dts: List[Any], gts: List[Any], iscrowd: List[Any], describe
         size whose counts cover different numbers of pixels), naming the
         masks with ``describe_dt(i)`` / ``describe_gt(j)``.
     """
-    if not dts or not gts:
-        return None
     rles = [_coco_rle(s) for s in itertools.chain(dts, gts)]
-    if any(r is None for r in rles) or not any(map(_misread, rles)):
+    if not any(r is not None and _misread(r) for r in rles):
         return None
-    if not all(isinstance(c, numbers.Integral) and 0 <= c < 256 for c in iscrowd) or len(iscrowd) != len(gts):
-        return None
+    if not dts or not gts or any(r is None for r in rles) or len(iscrowd) != len(gts) \
+            or not all(isinstance(c, numbers.Integral) and 0 <= c < 256 for c in iscrowd):
+        # pycocotools decodes every string before it returns [] for an empty list or
+        # raises on a mask or crowd flag it cannot take: its own call, on copies of
+        # the strings it would read past their end, each ended by a NUL
+        return mask_utils.iou([_nul_ended(x) for x in dts], [_nul_ended(x) for x in gts], iscrowd)
     m = len(dts)
     ious, failure = _cocoapi.rle_iou([r[:3] for r in rles[:m]], [r[:3] for r in rles[m:]],
                                      np.array([int(c) for c in iscrowd], np.uint8))
@@ -410,6 +412,13 @@ def pycocotools_area_bbox(seg, box: bool, what: str):
                                  "its image's size")
         bb = np.array(bb, np.float64)
     return np.uint32(_cocoapi.area(c)), bb
+
+
+def _nul_ended(seg):
+    """``seg``, or a copy whose string gets the NUL of
+    :func:`terminated_for_pycocotools`."""
+    counts = terminated_for_pycocotools(seg)
+    return seg if counts is None else dict(seg, counts=counts)
 
 
 def terminated_for_pycocotools(seg):

@@ -592,8 +592,8 @@ class LVISEval(LazyEvaluator, _lvis_eval.LVISEval):
         it crashes or never ends on refused; None where its own code runs."""
         try:
             gt, dt = self._get_gt_dt(img_id, cat_id)
-            if not gt or not dt:
-                return None
+            if not gt and not dt:
+                return None  # (its own [])
             order = np.argsort([-d["score"] for d in dt], kind="mergesort")
             dt = [dt[i] for i in order]
             d_segs, g_segs = [d["segmentation"] for d in dt], [g["segmentation"] for g in gt]

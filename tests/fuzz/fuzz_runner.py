@@ -101,14 +101,15 @@ def _run_worker(family: str, path: str, indices: list, side: str, env: dict, tim
             todo = []
 
 
-def run_cases(family: str, cases: list, workers: int = 2, timeout: float = CASE_TIMEOUT) -> dict:
+def run_cases(family: str, cases: list, workers: int = 2, timeout: float = CASE_TIMEOUT, env_extra=None) -> dict:
     """Compare every case; returns ``{"counts": {status: n}, "failures":
     [(index, outcome), ...], "outcomes": {index: outcome}, "n": len(cases),
     "seconds": ...}`` and records the counts for the session's summary.  A
     case that kills the original's side (``crash_theirs``) keeps what the
     package's side alone gave (``"ours"``: its own outcome dict); ``timeout``:
-    seconds a case may take before it counts as never ending."""
-    env = _env()
+    seconds a case may take before it counts as never ending; ``env_extra``:
+    more environment variables of the workers."""
+    env = dict(_env(), **(env_extra or {}))
     t0 = time.monotonic()
     outcomes = {}
     # the cases' files in memory where the system has a tmpfs (a disk's
