@@ -308,6 +308,19 @@ def _seconds_rows(cells, tools, peers, key: str, runs: bool = False) -> list:
     return rows
 
 
+def _tool_rows(cells, tools, fmt) -> list:
+    """A row per cell: workload, metric, threads, then ``fmt`` of each tool's
+    result (empty where the tool did not run or failed)."""
+    rows = []
+    for c in cells:
+        row = [c["workload_label"], METRIC_LABEL[c["metric"]], c["threads"]]
+        for t in tools:
+            x = c["results"].get(t)
+            row.append(None if x is None or "error" in x else fmt(x))
+        rows.append(row)
+    return rows
+
+
 def markdown(report: dict) -> str:
     tools = report["tools"]
     cells = report["cells"]
@@ -340,24 +353,10 @@ def markdown(report: dict) -> str:
     lines += [md_table(headers, _seconds_rows(cells, tools, peers, "cpu")), ""]
     lines += ["## Peak RSS (MB, median) and the most threads seen (psutil)", ""]
     headers = ["workload", "metric", "threads"] + [TOOL_LABEL[t] + " MB (thr)" for t in tools]
-    rows = []
-    for c in cells:
-        row = [c["workload_label"], METRIC_LABEL[c["metric"]], c["threads"]]
-        for t in tools:
-            x = c["results"].get(t)
-            row.append(None if x is None or "error" in x else f"{x['rss_mb']:.0f} ({x['max_threads']})")
-        rows.append(row)
-    lines += [md_table(headers, rows), ""]
+    lines += [md_table(headers, _tool_rows(cells, tools, lambda x: f"{x['rss_mb']:.0f} ({x['max_threads']})")), ""]
     lines += ["## CPU time / wall time (1.0 = one core busy)", ""]
     headers = ["workload", "metric", "threads"] + [TOOL_LABEL[t] for t in tools]
-    rows = []
-    for c in cells:
-        row = [c["workload_label"], METRIC_LABEL[c["metric"]], c["threads"]]
-        for t in tools:
-            x = c["results"].get(t)
-            row.append(None if x is None or "error" in x else f"{x['cpu'] / x['wall']:.2f}")
-        rows.append(row)
-    lines += [md_table(headers, rows), ""]
+    lines += [md_table(headers, _tool_rows(cells, tools, lambda x: f"{x['cpu'] / x['wall']:.2f}")), ""]
     lines += [f"## Agreement (max |difference| over all statistics; tolerance {report['tolerance']:g})", ""]
     rows = []
     for a in report["agreement"]:
