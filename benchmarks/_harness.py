@@ -25,9 +25,10 @@ import sys
 from pathlib import Path
 from typing import Callable, Dict, Optional, Sequence
 
+from _child import FASTER_LVIS_INDEX, LVIS_KEYS, MARKER, Timer, faster_lvis_results, import_lvis, run_eval
+
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
-MARKER = "@@RESULT@@ "
 
 
 # ==========================================================================
@@ -133,6 +134,23 @@ def run_cases(cases: Sequence[tuple], base: dict, repeat: int, slow_repeat: int 
     return res
 
 
+def run_section(cases: Sequence[tuple], base: dict, args, title: str, fast: str, slow: str,
+                baselines: Sequence[tuple] = (), note: str = "", skip_slow: Optional[bool] = None):
+    """Run ``cases`` as :func:`run_cases` does, with the repeats, ``skip_slow``
+    (``args.skip_slow`` unless given) and ``verbose`` of the command line's
+    ``args``, and print their section: the heading ``title``, how the runs were
+    made (``fast`` and ``slow`` name the two kinds of case; ``note`` ends the
+    sentence) and :func:`timing_table` with its ``baselines``.  Returns the
+    results and those of them that did not fail."""
+    res = run_cases(cases, base, args.repeat, args.slow_repeat, args.skip_slow if skip_slow is None else skip_slow,
+                    args.verbose)
+    print(f"\n## {title} ({cores()})\n")
+    print(f"Best of {args.repeat} ({fast}) / {args.slow_repeat} ({slow}) runs, each in a new process; "
+          f"wall = whole process{note}.\n")
+    print(timing_table(cases, res, baselines))
+    return res, {k: r for k, r in res.items() if "error" not in r}
+
+
 def exit_status(res: dict) -> int:
     """1 (and the failures on stderr) when any case failed, else 0: a script
     whose runs failed must not exit as if it had measured something."""
@@ -213,64 +231,33 @@ def verdict(ok: Optional[bool]) -> str:
 # ==========================================================================
 # child side: one function per case, each importing only its library
 # ==========================================================================
-class _Timer:
-    def __init__(self):
-        self.phases: Dict[str, float] = {}
-        self._t = time.perf_counter()
-
-    def lap(self, name: str) -> None:
-        now = time.perf_counter()
-        self.phases[name] = self.phases.get(name, 0.0) + now - self._t
-        self._t = now
-
-
-def _coco_stats_child(spec: dict, t: _Timer) -> dict:
+def _coco_stats_child(spec: dict, t: Timer) -> dict:
     lib, iou = spec["lib"], spec["iou"]
     threads = spec.get("threads")
     if lib == "boundary_api":
         from boundary_api import COCO, COCOeval
-
-        t.lap("import")
-        gt = COCO(spec["gt"])
-        dt = gt.loadRes(spec["dt"])
-        t.lap("load")
-        ev = COCOeval(gt, dt, iouType=iou, use_fast_impl=spec.get("fast", True), num_threads=threads)
     elif lib == "pycocotools":
         from pycocotools.coco import COCO
         from pycocotools.cocoeval import COCOeval
-
-        t.lap("import")
-        gt = COCO(spec["gt"])
-        dt = gt.loadRes(spec["dt"])
-        t.lap("load")
-        ev = COCOeval(gt, dt, iou)
     elif lib == "faster":
         from faster_coco_eval import COCO, COCOeval_faster
-
-        t.lap("import")
-        gt = COCO(spec["gt"])
-        dt = gt.loadRes(spec["dt"])
-        t.lap("load")
-        kw = {"boundary_cpu_count": threads, "rle_iou_max_workers": threads} if threads else {}
-        ev = COCOeval_faster(gt, dt, iouType=iou, **kw)
     else:
         raise ValueError(lib)
-    ev.evaluate()
-    t.lap("evaluate")
-    ev.accumulate()
-    t.lap("accumulate")
-    ev.summarize()
-    t.lap("summarize")
-    return {"stats": [float(x) for x in ev.stats]}
+    t.lap("import")
+    gt = COCO(spec["gt"])
+    dt = gt.loadRes(spec["dt"])
+    t.lap("load")
+    if lib == "boundary_api":
+        ev = COCOeval(gt, dt, iouType=iou, use_fast_impl=spec.get("fast", True), num_threads=threads)
+    elif lib == "pycocotools":
+        ev = COCOeval(gt, dt, iou)
+    else:
+        kw = {"boundary_cpu_count": threads, "rle_iou_max_workers": threads} if threads else {}
+        ev = COCOeval_faster(gt, dt, iouType=iou, **kw)
+    return {"stats": [float(x) for x in run_eval(t, ev, split=True).stats]}
 
 
-#: lvis get_results() keys, and where faster-coco-eval (lvis_style, maxDets=[300]) puts them
-LVIS_KEYS = ["AP", "AP50", "AP75", "APs", "APm", "APl", "APr", "APc", "APf",
-             "AR@300", "ARs@300", "ARm@300", "ARl@300"]
-_FASTER_LVIS_INDEX = [0, 1, 2, 3, 4, 5, 14, 15, 16, 6, 9, 10, 11]
-
-
-def _lvis_stats_child(spec: dict, t: _Timer) -> dict:
+def _lvis_stats_child(spec: dict, t: Timer) -> dict:
     lib, iou = spec["lib"], spec["iou"]
     threads = spec.get("threads")
     max_dets = spec.get("max_dets", 300)
@@ -278,12 +265,7 @@ def _lvis_stats_child(spec: dict, t: _Timer) -> dict:
         if lib == "boundary_api":
             from boundary_api import LVIS, LVISEval, LVISResults
         else:
-            import numpy as np
-
-            # lvis 0.5.3 calls np.float (gone since numpy 1.24) in accumulate;
-            # patched here, in this benchmark process only
-            np.float = float
-            from lvis import LVIS, LVISEval, LVISResults
+            LVIS, LVISEval, LVISResults = import_lvis()
         t.lap("import")
         gt = LVIS(spec["gt"])
         dt = LVISResults(gt, spec["dt"], max_dets=max_dets)
@@ -292,49 +274,20 @@ def _lvis_stats_child(spec: dict, t: _Timer) -> dict:
             ev = LVISEval(gt, dt, iou_type=iou, num_threads=threads)
         else:
             ev = LVISEval(gt, dt, iou)
-        ev.evaluate()
-        t.lap("evaluate")
-        ev.accumulate()
-        t.lap("accumulate")
-        ev.summarize()
-        t.lap("summarize")
-        res = ev.get_results()
+        res = run_eval(t, ev, split=True).get_results()
         return {"stats": [float(res[k]) for k in LVIS_KEYS]}
     if lib == "faster":
-        from collections import defaultdict
-
         from faster_coco_eval import COCO, COCOeval_faster
 
         t.lap("import")
         gt = COCO(spec["gt"])
-        with open(spec["dt"]) as f:
-            anns = json.load(f)
-        # LVIS keeps the max_dets best results per image (LVISResults does this)
-        per_img = defaultdict(list)
-        for a in anns:
-            per_img[a["image_id"]].append(a)
-        anns = [a for v in per_img.values()
-                for a in sorted(v, key=lambda a: a["score"], reverse=True)[:max_dets]]
-        if spec.get("prefilter", True):
-            # faster-coco-eval 1.8.0 fails (IndexError: unordered_map::at) when an
-            # image's results are all in categories the federated rule drops; drop
-            # them here, as lvis does (neither present nor verified absent)
-            scored = {im["id"]: set(im.get("neg_category_ids", [])) for im in gt.dataset["images"]}
-            for g in gt.dataset["annotations"]:
-                scored[g["image_id"]].add(g["category_id"])
-            anns = [a for a in anns if a["category_id"] in scored[a["image_id"]]]
-        dt = gt.loadRes(anns)
+        dt = gt.loadRes(faster_lvis_results(gt, spec["dt"], max_dets, spec.get("prefilter", True)))
         t.lap("load")
         kw = {"boundary_cpu_count": threads, "rle_iou_max_workers": threads} if threads else {}
         ev = COCOeval_faster(gt, dt, iouType=iou, lvis_style=True, **kw)
         ev.params.maxDets = [max_dets]
-        ev.evaluate()
-        t.lap("evaluate")
-        ev.accumulate()
-        t.lap("accumulate")
-        ev.summarize()
-        t.lap("summarize")
-        return {"stats": [float(ev.all_stats[i]) for i in _FASTER_LVIS_INDEX]}
+        run_eval(t, ev, split=True)
+        return {"stats": [float(ev.all_stats[i]) for i in FASTER_LVIS_INDEX]}
     raise ValueError(lib)
 
 
@@ -345,7 +298,7 @@ POOLED_KEYS = ["AP", "APr", "APc", "APf"]
 _LVDEVIL_POOLED = {"AP-pooled-all": "AP", "AP-pooled-r": "APr", "AP-pooled-c": "APc", "AP-pooled-f": "APf"}
 
 
-def _lvis_fixed_child(spec: dict, t: _Timer) -> dict:
+def _lvis_fixed_child(spec: dict, t: Timer) -> dict:
     """LVIS Fixed / Pooled AP (``spec['ap']``) with boundary_api, or with
     large-vocab-devil's own script on lvis (``lib='lvdevil'``, run through
     tests/lvdevil_oracle.py, which needs ``LVDEVIL_DIR``; not split in phases:
@@ -365,13 +318,7 @@ def _lvis_fixed_child(spec: dict, t: _Timer) -> dict:
             dt = load_results(gt, spec["dt"], iou, k)
         t.lap("load")
         ev = LVISEval(gt, dt, iou_type=iou, ap=ap, dets_per_cat=k, num_threads=spec.get("threads"))
-        ev.evaluate()
-        t.lap("evaluate")
-        ev.accumulate()
-        t.lap("accumulate")
-        ev.summarize()
-        t.lap("summarize")
-        res = ev.get_results()
+        res = run_eval(t, ev, split=True).get_results()
         return {"stats": [float(res[key]) for key in keys]}
     if spec["lib"] == "lvdevil":
         sys.path.insert(0, str(ROOT / "tests"))
@@ -385,7 +332,7 @@ def _lvis_fixed_child(spec: dict, t: _Timer) -> dict:
     raise ValueError(spec["lib"])
 
 
-def _extract_child(spec: dict, t: _Timer) -> dict:
+def _extract_child(spec: dict, t: Timer) -> dict:
     """Per-mask boundary extraction: boundary_api's RLE kernel vs the OpenCV
     full-image path (decode, erode, encode)."""
     import numpy as np
@@ -427,7 +374,7 @@ def _extract_child(spec: dict, t: _Timer) -> dict:
             "us_cv": t_cv / len(ref) * 1e6, "mismatches": mismatches, "n_sizes": len(sizes)}
 
 
-CASES: Dict[str, Callable[[dict, _Timer], dict]] = {
+CASES: Dict[str, Callable[[dict, Timer], dict]] = {
     "coco": _coco_stats_child,
     "lvis": _lvis_stats_child,
     "lvis_fixed": _lvis_fixed_child,
@@ -439,8 +386,7 @@ def child_main(arg: str) -> None:
     import resource
 
     spec = json.loads(arg)
-    t = _Timer()
-    t._t = T_START
+    t = Timer(T_START)
     out = CASES[spec["kind"]](spec, t)
     out["phases"] = t.phases
     out["in_process"] = time.perf_counter() - T_START

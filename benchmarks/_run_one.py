@@ -27,23 +27,26 @@ T_START = time.perf_counter()
 import json  # noqa: E402
 import sys  # noqa: E402
 
-MARKER = "@@RESULT@@ "
-LVIS_KEYS = ["AP", "AP50", "AP75", "APs", "APm", "APl", "APr", "APc", "APf",
-             "AR@300", "ARs@300", "ARm@300", "ARl@300"]
-#: where faster-coco-eval (lvis_style, maxDets=[300]) puts LVIS_KEYS in all_stats
-_FASTER_LVIS_INDEX = [0, 1, 2, 3, 4, 5, 14, 15, 16, 6, 9, 10, 11]
+from _child import (FASTER_LVIS_INDEX, LVIS_KEYS, MARKER, Timer, faster_lvis_results,  # noqa: E402
+                    import_lvis, run_eval)
+
 PANOPTIC_KEYS = [f"{g}.{m}" for g in ("All", "Things", "Stuff") for m in ("pq", "sq", "rq")]
 
 
-class Timer:
-    def __init__(self):
-        self.phases = {}
-        self._t = T_START
+def _load(t, COCO, s, load_res="loadRes"):
+    """The ground truth and the results of spec ``s`` with a COCO-like class
+    (``load_res`` its loadRes), then the lap "load"."""
+    gt = COCO(s["gt"])
+    dt = getattr(gt, load_res)(s["dt"])
+    t.lap("load")
+    return gt, dt
 
-    def lap(self, name):
-        now = time.perf_counter()
-        self.phases[name] = self.phases.get(name, 0.0) + now - self._t
-        self._t = now
+
+def _faster_kw(s):
+    kw = {"boundary_cpu_count": s["threads"], "rle_iou_max_workers": s["threads"]}
+    if s["metric"] == "boundary":
+        kw["boundary_dilation_ratio"] = s["dilation_ratio"]
+    return kw
 
 
 # --------------------------------------------------------------------------
@@ -53,16 +56,9 @@ def coco_boundary_api(s, t):
     from boundary_api import COCO, COCOeval
 
     t.lap("import")
-    gt = COCO(s["gt"])
-    dt = gt.loadRes(s["dt"])
-    t.lap("load")
+    gt, dt = _load(t, COCO, s)
     ev = COCOeval(gt, dt, iouType=s["metric"], dilation_ratio=s["dilation_ratio"], num_threads=s["threads"])
-    ev.evaluate()
-    t.lap("evaluate")
-    ev.accumulate()
-    ev.summarize()
-    t.lap("accumulate+summarize")
-    return list(ev.stats)
+    return list(run_eval(t, ev).stats)
 
 
 def coco_vernier(s, t):
@@ -85,35 +81,16 @@ def coco_hotcoco(s, t):
     import hotcoco
 
     t.lap("import")
-    gt = hotcoco.COCO(s["gt"])
-    dt = gt.load_res(s["dt"])
-    t.lap("load")
-    ev = hotcoco.COCOeval(gt, dt, s["metric"])
-    ev.evaluate()
-    t.lap("evaluate")
-    ev.accumulate()
-    ev.summarize()
-    t.lap("accumulate+summarize")
-    return list(ev.stats)
+    gt, dt = _load(t, hotcoco.COCO, s, "load_res")
+    return list(run_eval(t, hotcoco.COCOeval(gt, dt, s["metric"])).stats)
 
 
 def coco_faster(s, t):
     from faster_coco_eval import COCO, COCOeval_faster
 
     t.lap("import")
-    gt = COCO(s["gt"])
-    dt = gt.loadRes(s["dt"])
-    t.lap("load")
-    kw = {"boundary_cpu_count": s["threads"], "rle_iou_max_workers": s["threads"]}
-    if s["metric"] == "boundary":
-        kw["boundary_dilation_ratio"] = s["dilation_ratio"]
-    ev = COCOeval_faster(gt, dt, iouType=s["metric"], **kw)
-    ev.evaluate()
-    t.lap("evaluate")
-    ev.accumulate()
-    ev.summarize()
-    t.lap("accumulate+summarize")
-    return list(ev.stats)[:12]
+    gt, dt = _load(t, COCO, s)
+    return list(run_eval(t, COCOeval_faster(gt, dt, iouType=s["metric"], **_faster_kw(s))).stats)[:12]
 
 
 def coco_ultrafast(s, t):
@@ -121,16 +98,8 @@ def coco_ultrafast(s, t):
     from ultrafast_pycocotools.cocoeval import COCOeval
 
     t.lap("import")
-    gt = COCO(s["gt"])
-    dt = gt.loadRes(s["dt"])
-    t.lap("load")
-    ev = COCOeval(gt, dt, s["metric"])
-    ev.evaluate()
-    t.lap("evaluate")
-    ev.accumulate()
-    ev.summarize()
-    t.lap("accumulate+summarize")
-    return list(ev.stats)
+    gt, dt = _load(t, COCO, s)
+    return list(run_eval(t, COCOeval(gt, dt, s["metric"])).stats)
 
 
 def coco_reference(s, t):
@@ -138,21 +107,18 @@ def coco_reference(s, t):
     from pycocotools.cocoeval import COCOeval
 
     t.lap("import")
-    gt = COCO(s["gt"])
-    dt = gt.loadRes(s["dt"])
-    t.lap("load")
-    ev = COCOeval(gt, dt, s["metric"])
-    ev.evaluate()
-    t.lap("evaluate")
-    ev.accumulate()
-    ev.summarize()
-    t.lap("accumulate+summarize")
-    return list(ev.stats)
+    gt, dt = _load(t, COCO, s)
+    return list(run_eval(t, COCOeval(gt, dt, s["metric"])).stats)
 
 
 # --------------------------------------------------------------------------
 # LVIS workloads (federated rules, 300 detections per image)
 # --------------------------------------------------------------------------
+def _lvis_stats(ev):
+    res = ev.get_results()
+    return [res[k] for k in LVIS_KEYS]
+
+
 def lvis_boundary_api(s, t):
     from boundary_api import LVIS, LVISEval, LVISResults
 
@@ -161,14 +127,7 @@ def lvis_boundary_api(s, t):
     dt = LVISResults(gt, s["dt"], max_dets=300)
     t.lap("load")
     ev = LVISEval(gt, dt, iou_type=s["metric"], dilation_ratio=s["dilation_ratio"], num_threads=s["threads"])
-    ev.evaluate()
-    t.lap("evaluate")
-    ev.accumulate()
-    ev.summarize()
-    ev.print_results()
-    t.lap("accumulate+summarize")
-    res = ev.get_results()
-    return [res[k] for k in LVIS_KEYS]
+    return _lvis_stats(run_eval(t, ev, after=["print_results"]))
 
 
 def lvis_vernier(s, t):
@@ -205,44 +164,20 @@ def lvis_hotcoco(s, t):
     ev = hotcoco.LVISEval(gt, dt, s["metric"])
     ev.run()
     t.lap("evaluate")
-    res = ev.get_results()
-    return [res[k] for k in LVIS_KEYS]
+    return _lvis_stats(ev)
 
 
 def lvis_faster(s, t):
-    from collections import defaultdict
-
     from faster_coco_eval import COCO, COCOeval_faster
 
     t.lap("import")
     gt = COCO(s["gt"])
-    with open(s["dt"]) as f:
-        anns = json.load(f)
-    # the 300 best per image, as LVISResults does
-    per_img = defaultdict(list)
-    for a in anns:
-        per_img[a["image_id"]].append(a)
-    anns = [a for v in per_img.values() for a in sorted(v, key=lambda a: a["score"], reverse=True)[:300]]
-    # faster-coco-eval 1.8.0 stops with IndexError (unordered_map::at) when all
-    # of an image's results are in categories the federated rule ignores; drop
-    # those results first (lvis ignores them too)
-    scored = {im["id"]: set(im.get("neg_category_ids", [])) for im in gt.dataset["images"]}
-    for g in gt.dataset["annotations"]:
-        scored[g["image_id"]].add(g["category_id"])
-    anns = [a for a in anns if a["category_id"] in scored[a["image_id"]]]
-    dt = gt.loadRes(anns)
+    dt = gt.loadRes(faster_lvis_results(gt, s["dt"], 300))
     t.lap("load")
-    kw = {"boundary_cpu_count": s["threads"], "rle_iou_max_workers": s["threads"]}
-    if s["metric"] == "boundary":
-        kw["boundary_dilation_ratio"] = s["dilation_ratio"]
-    ev = COCOeval_faster(gt, dt, iouType=s["metric"], lvis_style=True, **kw)
+    ev = COCOeval_faster(gt, dt, iouType=s["metric"], lvis_style=True, **_faster_kw(s))
     ev.params.maxDets = [300]
-    ev.evaluate()
-    t.lap("evaluate")
-    ev.accumulate()
-    ev.summarize()
-    t.lap("accumulate+summarize")
-    return [ev.all_stats[i] for i in _FASTER_LVIS_INDEX]
+    run_eval(t, ev)
+    return [ev.all_stats[i] for i in FASTER_LVIS_INDEX]
 
 
 def lvis_ultrafast(s, t):
@@ -254,39 +189,17 @@ def lvis_ultrafast(s, t):
     from ultrafast_pycocotools.cocoeval import COCOeval
 
     t.lap("import")
-    gt = COCO(s["gt"])
-    dt = gt.loadRes(s["dt"])
-    t.lap("load")
-    ev = COCOeval(gt, dt, s["metric"], lvis_style=True)
-    ev.evaluate()
-    t.lap("evaluate")
-    ev.accumulate()
-    ev.summarize()
-    t.lap("accumulate+summarize")
-    return list(ev.stats)
+    gt, dt = _load(t, COCO, s)
+    return list(run_eval(t, COCOeval(gt, dt, s["metric"], lvis_style=True)).stats)
 
 
 def lvis_reference(s, t):
-    import numpy as np
-
-    # lvis 0.5.3 calls np.float (gone since numpy 1.24) in accumulate: patched
-    # in this benchmark process only
-    np.float = float
-    from lvis import LVIS, LVISEval, LVISResults
-
+    LVIS, LVISEval, LVISResults = import_lvis()
     t.lap("import")
     gt = LVIS(s["gt"])
     dt = LVISResults(gt, s["dt"], max_dets=300)
     t.lap("load")
-    ev = LVISEval(gt, dt, s["metric"])
-    ev.evaluate()
-    t.lap("evaluate")
-    ev.accumulate()
-    ev.summarize()
-    ev.print_results()
-    t.lap("accumulate+summarize")
-    res = ev.get_results()
-    return [res[k] for k in LVIS_KEYS]
+    return _lvis_stats(run_eval(t, LVISEval(gt, dt, s["metric"]), after=["print_results"]))
 
 
 # --------------------------------------------------------------------------
@@ -383,7 +296,7 @@ SUPPORTS = {
 
 def main(arg: str) -> None:
     spec = json.loads(arg)
-    t = Timer()
+    t = Timer(T_START)
     stats = RUNNERS[(spec["kind"], spec["tool"])](spec, t)
     out = {"stats": [float(x) for x in stats], "phases": t.phases,
            "in_process": time.perf_counter() - T_START}

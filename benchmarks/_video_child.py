@@ -13,7 +13,7 @@ import json
 import os
 import sys
 
-MARKER = "@@RESULT@@ "
+from _child import MARKER
 
 
 def _quiet():

@@ -70,14 +70,9 @@ def main(argv=None) -> int:
     else:
         print("faster-coco-eval: not installed (or --no-faster); its rows are left out\n")
 
-    res = H.run_cases(cases, base, args.repeat, args.slow_repeat, args.skip_slow, args.verbose)
-    ok = {k: r for k, r in res.items() if "error" not in r}
-    print(f"\n## Whole-process evaluation, {ds.meta['images']} images, {ds.meta['gt']} GT, "
-          f"{ds.meta['dets']} detections ({H.cores()})\n")
-    print(f"Best of {args.repeat} (fast cases) / {args.slow_repeat} (slow baselines) runs, "
-          "each in a new process; wall = whole process.\n")
-    print(H.timing_table(cases, res, [("pc_segm", "vs pycocotools Mask AP"),
-                                      ("fce_segm", "vs faster-coco-eval Mask AP")]))
+    res, ok = H.run_section(cases, base, args, f"Whole-process evaluation, {ds.meta['images']} images, "
+                            f"{ds.meta['gt']} GT, {ds.meta['dets']} detections", "fast cases", "slow baselines",
+                            [("pc_segm", "vs pycocotools Mask AP"), ("fce_segm", "vs faster-coco-eval Mask AP")])
 
     # ---- values
     def stats(k):

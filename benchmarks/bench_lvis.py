@@ -70,13 +70,9 @@ def main(argv=None) -> int:
     else:
         print("faster-coco-eval: not installed (or --no-faster); its rows are left out\n")
 
-    res = H.run_cases(cases, base, args.repeat, args.slow_repeat, args.skip_slow, args.verbose)
-    ok = {k: r for k, r in res.items() if "error" not in r}
-    print(f"\n## Whole-process LVIS evaluation, {ds.meta['images']} images, {ds.meta['gt']} GT, "
-          f"{ds.meta['dets']} detections ({H.cores()})\n")
-    print(f"Best of {args.repeat} (fast cases) / {args.slow_repeat} (lvis) runs, each in a new process; "
-          "wall = whole process.\n")
-    print(H.timing_table(cases, res, [("lvis_segm", "vs lvis segm"), ("fce_segm", "vs faster-coco-eval segm")]))
+    res, ok = H.run_section(cases, base, args, f"Whole-process LVIS evaluation, {ds.meta['images']} images, "
+                            f"{ds.meta['gt']} GT, {ds.meta['dets']} detections", "fast cases", "lvis",
+                            [("lvis_segm", "vs lvis segm"), ("fce_segm", "vs faster-coco-eval segm")])
 
     def stats(k):
         return ok[k]["stats"] if k in ok else None

@@ -67,14 +67,10 @@ def main(argv=None) -> int:
         ("ba_pooled_segm", "boundary_api Pooled AP segm", dict(lib="boundary_api", ap="pooled", iou="segm"), False),
         ("dev_pooled_segm", "large-vocab-devil evaluate_ap_pooled.py segm", dict(lib="lvdevil", ap="pooled", iou="segm"), True),
     ]
-    res = H.run_cases(cases, base, args.repeat, args.slow_repeat, slow, args.verbose)
-    ok = {k: r for k, r in res.items() if "error" not in r}
-    print(f"\n## Whole-process Fixed / Pooled AP, {m['images']} images, {m['gt']} GT, {m['dets']} detections, "
-          f"K = {args.dets_per_cat} ({H.cores()})\n")
-    print(f"Best of {args.repeat} (boundary_api) / {args.slow_repeat} (scripts) runs, each in a new process; "
-          "wall = whole process; the scripts' time is all under 'evaluate'.\n")
-    print(H.timing_table(cases, res, [("dev_fixed_segm", "vs script fixed segm"),
-                                      ("dev_pooled_segm", "vs script pooled segm")]))
+    res, ok = H.run_section(cases, base, args, f"Whole-process Fixed / Pooled AP, {m['images']} images, "
+                            f"{m['gt']} GT, {m['dets']} detections, K = {args.dets_per_cat}", "boundary_api", "scripts",
+                            [("dev_fixed_segm", "vs script fixed segm"), ("dev_pooled_segm", "vs script pooled segm")],
+                            note="; the scripts' time is all under 'evaluate'", skip_slow=slow)
     print("\n## Values (max |diff| over every get_results() number)\n")
     rows = []
     for label, a, b in (("Fixed AP segm: boundary_api vs evaluate_ap_fixed.py", "ba_fixed_segm", "dev_fixed_segm"),

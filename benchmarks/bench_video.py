@@ -54,7 +54,7 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 DATA = HERE / "_data" / "video"
-MARKER = "@@RESULT@@ "
+from _child import MARKER
 
 
 def build(workload: str) -> dict:

@@ -308,15 +308,79 @@ def _log(verbose: bool, msg: str) -> None:
         print(f"[make_data] {msg}", file=sys.stderr, flush=True)
 
 
-def _replicate_images(images: list, copy: int, n_base: int):
-    """New image dicts (ids ``copy * n_base + i + 1``) and the old->new id map."""
-    new, ids = [], {}
-    for i, im in enumerate(images):
-        im2 = dict(im)
-        im2["id"] = copy * n_base + i + 1
-        ids[im["id"]] = im2["id"]
-        new.append(im2)
-    return new, ids
+class _Build:
+    """A set being built (:func:`_begin`): its directory, the source ground
+    truth, the random stream, the source's base masks, and the new ground
+    truth (the source's other keys; images and annotations added copy by copy)."""
+
+    def __init__(self, d: Path, gt_path: Path, seed: int, stream: int, verbose: bool):
+        self.d, self.verbose, self.t0 = d, verbose, time.perf_counter()
+        _log(verbose, f"building {d.name} ...")
+        self.src = json.loads(Path(gt_path).read_text())
+        self.rng = np.random.default_rng([seed, stream])
+        self.bases = base_masks(self.src)
+        self.gt = {k: v for k, v in self.src.items() if k not in ("images", "annotations")}
+        self.gt["images"], self.gt["annotations"] = [], []
+
+    def copy(self, c: int) -> Dict[int, int]:
+        """Copy ``c`` of the source images added (ids ``c * n + i + 1`` for
+        the ``n`` source images); the old->new id map."""
+        n, ids = len(self.src["images"]), {}
+        for i, im in enumerate(self.src["images"]):
+            ids[im["id"]] = c * n + i + 1
+            self.gt["images"].append(dict(im, id=ids[im["id"]]))
+        return ids
+
+    def add(self, ann: dict, ids: Dict[int, int]) -> dict:
+        """``ann`` added on its image's copy (``ids``), with the next id."""
+        a2 = dict(ann, image_id=ids[ann["image_id"]], id=len(self.gt["annotations"]) + 1)
+        self.gt["annotations"].append(a2)
+        return a2
+
+    def by_image(self) -> Dict[int, list]:
+        """The source annotations that have a base mask, by source image."""
+        by_img: Dict[int, list] = {im["id"]: [] for im in self.src["images"]}
+        for ann in self.src["annotations"]:
+            if self.bases.get(ann["id"]) is not None:
+                by_img[ann["image_id"]].append(ann)
+        return by_img
+
+    def pool(self, variants: int) -> Dict[int, List[dict]]:
+        """Every base mask unchanged and jittered ``variants - 1`` ways, encoded
+        once, by annotation id."""
+        pool: Dict[int, List[dict]] = {}
+        for ann_id, base in self.bases.items():
+            if base is None:
+                continue
+            rles = []
+            while len(rles) < variants:
+                rle = (jittered_rle(base, self.rng) if rles
+                       else encode_crop(base.crop, base.y0, base.x0, base.h, base.w))
+                if rle is not None:
+                    rles.append(rle)
+            pool[ann_id] = rles
+        _log(self.verbose, f"{sum(map(len, pool.values()))} jittered masks encoded "
+                           f"({time.perf_counter() - self.t0:.1f} s)")
+        return pool
+
+    def keep(self, copies: int, target_gt: int) -> float:
+        """The share of non-crowd ground truths to keep (crowd ones all kept)
+        for about ``target_gt`` in ``copies`` copies."""
+        n_crowd = sum(1 for a in self.src["annotations"] if a.get("iscrowd", 0))
+        n_plain = len(self.src["annotations"]) - n_crowd
+        return min(1.0, max(0.0, (target_gt - copies * n_crowd) / max(1, copies * n_plain)))
+
+    def save(self, dets: list, meta: dict) -> DataSet:
+        return _save(self.d, self.gt, dets, meta, self.t0, self.verbose)
+
+
+def _begin(kind: str, gt_path: Path, params: dict, seed: int, stream: int, force: bool, verbose: bool):
+    """The cached set of ``params`` (unless ``force``), else a :class:`_Build`
+    of it with the random stream ``[seed, stream]``."""
+    d = _set_dir(kind, gt_path, params)
+    if not force and (ds := _cached(d)):
+        return ds
+    return _Build(d, gt_path, seed, stream, verbose)
 
 
 # --------------------------------------------------------------------------
@@ -331,26 +395,18 @@ def coco_set(copies: int = 5, dets_per_gt: int = 8, seed: int = 0, gt_path: Path
     params = {"c": copies, "d": dets_per_gt, "s": seed}
     if distinct:
         params["x"] = 1
-    d = _set_dir("coco", gt_path, params)
-    if not force and (ds := _cached(d)):
-        return ds
-    t0 = time.perf_counter()
-    _log(verbose, f"building {d.name} ...")
-    src = json.loads(Path(gt_path).read_text())
-    rng = np.random.default_rng([seed, 1])
-    bases = base_masks(src)
-    cat_ids = sorted(c["id"] for c in src["categories"])
-    gt = {k: v for k, v in src.items() if k not in ("images", "annotations")}
-    gt["images"], gt["annotations"], dets = [], [], []
-    n = len(src["images"])
+    b = _begin("coco", gt_path, params, seed, 1, force, verbose)
+    if isinstance(b, DataSet):
+        return b
+    rng = b.rng
+    cat_ids = sorted(c["id"] for c in b.src["categories"])
+    dets: list = []
     seen: set = set()
     for c in range(copies):
-        images, ids = _replicate_images(src["images"], c, n)
-        gt["images"] += images
-        for ann in src["annotations"]:
-            a2 = dict(ann, image_id=ids[ann["image_id"]], id=len(gt["annotations"]) + 1)
-            gt["annotations"].append(a2)
-            base = bases.get(ann["id"])
+        ids = b.copy(c)
+        for ann in b.src["annotations"]:
+            a2 = b.add(ann, ids)
+            base = b.bases.get(ann["id"])
             if base is None:  # crowd or empty
                 continue
             for _ in range(dets_per_gt):
@@ -366,7 +422,7 @@ def coco_set(copies: int = 5, dets_per_gt: int = 8, seed: int = 0, gt_path: Path
         add_boxes(dets)
     meta = {"kind": "coco", "source": str(gt_path), "copies": copies, "dets_per_gt": dets_per_gt,
             "seed": seed, "distinct": distinct}
-    return _save(d, gt, dets, meta, t0, verbose)
+    return b.save(dets, meta)
 
 
 def lvis_set(copies: int = 1, dets_per_image: int = 300, seed: int = 0, gt_path: Path = LVIS_GT,
@@ -377,28 +433,18 @@ def lvis_set(copies: int = 1, dets_per_image: int = 300, seed: int = 0, gt_path:
     params = {"c": copies, "n": dets_per_image, "s": seed}
     if distinct:
         params["x"] = 1
-    d = _set_dir("lvis", gt_path, params)
-    if not force and (ds := _cached(d)):
-        return ds
-    t0 = time.perf_counter()
-    _log(verbose, f"building {d.name} ...")
-    src = json.loads(Path(gt_path).read_text())
-    rng = np.random.default_rng([seed, 2])
-    bases = base_masks(src)
+    b = _begin("lvis", gt_path, params, seed, 2, force, verbose)
+    if isinstance(b, DataSet):
+        return b
+    src, rng, bases = b.src, b.rng, b.bases
     cat_ids = sorted(c["id"] for c in src["categories"])
-    by_img: Dict[int, list] = {im["id"]: [] for im in src["images"]}
-    for ann in src["annotations"]:
-        if bases.get(ann["id"]) is not None:
-            by_img[ann["image_id"]].append(ann)
-    gt = {k: v for k, v in src.items() if k not in ("images", "annotations")}
-    gt["images"], gt["annotations"], dets = [], [], []
-    n = len(src["images"])
+    by_img = b.by_image()
+    dets: list = []
     seen: set = set()
     for c in range(copies):
-        images, ids = _replicate_images(src["images"], c, n)
-        gt["images"] += images
+        ids = b.copy(c)
         for ann in src["annotations"]:
-            gt["annotations"].append(dict(ann, image_id=ids[ann["image_id"]], id=len(gt["annotations"]) + 1))
+            b.add(ann, ids)
         for im in src["images"]:
             anns = by_img[im["id"]]
             # categories an LVIS detector is scored on here: present or verified absent
@@ -429,7 +475,7 @@ def lvis_set(copies: int = 1, dets_per_image: int = 300, seed: int = 0, gt_path:
         add_boxes(dets)
     meta = {"kind": "lvis", "source": str(gt_path), "copies": copies,
             "dets_per_image": dets_per_image, "seed": seed, "distinct": distinct}
-    return _save(d, gt, dets, meta, t0, verbose)
+    return b.save(dets, meta)
 
 
 def scale_set(copies: int = 50, dets_per_image: int = 100, variants: int = 16,
@@ -438,50 +484,22 @@ def scale_set(copies: int = 50, dets_per_image: int = 100, variants: int = 16,
     """COCO-val sized set: ``copies`` x the COCO images, thinned to about
     ``target_gt`` ground truths, ``dets_per_image`` detections per image drawn
     from ``variants`` pre-encoded jitters of each base mask."""
-    d = _set_dir("scale", gt_path, {"c": copies, "n": dets_per_image, "v": variants,
-                                    "g": target_gt, "s": seed})
-    if not force and (ds := _cached(d)):
-        return ds
-    t0 = time.perf_counter()
-    _log(verbose, f"building {d.name} ...")
-    src = json.loads(Path(gt_path).read_text())
-    rng = np.random.default_rng([seed, 3])
-    bases = base_masks(src)
+    b = _begin("scale", gt_path, {"c": copies, "n": dets_per_image, "v": variants, "g": target_gt, "s": seed},
+               seed, 3, force, verbose)
+    if isinstance(b, DataSet):
+        return b
+    src, rng = b.src, b.rng
     cat_ids = np.array(sorted(c["id"] for c in src["categories"]), np.int64)
-
-    # every base mask jittered `variants` ways, encoded once
-    pool: Dict[int, List[dict]] = {}
-    for ann_id, base in bases.items():
-        if base is None:
-            continue
-        rles = []
-        while len(rles) < variants:
-            rle = jittered_rle(base, rng) if rles else encode_crop(base.crop, base.y0, base.x0, base.h, base.w)
-            if rle is not None:
-                rles.append(rle)
-        pool[ann_id] = rles
-    _log(verbose, f"{sum(map(len, pool.values()))} jittered masks encoded "
-                  f"({time.perf_counter() - t0:.1f} s)")
-
-    by_img: Dict[int, list] = {im["id"]: [] for im in src["images"]}
-    for ann in src["annotations"]:
-        if ann["id"] in pool:
-            by_img[ann["image_id"]].append(ann)
-    n_crowd = sum(1 for a in src["annotations"] if a.get("iscrowd", 0))
-    n_plain = sum(1 for a in src["annotations"] if not a.get("iscrowd", 0))
-    keep = min(1.0, max(0.0, (target_gt - copies * n_crowd) / max(1, copies * n_plain)))
-
-    gt = {k: v for k, v in src.items() if k not in ("images", "annotations")}
-    gt["images"], gt["annotations"], dets = [], [], []
-    n = len(src["images"])
+    pool = b.pool(variants)
+    by_img = b.by_image()
+    keep = b.keep(copies, target_gt)
+    dets: list = []
     for c in range(copies):
-        images, ids = _replicate_images(src["images"], c, n)
-        gt["images"] += images
+        ids = b.copy(c)
         kept = rng.random(len(src["annotations"])) < keep
         for ann, k in zip(src["annotations"], kept):
             if k or ann.get("iscrowd", 0):
-                gt["annotations"].append(dict(ann, image_id=ids[ann["image_id"]],
-                                              id=len(gt["annotations"]) + 1))
+                b.add(ann, ids)
         for im in src["images"]:
             anns = by_img[im["id"]]
             if not anns:
@@ -502,7 +520,7 @@ def scale_set(copies: int = 50, dets_per_image: int = 100, variants: int = 16,
     meta = {"kind": "scale", "source": str(gt_path), "copies": copies,
             "dets_per_image": dets_per_image, "variants": variants, "target_gt": target_gt,
             "seed": seed}
-    return _save(d, gt, dets, meta, t0, verbose)
+    return b.save(dets, meta)
 
 
 def lvis_fixed_set(copies: int = 10, dets_per_image: int = 1000, big_cats: int = 6, big_count: int = 12000,
@@ -516,44 +534,25 @@ def lvis_fixed_set(copies: int = 10, dets_per_image: int = 1000, big_cats: int =
     ``big_count`` (so that K = 10,000 cuts them).  Scores have three decimals
     (ties, at the cut too); every base mask is jittered ``variants`` ways once
     and the encoded strings reused, as in :func:`scale_set`."""
-    d = _set_dir("lvis", gt_path, {"fixed": 1, "c": copies, "n": dets_per_image, "b": big_cats,
-                                   "k": big_count, "v": variants, "s": seed})
-    if not force and (ds := _cached(d)):
-        return ds
-    t0 = time.perf_counter()
-    _log(verbose, f"building {d.name} ...")
-    src = json.loads(Path(gt_path).read_text())
-    rng = np.random.default_rng([seed, 5])
-    bases = base_masks(src)
-    pool: Dict[int, List[dict]] = {}
-    for ann_id, base in bases.items():
-        if base is None:
-            continue
-        rles = []
-        while len(rles) < variants:
-            rle = jittered_rle(base, rng) if rles else encode_crop(base.crop, base.y0, base.x0, base.h, base.w)
-            if rle is not None:
-                rles.append(rle)
-        pool[ann_id] = rles
+    b = _begin("lvis", gt_path, {"fixed": 1, "c": copies, "n": dets_per_image, "b": big_cats,
+                                 "k": big_count, "v": variants, "s": seed}, seed, 5, force, verbose)
+    if isinstance(b, DataSet):
+        return b
+    src, rng = b.src, b.rng
+    pool = b.pool(variants)
     cat_ids = sorted(c["id"] for c in src["categories"])
-    by_img: Dict[int, list] = {im["id"]: [] for im in src["images"]}
-    for ann in src["annotations"]:
-        if ann["id"] in pool:
-            by_img[ann["image_id"]].append(ann)
+    by_img = b.by_image()
     ellipses = {im["id"]: [ellipse_rle(im["height"], im["width"], rng) for _ in range(variants)]
                 for im in src["images"] if not by_img[im["id"]]}
     scored = {im["id"]: sorted(set(im.get("neg_category_ids", [])) | {a["category_id"] for a in by_img[im["id"]]})
               for im in src["images"]}
-    gt = {k: v for k, v in src.items() if k not in ("images", "annotations")}
-    gt["images"], gt["annotations"], dets = [], [], []
-    n = len(src["images"])
+    dets: list = []
     copy_ids = []
     for c in range(copies):
-        images, ids = _replicate_images(src["images"], c, n)
+        ids = b.copy(c)
         copy_ids.append(ids)
-        gt["images"] += images
         for ann in src["annotations"]:
-            gt["annotations"].append(dict(ann, image_id=ids[ann["image_id"]], id=len(gt["annotations"]) + 1))
+            b.add(ann, ids)
         for im in src["images"]:
             anns, new_id, cats = by_img[im["id"]], ids[im["id"]], scored[im["id"]] or cat_ids
             scores = np.round(rng.random(dets_per_image), 3)
@@ -600,7 +599,7 @@ def lvis_fixed_set(copies: int = 10, dets_per_image: int = 1000, big_cats: int =
             "big_cats": big, "big_count": big_count, "variants": variants, "seed": seed,
             "categories_over_10000": sum(1 for v in counts.values() if v > 10000),
             "largest_category": max(counts.values())}
-    return _save(d, gt, dets, meta, t0, verbose)
+    return b.save(dets, meta)
 
 
 def val_set(copies: int = 50, dets_per_gt: int = 0, dets_per_image: int = 0,
@@ -620,23 +619,14 @@ def val_set(copies: int = 50, dets_per_gt: int = 0, dets_per_image: int = 0,
     """
     if (dets_per_gt > 0) == (dets_per_image > 0):
         raise ValueError("give exactly one of dets_per_gt and dets_per_image")
-    d = _set_dir("val", gt_path, {"c": copies, "d": dets_per_gt, "n": dets_per_image,
-                                  "g": target_gt, "s": seed})
-    if not force and (ds := _cached(d)):
-        return ds
-    t0 = time.perf_counter()
-    _log(verbose, f"building {d.name} ...")
-    src = json.loads(Path(gt_path).read_text())
-    rng = np.random.default_rng([seed, 4])
-    bases = base_masks(src)
+    b = _begin("val", gt_path, {"c": copies, "d": dets_per_gt, "n": dets_per_image, "g": target_gt, "s": seed},
+               seed, 4, force, verbose)
+    if isinstance(b, DataSet):
+        return b
+    src, rng, bases = b.src, b.rng, b.bases
     cat_ids = np.array(sorted(c["id"] for c in src["categories"]), np.int64)
-    n_crowd = sum(1 for a in src["annotations"] if a.get("iscrowd", 0))
-    n_plain = sum(1 for a in src["annotations"] if not a.get("iscrowd", 0))
-    keep = min(1.0, max(0.0, (target_gt - copies * n_crowd) / max(1, copies * n_plain)))
-
-    gt = {k: v for k, v in src.items() if k not in ("images", "annotations")}
-    gt["images"], gt["annotations"], dets = [], [], []
-    n = len(src["images"])
+    keep = b.keep(copies, target_gt)
+    dets: list = []
     seen: set = set()
 
     def detection(image_id: int, ann: dict) -> dict:
@@ -647,14 +637,12 @@ def val_set(copies: int = 50, dets_per_gt: int = 0, dets_per_image: int = 0,
                 "segmentation": distinct_rle(bases[ann["id"]], rng, seen), "score": float(rng.random())}
 
     for c in range(copies):
-        images, ids = _replicate_images(src["images"], c, n)
-        gt["images"] += images
+        ids = b.copy(c)
         kept = rng.random(len(src["annotations"])) < keep
         by_img: Dict[int, list] = {}
         for ann, k in zip(src["annotations"], kept):
             if k or ann.get("iscrowd", 0):
-                gt["annotations"].append(dict(ann, image_id=ids[ann["image_id"]],
-                                              id=len(gt["annotations"]) + 1))
+                b.add(ann, ids)
                 if bases.get(ann["id"]) is not None:
                     by_img.setdefault(ann["image_id"], []).append(ann)
         for im in src["images"]:
@@ -667,12 +655,12 @@ def val_set(copies: int = 50, dets_per_gt: int = 0, dets_per_image: int = 0,
             elif anns:
                 for j in rng.permutation(np.arange(dets_per_image) % len(anns)):
                     dets.append(detection(new_id, anns[j]))
-        _log(verbose, f"copy {c + 1}/{copies}: {len(dets)} detections ({time.perf_counter() - t0:.0f} s)")
+        _log(verbose, f"copy {c + 1}/{copies}: {len(dets)} detections ({time.perf_counter() - b.t0:.0f} s)")
     add_boxes(dets)
     meta = {"kind": "val", "source": str(gt_path), "copies": copies, "dets_per_gt": dets_per_gt,
             "dets_per_image": dets_per_image, "target_gt": target_gt, "seed": seed, "distinct": True,
             "distinct_masks": len(seen)}
-    return _save(d, gt, dets, meta, t0, verbose)
+    return b.save(dets, meta)
 
 
 # --------------------------------------------------------------------------

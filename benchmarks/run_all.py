@@ -286,6 +286,41 @@ def fmt_s(v):
     return None if v is None else (f"{v:.3g}" if v < 10 else f"{v:.1f}")
 
 
+def _seconds_rows(cells, tools, peers, key: str, runs: bool = False) -> list:
+    """A row per cell: workload, metric, threads (and, with ``runs``, the runs
+    per tool), each tool's seconds ``key`` ("wall" or "cpu"), then boundary_api's
+    over each peer's."""
+    rows = []
+    for c in cells:
+        r = c["results"]
+        ours = r.get("boundary_api", {}).get(key)
+        row = [c["workload_label"], METRIC_LABEL[c["metric"]], c["threads"]]
+        if runs:
+            ns = sorted({x.get("n", 0) for x in r.values()})
+            row.append("-".join(str(n) for n in ns) if ns else 0)
+        for t in tools:
+            x = r.get(t)
+            row.append(None if x is None else ("failed" if "error" in x else fmt_s(x[key])))
+        for t in peers:
+            x = r.get(t)
+            row.append(f"{ours / x[key]:.2f}" if ours and x and key in x and "error" not in x else None)
+        rows.append(row)
+    return rows
+
+
+def _tool_rows(cells, tools, fmt) -> list:
+    """A row per cell: workload, metric, threads, then ``fmt`` of each tool's
+    result (empty where the tool did not run or failed)."""
+    rows = []
+    for c in cells:
+        row = [c["workload_label"], METRIC_LABEL[c["metric"]], c["threads"]]
+        for t in tools:
+            x = c["results"].get(t)
+            row.append(None if x is None or "error" in x else fmt(x))
+        rows.append(row)
+    return rows
+
+
 def markdown(report: dict) -> str:
     tools = report["tools"]
     cells = report["cells"]
@@ -309,59 +344,19 @@ def markdown(report: dict) -> str:
     lines += ["## Wall time (s) and ratios (boundary_api / peer; below 1 = boundary_api faster)", ""]
     headers = ["workload", "metric", "threads", "runs"] + [TOOL_LABEL[t] + " s" for t in tools] + \
               [f"ours/{TOOL_LABEL[t]}" for t in peers]
-    rows = []
-    for c in cells:
-        r = c["results"]
-        ours = r.get("boundary_api", {}).get("wall")
-        ns = sorted({x.get("n", 0) for x in r.values()})
-        row = [c["workload_label"], METRIC_LABEL[c["metric"]], c["threads"],
-               "-".join(str(n) for n in ns) if ns else 0]
-        for t in tools:
-            x = r.get(t)
-            row.append(None if x is None else ("failed" if "error" in x else fmt_s(x["wall"])))
-        for t in peers:
-            x = r.get(t)
-            row.append(f"{ours / x['wall']:.2f}" if ours and x and "wall" in x and "error" not in x else None)
-        rows.append(row)
-    lines += [md_table(headers, rows), ""]
+    lines += [md_table(headers, _seconds_rows(cells, tools, peers, "wall", runs=True)), ""]
     lines += ["## CPU time (s, user+sys, median) and ratios (boundary_api / peer)", "",
               "Work done regardless of how busy the machine was (on an idle machine a 1-thread run's "
               "CPU time is about its wall time).", ""]
     headers = ["workload", "metric", "threads"] + [TOOL_LABEL[t] + " cpu s" for t in tools] + \
               [f"ours/{TOOL_LABEL[t]}" for t in peers]
-    rows = []
-    for c in cells:
-        r = c["results"]
-        ours = r.get("boundary_api", {}).get("cpu")
-        row = [c["workload_label"], METRIC_LABEL[c["metric"]], c["threads"]]
-        for t in tools:
-            x = r.get(t)
-            row.append(None if x is None else ("failed" if "error" in x else fmt_s(x["cpu"])))
-        for t in peers:
-            x = r.get(t)
-            row.append(f"{ours / x['cpu']:.2f}" if ours and x and "cpu" in x and "error" not in x else None)
-        rows.append(row)
-    lines += [md_table(headers, rows), ""]
+    lines += [md_table(headers, _seconds_rows(cells, tools, peers, "cpu")), ""]
     lines += ["## Peak RSS (MB, median) and the most threads seen (psutil)", ""]
     headers = ["workload", "metric", "threads"] + [TOOL_LABEL[t] + " MB (thr)" for t in tools]
-    rows = []
-    for c in cells:
-        row = [c["workload_label"], METRIC_LABEL[c["metric"]], c["threads"]]
-        for t in tools:
-            x = c["results"].get(t)
-            row.append(None if x is None or "error" in x else f"{x['rss_mb']:.0f} ({x['max_threads']})")
-        rows.append(row)
-    lines += [md_table(headers, rows), ""]
+    lines += [md_table(headers, _tool_rows(cells, tools, lambda x: f"{x['rss_mb']:.0f} ({x['max_threads']})")), ""]
     lines += ["## CPU time / wall time (1.0 = one core busy)", ""]
     headers = ["workload", "metric", "threads"] + [TOOL_LABEL[t] for t in tools]
-    rows = []
-    for c in cells:
-        row = [c["workload_label"], METRIC_LABEL[c["metric"]], c["threads"]]
-        for t in tools:
-            x = c["results"].get(t)
-            row.append(None if x is None or "error" in x else f"{x['cpu'] / x['wall']:.2f}")
-        rows.append(row)
-    lines += [md_table(headers, rows), ""]
+    lines += [md_table(headers, _tool_rows(cells, tools, lambda x: f"{x['cpu'] / x['wall']:.2f}")), ""]
     lines += [f"## Agreement (max |difference| over all statistics; tolerance {report['tolerance']:g})", ""]
     rows = []
     for a in report["agreement"]:

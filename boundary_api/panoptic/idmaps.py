@@ -138,11 +138,12 @@ def read_panoptic_png(path, max_pixels: Optional[int] = DEFAULT_MAX_PIXELS) -> n
     return _read_ids(os.fspath(path), check_max_pixels(max_pixels))
 
 
-def _read_ids(path: str, limit: Optional[int], buffers: Optional[_Buffers] = None, slot: int = 0) -> np.ndarray:
-    """:func:`read_panoptic_png`; with ``buffers``, the ids of a natively
-    decoded file are a view of ``buffers.ids[slot]``, valid until its reuse."""
+def _read_png(path: str, limit: Optional[int], missing: Optional[str] = None):
+    """The bytes of the PNG file ``path`` and its width and height, read only
+    when it has at most ``limit`` pixels (its header says so first);
+    ``missing`` is the message when the file does not exist."""
     if not os.path.isfile(path):
-        raise ValueError(f"PNG file not found: {path}")
+        raise ValueError(missing or f"PNG file not found: {path}")
     try:
         with open(path, "rb") as f:
             blob = f.read(24)
@@ -155,6 +156,13 @@ def _read_ids(path: str, limit: Optional[int], buffers: Optional[_Buffers] = Non
             blob += f.read()
     except OSError as exc:
         raise ValueError(f"cannot read panoptic PNG {path}: {exc.strerror or exc}") from None
+    return blob, width, height
+
+
+def _read_ids(path: str, limit: Optional[int], buffers: Optional[_Buffers] = None, slot: int = 0) -> np.ndarray:
+    """:func:`read_panoptic_png`; with ``buffers``, the ids of a natively
+    decoded file are a view of ``buffers.ids[slot]``, valid until its reuse."""
+    blob, width, height = _read_png(path, limit)
     # the common kinds (8-bit RGB/RGBA, 8/16-bit grey, not interlaced) are
     # decoded by the package's own kernel, without holding the GIL
     if buffers is None or width * height > 1032 * len(blob):
@@ -176,20 +184,7 @@ def _read_runs(path: str, limit: Optional[int], buffers: Optional[_Buffers] = No
     straight from the file without an id map when the package's own decoder
     takes it; ``buffers`` gives the decoder's scratch, ``missing`` the message
     when the file does not exist."""
-    if not os.path.isfile(path):
-        raise ValueError(missing or f"PNG file not found: {path}")
-    try:
-        with open(path, "rb") as f:
-            blob = f.read(24)
-            width, height = _image_size(path, blob)
-            if limit is not None and width * height > limit:
-                raise ImageTooLargeError(
-                    f"panoptic PNG {path} is {width}x{height} = {width * height} pixels, more than the limit of "
-                    f"{limit} (a guard against decompression bombs); raise it with max_pixels=... "
-                    "(command line: --max-pixels) if the image is genuine")
-            blob += f.read()
-    except OSError as exc:
-        raise ValueError(f"cannot read panoptic PNG {path}: {exc.strerror or exc}") from None
+    blob, width, height = _read_png(path, limit, missing)
     if buffers is None or width * height > 1032 * len(blob):
         # (Deflate expands at most 1032 times: a file this small cannot hold
         # so many pixels, and no memory is set aside for them)

@@ -1,13 +1,21 @@
 # cython: language_level=3, boundscheck=False, wraparound=False, cdivision=True, initializedcheck=False
-# The JSON tokenizer shared by the two native scanners (boundary_api.instance.
-# _scan_results and _scan_ground_truth), for cimport: the tables, the inline token
-# readers (compiled into each scanner) and the declarations of the others, which
-# _json.pyx defines.  Every reader takes the position ``p`` and the end of the
-# buffer, never reads at or past ``end``, and returns the position after the token,
-# or NULL when the bytes are not that token (strict JSON grammar).
+# Longer than 800 lines because it is everything the three scanners share, and their hot
+# paths need it inline (compiled into each scanner), which only a .pxd can give: apart, each
+# scanner would keep its own copy again.
+# The core the three native JSON scanners share (boundary_api.instance._scan_results,
+# _scan_ground_truth and boundary_api.video._scan), for cimport: the tokenizer (the
+# tables, the inline token readers, compiled into each scanner, and the declarations
+# of the others, which _json.pyx defines), the codes of every key a scanner knows
+# and their classifier, the readers of the values they share (arrays, an RLE object,
+# its size pair and counts string, four numbers, polygons), the growable column
+# buffers with their typed pushes, and a split scan's chunk starts and chunk loop.
+# Every reader takes the position ``p`` and the end of the buffer, never reads at or
+# past ``end``, and returns the position after the token, or NULL when the bytes are
+# not that token (strict JSON grammar).
 
 from libc.stdint cimport int64_t, uint8_t, uint32_t, uint64_t
 from libc.string cimport memcmp
+from libc.stdlib cimport free, realloc
 
 ctypedef const unsigned char* cptr
 
@@ -495,6 +503,28 @@ cdef inline cptr _sep(cptr p, cptr end, unsigned char close, bint* more) noexcep
     return NULL
 
 
+cdef inline cptr _next(cptr p, cptr end, unsigned char close, bint* more) noexcept nogil:
+    """:func:`_sep` after a value whose reader returned ``p``: NULL when that
+    was NULL (the value refused)."""
+    if p == NULL:
+        return NULL
+    return _sep(p, end, close, more)
+
+
+cdef inline cptr _open_array(cptr p, cptr end, bint* more) noexcept nogil:
+    """Into the array at ``p`` (NULL unless on '['): its first value with
+    ``more`` set, or, when it is empty, the byte after it with ``more`` clear
+    (then, after each value, :func:`_sep` with ``]``)."""
+    more[0] = 0
+    if p >= end or p[0] != 91:
+        return NULL
+    p = _ws(p + 1, end)
+    if p < end and p[0] == 93:
+        return p + 1
+    more[0] = 1
+    return p
+
+
 # First '{' in [lo, hi) preceded, whitespace aside, by ',' and then '}' (a likely
 # start of an object in an array of objects, where a scan may be split); -1 if none
 cdef Py_ssize_t _candidate(cptr base, Py_ssize_t lo, Py_ssize_t hi) noexcept nogil
@@ -502,3 +532,468 @@ cdef Py_ssize_t _candidate(cptr base, Py_ssize_t lo, Py_ssize_t hi) noexcept nog
 
 # A numpy array that owns the C block ``ptr[0]`` (freed with the array)
 cdef object _take(void** ptr, object dtype, tuple shape)
+
+
+# --------------------------------------------------------------------------- keys
+# One code for every key a scanner knows (bit ``code`` of a uint32 mask says
+# that a key is known in a context).  Codes 1..5 are the results scanner's
+# ``key_order`` codes (3 bits each, in its output): they stay first.
+cdef enum:
+    K_IMAGE_ID = 1
+    K_CATEGORY_ID = 2
+    K_SCORE = 3
+    K_BBOX = 4
+    K_SEGMENTATION = 5
+    K_SIZE = 6
+    K_COUNTS = 7
+    K_ID = 8
+    K_HEIGHT = 9
+    K_WIDTH = 10
+    K_AREA = 11
+    K_ISCROWD = 12
+    K_IGNORE = 13
+    K_IMAGES = 14
+    K_ANNOTATIONS = 15
+    K_CATEGORIES = 16
+    K_VIDEO_ID = 17
+    K_SEGMENTATIONS = 18
+    K_AREAS = 19
+    K_BBOXES = 20
+    K_LENGTH = 21
+    K_AVG_AREA = 22
+
+
+cdef inline bint _is(cptr s, const char* lit, Py_ssize_t n) noexcept nogil:
+    return memcmp(s, lit, n) == 0
+
+
+cdef inline int _classify(cptr s, Py_ssize_t n) noexcept nogil:
+    """The code of the (decoded) key ``s[:n]``, 0 when no scanner knows it."""
+    if n == 2:
+        return K_ID if _is(s, b"id", 2) else 0
+    if n == 4:
+        if _is(s, b"bbox", 4):
+            return K_BBOX
+        if _is(s, b"area", 4):
+            return K_AREA
+        if _is(s, b"size", 4):
+            return K_SIZE
+        return 0
+    if n == 5:
+        if _is(s, b"score", 5):
+            return K_SCORE
+        if _is(s, b"width", 5):
+            return K_WIDTH
+        if _is(s, b"areas", 5):
+            return K_AREAS
+        return 0
+    if n == 6:
+        if _is(s, b"counts", 6):
+            return K_COUNTS
+        if _is(s, b"height", 6):
+            return K_HEIGHT
+        if _is(s, b"ignore", 6):
+            return K_IGNORE
+        if _is(s, b"images", 6):
+            return K_IMAGES
+        if _is(s, b"bboxes", 6):
+            return K_BBOXES
+        if _is(s, b"length", 6):
+            return K_LENGTH
+        return 0
+    if n == 7:
+        return K_ISCROWD if _is(s, b"iscrowd", 7) else 0
+    if n == 8:
+        if _is(s, b"image_id", 8):
+            return K_IMAGE_ID
+        if _is(s, b"video_id", 8):
+            return K_VIDEO_ID
+        if _is(s, b"avg_area", 8):
+            return K_AVG_AREA
+        return 0
+    if n == 10:
+        return K_CATEGORIES if _is(s, b"categories", 10) else 0
+    if n == 11:
+        if _is(s, b"category_id", 11):
+            return K_CATEGORY_ID
+        if _is(s, b"annotations", 11):
+            return K_ANNOTATIONS
+        return 0
+    if n == 12:
+        return K_SEGMENTATION if _is(s, b"segmentation", 12) else 0
+    if n == 13:
+        return K_SEGMENTATIONS if _is(s, b"segmentations", 13) else 0
+    return 0
+
+
+cdef inline cptr _key(cptr p, cptr end, int* code) noexcept nogil:
+    """A key without escapes at ``p`` (on its quote) and its code (0: no
+    scanner's); NULL for anything else (an escaped key is refused)."""
+    cdef cptr s
+    if p >= end or p[0] != 34:
+        return NULL
+    p += 1
+    s = p
+    while p < end and STR_CLASS[p[0]] == 0:
+        p += 1
+    if p >= end or p[0] != 34:
+        return NULL      # truncated, escaped or refused byte
+    code[0] = _classify(s, p - s)
+    return p + 1
+
+
+cdef inline cptr _any_key(cptr p, cptr end, int* code, int* esc) noexcept nogil:
+    """A key at ``p`` (on its quote), escaped or not (any valid JSON string),
+    and the code of its decoded text (0: no scanner's); ``esc`` set when it
+    holds an escape."""
+    cdef cptr q
+    cdef Py_ssize_t dl
+    cdef unsigned char tmp[16]
+    if p >= end or p[0] != 34:
+        return NULL
+    q = _string(p, end, esc)
+    if q == NULL:
+        return NULL
+    if esc[0]:
+        dl = _decode(p + 1, q - 1, tmp, 16)
+        code[0] = _classify(tmp, dl) if dl >= 0 else 0
+    else:
+        code[0] = _classify(p + 1, q - 2 - p)
+    return q
+
+
+# ------------------------------------------------------------------ shared values
+cdef inline cptr _int_pair(cptr p, cptr end, int64_t* a, int64_t* b) noexcept nogil:
+    """``[a, b]`` at ``p``: an array of exactly two integer tokens (:func:`_int`),
+    an RLE's ``size``."""
+    if p >= end or p[0] != 91:
+        return NULL
+    p = _int(_ws(p + 1, end), end, a)
+    if p == NULL:
+        return NULL
+    p = _ws(p, end)
+    if p >= end or p[0] != 44:
+        return NULL
+    p = _int(_ws(p + 1, end), end, b)
+    if p == NULL:
+        return NULL
+    p = _ws(p, end)
+    if p >= end or p[0] != 93:
+        return NULL
+    return p + 1
+
+
+cdef inline cptr _num4(cptr p, cptr end, double* out, uint8_t* ints) noexcept nogil:
+    """``[a, b, c, d]`` at ``p``: an array of exactly four numbers (:func:`_num`),
+    a box; bit ``k`` of ``ints`` says the ``k``-th was an integer token."""
+    cdef int k
+    cdef bint is_int
+    if p >= end or p[0] != 91:
+        return NULL
+    p += 1
+    ints[0] = 0
+    for k in range(4):
+        p = _num(_ws(p, end), end, &out[k], &is_int)
+        if p == NULL:
+            return NULL
+        if is_int:
+            ints[0] |= <uint8_t> (1 << k)
+        p = _ws(p, end)
+        if p >= end or p[0] != (93 if k == 3 else 44):
+            return NULL
+        p += 1
+    return p
+
+
+cdef inline cptr _counts_string(cptr p, cptr end, bint unicode, Py_ssize_t* esc) noexcept nogil:
+    """A compressed RLE counts string at ``p`` (on its quote): printable ASCII
+    (no control byte, nothing above 0x7f) with only the escapes ``\\\\``,
+    ``\\"``, ``\\/`` and, with ``unicode``, ``\\uXXXX`` of a byte 0x20..0x7f.
+
+    Returns the byte after its closing quote; ``esc`` the offset of its first
+    backslash from the byte after its opening quote, -1 when it has none.
+    """
+    cdef cptr s = p + 1
+    cdef uint32_t cp
+    cdef uint8_t c
+    p = s
+    esc[0] = -1
+    while True:
+        p = _plain_run(p, end)
+        if p >= end:
+            return NULL
+        c = STR_CLASS[p[0]]
+        if c == 1:
+            return p + 1
+        if c == 3:
+            return NULL
+        if esc[0] < 0:
+            esc[0] = p - s
+        if p + 1 < end and (p[1] == 92 or p[1] == 34 or p[1] == 47):
+            p += 2
+        elif unicode:
+            p = _escape(p, end, &cp)
+            if p == NULL or not (0x20 <= cp <= 0x7f):
+                return NULL
+        else:
+            return NULL
+
+
+# What reads an RLE's counts value at ``p`` (its first byte) into ``ctx``: the byte
+# after it, NULL when refused or out of memory
+ctypedef cptr (*CountsReader)(cptr p, cptr end, cptr base, void* ctx) noexcept nogil
+
+
+# ``{"size": [h, w], "counts": ...}`` at ``p``: exactly these two keys, either order
+cdef cptr _rle_object(cptr p, cptr end, cptr base, bint escaped_keys, int64_t lo, int64_t hi,
+                      int64_t* hw, bint* counts_first, CountsReader counts, void* ctx) noexcept nogil
+
+
+# a counts string without its escapes: sixteen bytes at a time where the CPU
+# has SSE2 (x86-64 always), else memchr from backslash to backslash
+cdef extern from *:
+    """
+    #include <string.h>
+    #if defined(__SSE2__) || defined(_M_X64)
+    #include <emmintrin.h>
+    #if defined(_MSC_VER)
+    #include <intrin.h>
+    static inline int ba_ctz16(unsigned int x) { unsigned long i; _BitScanForward(&i, x); return (int)i; }
+    #else
+    #define ba_ctz16(x) __builtin_ctz(x)
+    #endif
+    #endif
+    /* The bytes p .. q-1 of a JSON string with each backslash dropped and the
+       byte after it kept (the scan checked that no other escape occurs),
+       written from out; returns how many.  Writes up to 15 bytes past them
+       but never past out + (q - p): unescaping only shortens.  Not in place
+       (out must not overlap p .. q-1). */
+    static inline Py_ssize_t ba_unescape(const unsigned char *p, const unsigned char *q, unsigned char *out) {
+        unsigned char *o = out;
+    #if defined(__SSE2__) || defined(_M_X64)
+        const __m128i backslash = _mm_set1_epi8(92);
+        while (q - p >= 16) {
+            __m128i x = _mm_loadu_si128((const __m128i *)p);
+            unsigned int m = (unsigned int)_mm_movemask_epi8(_mm_cmpeq_epi8(x, backslash));
+            _mm_storeu_si128((__m128i *)o, x);
+            if (m == 0) { p += 16; o += 16; continue; }
+            m = (unsigned int)ba_ctz16(m);
+            p += m;
+            o += m;
+            if (p + 1 < q) *o++ = p[1];
+            p += 2;
+        }
+        while (p < q) {
+            if (*p == 92) { if (p + 1 < q) *o++ = p[1]; p += 2; }
+            else *o++ = *p++;
+        }
+    #else
+        while (p < q) {
+            const unsigned char *b = (const unsigned char *)memchr(p, 92, (size_t)(q - p));
+            if (b == NULL) { memcpy(o, p, (size_t)(q - p)); o += q - p; break; }
+            memcpy(o, p, (size_t)(b - p));
+            o += b - p;
+            p = b;
+            if (p + 1 < q) *o++ = p[1];
+            p += 2;
+        }
+    #endif
+        return o - out;
+    }
+    """
+    Py_ssize_t _unescape_string "ba_unescape" (const unsigned char* p, const unsigned char* q,
+                                               unsigned char* out) noexcept nogil
+
+
+# ---------------------------------------------------------------- column buffers
+cdef enum:
+    # the most columns of one scanner
+    MAX_COLS = 32
+    # bytes of a memory page (mappings of columns, pages given back)
+    PAGE = 4096
+
+
+# A growable column (``n`` elements in room for ``cap``; ``bytes``: the size of a
+# column that is a page mapping of its own, else 0) and its growth, in C: out of
+# line (growing is rare: the pushes that inline _room stay small) but static, so
+# that each scanner's compiler sees that growing touches nothing but the column
+# (its hot loops keep their values in registers across the pushes)
+cdef extern from *:
+    """
+    #if defined(__GNUC__) || defined(__clang__)
+    #define BAPI_COLD __attribute__((noinline, cold, unused))
+    #elif defined(_MSC_VER)
+    #define BAPI_COLD __declspec(noinline)
+    #else
+    #define BAPI_COLD
+    #endif
+    #if defined(__linux__)
+    #include <sys/mman.h>
+    #endif
+    typedef struct { char *data; Py_ssize_t n; Py_ssize_t cap; Py_ssize_t bytes; } bapi_vec;
+    /* Room for need elements of item bytes in v, doubling its room: a malloc'ed
+       block (from 256 elements) or, with mapped, a page mapping of its own
+       (Linux; from 512 elements, whole pages plus a spare one: room to shift
+       the elements by less than a page before their pages are moved, as
+       _scan_ground_truth._move_column does); 0 when out of memory. */
+    static BAPI_COLD int bapi_vgrow(bapi_vec *v, Py_ssize_t need, Py_ssize_t item, int mapped) {
+        Py_ssize_t cap = v->cap ? v->cap * 2 : (mapped ? 512 : 256);
+        void *t;
+        while (cap < need) cap *= 2;
+        if (!mapped) {
+            t = realloc(v->data, (size_t) cap * (size_t) item);
+            if (t == NULL) return 0;
+            v->data = (char *) t;
+            v->cap = cap;
+            return 1;
+        }
+    #if defined(__linux__)
+        {
+            size_t nb = ((size_t) cap * (size_t) item + 4095) / 4096 * 4096 + 4096;
+            t = v->data == NULL ? mmap(NULL, nb, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0)
+                                : mremap(v->data, (size_t) v->bytes, nb, MREMAP_MAYMOVE);
+            if (t == MAP_FAILED) return 0;
+            v->data = (char *) t;
+            v->bytes = (Py_ssize_t) nb;
+            v->cap = (Py_ssize_t) ((nb - 4096) / (size_t) item);
+            return 1;
+        }
+    #else
+        return 0;
+    #endif
+    }
+    """
+    ctypedef struct Vec "bapi_vec":
+        char* data
+        Py_ssize_t n
+        Py_ssize_t cap
+        Py_ssize_t bytes
+    bint _vgrow "bapi_vgrow" (Vec* v, Py_ssize_t need, Py_ssize_t item, bint mapped) noexcept nogil
+
+
+cdef struct Cols:
+    # the columns of one scan (or of one chunk of a split scan); a scanner
+    # names its own columns 0 .. NCOL-1 (NCOL <= MAX_COLS)
+    Vec col[MAX_COLS]
+    bint nomem        # a push ran out of memory
+    bint mapped       # columns grow as page mappings of their own (Linux; chunks whose
+                      # pages are then moved into the whole columns: _scan_ground_truth)
+
+
+cdef inline bint _reserve(Vec* v, Py_ssize_t need, Py_ssize_t item) noexcept nogil:
+    """Room for at least ``need`` elements of ``item`` bytes in ``v`` (a
+    malloc'ed column), exactly ``need`` when it grows; 0 when out of memory."""
+    cdef void* t
+    if need <= v.cap:
+        return 1
+    t = realloc(v.data, <size_t> need * <size_t> item)
+    if t == NULL:
+        return 0
+    v.data = <char*> t
+    v.cap = need
+    return 1
+
+
+cdef inline char* _room(Cols* c, int k, Py_ssize_t more, Py_ssize_t item) noexcept nogil:
+    """Where ``more`` elements of ``item`` bytes go at the end of column ``k``
+    (its ``n`` is the caller's to advance); NULL, ``c.nomem`` set, when out of
+    memory."""
+    cdef Vec* v = &c.col[k]
+    if v.n + more > v.cap and not _vgrow(v, v.n + more, item, c.mapped):
+        c.nomem = 1
+        return NULL
+    return v.data + v.n * item
+
+
+cdef inline bint _pi(Cols* c, int k, int64_t x) noexcept nogil:
+    """Append the int64 ``x`` to column ``k``; 0 when out of memory."""
+    cdef char* p = _room(c, k, 1, 8)
+    if p == NULL:
+        return 0
+    (<int64_t*> p)[0] = x
+    c.col[k].n += 1
+    return 1
+
+
+cdef inline bint _pf(Cols* c, int k, double x) noexcept nogil:
+    """Append the float64 ``x`` to column ``k``; 0 when out of memory."""
+    cdef char* p = _room(c, k, 1, 8)
+    if p == NULL:
+        return 0
+    (<double*> p)[0] = x
+    c.col[k].n += 1
+    return 1
+
+
+cdef inline bint _pu(Cols* c, int k, uint8_t x) noexcept nogil:
+    """Append the uint8 ``x`` to column ``k``; 0 when out of memory."""
+    cdef char* p = _room(c, k, 1, 1)
+    if p == NULL:
+        return 0
+    (<uint8_t*> p)[0] = x
+    c.col[k].n += 1
+    return 1
+
+
+# Free (or unmap) every column of ``c`` and empty it
+cdef void _cols_free(Cols* c) noexcept nogil
+
+
+# The ``n`` elements of ``v`` (a malloc'ed column) as a numpy array of ``shape``
+# that takes its block, shrunk to them; zeros (the block left to the caller) when empty
+cdef object _take_vec(Vec* v, Py_ssize_t item, object dtype, tuple shape)
+
+
+cdef inline cptr _polygons(cptr p, cptr end, Cols* c, int coords, int ends) noexcept nogil:
+    """A list of polygons ``[[x, y, ...], ...]`` at ``p`` (on its ``[``): each
+    polygon's numbers appended to the float64 column ``coords``, then its end
+    (the length of ``coords``: empty polygons too) to the int64 column ``ends``.
+
+    Inline: each scanner has it with its own (constant) columns."""
+    cdef bint more, more2, is_int
+    cdef double x
+    p = _open_array(p, end, &more)
+    if p == NULL:
+        return NULL
+    while more:
+        p = _open_array(p, end, &more2)
+        if p == NULL:
+            return NULL
+        while more2:
+            p = _num(p, end, &x, &is_int)
+            if p == NULL or not _pf(c, coords, x):
+                return NULL
+            p = _sep(p, end, 93, &more2)
+            if p == NULL:
+                return NULL
+        if not _pi(c, ends, c.col[coords].n):
+            return NULL
+        p = _sep(p, end, 93, &more)
+        if p == NULL:
+            return NULL
+    return p
+
+
+# ------------------------------------------------------------------ split scans
+# What reads one object at ``p`` (on its '{') into the columns of ``ctx``: the byte
+# after it, NULL when refused or out of memory (then the Cols given to _objects
+# says nomem)
+ctypedef cptr (*ObjectReader)(cptr p, cptr end, cptr base, void* ctx) noexcept nogil
+
+
+# One chunk of a split scan: the objects of an array from the one at ``start``, each
+# read by ``reader``, until the array's ']' or arriving exactly at one of ``stops``
+cdef int _objects(cptr base, Py_ssize_t size, Py_ssize_t start, const Py_ssize_t* stops,
+                  Py_ssize_t nstops, ObjectReader reader, void* ctx, Cols* c,
+                  Py_ssize_t* reached, Py_ssize_t* end_at) noexcept nogil
+
+
+# The starts of the chunks of a split scan: ``first`` and the first candidate
+# (:func:`_candidate`) of each further window [origin + step * i, origin + step * (i + 1)),
+# i = 1 .. k-1, the last running to ``size`` (none from a window without one)
+cdef list _chunk_starts(cptr base, Py_ssize_t size, Py_ssize_t first, Py_ssize_t origin,
+                        Py_ssize_t step, Py_ssize_t k)
+
+
+# TypeError / ValueError unless ``num_threads`` is a positive integer
+cdef int _check_threads(object num_threads) except -1

@@ -1,48 +1,43 @@
 # cython: language_level=3, boundscheck=False, wraparound=False, cdivision=True, initializedcheck=False
 # Longer than 800 lines because the whole-file scan and the split (parallel) scan share the
-# grammar of every object, the column buffers and the top-level scan that pauses at the
-# annotations: apart, they would export all of those through a .pxd.
+# grammar of every object and the top-level scan that pauses at the annotations: apart, they
+# would export those through a .pxd.
 """Native scanner for COCO instances *ground-truth* JSON: the file into column arrays.
 
 Private module (``boundary_api.instance._scan_ground_truth``).  Same conventions
 as the results scanner (``_scan_results``: strict JSON grammar, numbers exactly as
 float() gives them, None for anything outside the schema, never a read outside
 the buffer), but every JSON value of a key outside the schema is accepted and
-skipped, so strings are validated in full (UTF-8, escapes).  The token readers
-are in ``_json``.  A large file's annotations array may be scanned in chunks
+skipped, so strings are validated in full (UTF-8, escapes).  The core the
+scanners share (token readers, key codes, column buffers, a split scan's chunk
+loop) is ``_json``.  A large file's annotations array may be scanned in chunks
 on several threads, with the very same outcome as on one (see "split scan"
 below and :func:`scan_ground_truth`).
 """
 
-from libc.stdint cimport int64_t, uint8_t, uint32_t, uint64_t
+from libc.stdint cimport int64_t, uint8_t, uint32_t, uint64_t, uintptr_t, INT64_MIN, INT64_MAX
 from libc.stdlib cimport calloc, realloc, free
 from libc.string cimport memcpy, memmove, memset, memcmp
 
-from boundary_api.instance._json cimport (cptr, STR_CLASS, _plain_run, MAX_DEPTH, _ws,
-                                          _int, _num, _colon, _escape, _string, _decode, _lit, _skip,
-                                          _sep, _take, _candidate)
+from boundary_api.instance._json cimport (
+    cptr, PAGE, _ws, _int, _num, _colon, _decode, _lit, _skip, _sep, _next, K_IMAGES, K_ANNOTATIONS,
+    K_CATEGORIES, K_ID, K_HEIGHT, K_WIDTH, K_IMAGE_ID, K_CATEGORY_ID, K_AREA, K_ISCROWD, K_BBOX,
+    K_IGNORE, K_SEGMENTATION, _any_key, _num4, _counts_string, _rle_object, Vec,
+    Cols, _vgrow, _reserve, _pi, _pf, _pu, _cols_free, _take_vec, _polygons, _open_array, _objects,
+    _chunk_starts, _check_threads)
 
 import numpy as np
 
-# Page mappings for the columns of the chunks of a split scan (Linux): their
-# pages are then moved into the whole columns (mremap) instead of copied into
-# pages the process has never touched, each of which costs a page fault
-# (about a third of the copy's price on a plain machine, most of it on some
-# virtual ones).  Elsewhere the chunks use malloc and are copied.
+# The pages of the columns of the chunks of a split scan (page mappings of
+# their own on Linux) are moved into the whole columns (mremap) instead of
+# copied into pages the process has never touched, each of which costs a
+# page fault (about a third of the copy's price on a plain machine, most of
+# it on some virtual ones).  Elsewhere the chunks use malloc and are copied.
 cdef extern from *:
     """
     #if defined(__linux__)
     #include <sys/mman.h>
     #define BA_CAN_MAP 1
-    static void *ba_map(size_t n) {
-        void *p = mmap(NULL, n, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-        return p == MAP_FAILED ? NULL : p;
-    }
-    static void *ba_remap(void *p, size_t old, size_t n) {
-        void *q = mremap(p, old, n, MREMAP_MAYMOVE);
-        return q == MAP_FAILED ? NULL : q;
-    }
-    static void ba_unmap(void *p, size_t n) { if (p != NULL) munmap(p, n); }
     /* move the n bytes (whole pages) at src to dst (page aligned), replacing
        what was mapped there; 0 when done */
     static int ba_move(void *src, size_t n, void *dst) {
@@ -50,51 +45,22 @@ cdef extern from *:
     }
     #else
     #define BA_CAN_MAP 0
-    static void *ba_map(size_t n) { (void)n; return NULL; }
-    static void *ba_remap(void *p, size_t old, size_t n) { (void)p; (void)old; (void)n; return NULL; }
-    static void ba_unmap(void *p, size_t n) { (void)p; (void)n; }
     static int ba_move(void *src, size_t n, void *dst) { (void)src; (void)n; (void)dst; return -1; }
     #endif
     """
     bint CAN_MAP "BA_CAN_MAP"
-    void* _map "ba_map" (size_t n) noexcept nogil
-    void* _remap "ba_remap" (void* p, size_t old, size_t n) noexcept nogil
-    void _unmap "ba_unmap" (void* p, size_t n) noexcept nogil
     int _move "ba_move" (void* src, size_t n, void* dst) noexcept nogil
 
-from libc.stdint cimport uintptr_t
 
-DEF _PAGE = 4096
-
-
-
-# key codes (bit ``code`` of a context mask says the key is known there)
+# the keys known in each context (bits of the key codes of _json.pxd)
 cdef enum:
-    KC_IMAGES = 1
-    KC_ANNOTATIONS = 2
-    KC_CATEGORIES = 3
-    KC_ID = 4
-    KC_HEIGHT = 5
-    KC_WIDTH = 6
-    KC_IMAGE_ID = 7
-    KC_CATEGORY_ID = 8
-    KC_AREA = 9
-    KC_ISCROWD = 10
-    KC_BBOX = 11
-    KC_IGNORE = 12
-    KC_SEGMENTATION = 13
-    KC_SIZE = 14
-    KC_COUNTS = 15
-
-cdef enum:
-    M_TOP = (1 << KC_IMAGES) | (1 << KC_ANNOTATIONS) | (1 << KC_CATEGORIES)
-    M_IMG = (1 << KC_ID) | (1 << KC_HEIGHT) | (1 << KC_WIDTH)
-    M_CAT = 1 << KC_ID
-    M_ANN = ((1 << KC_ID) | (1 << KC_IMAGE_ID) | (1 << KC_CATEGORY_ID) | (1 << KC_AREA)
-             | (1 << KC_ISCROWD) | (1 << KC_BBOX) | (1 << KC_IGNORE) | (1 << KC_SEGMENTATION))
+    M_TOP = (1 << K_IMAGES) | (1 << K_ANNOTATIONS) | (1 << K_CATEGORIES)
+    M_IMG = (1 << K_ID) | (1 << K_HEIGHT) | (1 << K_WIDTH)
+    M_CAT = 1 << K_ID
+    M_ANN = ((1 << K_ID) | (1 << K_IMAGE_ID) | (1 << K_CATEGORY_ID) | (1 << K_AREA)
+             | (1 << K_ISCROWD) | (1 << K_BBOX) | (1 << K_IGNORE) | (1 << K_SEGMENTATION))
     # (``iscrowd`` is optional: LVIS annotations have none; ``ann_has_iscrowd`` says which do)
-    M_ANN_REQUIRED = (1 << KC_ID) | (1 << KC_IMAGE_ID) | (1 << KC_CATEGORY_ID) | (1 << KC_AREA)
-    M_RLE = (1 << KC_SIZE) | (1 << KC_COUNTS)
+    M_ANN_REQUIRED = (1 << K_ID) | (1 << K_IMAGE_ID) | (1 << K_CATEGORY_ID) | (1 << K_AREA)
 
 # (the nesting limit of the whole document, MAX_DEPTH, is the tokenizer's: _json.pxd)
 cdef enum:
@@ -131,13 +97,6 @@ cdef enum:
     NCOL
 
 
-cdef struct Vec:
-    char* data
-    Py_ssize_t n      # elements
-    Py_ssize_t cap    # elements
-    Py_ssize_t bytes  # size of the mapping (columns of a mapped GT only)
-
-
 cdef struct KeySet:
     # keys outside the schema seen in the current object: offset into the
     # buffer (>= 0) or -(offset into buf) - 1 for a decoded escaped key
@@ -148,132 +107,16 @@ cdef struct KeySet:
 
 
 cdef struct GT:
-    Vec col[NCOL]
+    Cols c            # columns 0 .. NCOL-1 (page mappings of their own: chunks of a split scan)
     KeySet top
     KeySet obj
     int64_t span[6]   # images, categories, annotations: [start, end) each
-    bint nomem
-    bint mapped       # columns are page mappings of their own (chunks of a split scan)
-
-
-cdef bint _vgrow(Vec* v, Py_ssize_t need, Py_ssize_t item) noexcept nogil:
-    """Room for ``need`` elements of ``item`` bytes (doubling); 0 when out of memory."""
-    cdef Py_ssize_t cap = v.cap * 2 if v.cap else 256
-    cdef void* t
-    while cap < need:
-        cap *= 2
-    t = realloc(v.data, <size_t> cap * <size_t> item)
-    if t == NULL:
-        return 0
-    v.data = <char*> t
-    v.cap = cap
-    return 1
-
-
-cdef bint _vgrow_mapped(Vec* v, Py_ssize_t need, Py_ssize_t item) noexcept nogil:
-    """:func:`_vgrow` for a column that is a page mapping of its own: whole
-    pages, plus a spare one (room to shift the elements by less than a page
-    before their pages are moved)."""
-    cdef Py_ssize_t cap = v.cap * 2 if v.cap else 512
-    cdef size_t nb
-    cdef void* t
-    while cap < need:
-        cap *= 2
-    nb = (<size_t> cap * <size_t> item + _PAGE - 1) // _PAGE * _PAGE + _PAGE
-    t = _map(nb) if v.data == NULL else _remap(v.data, <size_t> v.bytes, nb)
-    if t == NULL:
-        return 0
-    v.data = <char*> t
-    v.bytes = <Py_ssize_t> nb
-    v.cap = <Py_ssize_t> ((nb - _PAGE) // <size_t> item)
-    return 1
-
-
-cdef inline Vec* _room(GT* g, int c, Py_ssize_t item) noexcept nogil:
-    """Column ``c`` with room for one more element of ``item`` bytes; NULL
-    (and ``g.nomem`` set) when out of memory."""
-    cdef Vec* v = &g.col[c]
-    if v.n == v.cap and not (_vgrow_mapped(v, v.n + 1, item) if g.mapped else _vgrow(v, v.n + 1, item)):
-        g.nomem = 1
-        return NULL
-    return v
-
-
-cdef inline bint _pi(GT* g, int c, int64_t x) noexcept nogil:
-    cdef Vec* v = _room(g, c, 8)
-    if v == NULL:
-        return 0
-    (<int64_t*> v.data)[v.n] = x
-    v.n += 1
-    return 1
-
-
-cdef inline bint _pf(GT* g, int c, double x) noexcept nogil:
-    cdef Vec* v = _room(g, c, 8)
-    if v == NULL:
-        return 0
-    (<double*> v.data)[v.n] = x
-    v.n += 1
-    return 1
-
-
-cdef inline bint _pu(GT* g, int c, uint8_t x) noexcept nogil:
-    cdef Vec* v = _room(g, c, 1)
-    if v == NULL:
-        return 0
-    (<uint8_t*> v.data)[v.n] = x
-    v.n += 1
-    return 1
-
-
-cdef inline bint _is(cptr s, const char* lit, Py_ssize_t n) noexcept nogil:
-    return memcmp(s, lit, n) == 0
-
-
-cdef int _classify(cptr s, Py_ssize_t n) noexcept nogil:
-    """The code of a (decoded) key, 0 when it is none of the schema's."""
-    if n == 2:
-        return KC_ID if _is(s, b"id", 2) else 0
-    if n == 4:
-        if _is(s, b"bbox", 4):
-            return KC_BBOX
-        if _is(s, b"area", 4):
-            return KC_AREA
-        if _is(s, b"size", 4):
-            return KC_SIZE
-        return 0
-    if n == 5:
-        return KC_WIDTH if _is(s, b"width", 5) else 0
-    if n == 6:
-        if _is(s, b"images", 6):
-            return KC_IMAGES
-        if _is(s, b"height", 6):
-            return KC_HEIGHT
-        if _is(s, b"ignore", 6):
-            return KC_IGNORE
-        if _is(s, b"counts", 6):
-            return KC_COUNTS
-        return 0
-    if n == 7:
-        return KC_ISCROWD if _is(s, b"iscrowd", 7) else 0
-    if n == 8:
-        return KC_IMAGE_ID if _is(s, b"image_id", 8) else 0
-    if n == 10:
-        return KC_CATEGORIES if _is(s, b"categories", 10) else 0
-    if n == 11:
-        if _is(s, b"annotations", 11):
-            return KC_ANNOTATIONS
-        if _is(s, b"category_id", 11):
-            return KC_CATEGORY_ID
-        return 0
-    if n == 12:
-        return KC_SEGMENTATION if _is(s, b"segmentation", 12) else 0
-    return 0
 
 
 cdef cptr _gkey(cptr p, cptr end, cptr base, GT* g, KeySet* ks, uint32_t known,
                 int* code) noexcept nogil:
-    """A key at ``p`` (NULL unless on a quote); its code when in ``known``, else 0.
+    """A key at ``p`` (NULL unless on a quote), escaped or not; its code
+    (:func:`_json._classify`) when in ``known``, else 0.
 
     Keys outside ``known`` are remembered in ``ks`` (when given) and a repeated
     one gives NULL; repeats of known keys are the caller's to refuse.
@@ -281,32 +124,24 @@ cdef cptr _gkey(cptr p, cptr end, cptr base, GT* g, KeySet* ks, uint32_t known,
     cdef int esc, c, i
     cdef cptr q, s, kp, other
     cdef Py_ssize_t n, dl, off
-    cdef unsigned char tmp[16]
     cdef int64_t ref
-    if p >= end or p[0] != 34:
-        return NULL
-    q = _string(p, end, &esc)
+    q = _any_key(p, end, &c, &esc)
     if q == NULL:
         return NULL
-    s = p + 1
-    n = q - 1 - s
-    if esc:
-        dl = _decode(s, q - 1, tmp, 16)
-        c = _classify(tmp, dl) if dl >= 0 else 0
-    else:
-        c = _classify(s, n)
     if c and ((known >> c) & 1):
         code[0] = c
         return q
     code[0] = 0
     if ks == NULL:
         return q
+    s = p + 1
+    n = q - 1 - s
     if ks.n == KS_CAP:
         return NULL
     if esc:
         off = ks.buf.n
-        if off + n > ks.buf.cap and not _vgrow(&ks.buf, off + n, 1):
-            g.nomem = 1
+        if off + n > ks.buf.cap and not _vgrow(&ks.buf, off + n, 1, 0):
+            g.c.nomem = 1
             return NULL
         dl = _decode(s, q - 1, <unsigned char*> ks.buf.data + off, n)
         if dl < 0:
@@ -332,39 +167,54 @@ cdef cptr _gkey(cptr p, cptr end, cptr base, GT* g, KeySet* ks, uint32_t known,
     return q
 
 
+cdef inline cptr _open(cptr p, cptr end, GT* g) noexcept nogil:
+    """Into an image, category or annotation object at ``p`` (on '{'): its
+    first key (no key outside the schema met yet)."""
+    g.obj.n = 0
+    g.obj.buf.n = 0
+    return _ws(p + 1, end)
+
+
+cdef inline cptr _member(cptr p, cptr end, cptr base, GT* g, uint32_t known, uint32_t* seen,
+                         int* code) noexcept nogil:
+    """The member of an image, category or annotation object at ``p`` (on
+    its key): the position of its value and the code of its key when in
+    ``known`` (a repeat, in ``seen``, gives NULL); a key outside ``known``
+    (code 0) is remembered in ``g.obj`` and its value skipped (the position
+    after it)."""
+    p = _gkey(p, end, base, g, &g.obj, known, code)
+    if p == NULL:
+        return NULL
+    p = _colon(p, end)
+    if p == NULL:
+        return NULL
+    if code[0] == 0:
+        return _skip(p, end, 3)
+    if seen[0] & (1u << code[0]):
+        return NULL
+    seen[0] |= 1u << code[0]
+    return p
+
+
 cdef cptr _image(cptr p, cptr end, cptr base, GT* g) noexcept nogil:
     """One image object at ``p`` (on '{')."""
     cdef int code
     cdef uint32_t seen = 0
     cdef int64_t v[3]
     cdef bint more = 1
-    g.obj.n = 0
-    g.obj.buf.n = 0
-    p = _ws(p + 1, end)
+    p = _open(p, end, g)
     while more:
-        p = _gkey(p, end, base, g, &g.obj, M_IMG, &code)
-        if p == NULL:
-            return NULL
-        p = _colon(p, end)
-        if p == NULL:
-            return NULL
-        if code == 0:
-            p = _skip(p, end, 3)
-        else:
-            if seen & (1u << code):
+        p = _member(p, end, base, g, M_IMG, &seen, &code)
+        if p != NULL and code:
+            p = _int(p, end, &v[code - K_ID])
+            if p != NULL and code != K_ID and v[code - K_ID] < 1:
                 return NULL
-            seen |= 1u << code
-            p = _int(p, end, &v[code - KC_ID])
-            if p != NULL and code != KC_ID and v[code - KC_ID] < 1:
-                return NULL
-        if p == NULL:
-            return NULL
-        p = _sep(p, end, 125, &more)
+        p = _next(p, end, 125, &more)
         if p == NULL:
             return NULL
     if seen != M_IMG:
         return NULL
-    if not (_pi(g, C_IMG_ID, v[0]) and _pi(g, C_IMG_H, v[1]) and _pi(g, C_IMG_W, v[2])):
+    if not (_pi(&g.c, C_IMG_ID, v[0]) and _pi(&g.c, C_IMG_H, v[1]) and _pi(&g.c, C_IMG_W, v[2])):
         return NULL
     return p
 
@@ -372,150 +222,61 @@ cdef cptr _image(cptr p, cptr end, cptr base, GT* g) noexcept nogil:
 cdef cptr _category(cptr p, cptr end, cptr base, GT* g) noexcept nogil:
     """One category object at ``p`` (on '{')."""
     cdef int code
-    cdef bint seen = 0, more = 1
+    cdef uint32_t seen = 0
+    cdef bint more = 1
     cdef int64_t v = 0
-    g.obj.n = 0
-    g.obj.buf.n = 0
-    p = _ws(p + 1, end)
+    p = _open(p, end, g)
     while more:
-        p = _gkey(p, end, base, g, &g.obj, M_CAT, &code)
-        if p == NULL:
-            return NULL
-        p = _colon(p, end)
-        if p == NULL:
-            return NULL
-        if code == 0:
-            p = _skip(p, end, 3)
-        else:
-            if seen:
-                return NULL
-            seen = 1
+        p = _member(p, end, base, g, M_CAT, &seen, &code)
+        if p != NULL and code:
             p = _int(p, end, &v)
+        p = _next(p, end, 125, &more)
         if p == NULL:
             return NULL
-        p = _sep(p, end, 125, &more)
-        if p == NULL:
-            return NULL
-    if not seen or not _pi(g, C_CAT_ID, v):
+    if seen != M_CAT or not _pi(&g.c, C_CAT_ID, v):
         return NULL
     return p
 
 
-cdef cptr _polygons(cptr p, cptr end, GT* g) noexcept nogil:
-    """``[[x, y, ...], ...]`` at ``p`` (on '['): coordinates and offsets appended."""
-    cdef bint more, more2, is_int
-    cdef double x
-    p = _ws(p + 1, end)
-    if p < end and p[0] == 93:
-        return p + 1
-    more = 1
-    while more:
-        if p >= end or p[0] != 91:
+cdef struct Seg:
+    # an annotation's segmentation (what _gt_counts leaves)
+    GT* g
+    int64_t cstart    # kind 2: where its counts string lies (after the quote, escaped)
+    int64_t clen
+    uint8_t kind      # 0 none, 1 polygons, 2 compressed RLE, 3 uncompressed RLE
+    uint8_t escaped   # kind 2: the string holds a backslash
+
+
+cdef cptr _gt_counts(cptr p, cptr end, cptr base, void* ctx) noexcept nogil:
+    """An RLE's counts (``_json._rle_object``'s counts reader): a string of
+    printable ASCII (escapes ``\\\\ \\" \\/`` and ``\\uXXXX`` of a
+    byte 0x20..0x7f) or an array of integer tokens >= 0."""
+    cdef Seg* seg = <Seg*> ctx
+    cdef Cols* c = &seg.g.c
+    cdef Py_ssize_t esc
+    cdef bint more
+    cdef int64_t v
+    cdef cptr q
+    if p < end and p[0] == 34:
+        seg.kind = 2
+        q = _counts_string(p, end, 1, &esc)
+        if q == NULL:
             return NULL
-        p = _ws(p + 1, end)
-        if p < end and p[0] == 93:
-            p += 1
-        else:
-            more2 = 1
-            while more2:
-                p = _num(p, end, &x, &is_int)
-                if p == NULL or not _pf(g, C_POLY_COORDS, x):
-                    return NULL
-                p = _sep(p, end, 93, &more2)
-                if p == NULL:
-                    return NULL
-        if not _pi(g, C_POLY_OFF, g.col[C_POLY_COORDS].n):
+        seg.cstart = p + 1 - base
+        seg.clen = q - 1 - (p + 1)
+        seg.escaped = esc >= 0
+        return q
+    seg.kind = 3
+    p = _open_array(p, end, &more)
+    if p == NULL:
+        return NULL
+    while more:
+        p = _int(p, end, &v)
+        if p == NULL or v < 0 or not _pi(c, C_RLE_COUNTS, v):
             return NULL
         p = _sep(p, end, 93, &more)
         if p == NULL:
             return NULL
-    return p
-
-
-cdef inline cptr _counts_string(cptr p, cptr end, int64_t* clen, uint8_t* escaped) noexcept nogil:
-    """A compressed counts string at ``p`` (on its quote): printable ASCII only.
-
-    Escapes allowed: ``\\\\ \\" \\/`` and ``\\uXXXX`` of a byte 0x20..0x7f.
-    """
-    cdef cptr s = p + 1
-    cdef uint32_t cp
-    cdef unsigned char c
-    p = s
-    escaped[0] = 0
-    while True:
-        p = _plain_run(p, end)
-        if p >= end:
-            return NULL
-        c = STR_CLASS[p[0]]
-        if c == 1:
-            clen[0] = p - s
-            return p + 1
-        if c == 3:
-            return NULL
-        escaped[0] = 1
-        p = _escape(p, end, &cp)
-        if p == NULL or not (0x20 <= cp <= 0x7f):
-            return NULL
-
-
-cdef cptr _rle(cptr p, cptr end, cptr base, GT* g, int64_t* hw, int64_t* cse,
-               uint8_t* kind, uint8_t* escaped) noexcept nogil:
-    """``{"size": [h, w], "counts": str | [int, ...]}`` at ``p`` (on '{'), either order."""
-    cdef int code, k
-    cdef uint32_t seen = 0
-    cdef bint more
-    cdef int64_t v
-    p = _ws(p + 1, end)
-    for k in range(2):
-        p = _gkey(p, end, base, g, NULL, M_RLE, &code)
-        if p == NULL or code == 0 or (seen & (1u << code)):
-            return NULL
-        seen |= 1u << code
-        p = _colon(p, end)
-        if p == NULL:
-            return NULL
-        if code == KC_SIZE:
-            if p >= end or p[0] != 91:
-                return NULL
-            p = _int(_ws(p + 1, end), end, &hw[0])
-            if p == NULL:
-                return NULL
-            p = _ws(p, end)
-            if p >= end or p[0] != 44:
-                return NULL
-            p = _int(_ws(p + 1, end), end, &hw[1])
-            if p == NULL:
-                return NULL
-            p = _ws(p, end)
-            if p >= end or p[0] != 93:
-                return NULL
-            p += 1
-        elif p < end and p[0] == 34:
-            kind[0] = 2
-            cse[0] = p + 1 - base
-            p = _counts_string(p, end, &cse[1], escaped)
-        elif p < end and p[0] == 91:
-            kind[0] = 3
-            p = _ws(p + 1, end)
-            if p < end and p[0] == 93:
-                p += 1
-            else:
-                more = 1
-                while more:
-                    p = _int(p, end, &v)
-                    if p == NULL or v < 0 or not _pi(g, C_RLE_COUNTS, v):
-                        return NULL
-                    p = _sep(p, end, 93, &more)
-                    if p == NULL:
-                        return NULL
-        else:
-            return NULL
-        if p == NULL:
-            return NULL
-        p = _ws(p, end)
-        if p >= end or p[0] != (44 if k == 0 else 125):
-            return NULL
-        p = _ws(p + 1, end) if k == 0 else p + 1
     return p
 
 
@@ -526,111 +287,89 @@ cdef cptr _annotation(cptr p, cptr end, cptr base, GT* g) noexcept nogil:
     cdef int64_t ids[3]
     cdef int64_t crowd = 0
     cdef int64_t hw[2]
-    cdef int64_t cse[2]
     cdef double area = 0.0, x = 0.0
     cdef double box[4]
-    cdef uint8_t ignore = 0, kind = 0, escaped = 0
-    cdef bint more = 1, is_int
-    hw[0] = hw[1] = cse[0] = cse[1] = 0
+    cdef uint8_t ignore = 0, ints
+    cdef bint more = 1, is_int, counts_first
+    cdef Cols* c = &g.c
+    cdef Seg seg
+    memset(&seg, 0, sizeof(Seg))
+    seg.g = g
+    hw[0] = hw[1] = 0
     box[0] = box[1] = box[2] = box[3] = 0.0
-    g.obj.n = 0
-    g.obj.buf.n = 0
-    p = _ws(p + 1, end)
+    p = _open(p, end, g)
     while more:
-        p = _gkey(p, end, base, g, &g.obj, M_ANN, &code)
+        p = _member(p, end, base, g, M_ANN, &seen, &code)
         if p == NULL:
             return NULL
-        p = _colon(p, end)
-        if p == NULL:
-            return NULL
-        if code == 0:
-            p = _skip(p, end, 3)
-        else:
-            if seen & (1u << code):
+        if code == K_ID or code == K_IMAGE_ID or code == K_CATEGORY_ID:
+            p = _int(p, end, &ids[0 if code == K_ID else (1 if code == K_IMAGE_ID else 2)])
+        elif code == K_AREA:
+            p = _num(p, end, &area, &is_int)
+        elif code == K_ISCROWD:
+            p = _int(p, end, &crowd)
+            if p != NULL and crowd != 0 and crowd != 1:
                 return NULL
-            seen |= 1u << code
-            if code == KC_ID or code == KC_IMAGE_ID or code == KC_CATEGORY_ID:
-                p = _int(p, end, &ids[0 if code == KC_ID else (1 if code == KC_IMAGE_ID else 2)])
-            elif code == KC_AREA:
-                p = _num(p, end, &area, &is_int)
-            elif code == KC_ISCROWD:
-                p = _int(p, end, &crowd)
-                if p != NULL and crowd != 0 and crowd != 1:
-                    return NULL
-            elif code == KC_BBOX:
-                if p >= end or p[0] != 91:
-                    return NULL
-                p += 1
-                for k in range(4):
-                    p = _num(_ws(p, end), end, &box[k], &is_int)
-                    if p == NULL:
-                        return NULL
-                    p = _ws(p, end)
-                    if p >= end or p[0] != (93 if k == 3 else 44):
-                        return NULL
-                    p += 1
-            elif code == KC_IGNORE:
-                if p < end and p[0] == 116:
-                    ignore = 2
-                    p = _lit(p, end, b"true", 4)
-                elif p < end and p[0] == 102:
-                    ignore = 1
-                    p = _lit(p, end, b"false", 5)
-                else:
-                    p = _num(p, end, &x, &is_int)
-                    ignore = 1 if x == 0.0 else 2
-            else:   # segmentation
-                if p < end and p[0] == 91:
-                    kind = 1
-                    p = _polygons(p, end, g)
-                elif p < end and p[0] == 123:
-                    p = _rle(p, end, base, g, hw, cse, &kind, &escaped)
-                else:
-                    return NULL
-        if p == NULL:
-            return NULL
-        p = _sep(p, end, 125, &more)
+        elif code == K_BBOX:
+            p = _num4(p, end, box, &ints)
+        elif code == K_IGNORE:
+            if p < end and p[0] == 116:
+                ignore = 2
+                p = _lit(p, end, b"true", 4)
+            elif p < end and p[0] == 102:
+                ignore = 1
+                p = _lit(p, end, b"false", 5)
+            else:
+                p = _num(p, end, &x, &is_int)
+                ignore = 1 if x == 0.0 else 2
+        elif code == K_SEGMENTATION:
+            if p < end and p[0] == 91:
+                seg.kind = 1
+                p = _polygons(p, end, c, C_POLY_COORDS, C_POLY_OFF)
+            elif p < end and p[0] == 123:
+                p = _rle_object(p, end, base, 1, INT64_MIN, INT64_MAX, hw, &counts_first, _gt_counts, &seg)
+            else:
+                return NULL
+        p = _next(p, end, 125, &more)
         if p == NULL:
             return NULL
     if (seen & M_ANN_REQUIRED) != M_ANN_REQUIRED:
         return NULL
     for k in range(4):
-        if not _pf(g, C_ANN_BBOX, box[k]):
+        if not _pf(c, C_ANN_BBOX, box[k]):
             return NULL
-    if not (_pi(g, C_ANN_ID, ids[0]) and _pi(g, C_ANN_IMG, ids[1])
-            and _pi(g, C_ANN_CAT, ids[2]) and _pf(g, C_ANN_AREA, area)
-            and _pi(g, C_ANN_CROWD, crowd)
-            and _pu(g, C_ANN_HAS_BBOX, 1 if seen & (1u << KC_BBOX) else 0)
-            and _pu(g, C_ANN_IGNORE, ignore) and _pu(g, C_ANN_KIND, kind)
-            and _pi(g, C_ANN_RLE_H, hw[0]) and _pi(g, C_ANN_RLE_W, hw[1])
-            and _pi(g, C_ANN_CSTART, cse[0] if kind == 2 else 0)
-            and _pi(g, C_ANN_CLEN, cse[1] if kind == 2 else 0)
-            and _pu(g, C_ANN_CESC, escaped)
-            and _pi(g, C_ANN_POLY_OFF, g.col[C_POLY_OFF].n - 1)
-            and _pi(g, C_ANN_RLE_OFF, g.col[C_RLE_COUNTS].n)
-            and _pu(g, C_ANN_HAS_CROWD, 1 if seen & (1u << KC_ISCROWD) else 0)):
+    if not (_pi(c, C_ANN_ID, ids[0]) and _pi(c, C_ANN_IMG, ids[1])
+            and _pi(c, C_ANN_CAT, ids[2]) and _pf(c, C_ANN_AREA, area)
+            and _pi(c, C_ANN_CROWD, crowd)
+            and _pu(c, C_ANN_HAS_BBOX, 1 if seen & (1u << K_BBOX) else 0)
+            and _pu(c, C_ANN_IGNORE, ignore) and _pu(c, C_ANN_KIND, seg.kind)
+            and _pi(c, C_ANN_RLE_H, hw[0]) and _pi(c, C_ANN_RLE_W, hw[1])
+            and _pi(c, C_ANN_CSTART, seg.cstart if seg.kind == 2 else 0)
+            and _pi(c, C_ANN_CLEN, seg.clen if seg.kind == 2 else 0)
+            and _pu(c, C_ANN_CESC, seg.escaped)
+            and _pi(c, C_ANN_POLY_OFF, c.col[C_POLY_OFF].n - 1)
+            and _pi(c, C_ANN_RLE_OFF, c.col[C_RLE_COUNTS].n)
+            and _pu(c, C_ANN_HAS_CROWD, 1 if seen & (1u << K_ISCROWD) else 0)):
         return NULL
     return p
 
 
 cdef cptr _array_of(cptr p, cptr end, cptr base, GT* g, int which) noexcept nogil:
     """The array of images (1), annotations (2) or categories (3) at ``p`` (on '[')."""
-    cdef bint more = 1
-    p = _ws(p + 1, end)
-    if p < end and p[0] == 93:
-        return p + 1
+    cdef bint more
+    p = _open_array(p, end, &more)
+    if p == NULL:
+        return NULL
     while more:
         if p >= end or p[0] != 123:
             return NULL
-        if which == KC_IMAGES:
+        if which == K_IMAGES:
             p = _image(p, end, base, g)
-        elif which == KC_ANNOTATIONS:
+        elif which == K_ANNOTATIONS:
             p = _annotation(p, end, base, g)
         else:
             p = _category(p, end, base, g)
-        if p == NULL:
-            return NULL
-        p = _sep(p, end, 93, &more)
+        p = _next(p, end, 93, &more)
         if p == NULL:
             return NULL
     return p
@@ -667,7 +406,7 @@ cdef int _gt_top(cptr base, Py_ssize_t size, GT* g, Top* t, bint pause) noexcept
         p = base + t.pos
         t.resume = 0
     else:
-        if not (_pi(g, C_POLY_OFF, 0) and _pi(g, C_ANN_POLY_OFF, 0) and _pi(g, C_ANN_RLE_OFF, 0)):
+        if not (_pi(&g.c, C_POLY_OFF, 0) and _pi(&g.c, C_ANN_POLY_OFF, 0) and _pi(&g.c, C_ANN_RLE_OFF, 0)):
             return 2
         p = _ws(base, end)
         if p >= end or p[0] != 123:
@@ -686,7 +425,7 @@ cdef int _gt_top(cptr base, Py_ssize_t size, GT* g, Top* t, bint pause) noexcept
                 else:
                     seen |= 1u << code
                     start = p
-                    if pause and code == KC_ANNOTATIONS:
+                    if pause and code == K_ANNOTATIONS:
                         q = _ws(p + 1, end)
                         if q < end and q[0] != 93:
                             t.seen = seen
@@ -695,14 +434,14 @@ cdef int _gt_top(cptr base, Py_ssize_t size, GT* g, Top* t, bint pause) noexcept
                             return 5
                     p = _array_of(p, end, base, g, code)
                     if p != NULL:
-                        k = 0 if code == KC_IMAGES else (2 if code == KC_CATEGORIES else 4)
+                        k = 0 if code == K_IMAGES else (2 if code == K_CATEGORIES else 4)
                         g.span[k] = start - base
                         g.span[k + 1] = p - base
         after_value = 0
         if p != NULL:
             p = _sep(p, end, 125, &more)
         if p == NULL:
-            return 2 if g.nomem else 1
+            return 2 if g.c.nomem else 1
     if seen != M_TOP:
         return 1
     p = _ws(p, end)
@@ -717,13 +456,7 @@ cdef int _gt(cptr base, Py_ssize_t size, GT* g) noexcept nogil:
 
 
 cdef void _gt_free(GT* g) noexcept nogil:
-    cdef int c
-    for c in range(NCOL):
-        if g.mapped:
-            _unmap(g.col[c].data, <size_t> g.col[c].bytes)
-        else:
-            free(g.col[c].data)
-        g.col[c].data = NULL
+    _cols_free(&g.c)
     free(g.top.buf.data)
     free(g.obj.buf.data)
     g.top.buf.data = NULL
@@ -755,24 +488,16 @@ assert len(_GT_COLUMNS) == NCOL
 #
 # The top level is scanned on the calling thread up to the annotations array
 # (images and categories before it included), which is then cut at k-1
-# candidate object starts (a '{' after '}' ',' with only whitespace between,
-# spread from the array's first object to the end of the file) and scanned
-# as k chunks, each into its own columns: the first k-1 on other threads,
-# the last on the calling thread once it has done the caller's ``meanwhile``
-# work (decoding the images, say).  A candidate
-# is only a guess (it may lie inside a string, a nested array of objects, or
-# after the array): the chunk before it proves it by arriving at it exactly
-# as the start of its next object, and then hands over to that candidate's
-# chunk; a candidate it passes is dropped (that chunk's work is wasted) and
-# the chunk goes on to the next one or to the array's end.  The chain of
-# hand-overs from the array's first object is thus the very sequence of
-# objects the whole-file scan reads, the first refusal on it is the
-# whole-file scan's first refusal, and the columns of its chunks, appended
-# in order (offsets into the polygon and counts columns shifted), are the
-# whole-file scan's.  The top level then goes on after the array on the
-# calling thread.  Running out of memory anywhere in a split scan makes it
-# scan the whole file on one thread instead, so that only that scan decides
-# between its columns and a MemoryError.
+# candidate object starts (spread from the array's first object to the end of
+# the file) and scanned as k chunks, each into its own columns (the chain of
+# hand-overs of _json.pyx, "split scans"): the first k-1 on other threads, the
+# last on the calling thread once it has done the caller's ``meanwhile`` work
+# (decoding the images, say).  The columns of the chunks on the chain,
+# appended in order (offsets into the polygon and counts columns shifted),
+# are the whole-file scan's.  The top level then goes on after the array on
+# the calling thread.  Running out of memory anywhere in a split scan makes
+# it scan the whole file on one thread instead, so that only that scan
+# decides between its columns and a MemoryError.
 
 #: files below this size are scanned on one thread (a split costs thread starts)
 MIN_PARALLEL_BYTES = 2 << 20
@@ -795,6 +520,11 @@ cdef enum:
     C_FIRST_ANN = C_ANN_ID
 
 
+cdef cptr _read_annotation(cptr p, cptr end, cptr base, void* g) noexcept nogil:
+    """:func:`_annotation` as a split scan's object reader (``_json._objects``)."""
+    return _annotation(p, end, base, <GT*> g)
+
+
 cdef int _ann_chunk(cptr base, Py_ssize_t size, GT* g, const Py_ssize_t* starts, Py_ssize_t k,
                     Py_ssize_t i, Py_ssize_t* next_out, Py_ssize_t* end_out) noexcept nogil:
     """Chunk ``i`` of a split scan: annotation objects from ``starts[i]`` into ``g``.
@@ -808,42 +538,12 @@ cdef int _ann_chunk(cptr base, Py_ssize_t size, GT* g, const Py_ssize_t* starts,
     chunk after the first starts empty: one less polygon offset) shifted when
     the chunk's columns are appended.
     """
-    cdef cptr end = base + size
-    cdef cptr p = base + starts[i]
-    cdef Py_ssize_t j = i + 1, here
-    cdef bint more = 1
-    while True:
-        if p >= end or p[0] != 123:
-            return 1
-        p = _annotation(p, end, base, g)
-        if p == NULL:
-            return 2 if g.nomem else 1
-        p = _sep(p, end, 93, &more)
-        if p == NULL:
-            return 1
-        if not more:
-            next_out[0] = -1
-            end_out[0] = p - base
-            return 0
-        here = p - base
-        while j < k and starts[j] < here:
-            j += 1
-        if j < k and starts[j] == here:
-            next_out[0] = j
-            return 0
-
-
-cdef bint _reserve(Vec* v, Py_ssize_t need, Py_ssize_t item) noexcept nogil:
-    """Room for exactly ``need`` elements (at least); 0 when out of memory."""
-    cdef void* t
-    if need <= v.cap:
-        return 1
-    t = realloc(v.data, <size_t> need * <size_t> item)
-    if t == NULL:
-        return 0
-    v.data = <char*> t
-    v.cap = need
-    return 1
+    cdef Py_ssize_t reached
+    cdef int status = _objects(base, size, starts[i], starts + i + 1, k - i - 1, _read_annotation,
+                               <void*> g, &g.c, &reached, end_out)
+    if status == 0:
+        next_out[0] = -1 if reached < 0 else i + 1 + reached
+    return status
 
 
 cdef void _append_chunk(GT* dst, GT* src, const Py_ssize_t* at, Py_ssize_t part,
@@ -857,7 +557,7 @@ cdef void _append_chunk(GT* dst, GT* src, const Py_ssize_t* at, Py_ssize_t part,
     cdef int64_t* d
     cdef int64_t* s
     for c in range(C_FIRST_ANN, NCOL):
-        n = src.col[c].n
+        n = src.c.col[c].n
         lo = n * part // parts
         hi = n * (part + 1) // parts
         if hi <= lo:
@@ -865,12 +565,12 @@ cdef void _append_chunk(GT* dst, GT* src, const Py_ssize_t* at, Py_ssize_t part,
         if c == C_POLY_OFF or c == C_ANN_POLY_OFF or c == C_ANN_RLE_OFF:
             add = at[C_POLY_COORDS] if c == C_POLY_OFF else (at[C_POLY_OFF] if c == C_ANN_POLY_OFF
                                                              else at[C_RLE_COUNTS])
-            d = (<int64_t*> dst.col[c].data) + at[c]
-            s = <int64_t*> src.col[c].data
+            d = (<int64_t*> dst.c.col[c].data) + at[c]
+            s = <int64_t*> src.c.col[c].data
             for j in range(lo, hi):
                 d[j] = s[j] + add
         else:
-            memcpy(dst.col[c].data + (at[c] + lo) * _ITEM[c], src.col[c].data + lo * _ITEM[c],
+            memcpy(dst.c.col[c].data + (at[c] + lo) * _ITEM[c], src.c.col[c].data + lo * _ITEM[c],
                    <size_t> ((hi - lo) * _ITEM[c]))
 
 
@@ -891,11 +591,11 @@ cdef void _move_column(GT* dst, GT* src, int c, const Py_ssize_t* at) noexcept n
     so that they lie there as they must in ``dst``'s pages; the first page's
     part is copied (the previous chunk's end shares that page), the others
     are moved, replacing ``dst``'s untouched pages (a failed move copies)."""
-    cdef Py_ssize_t item = _ITEM[c], n = src.col[c].n, j, nbytes, delta, first, span
+    cdef Py_ssize_t item = _ITEM[c], n = src.c.col[c].n, j, nbytes, delta, first, span
     cdef int64_t add
     cdef int64_t* v
     cdef char* d
-    cdef char* s = src.col[c].data
+    cdef char* s = src.c.col[c].data
     if n == 0:
         return
     if c == C_POLY_OFF or c == C_ANN_POLY_OFF or c == C_ANN_RLE_OFF:
@@ -905,18 +605,18 @@ cdef void _move_column(GT* dst, GT* src, int c, const Py_ssize_t* at) noexcept n
         for j in range(n):
             v[j] += add
     nbytes = n * item
-    d = dst.col[c].data + at[c] * item
+    d = dst.c.col[c].data + at[c] * item
     if nbytes < _MOVE_MIN:
         memcpy(d, s, <size_t> nbytes)
         return
-    delta = <Py_ssize_t> (<uintptr_t> d % _PAGE)
+    delta = <Py_ssize_t> (<uintptr_t> d % PAGE)
     if delta:
         memmove(s + delta, s, <size_t> nbytes)
-    first = min(_PAGE - delta, nbytes)
+    first = min(PAGE - delta, nbytes)
     memcpy(d, s + delta, <size_t> first)
-    span = (delta + nbytes + _PAGE - 1) // _PAGE * _PAGE
-    if span > _PAGE and _move(s + _PAGE, <size_t> (span - _PAGE), d - delta + _PAGE) != 0:
-        memcpy(d + first, s + _PAGE, <size_t> (nbytes - first))
+    span = (delta + nbytes + PAGE - 1) // PAGE * PAGE
+    if span > PAGE and _move(s + PAGE, <size_t> (span - PAGE), d - delta + PAGE) != 0:
+        memcpy(d + first, s + PAGE, <size_t> (nbytes - first))
 
 
 cdef class _SplitScan:
@@ -950,7 +650,7 @@ cdef class _SplitScan:
         self.mapped = CAN_MAP and MOVE_PAGES
         if self.g != NULL:
             for i in range(1, k):
-                self.g[i].mapped = self.mapped
+                self.g[i].c.mapped = self.mapped
         if (self.starts == NULL or self.nexts == NULL or self.ends == NULL or self.at == NULL
                 or self.status == NULL or self.g == NULL):
             raise MemoryError("boundary_api: no memory to split the ground-truth scan")
@@ -992,7 +692,7 @@ cdef object _split(const unsigned char* base, Py_ssize_t size, Py_ssize_t num_th
     threads) is called on this thread while they run, with the spans of the
     images and categories arrays already scanned (those before the
     annotations array)."""
-    cdef Py_ssize_t k = min(num_threads, MAX_CHUNKS), i, lo, hi, cand, first, n, c, total
+    cdef Py_ssize_t k = min(num_threads, MAX_CHUNKS), i, first, n, c, total
     cdef Py_ssize_t rest, extra, mine, share
     cdef Py_ssize_t end_of_array = 0
     cdef _SplitScan job = _SplitScan(k)
@@ -1015,9 +715,9 @@ cdef object _split(const unsigned char* base, Py_ssize_t size, Py_ssize_t num_th
         return None
     first = job.top.ann_first
     spans = {}
-    if meanwhile is not None and job.top.seen & (1u << KC_IMAGES):
+    if meanwhile is not None and job.top.seen & (1u << K_IMAGES):
         spans["images_span"] = (g0.span[0], g0.span[1])
-    if meanwhile is not None and job.top.seen & (1u << KC_CATEGORIES):
+    if meanwhile is not None and job.top.seen & (1u << K_CATEGORIES):
         spans["categories_span"] = (g0.span[2], g0.span[3])
     # chunks 0 .. k-2 go to other threads, each ``share`` bytes; the last to
     # this thread after ``meanwhile``, so fewer bytes (what ``meanwhile`` will
@@ -1027,18 +727,7 @@ cdef object _split(const unsigned char* base, Py_ssize_t size, Py_ssize_t num_th
     extra = sum(e - s for s, e in spans.values()) * MEANWHILE_WEIGHT
     mine = max((rest + extra) // k - extra, rest // (2 * k))
     share = (rest - mine) // (k - 1)
-    starts = [first]
-    cand = first
-    for i in range(1, k):
-        lo = max(first + share * i, cand + 1)
-        hi = size if i == k - 1 else first + share * (i + 1)
-        if lo >= hi:
-            continue
-        with nogil:
-            lo = _candidate(base, lo, hi)
-        if lo >= 0:
-            cand = lo
-            starts.append(cand)
+    starts = _chunk_starts(base, size, first, first, share, k)
     n = len(starts)
     job.n = n
     for i in range(n):
@@ -1079,19 +768,19 @@ cdef object _split(const unsigned char* base, Py_ssize_t size, Py_ssize_t num_th
             # where each chunk's columns go, the whole columns' room (two spare
             # pages when chunks' pages are moved in: see _move_column)
             for c in range(C_FIRST_ANN, NCOL):
-                total = g0.col[c].n
+                total = g0.c.col[c].n
                 for i in chain[1:]:
                     job.at[i * NCOL + c] = total
-                    total += job.g[i].col[c].n
-                if not _reserve(&g0.col[c], total + (2 * _PAGE // _ITEM[c] if job.mapped else 0), _ITEM[c]):
+                    total += job.g[i].c.col[c].n
+                if not _reserve(&g0.c.col[c], total + (2 * PAGE // _ITEM[c] if job.mapped else 0), _ITEM[c]):
                     if trace is not None:
                         trace.append(("fallback", n, -1))
                     return _WHOLE
             for c in range(C_FIRST_ANN, NCOL):
-                total = g0.col[c].n
+                total = g0.c.col[c].n
                 for i in chain[1:]:
-                    total += job.g[i].col[c].n
-                g0.col[c].n = total
+                    total += job.g[i].c.col[c].n
+                g0.c.col[c].n = total
             if len(chain) > 1 and job.mapped:
                 # each column's chunks in order: a chunk's first page goes where the previous one ended
                 chunks = [<Py_ssize_t> i for i in chain[1:]]
@@ -1136,25 +825,16 @@ cdef dict _output(GT* g):
     cdef Py_ssize_t counts[3]
     cdef Py_ssize_t n
     cdef int c
-    cdef void* shrunk
-    counts[0] = g.col[C_IMG_ID].n
-    counts[1] = g.col[C_CAT_ID].n
-    counts[2] = g.col[C_ANN_ID].n
+    counts[0] = g.c.col[C_IMG_ID].n
+    counts[1] = g.c.col[C_CAT_ID].n
+    counts[2] = g.c.col[C_ANN_ID].n
     out = {"images_span": np.array([g.span[0], g.span[1]], np.int64),
            "categories_span": np.array([g.span[2], g.span[3]], np.int64),
            "annotations_span": np.array([g.span[4], g.span[5]], np.int64)}
     for c in range(NCOL):
         name, dtype, which, width = _GT_COLUMNS[c]
-        n = g.col[c].n if which == 3 else counts[which]
-        shape = (n, width) if width > 1 else (n,)
-        if n == 0:
-            out[name] = np.zeros(shape, dtype)
-        else:
-            # hand back the unused tail (up to half of a doubled block)
-            shrunk = realloc(g.col[c].data, <size_t> g.col[c].n * <size_t> _ITEM[c])
-            if shrunk != NULL:
-                g.col[c].data = <char*> shrunk
-            out[name] = _take(<void**> &g.col[c].data, dtype, shape)
+        n = g.c.col[c].n if which == 3 else counts[which]
+        out[name] = _take_vec(&g.c.col[c], _ITEM[c], dtype, (n, width) if width > 1 else (n,))
     return out
 
 
@@ -1255,10 +935,7 @@ def scan_ground_truth(const unsigned char[::1] buf not None, num_threads=1, *, m
     cdef GT g
     cdef int status
     cdef const unsigned char* base
-    if isinstance(num_threads, bool) or not isinstance(num_threads, (int, np.integer)):
-        raise TypeError(f"num_threads must be a positive integer, got {num_threads!r}")
-    if num_threads < 1:
-        raise ValueError(f"num_threads must be >= 1, got {num_threads}")
+    _check_threads(num_threads)
     if meanwhile is not None and not callable(meanwhile):
         raise TypeError(f"meanwhile must be callable or None, got {meanwhile!r}")
     min_bytes = MIN_PARALLEL_BYTES if _min_parallel_bytes is None else int(_min_parallel_bytes)

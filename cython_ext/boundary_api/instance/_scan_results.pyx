@@ -16,10 +16,12 @@ anything else it returns ``None`` and leaves the buffer untouched, so that the
 caller can hand the same bytes to a general JSON parser, which also words any
 error.  It never raises for bad input and never reads outside the buffer.
 A large file may be scanned in chunks on several threads, with the very same
-outcome as on one (see :func:`scan_results`).
+outcome as on one (see :func:`scan_results`).  The core the scanners share
+(token readers, key codes, the RLE object, the chunk starts) is ``_json``; the
+columns here are rows of fixed width, grown together.
 """
 
-from libc.stdint cimport int64_t, int32_t, uint8_t, uint64_t
+from libc.stdint cimport int64_t, int32_t, uint8_t, uint64_t, INT64_MIN, INT64_MAX
 from libc.stdlib cimport calloc, realloc, free
 from libc.string cimport memcpy, memmove, memset, memchr
 
@@ -40,66 +42,14 @@ cdef extern from *:
     int madvise "ba_madvise" (void* addr, size_t length, int advice) nogil
     int MADV_DONTNEED "BA_MADV_DONTNEED"
 
-# a counts string without its escapes: sixteen bytes at a time where the CPU
-# has SSE2 (x86-64 always), else memchr from backslash to backslash
-cdef extern from *:
-    """
-    #include <string.h>
-    #if defined(__SSE2__) || defined(_M_X64)
-    #include <emmintrin.h>
-    #if defined(_MSC_VER)
-    #include <intrin.h>
-    static int ba_ctz16(unsigned int x) { unsigned long i; _BitScanForward(&i, x); return (int)i; }
-    #else
-    #define ba_ctz16(x) __builtin_ctz(x)
-    #endif
-    #endif
-    /* The bytes p .. q-1 of a JSON string with each backslash dropped and the
-       byte after it kept (the scan checked that no other escape occurs),
-       written from out; returns how many.  Writes up to 15 bytes past them
-       but never past out + (q - p): unescaping only shortens. */
-    static Py_ssize_t ba_unescape(const unsigned char *p, const unsigned char *q, unsigned char *out) {
-        unsigned char *o = out;
-    #if defined(__SSE2__) || defined(_M_X64)
-        const __m128i backslash = _mm_set1_epi8(92);
-        while (q - p >= 16) {
-            __m128i x = _mm_loadu_si128((const __m128i *)p);
-            unsigned int m = (unsigned int)_mm_movemask_epi8(_mm_cmpeq_epi8(x, backslash));
-            _mm_storeu_si128((__m128i *)o, x);
-            if (m == 0) { p += 16; o += 16; continue; }
-            m = (unsigned int)ba_ctz16(m);
-            p += m;
-            o += m;
-            if (p + 1 < q) *o++ = p[1];
-            p += 2;
-        }
-        while (p < q) {
-            if (*p == 92) { if (p + 1 < q) *o++ = p[1]; p += 2; }
-            else *o++ = *p++;
-        }
-    #else
-        while (p < q) {
-            const unsigned char *b = (const unsigned char *)memchr(p, 92, (size_t)(q - p));
-            if (b == NULL) { memcpy(o, p, (size_t)(q - p)); o += q - p; break; }
-            memcpy(o, p, (size_t)(b - p));
-            o += b - p;
-            p = b;
-            if (p + 1 < q) *o++ = p[1];
-            p += 2;
-        }
-    #endif
-        return o - out;
-    }
-    """
-    Py_ssize_t _unescape_string "ba_unescape" (const unsigned char* p, const unsigned char* q,
-                                               unsigned char* out) noexcept nogil
-
-from boundary_api.instance._json cimport (cptr, STR_CLASS, _plain_run, _load8, _backslash8, _first8, _ws,
-                                          _int, _num, _colon, _take, _candidate)
+from boundary_api.instance._json cimport (
+    cptr, PAGE, _load8, _backslash8, _first8, _ws, _num, _colon, _take, _int, K_IMAGE_ID,
+    K_CATEGORY_ID, K_SCORE, K_BBOX, K_SEGMENTATION, _key, _num4, _counts_string, _rle_object,
+    _unescape_string, _chunk_starts, _check_threads)
 
 import numpy as np
 
-# bits of ``present``
+# bits of ``present`` (bit ``code - 1`` for the key codes 1..5 of _json.pxd)
 cdef enum:
     P_IMAGE = 1
     P_CAT = 2
@@ -127,143 +77,35 @@ cdef struct Rec:
     uint8_t int_kind
 
 
-cdef inline cptr _key(cptr p, cptr end, int* code) noexcept nogil:
-    """A key string at ``p`` (on its opening quote): the code of the known key."""
-    cdef cptr s
-    cdef Py_ssize_t n
+cdef cptr _result_counts(cptr p, cptr end, cptr base, void* r) noexcept nogil:
+    """A result's counts string (``_json._rle_object``'s counts reader): only
+    the escapes ``\\\\ \\" \\/`` (each the byte after its backslash),
+    validated and located; nothing is written here (unescaping waits until
+    the whole file passed)."""
+    cdef Rec* rec = <Rec*> r
+    cdef Py_ssize_t esc
+    cdef cptr q
     if p >= end or p[0] != 34:
         return NULL
-    p += 1
-    s = p
-    while p < end and STR_CLASS[p[0]] == 0:
-        p += 1
-    if p >= end or p[0] != 34:
-        return NULL      # truncated, escaped or refused byte
-    n = p - s
-    code[0] = 0
-    if n == 8 and s[0] == 105 and s[1] == 109 and s[2] == 97 and s[3] == 103 and s[4] == 101 \
-            and s[5] == 95 and s[6] == 105 and s[7] == 100:                      # image_id
-        code[0] = 1
-    elif n == 11 and s[0] == 99 and s[1] == 97 and s[2] == 116 and s[3] == 101 and s[4] == 103 \
-            and s[5] == 111 and s[6] == 114 and s[7] == 121 and s[8] == 95 and s[9] == 105 \
-            and s[10] == 100:                                                    # category_id
-        code[0] = 2
-    elif n == 5 and s[0] == 115 and s[1] == 99 and s[2] == 111 and s[3] == 114 and s[4] == 101:
-        code[0] = 3                                                              # score
-    elif n == 4 and s[0] == 98 and s[1] == 98 and s[2] == 111 and s[3] == 120:
-        code[0] = 4                                                              # bbox
-    elif n == 12 and s[0] == 115 and s[1] == 101 and s[2] == 103 and s[3] == 109 and s[4] == 101 \
-            and s[5] == 110 and s[6] == 116 and s[7] == 97 and s[8] == 116 and s[9] == 105 \
-            and s[10] == 111 and s[11] == 110:                                   # segmentation
-        code[0] = 5
-    elif n == 4 and s[0] == 115 and s[1] == 105 and s[2] == 122 and s[3] == 101:
-        code[0] = 6                                                              # size
-    elif n == 6 and s[0] == 99 and s[1] == 111 and s[2] == 117 and s[3] == 110 and s[4] == 116 \
-            and s[5] == 115:                                                     # counts
-        code[0] = 7
-    return p + 1
-
-
-cdef inline cptr _counts(cptr p, cptr end, cptr base, Rec* r) noexcept nogil:
-    """Validate the counts string at ``p`` (on its quote); record where it is.
-
-    Nothing is written here: unescaping waits until the whole file passed.
-    """
-    cdef cptr s
-    cdef uint8_t c
-    if p >= end or p[0] != 34:
+    q = _counts_string(p, end, 0, &esc)
+    if q == NULL:
         return NULL
-    p += 1
-    s = p
-    r.cstart = s - base
-    r.cesc = -1
-    while True:
-        p = _plain_run(p, end)
-        if p >= end:
-            return NULL
-        c = STR_CLASS[p[0]]
-        if c == 1:
-            r.clen = p - s
-            return p + 1
-        if c == 3:
-            return NULL
-        # backslash: only \\ \" \/ are in the schema
-        if p + 1 >= end or not (p[1] == 92 or p[1] == 34 or p[1] == 47):
-            return NULL
-        if r.cesc < 0:
-            r.cesc = p - s
-        p += 2
+    rec.cstart = p + 1 - base
+    rec.clen = q - 1 - (p + 1)
+    rec.cesc = esc
+    return q
 
 
-cdef cptr _segm(cptr p, cptr end, cptr base, Rec* r) noexcept nogil:
+cdef inline cptr _segm(cptr p, cptr end, cptr base, Rec* r) noexcept nogil:
     """``{"size": [h, w], "counts": "..."}`` in either key order."""
-    cdef int code, seen = 0, k
-    cdef int64_t v
-    if p >= end or p[0] != 123:
-        return NULL
-    p = _ws(p + 1, end)
-    for k in range(2):
-        p = _key(p, end, &code)
-        if p == NULL:
-            return NULL
-        p = _colon(p, end)
-        if p == NULL:
-            return NULL
-        if code == 6 and not (seen & 1):
-            seen |= 1
-            if p >= end or p[0] != 91:
-                return NULL
-            p = _int(_ws(p + 1, end), end, &r.seg_h)
-            if p == NULL:
-                return NULL
-            p = _ws(p, end)
-            if p >= end or p[0] != 44:
-                return NULL
-            p = _int(_ws(p + 1, end), end, &r.seg_w)
-            if p == NULL:
-                return NULL
-            p = _ws(p, end)
-            if p >= end or p[0] != 93:
-                return NULL
-            p += 1
-        elif code == 7 and not (seen & 2):
-            if seen == 0:
-                r.key_order |= K_COUNTS_FIRST
-            seen |= 2
-            p = _counts(p, end, base, r)
-            if p == NULL:
-                return NULL
-        else:
-            return NULL
-        p = _ws(p, end)
-        if p >= end:
-            return NULL
-        if k == 0:
-            if p[0] != 44:
-                return NULL
-            p = _ws(p + 1, end)
-        elif p[0] != 125:
-            return NULL
-    return p + 1
-
-
-cdef cptr _bbox(cptr p, cptr end, Rec* r) noexcept nogil:
-    """An array of exactly four numbers."""
-    cdef int k
-    cdef bint is_int
-    if p >= end or p[0] != 91:
-        return NULL
-    p += 1
-    for k in range(4):
-        p = _num(_ws(p, end), end, &r.bbox[k], &is_int)
-        if p == NULL:
-            return NULL
-        if is_int:
-            r.int_kind |= <uint8_t> (2 << k)
-        p = _ws(p, end)
-        if p >= end or p[0] != (93 if k == 3 else 44):
-            return NULL
-        p += 1
+    cdef int64_t hw[2]
+    cdef bint counts_first = 0
+    p = _rle_object(p, end, base, 0, INT64_MIN, INT64_MAX, hw, &counts_first, _result_counts, r)
+    if p != NULL:
+        r.seg_h = hw[0]
+        r.seg_w = hw[1]
+        if counts_first:
+            r.key_order |= K_COUNTS_FIRST
     return p
 
 
@@ -326,15 +168,14 @@ cdef bint _cols_resize(Cols* c, Py_ssize_t cap) noexcept nogil:
 
 #: a releasing scan gives pages back in steps of at least this many bytes
 RELEASE_STEP = 4 << 20
-DEF _PAGE = 4096
 
 
 cdef void _give_back(cptr base, Py_ssize_t lo, Py_ssize_t hi) noexcept nogil:
     """Drop the whole pages of ``base[lo:hi]`` from the process (``base`` page
     aligned, a read-only use of a file mapping: a later read faults them in
     again from the file, unchanged)."""
-    lo = (lo + _PAGE - 1) // _PAGE * _PAGE
-    hi = hi // _PAGE * _PAGE
+    lo = (lo + PAGE - 1) // PAGE * PAGE
+    hi = hi // PAGE * PAGE
     if hi > lo:
         madvise(<void*> (base + lo), <size_t> (hi - lo), MADV_DONTNEED)
 
@@ -350,7 +191,7 @@ cdef void _populate(const unsigned char* base, Py_ssize_t lo, Py_ssize_t hi, Py_
     instead of one fault per few pages as they are read (or written)."""
     if hi > size:
         hi = size
-    lo = lo // _PAGE * _PAGE
+    lo = lo // PAGE * PAGE
     if hi > lo:
         madvise(<void*> (base + lo), <size_t> (hi - lo), advice)
 
@@ -381,6 +222,7 @@ cdef int _scan_objects(cptr base, Py_ssize_t size, Py_ssize_t start, Py_ssize_t 
     cdef Py_ssize_t n = 0, cap
     cdef int code, nk, k
     cdef bint is_int
+    cdef uint8_t ints
     cdef Py_ssize_t rel = start, here, ahead = start
     if release > 0:
         ahead = start + release
@@ -406,7 +248,7 @@ cdef int _scan_objects(cptr base, Py_ssize_t size, Py_ssize_t start, Py_ssize_t 
         nk = 0
         while True:
             p = _key(p, end, &code)
-            if p == NULL or code == 0 or code > 5 or (r.present & (1 << (code - 1))):
+            if p == NULL or code == 0 or code > K_SEGMENTATION or (r.present & (1 << (code - 1))):
                 return 1   # unknown or repeated key
             r.present |= <uint8_t> (1 << (code - 1))
             r.key_order |= code << (3 * nk)
@@ -414,16 +256,17 @@ cdef int _scan_objects(cptr base, Py_ssize_t size, Py_ssize_t start, Py_ssize_t 
             p = _colon(p, end)
             if p == NULL:
                 return 1
-            if code == 1:
+            if code == K_IMAGE_ID:
                 p = _int(p, end, &r.image_id)
-            elif code == 2:
+            elif code == K_CATEGORY_ID:
                 p = _int(p, end, &r.category_id)
-            elif code == 3:
+            elif code == K_SCORE:
                 p = _num(p, end, &r.score, &is_int)
                 if is_int:
                     r.int_kind |= 1
-            elif code == 4:
-                p = _bbox(p, end, r)
+            elif code == K_BBOX:
+                p = _num4(p, end, r.bbox, &ints)
+                r.int_kind |= <uint8_t> (ints << 1)
             else:
                 p = _segm(p, end, base, r)
             if p == NULL:
@@ -460,7 +303,7 @@ cdef int _scan_objects(cptr base, Py_ssize_t size, Py_ssize_t start, Py_ssize_t 
                 here = stop
             if here - rel >= release:
                 _give_back(base, rel, here)
-                rel = here // _PAGE * _PAGE
+                rel = here // PAGE * PAGE
             if p - base >= ahead - (release >> 1):
                 _populate(base, ahead, ahead + release, size, _MADV_POPULATE_READ)
                 ahead += release
@@ -784,18 +627,15 @@ def scan_results(unsigned char[::1] buf not None, num_threads=1, *, _min_paralle
     >>> scan_results(bytearray(b'[{"image_id": 1.0, "category_id": 2, "score": 0.5}]')) is None
     True
     """
-    cdef Py_ssize_t size = buf.shape[0], n = 0, first = 0, lo, hi, cand, i, k
+    cdef Py_ssize_t size = buf.shape[0], n = 0, first = 0, i, k
     cdef Cols c
     cdef int status
     cdef unsigned char* base
     cdef _SplitScan job
-    if isinstance(num_threads, bool) or not isinstance(num_threads, (int, np.integer)):
-        raise TypeError(f"num_threads must be a positive integer, got {num_threads!r}")
-    if num_threads < 1:
-        raise ValueError(f"num_threads must be >= 1, got {num_threads}")
+    _check_threads(num_threads)
     cdef Py_ssize_t release = max(int(_release), 0)
     if release:
-        release = max(release, _PAGE)
+        release = max(release, PAGE)
     min_bytes = MIN_PARALLEL_BYTES if _min_parallel_bytes is None else int(_min_parallel_bytes)
     if size == 0:
         return None
@@ -805,19 +645,7 @@ def scan_results(unsigned char[::1] buf not None, num_threads=1, *, _min_paralle
         # chunk starts: the first object, then one candidate in each further
         # k-th of the file (none when that part has no candidate)
         k = min(num_threads, MAX_CHUNKS)
-        starts = [first]
-        cand = first
-        for i in range(1, k):
-            # (no negative indexing here: the module is compiled without wraparound)
-            lo = max(size // k * i, cand + 1)
-            hi = size if i == k - 1 else size // k * (i + 1)
-            if lo >= hi:
-                continue
-            with nogil:
-                lo = _candidate(base, lo, hi)
-            if lo >= 0:
-                cand = lo
-                starts.append(cand)
+        starts = _chunk_starts(base, size, first, 0, size // k, k)
         if len(starts) > 1:
             job = _SplitScan(len(starts))
             job.release = release
@@ -1001,7 +829,7 @@ def gather_counts(unsigned char[::1] buf not None, int64_t[::1] counts_start not
         counts_start[:] = 0
         return arr
     if release > 0:
-        release = max(release, _PAGE)
+        release = max(release, PAGE)
     k = num_threads if num_threads > 1 and total >= _min_parallel else 1
     if k == 1:
         with nogil:
@@ -1050,7 +878,7 @@ cdef void _gather_rows(const unsigned char* base, Py_ssize_t size, unsigned char
         s = counts_start[i]
         e = counts_esc[i]
         if release > 0 and rel < 0:
-            rel = s // _PAGE * _PAGE
+            rel = s // PAGE * PAGE
             ahead = s + release
             _populate(base, s, ahead, size, _MADV_POPULATE_READ)
             _populate(out, pos, pos + release, total, _MADV_POPULATE_WRITE)
@@ -1066,7 +894,7 @@ cdef void _gather_rows(const unsigned char* base, Py_ssize_t size, unsigned char
             counts_len[i] = pos - counts_start[i]
         if release > 0 and s + l - rel >= release:
             _give_back(<cptr> base, rel, s + l)
-            rel = (s + l) // _PAGE * _PAGE
+            rel = (s + l) // PAGE * PAGE
         if release > 0 and s + l >= ahead - (release >> 1):
             _populate(base, ahead, ahead + release, size, _MADV_POPULATE_READ)
             _populate(out, pos, pos + release, total, _MADV_POPULATE_WRITE)

@@ -6,7 +6,7 @@
 from libc.stdint cimport int64_t, uint64_t
 from libc.stdlib cimport free
 
-from boundary_api.masks._rle cimport I64Vec
+from boundary_api.masks._rle cimport I64Vec, _push_interval
 
 # index of the lowest set bit of a non-zero word (the bitset kernels' run finder)
 cdef extern from *:
@@ -21,6 +21,28 @@ cdef extern from *:
     #endif
     """
     int ba_ctz64(unsigned long long x) nogil
+
+
+cdef inline int _push_bits(I64Vec* out, Py_ssize_t first, int64_t base, uint64_t word) noexcept nogil:
+    """The runs of set bits of ``word`` (bit ``k``: pixel ``base + k``) appended
+    to ``out`` as intervals (:func:`_rle._push_interval`, merging from element
+    ``first``); -1 when out of memory."""
+    cdef int64_t tz, run
+    cdef uint64_t inv
+    while word:
+        tz = ba_ctz64(word)
+        inv = ~(word >> tz)
+        if inv == 0:
+            run = 64 - tz
+        else:
+            run = ba_ctz64(inv)
+        if _push_interval(out, first, base + tz, base + tz + run) != 0:
+            return -1
+        if tz + run >= 64:
+            word = 0
+        else:
+            word &= (~(<uint64_t> 0)) << (tz + run)
+    return 0
 
 # Population counts of bitsets: the number of set bits of ``a[0:n]``, and of
 # ``a & b`` over ``ncol`` columns of ``nw`` words (column ``c`` at ``a + c *

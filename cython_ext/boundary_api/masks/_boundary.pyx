@@ -349,20 +349,8 @@ cdef int _boundary_stream(const int64_t* se, Py_ssize_t n, int64_t h, int64_t d,
         lag = _column_bits(se, n, h, x0 + x, y0, 0, False, r0, r1, lag, Mc)
         base = (x0 + x) * h + y0 + r0
         for k in range(nws):
-            word = Mc[k] & ~F[k]
-            while word:
-                tz = ba_ctz64(word)
-                inv = ~(word >> tz)
-                if inv == 0:
-                    run = 64 - tz
-                else:
-                    run = ba_ctz64(inv)
-                if _push_interval(out, first, base + k * 64 + tz, base + k * 64 + tz + run) != 0:
-                    return -1
-                if tz + run >= 64:
-                    word = 0
-                else:
-                    word &= (~(<uint64_t> 0)) << (tz + run)
+            if _push_bits(out, first, base + k * 64, Mc[k] & ~F[k]) != 0:
+                return -1
     return 0
 
 
@@ -515,44 +503,7 @@ def boundary_strings(StringTable table, const int64_t[:] h, const int64_t[:] w,
 
     ``d[i] >= 0`` is item i's erosion radius (any value; beyond the mask's
     box it gives the whole mask)."""
-    cdef Py_ssize_t i, n = hi - lo
-    cdef I64Vec mask, bnd
-    cdef ByteVec enc
-    cdef BoundaryWork bw
-    cdef int err = 0
-    offs = np.zeros(n + 1, np.int64)
-    cdef int64_t[:] of = offs
-    for i in range(lo, hi):
-        if d[i] < 0:
-            raise ValueError(f"d must be >= 0, got {d[i]} at item {i}")
-    mask.data = NULL; mask.n = 0; mask.cap = 0
-    bnd.data = NULL; bnd.n = 0; bnd.cap = 0
-    enc.data = NULL; enc.n = 0; enc.cap = 0
-    _bw_init(&bw)
-    with nogil:
-        for i in range(lo, hi):
-            mask.n = 0
-            bnd.n = 0
-            if _decode(table.ptr[i], table.size[i], &mask) < 0:
-                err = 1
-                break
-            if _boundary(mask.data, mask.n, h[i], w[i], d[i], &bw, &bnd) != 0:
-                err = 2
-                break
-            if _encode(bnd.data, bnd.n, h[i] * w[i], &enc) != 0:
-                err = 2
-                break
-            of[i - lo + 1] = enc.n
-    try:
-        if err == 1:
-            raise ValueError(f"malformed RLE string at item {i}")
-        if err == 2:
-            raise MemoryError()
-        out = [PyBytes_FromStringAndSize(enc.data + of[i], of[i + 1] - of[i]) for i in range(n)]
-    finally:
-        free(mask.data); free(bnd.data); free(enc.data)
-        _bw_free(&bw)
-    return out
+    return _boundaries(table, h, w, d, lo, hi, False)
 
 
 def boundary_buffer(StringTable table, const int64_t[:] h, const int64_t[:] w,
@@ -562,6 +513,12 @@ def boundary_buffer(StringTable table, const int64_t[:] h, const int64_t[:] w,
     Same strings as :func:`boundary_strings`; returns ``(buffer, offsets)``,
     item ``lo + i`` being ``buffer[offsets[i]:offsets[i + 1]]`` (``bytes``
     and int64 offsets of length ``hi - lo + 1``): no Python object per item."""
+    return _boundaries(table, h, w, d, lo, hi, True)
+
+
+cdef object _boundaries(StringTable table, const int64_t[:] h, const int64_t[:] w,
+                        const int64_t[:] d, Py_ssize_t lo, Py_ssize_t hi, bint one_buffer):
+    """:func:`boundary_strings` or, with ``one_buffer``, :func:`boundary_buffer`."""
     cdef Py_ssize_t i, n = hi - lo
     cdef I64Vec mask, bnd
     cdef ByteVec enc
@@ -595,11 +552,12 @@ def boundary_buffer(StringTable table, const int64_t[:] h, const int64_t[:] w,
             raise ValueError(f"malformed RLE string at item {i}")
         if err == 2:
             raise MemoryError()
-        out = PyBytes_FromStringAndSize(enc.data, enc.n)
+        if one_buffer:
+            return PyBytes_FromStringAndSize(enc.data, enc.n), offs
+        return [PyBytes_FromStringAndSize(enc.data + of[i], of[i + 1] - of[i]) for i in range(n)]
     finally:
         free(mask.data); free(bnd.data); free(enc.data)
         _bw_free(&bw)
-    return out, offs
 
 
 def boundary_dense(const uint8_t[:, :] mask, d):

@@ -24,7 +24,7 @@ from libc.string cimport memset, memcpy
 
 from boundary_api.masks._rle cimport (I64Vec, WordBuf, StringTable, _words_reserve, _i64_reserve,
                                       _push_interval, _decode, _bbox, _intersection)
-from boundary_api.masks._boundary cimport BoundaryWork, _bw_init, _bw_free, _boundary, _set_bits, ba_ctz64
+from boundary_api.masks._boundary cimport BoundaryWork, _bw_init, _bw_free, _boundary, _set_bits, ba_ctz64, _push_bits
 
 import numpy as np
 
@@ -34,25 +34,12 @@ import numpy as np
 # part of the set that starts at ``out[first]`` (never merged into an earlier set).
 cdef int _m_emit(const uint64_t* bits, int64_t ncol, int64_t nw, int64_t x0, int64_t y0,
                  int64_t h, I64Vec* out, Py_ssize_t first) noexcept nogil:
-    cdef int64_t x, k, base, tz, run
-    cdef uint64_t word, inv
+    cdef int64_t x, k, base
     for x in range(ncol):
         base = (x0 + x) * h + y0
         for k in range(nw):
-            word = bits[x * nw + k]
-            while word:
-                tz = ba_ctz64(word)
-                inv = ~(word >> tz)
-                if inv == 0:
-                    run = 64 - tz
-                else:
-                    run = ba_ctz64(inv)
-                if _push_interval(out, first, base + k * 64 + tz, base + k * 64 + tz + run) != 0:
-                    return -1
-                if tz + run >= 64:
-                    word = 0
-                else:
-                    word &= (~(<uint64_t> 0)) << (tz + run)
+            if _push_bits(out, first, base + k * 64, bits[x * nw + k]) != 0:
+                return -1
     return 0
 
 

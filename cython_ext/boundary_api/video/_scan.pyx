@@ -1,15 +1,13 @@
 # cython: language_level=3, boundscheck=False, wraparound=False, cdivision=True, initializedcheck=False
-# Longer than 800 lines because the ground-truth and the results grammar share the frame
-# readers, the column buffers and the split (parallel) scan: apart, they would export all of
-# those through a .pxd.
 """Native scanner of YouTube-VIS JSON: ground truths and results into column arrays.
 
 Private module (``boundary_api.video._scan``).  A YouTube-VIS file holds one
 segmentation per frame of every track; as Python objects that is a dict, a
 list of counts (ground truth: uncompressed RLE) or a string (results) per
 frame, which costs more than the evaluation.  This scanner reads the bytes
-once, without the GIL, with the instance scanners' JSON tokenizer
-(``instance/_json.pxd``), and returns one array per field:
+once, without the GIL, on the core the instance scanners share
+(``instance/_json.pxd``: tokenizer, key codes, column buffers, a split scan's
+chunk loop), and returns one array per field:
 
 - per track: ``id``, ``video_id``, ``category_id``, ``iscrowd``, ``height``,
   ``width`` (ground truth), ``score`` (results), its frames and its ``areas``;
@@ -35,8 +33,11 @@ from libc.stdint cimport int64_t, uint8_t, uint16_t, uint32_t, uint64_t
 from libc.stdlib cimport realloc, free
 from libc.string cimport memcpy, memcmp, memset
 
-from boundary_api.instance._json cimport (cptr, STR_CLASS, _plain_run, _ws, _int, _num,
-                                          _colon, _string, _skip, _sep, _take, _candidate)
+from boundary_api.instance._json cimport (
+    cptr, _ws, _int, _num, _colon, _string, _lit, _skip, _sep, _next, _open_array, _candidate, K_ID, K_VIDEO_ID,
+    K_CATEGORY_ID, K_ISCROWD, K_SEGMENTATIONS, K_AREAS, K_BBOXES, K_HEIGHT, K_WIDTH, K_LENGTH, K_SCORE,
+    K_SIZE, K_COUNTS, K_IGNORE, K_AVG_AREA, K_ANNOTATIONS, _classify, _key, _counts_string, _rle_object,
+    _unescape_string, Cols, _room, _pi, _pf, _pu, _cols_free, _take_vec, _polygons, _objects)
 from boundary_api.masks._rle cimport I64Vec, _decode, _area
 
 import threading
@@ -105,96 +106,21 @@ ESCAPE = 0xFFFF
 cdef int64_t _MAX_COUNT = 4294967295
 
 
-cdef struct Vec:
-    char* data
-    Py_ssize_t n      # elements
-    Py_ssize_t cap    # elements
-
-
-cdef struct Cols:
-    Vec col[NCOL]
+cdef struct Scan:
+    Cols c            # columns 0 .. NCOL-1
     I64Vec runs       # scratch of the results' decode
-    bint nomem
+    bint gt           # a ground truth's annotations (else results)
 
 
-cdef bint _grow(Vec* v, Py_ssize_t need, Py_ssize_t item) noexcept nogil:
-    cdef Py_ssize_t cap = v.cap * 2 if v.cap else 256
-    cdef void* t
-    while cap < need:
-        cap *= 2
-    t = realloc(v.data, <size_t> cap * <size_t> item)
-    if t == NULL:
-        return 0
-    v.data = <char*> t
-    v.cap = cap
-    return 1
-
-
-cdef inline char* _room(Cols* c, int k, Py_ssize_t more) noexcept nogil:
-    """Room for ``more`` elements at the end of column ``k`` (NULL: out of memory)."""
-    cdef Vec* v = &c.col[k]
-    if v.n + more > v.cap and not _grow(v, v.n + more, _ITEM[k]):
-        c.nomem = 1
-        return NULL
-    return v.data + v.n * _ITEM[k]
-
-
-cdef inline bint _pi(Cols* c, int k, int64_t x) noexcept nogil:
-    cdef char* p = _room(c, k, 1)
-    if p == NULL:
-        return 0
-    (<int64_t*> p)[0] = x
-    c.col[k].n += 1
-    return 1
-
-
-cdef inline bint _pf(Cols* c, int k, double x) noexcept nogil:
-    cdef char* p = _room(c, k, 1)
-    if p == NULL:
-        return 0
-    (<double*> p)[0] = x
-    c.col[k].n += 1
-    return 1
-
-
-cdef inline bint _pu(Cols* c, int k, uint8_t x) noexcept nogil:
-    cdef char* p = _room(c, k, 1)
-    if p == NULL:
-        return 0
-    (<uint8_t*> p)[0] = x
-    c.col[k].n += 1
-    return 1
-
-
-cdef void _cols_free(Cols* c) noexcept nogil:
-    cdef int k
-    for k in range(NCOL):
-        free(c.col[k].data)
-        c.col[k].data = NULL
-        c.col[k].n = c.col[k].cap = 0
-    free(c.runs.data)
-    c.runs.data = NULL
-    c.runs.n = c.runs.cap = 0
+cdef void _scan_free(Scan* t) noexcept nogil:
+    _cols_free(&t.c)
+    free(t.runs.data)
+    t.runs.data = NULL
+    t.runs.n = t.runs.cap = 0
 
 
 # ------------------------------------------------------------------------- keys
-cdef enum:
-    K_ID = 1
-    K_VIDEO_ID
-    K_CATEGORY_ID
-    K_ISCROWD
-    K_SEGMENTATIONS
-    K_AREAS
-    K_BBOXES
-    K_HEIGHT
-    K_WIDTH
-    K_LENGTH
-    K_SCORE
-    K_SIZE
-    K_COUNTS
-    K_IGNORE
-    K_AVG_AREA
-
+# (bits of the key codes of _json.pxd)
 cdef enum:
     GT_KEYS = ((1 << K_ID) | (1 << K_VIDEO_ID) | (1 << K_CATEGORY_ID) | (1 << K_ISCROWD) | (1 << K_SEGMENTATIONS)
                | (1 << K_AREAS) | (1 << K_BBOXES) | (1 << K_HEIGHT) | (1 << K_WIDTH) | (1 << K_LENGTH)
@@ -208,67 +134,6 @@ cdef enum:
                 | (1 << K_HEIGHT) | (1 << K_WIDTH) | (1 << K_BBOXES) | (1 << K_ID) | (1 << K_ISCROWD)
                 | (1 << K_AREAS) | (1 << K_AVG_AREA))
     RES_REQUIRED = (1 << K_VIDEO_ID) | (1 << K_CATEGORY_ID) | (1 << K_SCORE) | (1 << K_SEGMENTATIONS)
-
-
-cdef inline bint _is(cptr s, const char* lit, Py_ssize_t n) noexcept nogil:
-    return memcmp(s, lit, n) == 0
-
-
-cdef int _classify(cptr s, Py_ssize_t n) noexcept nogil:
-    """The code of a key of the schema, 0 for any other."""
-    if n == 2:
-        return K_ID if _is(s, b"id", 2) else 0
-    if n == 4:
-        return K_SIZE if _is(s, b"size", 4) else 0
-    if n == 5:
-        if _is(s, b"areas", 5):
-            return K_AREAS
-        if _is(s, b"width", 5):
-            return K_WIDTH
-        if _is(s, b"score", 5):
-            return K_SCORE
-        return 0
-    if n == 6:
-        if _is(s, b"bboxes", 6):
-            return K_BBOXES
-        if _is(s, b"height", 6):
-            return K_HEIGHT
-        if _is(s, b"length", 6):
-            return K_LENGTH
-        if _is(s, b"counts", 6):
-            return K_COUNTS
-        if _is(s, b"ignore", 6):
-            return K_IGNORE
-        return 0
-    if n == 7:
-        return K_ISCROWD if _is(s, b"iscrowd", 7) else 0
-    if n == 8:
-        if _is(s, b"video_id", 8):
-            return K_VIDEO_ID
-        if _is(s, b"avg_area", 8):
-            return K_AVG_AREA
-        return 0
-    if n == 11:
-        return K_CATEGORY_ID if _is(s, b"category_id", 11) else 0
-    if n == 13:
-        return K_SEGMENTATIONS if _is(s, b"segmentations", 13) else 0
-    return 0
-
-
-cdef inline cptr _key(cptr p, cptr end, int* code) noexcept nogil:
-    """A key without escapes at ``p`` (on its quote) and its code (0: not the
-    schema's); NULL for anything else (an escaped key is refused)."""
-    cdef cptr s
-    if p >= end or p[0] != 34:
-        return NULL
-    p += 1
-    s = p
-    while p < end and STR_CLASS[p[0]] == 0:
-        p += 1
-    if p >= end or p[0] != 34:
-        return NULL
-    code[0] = _classify(s, p - s)
-    return p + 1
 
 
 # ------------------------------------------------------------------ values
@@ -286,52 +151,17 @@ cdef cptr _size_value(cptr p, cptr end, int64_t* out, int depth) noexcept nogil:
     return _skip(p, end, depth)
 
 
-cdef cptr _polygons(cptr p, cptr end, Cols* c, int64_t* start, int64_t* count) noexcept nogil:
-    """A non-empty ``[[x, y, ...], ...]`` at ``p`` (on '['): the coordinates
-    to P_COORD, each polygon's end to P_END (empty polygons too: what they
-    mean is the rasteriser's to say)."""
-    cdef bint more = 1, more2, is_int
-    cdef double x
-    start[0] = c.col[P_END].n
-    while more:
-        if p >= end or p[0] != 91:
-            return NULL
-        p = _ws(p + 1, end)
-        if p < end and p[0] == 93:
-            p += 1
-        else:
-            more2 = 1
-            while more2:
-                p = _num(p, end, &x, &is_int)
-                if p == NULL or not _pf(c, P_COORD, x):
-                    return NULL
-                p = _sep(p, end, 93, &more2)
-                if p == NULL:
-                    return NULL
-        if not _pi(c, P_END, c.col[P_COORD].n):
-            return NULL
-        p = _sep(p, end, 93, &more)
-        if p == NULL:
-            return NULL
-    count[0] = c.col[P_END].n - start[0]
-    return p
-
-
 cdef cptr _areas(cptr p, cptr end, Cols* c) noexcept nogil:
     """``[null | number, ...]``: appended to R_VAL / R_KIND."""
-    cdef bint more = 1, is_int
+    cdef bint more, is_int
     cdef double x
-    if p >= end or p[0] != 91:
+    p = _open_array(p, end, &more)
+    if p == NULL:
         return NULL
-    p = _ws(p + 1, end)
-    if p < end and p[0] == 93:
-        return p + 1
     while more:
         if p < end and p[0] == 110:
-            if end - p < 4 or not _is(p, b"null", 4):
-                return NULL
-            p += 4
-            if not (_pf(c, R_VAL, 0.0) and _pu(c, R_KIND, 0)):
+            p = _lit(p, end, b"null", 4)
+            if p == NULL or not (_pf(c, R_VAL, 0.0) and _pu(c, R_KIND, 0)):
                 return NULL
         else:
             p = _num(p, end, &x, &is_int)
@@ -349,46 +179,24 @@ cdef cptr _rle_string(cptr p, cptr end, cptr base, Cols* c, int64_t* which, int6
     at most the escapes ``\\\\ \\" \\/``; one that holds escapes is copied,
     unescaped, to the side buffer."""
     cdef cptr s = p + 1
-    cdef cptr q
     cdef cptr e
-    cdef cptr esc = NULL
-    cdef uint8_t k
     cdef char* o
-    cdef Py_ssize_t n
-    p = s
-    while True:
-        p = _plain_run(p, end)
-        if p >= end:
-            return NULL
-        k = STR_CLASS[p[0]]
-        if k == 1:
-            break
-        if k == 3:
-            return NULL
-        if p + 1 >= end or not (p[1] == 92 or p[1] == 34 or p[1] == 47):
-            return NULL
-        if esc == NULL:
-            esc = p
-        p += 2
-    e = p
-    if esc == NULL:
+    cdef Py_ssize_t esc, n
+    e = _counts_string(p, end, 0, &esc)
+    if e == NULL:
+        return NULL
+    e -= 1   # its closing quote
+    if esc < 0:
         which[0] = 0
         start[0] = s - base
         length[0] = e - s
         return e + 1
     # unescaped into the side buffer (never longer than the escaped string)
-    o = _room(c, SIDE, e - s)
+    o = _room(c, SIDE, e - s, 1)
     if o == NULL:
         return NULL
-    n = esc - s
-    memcpy(o, s, <size_t> n)
-    q = esc
-    while q < e:
-        if q[0] == 92:
-            q += 1
-        o[n] = q[0]
-        n += 1
-        q += 1
+    memcpy(o, s, <size_t> esc)
+    n = esc + _unescape_string(s + esc, e, <unsigned char*> o + esc)
     which[0] = 1
     start[0] = c.col[SIDE].n
     length[0] = n
@@ -400,27 +208,26 @@ cdef cptr _counts_array(cptr p, cptr end, Cols* c, int64_t* start, int64_t* leng
                         int64_t* area) noexcept nogil:
     """``[int, ...]`` of uncompressed counts (each 0 .. 2**32-1), appended to CNT
     (``start``, ``length``: where, in bytes)."""
-    cdef bint more = 1
+    cdef bint more
     cdef int64_t v, i = 0
     cdef char* o
     start[0] = c.col[CNT].n * 2
     area[0] = 0
-    p = _ws(p + 1, end)
-    if p < end and p[0] == 93:
-        length[0] = 0
-        return p + 1
+    p = _open_array(p, end, &more)
+    if p == NULL:
+        return NULL
     while more:
         p = _int(p, end, &v)
         if p == NULL or v < 0 or v > _MAX_COUNT:
             return NULL
         if v < 0xFFFF:
-            o = _room(c, CNT, 1)
+            o = _room(c, CNT, 1, 2)
             if o == NULL:
                 return NULL
             (<uint16_t*> o)[0] = <uint16_t> v
             c.col[CNT].n += 1
         else:
-            o = _room(c, CNT, 3)
+            o = _room(c, CNT, 3, 2)
             if o == NULL:
                 return NULL
             (<uint16_t*> o)[0] = 0xFFFF
@@ -437,99 +244,84 @@ cdef cptr _counts_array(cptr p, cptr end, Cols* c, int64_t* start, int64_t* leng
     return p
 
 
-cdef cptr _frame(cptr p, cptr end, cptr base, Cols* c, bint gt) noexcept nogil:
-    """One frame's RLE ``{"size": [h, w], "counts": ...}`` (either key order) at
-    ``p`` (on '{'): a string, or (ground truth) a list of counts."""
-    cdef int code, k
-    cdef uint32_t seen = 0
-    cdef int64_t h = 0, w = 0, which = 0, start = 0, length = 0, area = 0, total
-    cdef uint8_t kind = 0
-    cdef const unsigned char* s
-    p = _ws(p + 1, end)
-    for k in range(2):
-        p = _key(p, end, &code)
-        if p == NULL or (code != K_SIZE and code != K_COUNTS) or (seen >> code) & 1:
-            return NULL
-        seen |= 1u << code
-        p = _colon(p, end)
-        if p == NULL or p >= end:
-            return NULL
-        if code == K_SIZE:
-            if p[0] != 91:
-                return NULL
-            p = _int(_ws(p + 1, end), end, &h)
-            if p == NULL:
-                return NULL
-            p = _ws(p, end)
-            if p >= end or p[0] != 44:
-                return NULL
-            p = _int(_ws(p + 1, end), end, &w)
-            if p == NULL:
-                return NULL
-            p = _ws(p, end)
-            if p >= end or p[0] != 93:
-                return NULL
-            p += 1
-            if h < 0 or w < 0 or h > _MAX_SIDE or w > _MAX_SIDE:
-                return NULL
-        elif p[0] == 34:
-            kind = 1
-            p = _rle_string(p, end, base, c, &which, &start, &length)
-        elif p[0] == 91 and gt:
-            kind = 2
-            which = 2
-            p = _counts_array(p, end, c, &start, &length, &area)
-        else:
-            return NULL
-        if p == NULL:
-            return NULL
-        p = _ws(p, end)
-        if p >= end or p[0] != (44 if k == 0 else 125):
-            return NULL
-        p = _ws(p + 1, end) if k == 0 else p + 1
-    if kind == 1 and not gt:
-        # a result's string, decoded once here: the check loadRes makes, and its area
-        s = <const unsigned char*> (c.col[SIDE].data + start) if which == 1 else base + start
-        c.runs.n = 0
-        total = _decode(s, length, &c.runs)
-        if total < 0:
-            area = -1
-        elif total != h * w:
-            area = -2
-        else:
-            area = _area(c.runs.data, c.runs.n)
-    if not (_pu(c, F_KIND, kind) and _pi(c, F_H, h) and _pi(c, F_W, w) and _pu(c, F_WHICH, <uint8_t> which)
-            and _pi(c, F_START, start) and _pi(c, F_LEN, length) and _pi(c, F_AREA, area)):
-        return NULL
-    return p
-
-
 cdef inline bint _push_frame(Cols* c, uint8_t kind, int64_t h, int64_t w, uint8_t which, int64_t start,
                              int64_t length, int64_t area) noexcept nogil:
     return (_pu(c, F_KIND, kind) and _pi(c, F_H, h) and _pi(c, F_W, w) and _pu(c, F_WHICH, which)
             and _pi(c, F_START, start) and _pi(c, F_LEN, length) and _pi(c, F_AREA, area))
 
 
-cdef cptr _frames(cptr p, cptr end, cptr base, Cols* c, bint gt) noexcept nogil:
+cdef struct Frame:
+    # one frame's RLE (what _frame_counts leaves)
+    Scan* t
+    int64_t which     # F_WHICH
+    int64_t start     # F_START
+    int64_t length    # F_LEN
+    int64_t area      # F_AREA
+    uint8_t kind      # F_KIND
+
+
+cdef cptr _frame_counts(cptr p, cptr end, cptr base, void* ctx) noexcept nogil:
+    """A frame's counts (``_json._rle_object``'s counts reader): a string, or
+    (ground truth) a list of counts."""
+    cdef Frame* f = <Frame*> ctx
+    if p < end and p[0] == 34:
+        f.kind = 1
+        return _rle_string(p, end, base, &f.t.c, &f.which, &f.start, &f.length)
+    if p < end and p[0] == 91 and f.t.gt:
+        f.kind = 2
+        f.which = 2
+        return _counts_array(p, end, &f.t.c, &f.start, &f.length, &f.area)
+    return NULL
+
+
+cdef cptr _frame(cptr p, cptr end, cptr base, Scan* t) noexcept nogil:
+    """One frame's RLE ``{"size": [h, w], "counts": ...}`` (either key order, sides
+    0 .. 2**31-1) at ``p`` (on '{'): a string, or (ground truth) a list of counts."""
+    cdef int64_t hw[2]
+    cdef int64_t total
+    cdef bint counts_first
+    cdef const unsigned char* s
+    cdef Cols* c = &t.c
+    cdef Frame f
+    memset(&f, 0, sizeof(Frame))
+    f.t = t
+    hw[0] = hw[1] = 0
+    p = _rle_object(p, end, base, 0, 0, _MAX_SIDE, hw, &counts_first, _frame_counts, &f)
+    if p == NULL:
+        return NULL
+    if f.kind == 1 and not t.gt:
+        # a result's string, decoded once here: the check loadRes makes, and its area
+        s = <const unsigned char*> (c.col[SIDE].data + f.start) if f.which == 1 else base + f.start
+        t.runs.n = 0
+        total = _decode(s, f.length, &t.runs)
+        if total < 0:
+            f.area = -1
+        elif total != hw[0] * hw[1]:
+            f.area = -2
+        else:
+            f.area = _area(t.runs.data, t.runs.n)
+    if not _push_frame(c, f.kind, hw[0], hw[1], <uint8_t> f.which, f.start, f.length, f.area):
+        return NULL
+    return p
+
+
+cdef cptr _frames(cptr p, cptr end, cptr base, Scan* t) noexcept nogil:
     """``[frame, ...]`` at ``p``: one frame entry each; a frame is absent
     (``null``, ``[]``, ``{}``: what the YouTube-VIS API skips as falsy), an
     RLE, or (ground truth) a list of polygons."""
-    cdef bint more = 1
+    cdef bint more
     cdef cptr q
-    cdef int64_t start = 0, count = 0
-    if p >= end or p[0] != 91:
+    cdef int64_t start
+    cdef Cols* c = &t.c
+    p = _open_array(p, end, &more)
+    if p == NULL:
         return NULL
-    p = _ws(p + 1, end)
-    if p < end and p[0] == 93:
-        return p + 1
     while more:
         if p >= end:
             return NULL
         if p[0] == 110:
-            if end - p < 4 or not _is(p, b"null", 4):
-                return NULL
-            p += 4
-            if not _push_frame(c, 0, 0, 0, 0, 0, 0, 0):
+            p = _lit(p, end, b"null", 4)
+            if p == NULL or not _push_frame(c, 0, 0, 0, 0, 0, 0, 0):
                 return NULL
         elif p[0] == 123 or p[0] == 91:
             q = _ws(p + 1, end)
@@ -538,12 +330,15 @@ cdef cptr _frames(cptr p, cptr end, cptr base, Cols* c, bint gt) noexcept nogil:
                 if not _push_frame(c, 0, 0, 0, 0, 0, 0, 0):
                     return NULL
             elif p[0] == 123:
-                p = _frame(p, end, base, c, gt)
+                p = _frame(p, end, base, t)
                 if p == NULL:
                     return NULL
-            elif gt:
-                p = _polygons(q, end, c, &start, &count)
-                if p == NULL or not _push_frame(c, 3, 0, 0, 3, start, count, 0):
+            elif t.gt:
+                # a non-empty list of polygons (empty polygons too: what they
+                # mean is the rasteriser's to say)
+                start = c.col[P_END].n
+                p = _polygons(p, end, c, P_COORD, P_END)
+                if p == NULL or not _push_frame(c, 3, 0, 0, 3, start, c.col[P_END].n - start, 0):
                     return NULL
             else:
                 return NULL
@@ -555,8 +350,12 @@ cdef cptr _frames(cptr p, cptr end, cptr base, Cols* c, bint gt) noexcept nogil:
     return p
 
 
-cdef cptr _track(cptr p, cptr end, cptr base, Cols* c, bint gt) noexcept nogil:
-    """One annotation (``gt``) or result object at ``p`` (on '{')."""
+cdef cptr _track(cptr p, cptr end, cptr base, void* ctx) noexcept nogil:
+    """One annotation (``t.gt``) or result object at ``p`` (on '{'), into the
+    columns of ``ctx``, a ``Scan`` (a split scan's object reader)."""
+    cdef Scan* t = <Scan*> ctx
+    cdef Cols* c = &t.c
+    cdef bint gt = t.gt
     cdef int code
     cdef uint32_t seen = 0
     cdef uint32_t allowed = GT_KEYS if gt else RES_KEYS
@@ -586,7 +385,7 @@ cdef cptr _track(cptr p, cptr end, cptr base, Cols* c, bint gt) noexcept nogil:
         elif code == K_SCORE:
             p = _num(p, end, &score, &is_int)
         elif code == K_SEGMENTATIONS:
-            p = _frames(p, end, base, c, gt)
+            p = _frames(p, end, base, t)
         elif code == K_AREAS and gt:
             p = _areas(p, end, c)
         elif code == K_HEIGHT:
@@ -597,9 +396,7 @@ cdef cptr _track(cptr p, cptr end, cptr base, Cols* c, bint gt) noexcept nogil:
             return NULL   # (loadRes appends to a result's own bboxes list)
         else:   # read again by the JSON reader when the dicts are made
             p = _skip(p, end, depth)
-        if p == NULL:
-            return NULL
-        p = _sep(p, end, 125, &more)
+        p = _next(p, end, 125, &more)
         if p == NULL:
             return NULL
     if (seen & required) != required:
@@ -616,88 +413,41 @@ cdef cptr _track(cptr p, cptr end, cptr base, Cols* c, bint gt) noexcept nogil:
     return p
 
 
-cdef int _chunk(cptr base, Py_ssize_t size, Py_ssize_t start, const int64_t* stops, Py_ssize_t nstops,
-                bint gt, Cols* c, Py_ssize_t* end_at, Py_ssize_t* reached) noexcept nogil:
-    """Scan the objects of an array of tracks from the one at ``start``.
-
-    The scan ends at the array's ``]`` (``end_at``: the byte after it), or on
-    arriving exactly at one of the (increasing) ``stops`` as the start of its
-    next object (``reached``: which one; ``end_at`` it); stops it passes are
-    dropped.  0 done, 1 refused, 2 out of memory.
-    """
-    cdef cptr end = base + size
-    cdef cptr p = base + start
-    cdef bint more
-    cdef Py_ssize_t t = 0, at
-    reached[0] = -1
-    while True:
-        if p >= end or p[0] != 123:
-            return 1
-        p = _track(p, end, base, c, gt)
-        if p == NULL:
-            return 2 if c.nomem else 1
-        p = _sep(p, end, 93, &more)
-        if p == NULL:
-            return 1
-        if not more:
-            end_at[0] = p - base
-            return 0
-        at = p - base
-        while t < nstops and stops[t] < at:
-            t += 1
-        if t < nstops and stops[t] == at:
-            reached[0] = t
-            end_at[0] = at
-            return 0
-
-
 # -------------------------------------------------------------------- chunks
 cdef class _Chunk:
-    """One chunk of a split scan (its columns, outcome and where it ended)."""
-    cdef Cols c
-    cdef int64_t* stops
+    """One chunk of a split scan (its columns, outcome and where it ended):
+    the tracks from the one at ``start`` to the array's ``]`` or to one of
+    ``stops`` (``_json._objects``)."""
+    cdef Scan t
+    cdef Py_ssize_t* stops
     cdef Py_ssize_t nstops, start, end_at, reached
     cdef int status
-    cdef bint gt
 
     def __cinit__(self):
-        memset(&self.c, 0, sizeof(Cols))
+        memset(&self.t, 0, sizeof(Scan))
         self.stops = NULL
         self.status = -1
 
     def __dealloc__(self):
-        _cols_free(&self.c)
+        _scan_free(&self.t)
         free(self.stops)
 
     cdef int run(self, const unsigned char[::1] buf):
         cdef Py_ssize_t size = buf.shape[0]
         with nogil:
-            self.status = _chunk(&buf[0], size, self.start, self.stops, self.nstops, self.gt, &self.c,
-                                 &self.end_at, &self.reached)
+            self.status = _objects(&buf[0], size, self.start, self.stops, self.nstops, _track, &self.t,
+                                   &self.t.c, &self.reached, &self.end_at)
         return self.status
 
     def run_py(self, buf):
         self.run(buf)
 
     cdef dict columns(self):
-        """The chunk's columns as arrays (taking its blocks)."""
+        """The chunk's columns as arrays (taking their blocks)."""
         cdef int k
-        cdef Py_ssize_t n
-        cdef void* data
-        out = {}
-        for k in range(NCOL):
-            n = self.c.col[k].n
-            if n == 0:
-                free(self.c.col[k].data)
-                self.c.col[k].data = NULL
-                out[_NAMES[k]] = np.zeros(0, _DTYPES[k])
-            else:
-                # (the block shrunk to its elements: the doubling's spare room given back)
-                data = realloc(self.c.col[k].data, <size_t> n * <size_t> _ITEM[k])
-                if data != NULL:
-                    self.c.col[k].data = <char*> data
-                out[_NAMES[k]] = _take(<void**> &self.c.col[k].data, _DTYPES[k], (n,))
-            self.c.col[k].n = self.c.col[k].cap = 0
+        out = {_NAMES[k]: _take_vec(&self.t.c.col[k], _ITEM[k], _DTYPES[k], (self.t.c.col[k].n,))
+               for k in range(NCOL)}
+        _scan_free(&self.t)   # what was not taken (empty columns), and the scratch
         return out
 
 
@@ -751,11 +501,11 @@ cdef object _scan_array(const unsigned char[::1] buf, Py_ssize_t first, bint gt,
     chunks = []
     for i in range(k):
         ch = _Chunk()
-        ch.gt = gt
+        ch.t.gt = gt
         ch.start = starts[i]
         ch.nstops = k - 1 - i
         if ch.nstops:
-            ch.stops = <int64_t*> realloc(NULL, ch.nstops * sizeof(int64_t))
+            ch.stops = <Py_ssize_t*> realloc(NULL, ch.nstops * sizeof(Py_ssize_t))
             if ch.stops == NULL:
                 raise MemoryError()
             for j in range(ch.nstops):
@@ -833,7 +583,7 @@ cdef int _top(cptr base, Py_ssize_t size, Top* t, bint resume) noexcept nogil:
             if p == NULL or p >= end:
                 return 1
             t.vs[t.n] = p - base
-            if kl == 11 and _is(base + t.ks[t.n], b"annotations", 11):
+            if _classify(base + t.ks[t.n], kl) == K_ANNOTATIONS:
                 if p[0] != 91:
                     return 1
                 t.ann = t.n
