@@ -309,7 +309,9 @@ def test_pycocotools_iou():
     full, short = {"size": [H, W], "counts": FULL}, {"size": [H, W], "counts": SHORT}
     # valid masks: pycocotools' own iou runs
     assert pycocotools_iou([full], [full], [0], _dt, _gt_name) is None
-    assert pycocotools_iou([], [short], [0], _dt, _gt_name) is None
+    # one list empty: pycocotools still decodes every string (its own call, on a NUL-ended copy)
+    assert pycocotools_iou([], [short], [0], _dt, _gt_name) == []
+    assert pycocotools_iou([], [full], [0], _dt, _gt_name) is None
     # a string past its end, of the right length: pycocotools' number, computed here
     garbage = {"size": [427, 640], "counts": "!!!garbage"}
     got = pycocotools_iou([garbage], [{"size": [427, 640], "counts": "0"}], [0], _dt, _gt_name)
@@ -322,9 +324,11 @@ def test_pycocotools_iou():
     # a height of 0 with a foreground run: its box divides by it
     with pytest.raises(UnsafeRLEError, match=r"^gt 0: RLE size \[0, 20\] has a height of 0 pixels"):
         pycocotools_iou([full], [{"size": [0, W], "counts": FULL}], [0], _dt, _gt_name)
-    # sizes or crowd flags pycocotools refuses by itself: its own call
-    assert pycocotools_iou([short], [{"size": [-1, W], "counts": FULL}], [0], _dt, _gt_name) is None
-    assert pycocotools_iou([short], [full], [300], _dt, _gt_name) is None
+    # sizes or crowd flags pycocotools refuses by itself: its own call, and its own exception
+    with pytest.raises(OverflowError):
+        pycocotools_iou([short], [{"size": [-1, W], "counts": FULL}], [0], _dt, _gt_name)
+    with pytest.raises(OverflowError):
+        pycocotools_iou([short], [full], [300], _dt, _gt_name)
 
 
 def test_pycocotools_area_bbox():
