@@ -128,10 +128,43 @@ def parser() -> argparse.ArgumentParser:
 
 
 def run(args) -> int:
-    from ..video import evaluate_davis, evaluate_sav
-
+    """Evaluate with the protocol (one library call), print the official table,
+    write what was asked."""
     if args.protocol in vos_mosev2_lvos.PROTOCOLS:
-        return vos_mosev2_lvos.run(args, parser())
+        result, heading, inputs, out_dir = vos_mosev2_lvos.evaluate(args, parser())
+        title = heading
+    else:
+        result, title, inputs = _evaluate(args)
+        heading = title + (", with Boundary IoU (B)" if "B" in args.metric else "")
+        out_dir = args.csv_dir
+    print(heading)
+    print(result.table())
+    if not args.quiet:
+        print(f"evaluated in {result.seconds:.2f}s")
+    if out_dir:
+        for path in result.write_csv(out_dir):
+            if not args.quiet:
+                print(f"wrote {path}")
+    if args.per_frame:
+        write_csv_rows(args.per_frame, result.per_frame_rows(), ["Sequence", "Frame"] + result.settings["metrics"])
+    if args.report:
+        from ..report.video import write_vos_report
+
+        write_vos_report(args.report, result, title=title)
+        if not args.quiet:
+            print(f"wrote {args.report}")
+    if args.json_out:
+        settings = {k: v for k, v in result.settings.items() if not k.startswith("_")}
+        settings["protocol"] = args.protocol
+        doc = build_document(result.kind, "j&f", None, inputs, result.metrics, settings_extra=settings,
+                             extra={"per_object": result.per_object})
+        write_json(args.json_out, doc)
+    return 0
+
+
+def _evaluate(args):
+    """DAVIS or SA-V (one library call): the result, its title and the inputs."""
+    from ..video import evaluate_davis, evaluate_sav
 
     if args.demo:
         from ..video.synthetic import write_demo
@@ -164,29 +197,7 @@ def run(args) -> int:
                               metrics=args.metric, strict=args.strict, num_threads=args.threads,
                               dilation_ratio=args.dilation_ratio)
         title = "SA-V J&F (sav_benchmark), semi-supervised task, percent"
-    print(title + (", with Boundary IoU (B)" if "B" in args.metric else ""))
-    print(result.table())
-    if not args.quiet:
-        print(f"evaluated in {result.seconds:.2f}s")
-    if args.csv_dir:
-        for path in result.write_csv(args.csv_dir):
-            if not args.quiet:
-                print(f"wrote {path}")
-    if args.per_frame:
-        write_csv_rows(args.per_frame, result.per_frame_rows(), ["Sequence", "Frame"] + result.settings["metrics"])
-    if args.report:
-        from ..report.video import write_vos_report
-
-        write_vos_report(args.report, result, title=title)
-        if not args.quiet:
-            print(f"wrote {args.report}")
-    if args.json_out:
-        settings = {k: v for k, v in result.settings.items() if not k.startswith("_")}
-        settings["protocol"] = args.protocol
-        doc = build_document(result.kind, "j&f", None, inputs, result.metrics, settings_extra=settings,
-                             extra={"per_object": result.per_object})
-        write_json(args.json_out, doc)
-    return 0
+    return result, title, inputs
 
 
 def _check_outputs(args, inputs) -> None:

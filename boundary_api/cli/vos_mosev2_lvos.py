@@ -1,11 +1,11 @@
 """``boundary-eval vos --protocol mosev2`` and ``--protocol lvos``: their own flags
-(:func:`add_arguments`) and run (:func:`run`), kept apart from DAVIS' and SA-V's."""
+(:func:`add_arguments`) and evaluation (:func:`evaluate`), kept apart from DAVIS' and
+SA-V's; ``vos.run`` prints and writes the result as for those."""
 from __future__ import annotations
 
 import argparse
 
 from ._common import check_out_path
-from .output import build_document, write_json
 
 PROTOCOLS = ("mosev2", "lvos")
 
@@ -41,9 +41,10 @@ def _error(p, message: str):
     p.error(message)
 
 
-def run(args, parser) -> int:
-    """Evaluate with the MOSEv2 or LVOS protocol (one library call), print the
-    official table, write what was asked."""
+def evaluate(args, parser):
+    """Evaluate with the MOSEv2 or LVOS protocol (one library call): the result,
+    the line printed above its table, the inputs (for --json-out) and the folder
+    of the official files (or None)."""
     from ..video import evaluate_lvos, evaluate_mosev2
 
     # (flags of the DAVIS and SA-V protocols that these two do not take: refused,
@@ -77,8 +78,7 @@ def run(args, parser) -> int:
         result = evaluate_mosev2(args.meta, args.gt_root, args.dt_root, metrics=args.metric, strict=args.strict,
                                  num_threads=args.threads, dilation_ratio=args.dilation_ratio,
                                  video_order=args.video_order)
-        title = "MOSEv2 J, F_new and F (percent)"
-        out_dir = args.output
+        title, out_dir = "MOSEv2 J, F_new and F (percent)", args.output
     else:
         if not args.lvos_root or not args.results:
             _error(parser, "--lvos-root and --results are needed for --protocol lvos")
@@ -91,20 +91,5 @@ def run(args, parser) -> int:
                                metrics=metrics, unseen_videos=args.unseen_videos,
                                unsupervised_videos=args.unsupervised_videos, num_threads=args.threads,
                                dilation_ratio=args.dilation_ratio)
-        title = f"LVOS {args.lvos_task}, {args.lvos_set}: J&F and V"
-        out_dir = args.csv_dir
-    print(title + (" and Boundary IoU" if "B" in args.metric else ""))
-    print(result.table())
-    if not args.quiet:
-        print(f"evaluated in {result.seconds:.2f}s")
-    if out_dir:
-        for path in result.write_csv(out_dir):
-            if not args.quiet:
-                print(f"wrote {path}")
-    if args.json_out:
-        settings = {k: v for k, v in result.settings.items() if not k.startswith("_")}
-        settings["protocol"] = args.protocol
-        doc = build_document(result.kind, "j&f", None, inputs, result.metrics, settings_extra=settings,
-                             extra={"per_object": result.per_object})
-        write_json(args.json_out, doc)
-    return 0
+        title, out_dir = f"LVOS {args.lvos_task}, {args.lvos_set}: J&F and V", args.csv_dir
+    return result, title + (" and Boundary IoU" if "B" in args.metric else ""), inputs, out_dir

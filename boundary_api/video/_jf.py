@@ -1,7 +1,7 @@
-"""What DAVIS and SA-V share: label-map frames read and counted by the frame
-kernel (:mod:`._frames`) on threads, the counts turned into per-frame J, F and
-Boundary IoU exactly as the official tools compute them, and the official
-statistics (mean, recall, decay).
+"""What DAVIS, SA-V, MOSEv2 and LVOS share: label-map frames read and counted by
+the frame kernel (:mod:`._frames`) on threads, the counts turned into per-frame J,
+F and Boundary IoU exactly as the official tools compute them, and the official
+statistics (mean, recall, decay); the folders listed with one error.
 
 The kernel only counts; every division is made here with NumPy, on the same
 operands and in the same order as ``davis2017-evaluation`` and SA-V's
@@ -15,12 +15,12 @@ import functools
 import os
 import warnings
 from dataclasses import dataclass
-from typing import Callable, Optional, Sequence, Tuple
+from typing import Callable, List, Optional, Sequence, Tuple
 
 import numpy as np
 
 from . import _frames
-from .._io import input_error_class
+from .._io import FileNotFoundValueError, input_error_class
 from .._parallel import run_ranges
 from ..masks.boundary import dilation_pixels
 from ..masks.imagefiles import DEFAULT_MAX_PIXELS, check_image_file, read_label_map
@@ -45,6 +45,17 @@ def f_radius(height: int, width: int, bound_th: float = BOUND_TH) -> int:
     if r != int(r):
         raise ValueError(f"a boundary tolerance of {r} pixels is not a whole number")
     return int(r)
+
+
+def listdir(folder: str, what: str) -> List[str]:
+    """``os.listdir(folder)``; a missing folder, or a file, is a FileNotFoundError
+    (also a ValueError) naming ``what``."""
+    try:
+        return os.listdir(folder)
+    except FileNotFoundError:
+        raise FileNotFoundValueError(f"{what} not found: {folder}") from None
+    except NotADirectoryError:
+        raise FileNotFoundValueError(f"{what} is not a folder: {folder}") from None
 
 
 def read_frame(path, what: str) -> np.ndarray:
@@ -324,6 +335,17 @@ def b_values(band_inter: np.ndarray, band_res: np.ndarray, band_gt: np.ndarray) 
     """Boundary IoU per frame (the paper's, of the two masks' bands): band
     intersection over band union, 1 where both masks are empty (as J)."""
     return j_values(band_inter, band_res, band_gt)
+
+
+def pair_values(c: dict, names: Sequence[str]) -> dict:
+    """J (always), F and B (where in ``names``) of every (result, ground truth)
+    pair and frame, ``[r, g, t]`` arrays, from :func:`dense_counts`' ``c``."""
+    per = {"J": j_values(c["inter"], c["area_res"][:, None], c["area_gt"][None])}
+    if "F" in names:
+        per["F"] = f_values(c["fg"], c["gm"], c["nb_res"][:, None], c["nb_gt"][None])
+    if "B" in names:
+        per["B"] = b_values(c["band_inter"], c["band_res"][:, None], c["band_gt"][None])
+    return per
 
 
 def db_statistics(per_frame_values, decay: str = "official"):

@@ -13,7 +13,7 @@ from typing import Dict, Sequence
 import numpy as np
 
 from . import _jf
-from .._io import input_error_class
+from .._io import FileNotFoundValueError as _file_error, input_error_class
 from .._parallel import progress_bar, resolve_threads
 from ..masks.boundary import check_dilation_ratio
 
@@ -23,10 +23,6 @@ log = logging.getLogger(__name__)
 
 #: the most proposals (result objects) the unsupervised task takes
 MAX_PROPOSALS = 20
-
-
-def _file_error(message: str) -> Exception:
-    return input_error_class(FileNotFoundError)(message)
 
 
 class DAVIS:
@@ -402,11 +398,7 @@ class DAVISEvaluation:
         n_prop = max(n_res, n_obj)
         props = list(range(1, n_prop + 1))
         c = _jf.dense_counts(counts, objs, props)
-        per = {'J': _jf.j_values(c["inter"], c["area_res"][:, None], c["area_gt"][None])}
-        if 'F' in names:
-            per['F'] = _jf.f_values(c["fg"], c["gm"], c["nb_res"][:, None], c["nb_gt"][None])
-        if 'B' in names:
-            per['B'] = _jf.b_values(c["band_inter"], c["band_res"][:, None], c["band_gt"][None])
+        per = _jf.pair_values(c, names)
         if 'J' in names and 'F' in names:
             all_metrics = (np.mean(per['J'], axis=2) + np.mean(per['F'], axis=2)) / 2
         else:

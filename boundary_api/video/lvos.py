@@ -20,7 +20,7 @@ from typing import Dict, List, Optional, Sequence
 import numpy as np
 
 from . import _jf
-from .._io import input_error_class
+from .._io import FileNotFoundValueError as _file_error, input_error_class
 from .._parallel import progress_bar, resolve_threads
 from ..masks.boundary import check_dilation_ratio
 
@@ -30,10 +30,6 @@ __all__ = ["LVOS", "LVOSEvaluation", "STEP"]
 STEP = 5
 #: the most proposals the unsupervised_multiple task reads
 MAX_PROPOSALS = 20
-
-
-def _file_error(message: str) -> Exception:
-    return input_error_class(FileNotFoundError)(message)
 
 
 class LVOS:
@@ -379,11 +375,7 @@ class LVOSEvaluation:
         counts = _jf.count_frames(pairs, options, read, self.num_threads, shape=None, shape_error=lambda g, r: (
             input_error_class(AssertionError)(f"result frame {r} is not the size of its annotation {g}")))
         c = _jf.dense_counts(counts, labels, res_labels)
-        per = {"J": _jf.j_values(c["inter"], c["area_res"][:, None], c["area_gt"][None])}
-        if "F" in names:
-            per["F"] = _jf.f_values(c["fg"], c["gm"], c["nb_res"][:, None], c["nb_gt"][None])
-        if "B" in names:
-            per["B"] = _jf.b_values(c["band_inter"], c["band_res"][:, None], c["band_gt"][None])
+        per = _jf.pair_values(c, names)
         out = {}
         if semi or task == "unsupervised_single":
             for i, o in enumerate(objs):

@@ -19,7 +19,7 @@ from typing import Dict, List, Optional, Sequence, Tuple
 import numpy as np
 
 from . import _jf
-from .._io import input_error_class
+from .._io import FileNotFoundValueError as _file_error
 from .._parallel import progress_bar, resolve_threads
 from ..instance._checks import warn_suspect
 from ..masks.boundary import check_dilation_ratio
@@ -37,19 +37,6 @@ GLOBAL_KEYS = ("J&F_new", "J", "F_new", "disappear_J&F_new", "reappear_J&F_new",
 OBJECT_KEYS = ("J", "F_new", "F", "disappear_J", "disappear_F", "reappear_J", "reappear_F")
 
 
-def _file_error(message: str) -> Exception:
-    return input_error_class(FileNotFoundError)(message)
-
-
-def _listdir(folder: str, what: str) -> List[str]:
-    try:
-        return os.listdir(folder)
-    except FileNotFoundError:
-        raise _file_error(f"{what} not found: {folder}") from None
-    except NotADirectoryError:
-        raise _file_error(f"{what} is not a folder: {folder}") from None
-
-
 def _frame_number(name: str, folder: str) -> int:
     try:
         return int(name.split('.')[0])
@@ -61,7 +48,7 @@ def _frame_number(name: str, folder: str) -> int:
 def _pngs(folder: str, what: str) -> List[str]:
     """The frame names (without '.png') of a folder in score.py's order: the
     PNG files not starting with '.', by the number before the first dot."""
-    names = [x for x in _listdir(folder, what) if not x.startswith('.') and x.endswith('.png')]
+    names = [x for x in _jf.listdir(folder, what) if not x.startswith('.') and x.endswith('.png')]
     names = sorted(names, key=lambda x: _frame_number(x, folder))
     return [x.split('.')[0] for x in names]
 
@@ -121,7 +108,7 @@ def _pred_root(pred_root: str, gt_videos: Sequence[str], strict: bool) -> str:
     submission zip's top folder).  When that one folder is a video of the
     ground truth it is used as it is, unless ``strict`` is False (score.py
     then looks for every video inside it and scores them 0)."""
-    entries = [x for x in _listdir(pred_root, "prediction root") if not x.startswith('.')]
+    entries = [x for x in _jf.listdir(pred_root, "prediction root") if not x.startswith('.')]
     if len(entries) == 1 and os.path.isdir(os.path.join(pred_root, entries[0])):
         if strict and entries[0] in gt_videos:
             return pred_root
@@ -210,14 +197,14 @@ def _evaluate(meta_path, gt_root, pred_root, *, metrics=("J", "F"), strict=True,
     threads = resolve_threads(num_threads)
     meta_path, gt_root, pred_root = os.fspath(meta_path), os.fspath(gt_root), os.fspath(pred_root)
     videos_meta = _read_meta(meta_path)
-    video_list = list(_listdir(gt_root, "ground-truth root"))
+    video_list = list(_jf.listdir(gt_root, "ground-truth root"))
     if video_order == "sorted":
         video_list = sorted(video_list)
     # score.py's integrity check: the meta's length is the number of entries of the video's folder
     lengths = {}
     for vid in video_list:
         length, objs, h, w = _video_meta(videos_meta, vid, meta_path)
-        n = len(_listdir(os.path.join(gt_root, vid), f"ground truth of video {vid}"))
+        n = len(_jf.listdir(os.path.join(gt_root, vid), f"ground truth of video {vid}"))
         if length != n:
             raise ValueError(f"{meta_path}: video {vid!r} has length {length} but its ground-truth folder "
                              f"{os.path.join(gt_root, vid)} holds {n} files (score.py: 'Server-side error')")

@@ -24,26 +24,13 @@ def _assertion(message: str) -> Exception:
     return input_error_class(AssertionError)(message)
 
 
-def _file_error(message: str) -> Exception:
-    return input_error_class(FileNotFoundError)(message)
-
-
-def _listdir(folder: str, what: str) -> List[str]:
-    try:
-        return os.listdir(folder)
-    except FileNotFoundError:
-        raise _file_error(f"{what} not found: {folder}") from None
-    except NotADirectoryError:
-        raise _file_error(f"{what} is not a folder: {folder}") from None
-
-
 def _scan_video(gt_root: str, pred_root: str, vid_name: str, skip_first_and_last: bool):
     """What SA-V's ``VideoEvaluator`` evaluates for one video: a list of
     (object folder or None, frame names, gt folder, prediction folder), and
     whether the video is in SA-V's per-object layout."""
     vid_gt = path.join(gt_root, vid_name)
     vid_pred = path.join(pred_root, vid_name)
-    entries = sorted(_listdir(vid_gt, f"ground truth of video {vid_name}"))
+    entries = sorted(_jf.listdir(vid_gt, f"ground truth of video {vid_name}"))
     todo = []
     if all(name.endswith(".png") for name in entries):
         frames = entries
@@ -51,7 +38,7 @@ def _scan_video(gt_root: str, pred_root: str, vid_name: str, skip_first_and_last
         return todo, False
     for obj in entries:
         obj_gt = path.join(vid_gt, obj)
-        frames = sorted(_listdir(obj_gt, f"ground truth of object {obj} of video {vid_name}"))
+        frames = sorted(_jf.listdir(obj_gt, f"ground truth of object {obj} of video {vid_name}"))
         todo.append((obj, frames[1:-1] if skip_first_and_last else frames, obj_gt, path.join(vid_pred, obj)))
     return todo, True
 
@@ -285,14 +272,14 @@ def sav_benchmark(gt_roots, mask_roots, strict=True, num_processes=None, *, verb
 
 def _videos(gt_root: str, mask_root: str, strict: bool) -> Tuple[str, List[str]]:
     """The videos SA-V evaluates (and the ground-truth root it settles on)."""
-    gt_videos = _listdir(gt_root, "ground-truth root")
-    mask_videos = _listdir(mask_root, "mask root")
+    gt_videos = _jf.listdir(gt_root, "ground-truth root")
+    mask_videos = _jf.listdir(mask_root, "mask root")
     # the user passed the dataset root instead of its Annotations folder
     if len(gt_videos) != len(mask_videos) and "Annotations" in gt_videos:
-        inner = _listdir(path.join(gt_root, "Annotations"), "Annotations folder")
+        inner = _jf.listdir(path.join(gt_root, "Annotations"), "Annotations folder")
         if inner and ".png" not in inner[0]:
             gt_root = path.join(gt_root, "Annotations")
-            gt_videos = _listdir(gt_root, "ground-truth root")
+            gt_videos = _jf.listdir(gt_root, "ground-truth root")
     gt_videos = [v for v in gt_videos if path.isdir(path.join(gt_root, v))]
     mask_videos = [v for v in mask_videos if path.isdir(path.join(mask_root, v))]
     if not strict:

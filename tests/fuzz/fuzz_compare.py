@@ -216,7 +216,9 @@ def compare_json(case: dict, side: str):
 
 # --------------------------------------------------------------------------- RLE
 
-def _rle_evaluation(lib_coco, lib_eval, gt_path, dt_path, iou_type):
+def coco_evaluation(lib_coco, lib_eval, gt_path, dt_path, iou_type):
+    """What a COCO evaluation by ``lib_coco`` / ``lib_eval`` (pycocotools' classes or
+    the drop-ins) gives: the loaded results, IoUs, matches, accumulation and stats."""
     gt = lib_coco(gt_path)
     dt = gt.loadRes(dt_path)
     ev = lib_eval(gt, dt, iou_type)
@@ -258,11 +260,11 @@ def compare_rle(case: dict, side: str):
     dt_ref = _write("dt_ref.json", case["dt_ref"]) if ref else dt_path
 
     def ours():
-        out = _rle_evaluation(boundary_api.COCO, boundary_api.COCOeval, gt_path, dt_path, "segm")
+        out = coco_evaluation(boundary_api.COCO, boundary_api.COCOeval, gt_path, dt_path, "segm")
         return _without_segmentations(out) if ref else out
 
     def theirs():
-        out = _rle_evaluation(pycocotools.coco.COCO, pycocotools.cocoeval.COCOeval, gt_ref, dt_ref, "segm")
+        out = coco_evaluation(pycocotools.coco.COCO, pycocotools.cocoeval.COCOeval, gt_ref, dt_ref, "segm")
         return _without_segmentations(out) if ref else out
 
     if side != "both":

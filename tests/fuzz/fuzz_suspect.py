@@ -30,30 +30,6 @@ HANG_SECONDS = 2
 # ----------------------------------------------------------------- generation
 
 
-def _encode(counts) -> str:
-    """COCO's compressed string of run lengths (the format's description:
-    each count from the fourth on as the difference with the count two
-    before, 5-bit groups, low first, a continuation bit, plus 48)."""
-    out = []
-    for i, c in enumerate(counts):
-        x = int(c) - (int(counts[i - 2]) if i > 2 else 0)
-        while True:
-            ch = x & 0x1F
-            x >>= 5
-            more = not (x == 0 and not ch & 0x10 or x == -1 and ch & 0x10)
-            out.append(chr((ch | (0x20 if more else 0)) + 48))
-            if not more:
-                break
-    return "".join(out)
-
-
-def _runs(mask: np.ndarray) -> list:
-    flat = mask.flatten(order="F").astype(np.int8)
-    bounds = np.concatenate([[0], np.flatnonzero(np.diff(flat)) + 1, [flat.size]])
-    counts = np.diff(bounds).tolist()
-    return [0] + counts if flat.size and flat[0] else counts
-
-
 def _mask(rng, h, w):
     m = np.zeros((max(h, 0), max(w, 0)), np.uint8)
     if m.size:
@@ -95,6 +71,7 @@ def _size_int(v):
 
 def _segmentation(rng, h, w, gt: bool):
     """(segmentation, documented): one mask of any kind pycocotools reads."""
+    from fuzz_json import counts_to_string, runs_of
     hi, wi = _size_int(h), _size_int(w)
     r = rng.random()
     if r < 0.25:  # polygons, sometimes several
@@ -110,20 +87,20 @@ def _segmentation(rng, h, w, gt: bool):
     if rng.random() < 0.1:  # an RLE of its own size (another size, or one of no pixels)
         size = [int(rng.integers(0, 41)), int(rng.integers(0, 41))]
     sh, sw = _size_int(size[0]), _size_int(size[1])
-    counts = _runs(_mask(rng, sh, sw)) or [0]
+    counts = runs_of(_mask(rng, sh, sw)) or [0]
     r = rng.random()
     if r < 0.35:
-        s = _encode(counts)
+        s = counts_to_string(counts)
     elif r < 0.5:  # counts that cover fewer or more pixels
         counts = list(counts)
         counts[-1] = max(0, counts[-1] + int(rng.integers(-5, 6)))
         if rng.random() < 0.5:
             counts += [int(rng.integers(0, 9)), int(rng.integers(0, 9))]
-        s = _encode(counts)
+        s = counts_to_string(counts)
     elif r < 0.62:
         s = _garbage(rng)
     elif r < 0.72:  # a string whose last count runs past its end
-        s = _encode(counts) + "`"[:1] * int(rng.integers(1, 3))
+        s = counts_to_string(counts) + "`"[:1] * int(rng.integers(1, 3))
     else:
         s = None
     if s is not None:
@@ -135,7 +112,7 @@ def _segmentation(rng, h, w, gt: bool):
         if rng.random() < 0.3:
             counts = [float(c) for c in counts]
         return {"size": size, "counts": counts}, False
-    return {"size": size, "counts": _encode(counts)}, False
+    return {"size": size, "counts": counts_to_string(counts)}, False
 
 
 def case(rng) -> dict:
@@ -207,19 +184,16 @@ def _past_end(seg) -> bool:
 def _evaluate(lib: str, original: bool, gt_path: str, dt_path: str, iou: str) -> dict:
     """What one evaluation gives: stats, IoUs and the loaded results' areas and
     boxes (the library's printing swallowed by the caller)."""
+    from fuzz_compare import coco_evaluation
+
     if lib == "coco":
         if original:
             from pycocotools.coco import COCO
             from pycocotools.cocoeval import COCOeval
         else:
             from boundary_api import COCO, COCOeval
-        gt = COCO(gt_path)
-        dt = gt.loadRes(dt_path)
-        ev = COCOeval(gt, dt, iou)
-        ev.evaluate()
-        ev.accumulate()
-        ev.summarize()
-        stats = ev.stats
+        out = coco_evaluation(COCO, COCOeval, gt_path, dt_path, iou)
+        stats, ious, dt_anns = out["stats"], out["ious"], out["anns"]
     else:
         if original:
             np.float = float  # (lvis' accumulate, as on numpy < 1.24)
@@ -230,9 +204,9 @@ def _evaluate(lib: str, original: bool, gt_path: str, dt_path: str, iou: str) ->
         dt = LVISResults(gt, dt_path)
         ev = LVISEval(gt, dt, iou)
         ev.run()
-        stats = dict(ev.get_results())
-    anns = {k: (a.get("area"), a.get("bbox")) for k, a in dt.anns.items()}
-    return {"stats": stats, "ious": dict(ev.ious), "anns": anns}
+        stats, ious, dt_anns = dict(ev.get_results()), dict(ev.ious), dt.anns
+    anns = {k: (a.get("area"), a.get("bbox")) for k, a in dt_anns.items()}
+    return {"stats": stats, "ious": ious, "anns": anns}
 
 
 def compare(case: dict, side: str) -> dict:

@@ -22,49 +22,13 @@ import numpy as np
 import pycocotools.mask as mask_utils
 import pytest
 
+from fuzz_json import counts_to_string, runs_of
 from fuzz_runner import describe, run_cases
 
 pytestmark = pytest.mark.slow
 
 SEED = 40_06
 RATIOS = (0.001, 0.005, 0.008, 0.02, 0.05, 0.2, 1.0, 3.0)
-
-
-def counts_to_string(counts, rng=None, overlong: float = 0.0) -> str:
-    """COCO's compressed RLE string of a list of run lengths (written here from
-    the format's description: each count, from the fourth on as the difference
-    with the count two places before, in 5-bit groups, low first, each group
-    with a continuation bit and the sign in the last group, plus 48).  With
-    ``overlong``, that share of the numbers gets extra groups (0, or 31 for
-    negative numbers), which decoders read as the same number, up to 6
-    groups in all (pycocotools shifts the groups as C ints: beyond 30 bits
-    its result is undefined)."""
-    out = []
-    for i, c in enumerate(counts):
-        x = int(c) - (int(counts[i - 2]) if i > 2 else 0)
-        extra = int(rng.integers(1, 4)) if rng is not None and rng.random() < overlong else 0
-        groups = 0
-        while True:
-            ch = x & 0x1F
-            x >>= 5
-            groups += 1
-            more = not ((ch & 0x10) == 0 and x == 0 or (ch & 0x10) != 0 and x == -1)
-            if not more and extra and groups < 6:
-                more, extra = True, extra - 1
-            if more:
-                ch |= 0x20
-            out.append(chr(ch + 48))
-            if not more:
-                break
-    return "".join(out)
-
-
-def runs_of(mask: np.ndarray) -> list:
-    """Run lengths of a mask in column-major order, background first."""
-    flat = mask.flatten(order="F").astype(np.int8)
-    bounds = np.concatenate([[0], np.flatnonzero(np.diff(flat)) + 1, [flat.size]])
-    counts = np.diff(bounds).tolist()
-    return [0] + counts if flat[0] else counts
 
 
 def mask_of(rng, h, w) -> np.ndarray:

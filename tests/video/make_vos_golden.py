@@ -18,6 +18,7 @@ existing files).  Each checkout's commit is read from a ``COMMIT`` file in it
 (written when it was extracted with ``git archive``) or from ``git rev-parse``.
 """
 import argparse
+import contextlib
 import json
 import os
 import shutil
@@ -49,14 +50,6 @@ def commit_of(path):
         return None
 
 
-def relative(job, root):
-    out = dict(job)
-    for k in ("davis_root", "res_path", "gt_root", "pred_root"):
-        if k in out:
-            out[k] = os.path.relpath(out[k], root)
-    return out
-
-
 def scrub(x, root):
     """``x`` with the case's folder in every string written as ``<case>``."""
     if isinstance(x, dict):
@@ -66,6 +59,88 @@ def scrub(x, root):
     if isinstance(x, str):
         return x.replace(root, "<case>")
     return x
+
+
+# ----------------------------------------------------------------------------
+# what make_vos_golden.py and make_mose_lvos_golden.py share
+# ----------------------------------------------------------------------------
+
+def case_names(ap, cases, given):
+    """The names of ``--cases`` (all of ``cases`` when empty); unknown ones refused."""
+    names = [n for n in given.split(",") if n] or list(cases)
+    unknown = [n for n in names if n not in cases]
+    if unknown:
+        ap.error(f"unknown cases {unknown}")
+    return names
+
+
+@contextlib.contextmanager
+def scratch(prefix, keep):
+    """A scratch folder for the generated cases, removed afterwards unless ``keep``."""
+    work = tempfile.mkdtemp(prefix=prefix)
+    try:
+        yield work
+    finally:
+        if keep:
+            print(f"cases kept in {work}")
+        else:
+            shutil.rmtree(work, ignore_errors=True)
+
+
+class Runs:
+    """The cases ``names`` of ``cases`` (a :class:`vos_cases.Cases`) written under
+    ``work`` and run by an official script: :meth:`run`, then :meth:`store`."""
+
+    def __init__(self, cases, names, work):
+        self.cases, self.names, self.work = cases, names, work
+        self.jobs, self.built = [], {}
+        for name in names:
+            t = time.perf_counter()
+            root = os.path.join(work, name)
+            jobs, arrays = cases.build(name, root)
+            self.built[name] = (root, len(self.jobs), len(jobs), vos_cases.fingerprint(arrays))
+            self.jobs += jobs
+            print(f"built {name}: {len(jobs)} jobs, {time.perf_counter() - t:.1f} s", flush=True)
+
+    def run(self, python, script, *flags, what="official runs"):
+        """``python script JOBS.json OUT.json flags...`` in the scratch folder: OUT.json read."""
+        jobs_file, out_file = os.path.join(self.work, "jobs.json"), os.path.join(self.work, "out.json")
+        with open(jobs_file, "w") as f:
+            json.dump(self.jobs, f)
+        t = time.perf_counter()
+        subprocess.run([python, os.path.join(HERE, script), jobs_file, out_file, *flags], check=True,
+                       cwd=self.work)
+        print(f"{what}: {time.perf_counter() - t:.1f} s", flush=True)
+        with open(out_file) as f:
+            self.ran = json.load(f)
+        return self.ran
+
+    def store(self, path, kind, about, official):
+        """The golden file ``path``: its cases of ``kind`` made again from the run (the
+        others kept), ``about``, ``official`` and the run's versions."""
+        doc = {"cases": {}}
+        if os.path.exists(path):
+            with open(path) as f:
+                doc = json.load(f)
+        doc["about"] = about
+        doc["official"] = official
+        doc["versions"] = self.ran["versions"]
+        got = doc.setdefault("cases", {})
+        results = self.ran["results"]
+        for name in self.names:
+            c = self.cases[name]
+            if c.kind != kind:
+                continue
+            root, first, n, fp = self.built[name]
+            got[name] = {"covers": c.covers, "slow": c.slow, "fingerprint": fp,
+                         "jobs": [{"job": self.cases.relative(j, root), "result": scrub(r, root)}
+                                  for j, r in zip(self.jobs[first:first + n], results[first:first + n])]}
+        doc["cases"] = {k: got[k] for k in self.cases if k in got}
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        with open(path, "w") as f:
+            json.dump(doc, f, indent=None, separators=(",", ":"))
+            f.write("\n")
+        print(f"wrote {path} ({os.path.getsize(path) / 1e3:.0f} kB)")
 
 
 def main(argv=None):
@@ -81,70 +156,19 @@ def main(argv=None):
     a = ap.parse_args(argv)
     if not a.davis2017 or not a.sav:
         ap.error("give the official checkouts: --davis2017 DIR --sav DIR (or BOUNDARY_API_DAVIS2017 / BOUNDARY_API_SAV)")
-    names = [n for n in a.cases.split(",") if n] or list(vos_cases.CASES)
-    unknown = [n for n in names if n not in vos_cases.CASES]
-    if unknown:
-        ap.error(f"unknown cases {unknown}")
-
-    work = tempfile.mkdtemp(prefix="vos_golden_")
-    try:
-        _make(a, names, work)
-    finally:
-        if a.keep:
-            print(f"cases kept in {work}")
-        else:
-            shutil.rmtree(work, ignore_errors=True)
-
-
-def _make(a, names, work):
-    all_jobs, built = [], {}
-    for name in names:
-        t = time.perf_counter()
-        root = os.path.join(work, name)
-        jobs, arrays = vos_cases.build(name, root)
-        built[name] = (root, len(all_jobs), len(jobs), vos_cases.fingerprint(arrays))
-        all_jobs += jobs
-        print(f"built {name}: {len(jobs)} jobs, {time.perf_counter() - t:.1f} s", flush=True)
-    jobs_file, out_file = os.path.join(work, "jobs.json"), os.path.join(work, "out.json")
-    with open(jobs_file, "w") as f:
-        json.dump(all_jobs, f)
-    t = time.perf_counter()
-    cmd = [a.python, os.path.join(HERE, "official_vos.py"), jobs_file, out_file, "--davis2017", a.davis2017,
-           "--sav", a.sav] + (["--vos-benchmark", a.vos_benchmark] if a.vos_benchmark else [])
-    subprocess.run(cmd, check=True, cwd=work)
-    print(f"official runs: {time.perf_counter() - t:.1f} s", flush=True)
-    with open(out_file) as f:
-        ran = json.load(f)
-
-    os.makedirs(a.out, exist_ok=True)
-    for kind, fname in FILES.items():
-        path = os.path.join(a.out, fname)
-        doc = {"cases": {}}
-        if os.path.exists(path):
-            with open(path) as f:
-                doc = json.load(f)
-        doc["about"] = ("Golden values of the official evaluators on data generated by "
-                        "boundary_api.video.synthetic (tests/video/vos_cases.py); see README.md.")
-        doc["official"] = {"davis2017-evaluation": {"repo": "davisvideochallenge/davis2017-evaluation",
-                                                    "commit": commit_of(a.davis2017)},
-                           "sav": {"repo": "facebookresearch/sam2 (sav_dataset)", "commit": commit_of(a.sav)},
-                           "vos-benchmark": {"repo": "hkchengrex/vos-benchmark",
-                                             "commit": commit_of(a.vos_benchmark)}}
-        doc["versions"] = ran["versions"]
-        cases = doc.setdefault("cases", {})
-        for name in names:
-            c = vos_cases.CASES[name]
-            if c.kind != kind:
-                continue
-            root, first, n, fp = built[name]
-            cases[name] = {"covers": c.covers, "slow": c.slow, "fingerprint": fp,
-                           "jobs": [{"job": relative(j, root), "result": scrub(r, root)}
-                                    for j, r in zip(all_jobs[first:first + n], ran["results"][first:first + n])]}
-        doc["cases"] = {k: cases[k] for k in vos_cases.CASES if k in cases}
-        with open(path, "w") as f:
-            json.dump(doc, f, indent=None, separators=(",", ":"))
-            f.write("\n")
-        print(f"wrote {path} ({os.path.getsize(path) / 1e3:.0f} kB)")
+    names = case_names(ap, vos_cases.CASES, a.cases)
+    with scratch("vos_golden_", a.keep) as work:
+        runs = Runs(vos_cases.CASES, names, work)
+        runs.run(a.python, "official_vos.py", "--davis2017", a.davis2017, "--sav", a.sav,
+                 *(["--vos-benchmark", a.vos_benchmark] if a.vos_benchmark else []))
+        official = {"davis2017-evaluation": {"repo": "davisvideochallenge/davis2017-evaluation",
+                                             "commit": commit_of(a.davis2017)},
+                    "sav": {"repo": "facebookresearch/sam2 (sav_dataset)", "commit": commit_of(a.sav)},
+                    "vos-benchmark": {"repo": "hkchengrex/vos-benchmark", "commit": commit_of(a.vos_benchmark)}}
+        for kind, fname in FILES.items():
+            runs.store(os.path.join(a.out, fname), kind,
+                       "Golden values of the official evaluators on data generated by "
+                       "boundary_api.video.synthetic (tests/video/vos_cases.py); see README.md.", official)
 
 
 if __name__ == "__main__":

@@ -9,63 +9,15 @@ the jobs; the tests rebuild the same files and compare boundary_api.video (and
 the oracle) with the stored results.  Job paths are relative to the case's folder.
 """
 import os
-import shutil
 
 import numpy as np
 
 from boundary_api.video import synthetic as syn
 
-from vos_cases import fingerprint  # noqa: F401  (the tests import it from here too)
+from vos_cases import Cases, _keep, fingerprint  # noqa: F401  (the tests import fingerprint from here too)
 
-CASES = {}
-PATH_KEYS = ("meta", "ann", "pred", "lvos_root", "res_path", "cwd", "unseen_videos", "unsupervised_videos")
-
-
-class Case:
-    def __init__(self, name, kind, covers, build, slow=False):
-        self.name, self.kind, self.covers, self.build, self.slow = name, kind, covers, build, slow
-
-    def make(self, root):
-        os.makedirs(root, exist_ok=True)
-        arrays = {}
-        jobs = self.build(root, arrays)
-        return jobs, arrays
-
-
-def case(kind, covers, slow=False):
-    def deco(fn):
-        name = fn.__name__.lstrip("_")
-        CASES[name] = Case(name, kind, covers, fn, slow)
-        return fn
-    return deco
-
-
-def absolute(job, root):
-    out = dict(job)
-    for k in PATH_KEYS:
-        if out.get(k) is not None:
-            out[k] = os.path.join(root, out[k])
-    return out
-
-
-def relative(job, root):
-    out = dict(job)
-    for k in PATH_KEYS:
-        if out.get(k) is not None:
-            out[k] = os.path.relpath(out[k], root)
-    return out
-
-
-def build(name, root, fresh=True):
-    if fresh and os.path.exists(root):
-        shutil.rmtree(root)
-    jobs, arrays = CASES[name].make(root)
-    return [absolute(j, root) for j in jobs], arrays
-
-
-def _keep(arrays, prefix, d):
-    for k, v in d.items():
-        arrays[f"{prefix}/{k}"] = np.asarray(v)
+CASES = Cases(("meta", "ann", "pred", "lvos_root", "res_path", "cwd", "unseen_videos", "unsupervised_videos"))
+case, absolute, relative, build, builder = CASES.case, CASES.absolute, CASES.relative, CASES.build, CASES.builder
 
 
 def _gone(labels, obj, a, b):
@@ -80,6 +32,15 @@ def _mjob(label, meta="gt/meta.json", ann="gt/Annotations", pred="pred", strict=
     j = dict(kind="mosev2", label=label, meta=meta, ann=ann, pred=pred, strict=strict)
     j.update(kw)
     return j
+
+
+def _mose_set(root, arrays, gt, pred, gt_kw=(), **pred_kw):
+    """``gt`` written as a MOSEv2 ground truth in root/gt (``gt_kw``: write_mosev2's
+    options), ``pred`` as its predictions in root/pred, both kept in ``arrays``."""
+    syn.write_mosev2(os.path.join(root, "gt"), gt, **dict(gt_kw))
+    syn.write_mosev2_predictions(os.path.join(root, "pred"), pred, **pred_kw)
+    _keep(arrays, "gt", gt)
+    _keep(arrays, "pred", pred)
 
 
 # ----------------------------------------------------------------------------
@@ -104,10 +65,7 @@ def _mose_basic(root, arrays):
                              missing_frames=(3, 7)),
             "b": syn.perturb(b, seed=2, erode=1, jitter=2, spurious=1, empty_frames=[6]),
             "c": syn.perturb(c, seed=3, shift=(0, 2), noise=0.01, relabel={3: 7, 7: 3})}
-    syn.write_mosev2(os.path.join(root, "gt"), gt, objects={"c": [3, 255, 7, 40]})
-    syn.write_mosev2_predictions(os.path.join(root, "pred"), pred)
-    _keep(arrays, "gt", gt)
-    _keep(arrays, "pred", pred)
+    _mose_set(root, arrays, gt, pred, gt_kw={"objects": {"c": [3, 255, 7, 40]}})
     return [_mjob("basic")]
 
 
@@ -121,11 +79,8 @@ def _mose_layout(root, arrays):
     gt = {"vid_a": a, "vid_b": b, "empty": e}
     pred = {"vid_a": syn.perturb(a, seed=4, dilate=2), "vid_b": syn.perturb(b, seed=5, shift=(2, 2)),
             "empty": syn.perturb(e, seed=6, spurious=1, spurious_id=1)}
-    syn.write_mosev2(os.path.join(root, "gt"), gt, objects_as="list", sizes={"vid_b": None},
-                     objects={"empty": [1, 2]})
-    syn.write_mosev2_predictions(os.path.join(root, "pred"), pred, wrap="submission", mode="L")
-    _keep(arrays, "gt", gt)
-    _keep(arrays, "pred", pred)
+    _mose_set(root, arrays, gt, pred, gt_kw={"objects_as": "list", "sizes": {"vid_b": None},
+                                             "objects": {"empty": [1, 2]}}, wrap="submission", mode="L")
     return [_mjob("layout")]
 
 
@@ -138,12 +93,9 @@ def _mose_silent(root, arrays):
     one, two = a[:1], a[:2]
     gt = {"shifted": a, "nopred": b, "one": one, "two": two}
     pred = {"shifted": syn.perturb(a, seed=7, jitter=1), "one": one, "two": two}
-    syn.write_mosev2(os.path.join(root, "gt"), gt)
-    syn.write_mosev2_predictions(os.path.join(root, "pred"), pred, skip={"shifted": [4]})
+    _mose_set(root, arrays, gt, pred, skip={"shifted": [4]})
     syn.write_mosev2(os.path.join(root, "single"), {"solo": b})
     syn.write_mosev2_predictions(os.path.join(root, "single_pred"), {"solo": syn.perturb(b, seed=8, dilate=1)})
-    _keep(arrays, "gt", gt)
-    _keep(arrays, "pred", pred)
     return [_mjob("silent", strict=False),
             _mjob("single", meta="single/meta.json", ann="single/Annotations", pred="single_pred", strict=False)]
 
@@ -180,10 +132,7 @@ def _real(root, arrays, h, w, frames, seed):
                                 size=(0.01, 0.3), deforming=bool(k))
         gt[f"r{k}"] = g
         pred[f"r{k}"] = syn.perturb(g, seed=seed + k, jitter=2, dilate=1, noise=0.0005)
-    syn.write_mosev2(os.path.join(root, "gt"), gt)
-    syn.write_mosev2_predictions(os.path.join(root, "pred"), pred)
-    _keep(arrays, "gt", gt)
-    _keep(arrays, "pred", pred)
+    _mose_set(root, arrays, gt, pred)
     return [_mjob(f"{h}p")]
 
 

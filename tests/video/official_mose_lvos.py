@@ -22,7 +22,7 @@ import os
 import runpy
 import sys
 
-from official_vos import _error, plain  # noqa: E402  (the same JSON conventions)
+from official_vos import _error, plain, run_jobs  # noqa: E402  (the same JSON conventions)
 
 
 def _mose_text(text, job):
@@ -155,16 +155,8 @@ def run_method(job, lvos):
     return {"files": files, "stdout": "\n".join(lines) + "\n"}
 
 
-def versions():
-    import importlib.metadata as md
-
-    out = {"python": sys.version.split()[0]}
-    for p in ("numpy", "Pillow", "opencv-python-headless", "scikit-image", "scipy", "pandas", "tqdm", "psutil"):
-        try:
-            out[p] = md.version(p)
-        except md.PackageNotFoundError:
-            out[p] = None
-    return out
+#: the packages whose versions the golden files record
+PACKAGES = ("numpy", "Pillow", "opencv-python-headless", "scikit-image", "scipy", "pandas", "tqdm", "psutil")
 
 
 def main(argv=None):
@@ -174,13 +166,10 @@ def main(argv=None):
     ap.add_argument("--mose")
     ap.add_argument("--lvos")
     a = ap.parse_args(argv)
-    with open(a.jobs) as f:
-        jobs = json.load(f)
-    results = []
-    for job in jobs:
-        results.append(run_mosev2(job, a.mose) if job["kind"] == "mosev2" else run_lvos(job, a.lvos))
-    with open(a.out, "w") as f:
-        json.dump({"versions": versions(), "results": results}, f)
+
+    def run(job):
+        return run_mosev2(job, a.mose) if job["kind"] == "mosev2" else run_lvos(job, a.lvos)
+    run_jobs(a.jobs, a.out, run, PACKAGES)
 
 
 if __name__ == "__main__":

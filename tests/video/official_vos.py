@@ -387,16 +387,31 @@ def run_vos_benchmark(job, vos_benchmark):
             os.remove(csv_path)
 
 
-def versions():
+#: the packages whose versions the golden files record
+PACKAGES = ("numpy", "Pillow", "opencv-python", "scikit-image", "scipy", "pandas", "tqdm")
+
+
+def versions(packages):
+    """The Python version and those of ``packages`` (None where not installed)."""
     import importlib.metadata as md
 
     out = {"python": sys.version.split()[0]}
-    for p in ("numpy", "Pillow", "opencv-python", "scikit-image", "scipy", "pandas", "tqdm"):
+    for p in packages:
         try:
             out[p] = md.version(p)
         except md.PackageNotFoundError:
             out[p] = None
     return out
+
+
+def run_jobs(jobs_path, out_path, run, packages):
+    """``run(job)`` of every job of the file ``jobs_path``; the file ``out_path``:
+    the :func:`versions` of ``packages`` and the results, in the jobs' order."""
+    with open(jobs_path) as f:
+        jobs = json.load(f)
+    results = [run(job) for job in jobs]
+    with open(out_path, "w") as f:
+        json.dump({"versions": versions(packages), "results": results}, f)
 
 
 def main(argv=None):
@@ -407,16 +422,10 @@ def main(argv=None):
     ap.add_argument("--sav", default=os.environ.get("BOUNDARY_API_SAV"))
     ap.add_argument("--vos-benchmark", default=os.environ.get("BOUNDARY_API_VOS_BENCHMARK"))
     a = ap.parse_args(argv)
-    with open(a.jobs) as f:
-        jobs = json.load(f)
-    results = []
-    for job in jobs:
-        if job["kind"] == "davis":
-            results.append(run_davis(job, a.davis2017))
-        else:
-            results.append(run_sav(job, a.sav, a.vos_benchmark))
-    with open(a.out, "w") as f:
-        json.dump({"versions": versions(), "results": results}, f)
+
+    def run(job):
+        return run_davis(job, a.davis2017) if job["kind"] == "davis" else run_sav(job, a.sav, a.vos_benchmark)
+    run_jobs(a.jobs, a.out, run, PACKAGES)
 
 
 if __name__ == "__main__":

@@ -155,7 +155,15 @@ def f_measure(gt, pred, void=None, bound_th=0.008):
         g, p = g & keep, p & keep
     h, w = g.shape
     r = disk_radius(h, w, bound_th)
-    bg, bp = boundary_map(g), boundary_map(p)
+    return boundary_f(boundary_map(g), boundary_map(p), lambda b: dilate_disk(b, r))
+
+
+def boundary_f(bg, bp, dilate):
+    """F of the boundary maps ``bg`` (ground truth) and ``bp`` (prediction),
+    each within the tolerance ``dilate`` (a function of a map) of the other:
+    precision = predicted boundary pixels in ``dilate(bg)`` / predicted
+    boundary pixels, recall the other way round, F = 2PR / (P + R); the empty
+    cases of :func:`f_measure`."""
     n_gt, n_fg = int(bg.sum()), int(bp.sum())
     if n_fg == 0 and n_gt > 0:
         precision, recall = 1, 0
@@ -164,8 +172,8 @@ def f_measure(gt, pred, void=None, bound_th=0.008):
     elif n_fg == 0 and n_gt == 0:
         precision, recall = 1, 1
     else:
-        precision = int((bp & dilate_disk(bg, r)).sum()) / float(n_fg)
-        recall = int((bg & dilate_disk(bp, r)).sum()) / float(n_gt)
+        precision = int((bp & dilate(bg)).sum()) / float(n_fg)
+        recall = int((bg & dilate(bp)).sum()) / float(n_gt)
     if precision + recall == 0:
         return 0.0
     return float(2 * precision * recall / (precision + recall))
@@ -576,21 +584,9 @@ def dilate_kernel(bmap, kernel):
 
 def f_with_kernel(gt, pred, kernel):
     """The boundary F of one frame with the boundary maps dilated by ``kernel``
-    (:func:`dilate_kernel`), DAVIS' empty cases."""
-    bg, bp = boundary_map(np.asarray(gt) != 0), boundary_map(np.asarray(pred) != 0)
-    n_gt, n_fg = int(bg.sum()), int(bp.sum())
-    if n_fg == 0 and n_gt > 0:
-        precision, recall = 1, 0
-    elif n_fg > 0 and n_gt == 0:
-        precision, recall = 0, 1
-    elif n_fg == 0 and n_gt == 0:
-        precision, recall = 1, 1
-    else:
-        precision = int((bp & dilate_kernel(bg, kernel)).sum()) / float(n_fg)
-        recall = int((bg & dilate_kernel(bp, kernel)).sum()) / float(n_gt)
-    if precision + recall == 0:
-        return 0.0
-    return float(2 * precision * recall / (precision + recall))
+    (:func:`dilate_kernel`), DAVIS' empty cases (:func:`boundary_f`)."""
+    return boundary_f(boundary_map(np.asarray(gt) != 0), boundary_map(np.asarray(pred) != 0),
+                      lambda b: dilate_kernel(b, kernel))
 
 
 def mosev2_jaccard(gt, pred):

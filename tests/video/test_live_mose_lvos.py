@@ -21,19 +21,13 @@ import pytest
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 
-from vos_cases import close  # noqa: E402
+from vos_cases import close, need as _need  # noqa: E402
 
 from boundary_api.video import LVOSEvaluation, synthetic  # noqa: E402
 from boundary_api.video import mosev2 as M  # noqa: E402
 
 SEEDS = (2001, 2002, 2003)
 pytestmark = pytest.mark.slow
-
-
-def _need(names):
-    missing = [n for n in names if not os.environ.get(n)]
-    if missing:
-        pytest.skip(f"no official checkout: set {', '.join(missing)}")
 
 
 def _set(root, seed):

@@ -22,6 +22,9 @@ import numpy as np
 import pytest
 
 HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+
+from vos_cases import need as _need  # noqa: E402
 
 from boundary_api.video import DAVISEvaluation, YTVOS, YTVOSeval, sav_benchmark, synthetic, synthetic_vis  # noqa
 
@@ -30,12 +33,6 @@ VIS_ENV = ("BOUNDARY_API_YTVOS_PYTHON", "BOUNDARY_API_HQYTVIS_PYTHON")
 SEEDS = (1001, 1002, 1003)
 
 pytestmark = pytest.mark.slow
-
-
-def _need(names):
-    missing = [n for n in names if not os.environ.get(n)]
-    if missing:
-        pytest.skip(f"no official checkout: set {', '.join(missing)}")
 
 
 def _num(x):

@@ -3,7 +3,6 @@ values on every generated case (tests/data/video/lvos_golden.json, made by
 make_mose_lvos_golden.py): the three returned dicts (types included), every
 object's per-frame J and F as the original places them, evaluation_method.py's
 two CSV files; and where the original stops."""
-import json
 import math
 import os
 import sys
@@ -15,25 +14,12 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 
 import mose_lvos_cases as cases  # noqa: E402
-from vos_cases import close, job_params, num  # noqa: E402
+from vos_cases import close, golden, job_params, num, stored_job  # noqa: E402
 
 from boundary_api.video import LVOS, LVOSEvaluation, evaluate_lvos  # noqa: E402
 
-with open(os.path.join(os.path.dirname(HERE), "data", "video", "lvos_golden.json")) as f:
-    GOLD = json.load(f)
-
-
-@pytest.fixture(scope="module")
-def built(tmp_path_factory):
-    cache = {}
-
-    def get(name):
-        if name not in cache:
-            root = str(tmp_path_factory.mktemp(name))
-            jobs, arrays = cases.build(name, root)
-            cache[name] = (root, jobs, cases.fingerprint(arrays))
-        return cache[name]
-    return get
+GOLD = golden("lvos_golden.json")
+built = cases.CASES.fixture()
 
 
 #: where lvos-evaluation stops, what this package raises: class, words of the message
@@ -74,9 +60,7 @@ def _same_tree(a, b, path=""):
 
 @pytest.mark.parametrize("name,k", job_params(GOLD))
 def test_golden(name, k, built, monkeypatch, tmp_path):
-    root, jobs, fp = built(name)
-    assert fp == GOLD["cases"][name]["fingerprint"], "the generator no longer makes the stored data"
-    job, gold = jobs[k], GOLD["cases"][name]["jobs"][k]["result"]
+    job, gold = stored_job(built, GOLD, name, k)
     if "error" in gold:
         cls, words = ERRORS[job["label"]]
         with pytest.raises(cls) as e:

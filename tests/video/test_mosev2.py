@@ -16,27 +16,14 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 
 import mose_lvos_cases as cases  # noqa: E402
-from vos_cases import close, job_params, num  # noqa: E402
+from vos_cases import close, golden, job_params, num, stored_job  # noqa: E402
 
 from boundary_api import SuspectInputWarning  # noqa: E402
 from boundary_api.video import evaluate_mosev2, mosev2_benchmark  # noqa: E402
 from boundary_api.video import mosev2 as M  # noqa: E402
 
-with open(os.path.join(os.path.dirname(HERE), "data", "video", "mosev2_golden.json")) as f:
-    GOLD = json.load(f)
-
-
-@pytest.fixture(scope="module")
-def built(tmp_path_factory):
-    cache = {}
-
-    def get(name):
-        if name not in cache:
-            root = str(tmp_path_factory.mktemp(name))
-            jobs, arrays = cases.build(name, root)
-            cache[name] = (root, jobs, cases.fingerprint(arrays))
-        return cache[name]
-    return get
+GOLD = golden("mosev2_golden.json")
+built = cases.CASES.fixture()
 
 
 #: where score.py stops, what this package raises (class, words of the message)
@@ -66,9 +53,7 @@ def _same(a, b):
 
 @pytest.mark.parametrize("name,k", job_params(GOLD))
 def test_golden(name, k, built):
-    root, jobs, fp = built(name)
-    assert fp == GOLD["cases"][name]["fingerprint"], "the generator no longer makes the stored data"
-    job, gold = jobs[k], GOLD["cases"][name]["jobs"][k]["result"]
+    job, gold = stored_job(built, GOLD, name, k)
     if "error" in gold:
         cls, words = ERRORS[job["label"]]
         with pytest.raises(cls) as e:

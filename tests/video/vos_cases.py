@@ -10,6 +10,7 @@ later, boundary_api.video) against the stored results.
 Job paths are relative to the case's folder.
 """
 import hashlib
+import json
 import math
 import os
 import shutil
@@ -17,8 +18,6 @@ import shutil
 import numpy as np
 
 from boundary_api.video import synthetic as syn
-
-CASES = {}
 
 
 class Case:
@@ -33,12 +32,68 @@ class Case:
         return jobs, arrays
 
 
-def case(kind, covers, slow=False):
-    def deco(fn):
-        name = fn.__name__.lstrip("_")
-        CASES[name] = Case(name, kind, covers, fn, slow)
-        return fn
-    return deco
+class Cases(dict):
+    """A family of generated cases, by name (this module's, ``mose_lvos_cases.py``'s):
+    :meth:`case` adds one; ``path_keys`` are the job fields that hold paths, relative
+    to the case's folder where they are stored."""
+
+    def __init__(self, path_keys):
+        super().__init__()
+        self.path_keys = tuple(path_keys)
+
+    def case(self, kind, covers, slow=False):
+        """Decorator: the function ``_<name>(root, arrays)`` as case ``name``."""
+        def deco(fn):
+            name = fn.__name__.lstrip("_")
+            self[name] = Case(name, kind, covers, fn, slow)
+            return fn
+        return deco
+
+    def _paths(self, job, fn):
+        out = dict(job)
+        for k in self.path_keys:
+            if out.get(k) is not None:
+                out[k] = fn(out[k])
+        return out
+
+    def absolute(self, job, root):
+        """A job with its paths joined to ``root``."""
+        return self._paths(job, lambda p: os.path.join(root, p))
+
+    def relative(self, job, root):
+        """A job with its paths made relative to ``root`` (as stored)."""
+        return self._paths(job, lambda p: os.path.relpath(p, root))
+
+    def build(self, name, root, fresh=True):
+        """Write case ``name`` under ``root`` (emptied first); returns (jobs with absolute paths, arrays)."""
+        if fresh and os.path.exists(root):
+            shutil.rmtree(root)
+        jobs, arrays = self[name].make(root)
+        return [self.absolute(j, root) for j in jobs], arrays
+
+    def builder(self, tmp_path_factory):
+        """``get(name) -> (root, jobs, fingerprint)``: each case's files written once."""
+        cache = {}
+
+        def get(name):
+            if name not in cache:
+                root = str(tmp_path_factory.mktemp(name))
+                jobs, arrays = self.build(name, root)
+                cache[name] = (root, jobs, fingerprint(arrays))
+            return cache[name]
+        return get
+
+    def fixture(self):
+        """The module-scoped pytest fixture ``built``: :meth:`builder`'s ``get``."""
+        import pytest
+
+        def built(tmp_path_factory):
+            return self.builder(tmp_path_factory)
+        return pytest.fixture(scope="module", name="built")(built)
+
+
+CASES = Cases(("davis_root", "res_path", "gt_root", "pred_root"))
+case, absolute, relative, build, builder = CASES.case, CASES.absolute, CASES.relative, CASES.build, CASES.builder
 
 
 def fingerprint(arrays):
@@ -50,15 +105,6 @@ def fingerprint(arrays):
         h.update(repr((a.shape, a.dtype.str)).encode())
         h.update(a.tobytes())
     return h.hexdigest()
-
-
-def absolute(job, root):
-    """A job with its paths joined to ``root``."""
-    out = dict(job)
-    for k in ("davis_root", "res_path", "gt_root", "pred_root"):
-        if k in out:
-            out[k] = os.path.join(root, out[k])
-    return out
 
 
 def _keep(arrays, prefix, d):
@@ -469,18 +515,27 @@ def _sav_real(root, arrays):
     return _sav_jobs() + _sav_jobs("sav_", "gts", "preds")
 
 
-def build(name, root, fresh=True):
-    """Write case ``name`` under ``root`` (emptied first); returns (jobs with absolute paths, arrays)."""
-    if fresh and os.path.exists(root):
-        shutil.rmtree(root)
-    jobs, arrays = CASES[name].make(root)
-    return [absolute(j, root) for j in jobs], arrays
-
-
 # ----------------------------------------------------------------------------
 # what the tests of the stored values share
 # ----------------------------------------------------------------------------
 TOL = 1e-12
+#: where the golden files are
+DATA = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "data", "video")
+
+
+def golden(name):
+    """The stored golden file ``tests/data/video/<name>``."""
+    with open(os.path.join(DATA, name)) as f:
+        return json.load(f)
+
+
+def stored_job(get, doc, name, k):
+    """``(job, stored result)`` of job ``k`` of case ``name`` of the golden ``doc``,
+    the job as ``get`` (:meth:`Cases.builder`'s) built it, after checking that the
+    generator still makes the data the golden values were made on."""
+    root, jobs, fp = get(name)
+    assert fp == doc["cases"][name]["fingerprint"], "the generator no longer makes the stored data"
+    return jobs[k], doc["cases"][name]["jobs"][k]["result"]
 
 
 def num(x):
@@ -512,14 +567,11 @@ def job_params(doc):
     return out
 
 
-def builder(tmp_path_factory):
-    """``get(name) -> (root, jobs, fingerprint)``: each case's files written once."""
-    cache = {}
+def need(names):
+    """Skip the calling test unless every environment variable of ``names`` is set
+    (the live comparisons with official checkouts)."""
+    import pytest
 
-    def get(name):
-        if name not in cache:
-            root = str(tmp_path_factory.mktemp(name))
-            jobs, arrays = build(name, root)
-            cache[name] = (root, jobs, fingerprint(arrays))
-        return cache[name]
-    return get
+    missing = [n for n in names if not os.environ.get(n)]
+    if missing:
+        pytest.skip(f"no official checkout: set {', '.join(missing)}")

@@ -663,24 +663,27 @@ cdef inline cptr _any_key(cptr p, cptr end, int* code, int* esc) noexcept nogil:
 
 
 # ------------------------------------------------------------------ shared values
+cdef inline cptr _int_then(cptr p, cptr end, int64_t* out, unsigned char after) noexcept nogil:
+    """An integer token (:func:`_int`) at ``p`` (whitespace around it) followed by
+    the byte ``after``: the byte after that."""
+    p = _int(_ws(p, end), end, out)
+    if p == NULL:
+        return NULL
+    p = _ws(p, end)
+    if p >= end or p[0] != after:
+        return NULL
+    return p + 1
+
+
 cdef inline cptr _int_pair(cptr p, cptr end, int64_t* a, int64_t* b) noexcept nogil:
     """``[a, b]`` at ``p``: an array of exactly two integer tokens (:func:`_int`),
     an RLE's ``size``."""
     if p >= end or p[0] != 91:
         return NULL
-    p = _int(_ws(p + 1, end), end, a)
+    p = _int_then(p + 1, end, a, 44)
     if p == NULL:
         return NULL
-    p = _ws(p, end)
-    if p >= end or p[0] != 44:
-        return NULL
-    p = _int(_ws(p + 1, end), end, b)
-    if p == NULL:
-        return NULL
-    p = _ws(p, end)
-    if p >= end or p[0] != 93:
-        return NULL
-    return p + 1
+    return _int_then(p, end, b, 93)
 
 
 cdef inline cptr _num4(cptr p, cptr end, double* out, uint8_t* ints) noexcept nogil:

@@ -144,6 +144,21 @@ def area(const uint32_t[::1] counts):
     return a
 
 
+cdef inline bint _advance(uint32_t* cx, const uint32_t* X, Py_ssize_t kx, Py_ssize_t* x, bint* vx,
+                          uint32_t c) noexcept nogil:
+    """One list's side of a step of ``rleIou``'s and ``rleMerge``'s walk over two
+    run lists: its current count ``cx`` less ``c`` and, when that leaves 0 and the
+    list ``X`` (``kx`` counts, the next at ``x``) has more, the next count (the
+    side's value ``vx`` flips); whether it moved on to one."""
+    cx[0] -= c
+    if cx[0] == 0 and x[0] < kx:
+        cx[0] = X[x[0]]
+        x[0] += 1
+        vx[0] = not vx[0]
+        return True
+    return False
+
+
 cdef int _merge(const uint32_t* A, Py_ssize_t ka, const uint32_t* B, Py_ssize_t kb,
                 uint32_t* inter, uint32_t* union_) noexcept nogil:
     """``rleIou``'s merge of two run lists: 0 with the intersection and union,
@@ -161,22 +176,12 @@ cdef int _merge(const uint32_t* A, Py_ssize_t ka, const uint32_t* B, Py_ssize_t 
             u += c
             if va and vb:
                 i += c
-        ct = 0
         moved = c != 0
-        ca -= c
-        if ca == 0 and a < ka:
-            ca = A[a]
-            a += 1
-            va = not va
+        if _advance(&ca, A, ka, &a, &va, c):
             moved = True
-        ct += ca
-        cb -= c
-        if cb == 0 and b < kb:
-            cb = B[b]
-            b += 1
-            vb = not vb
+        if _advance(&cb, B, kb, &b, &vb, c):
             moved = True
-        ct += cb
+        ct = ca + cb   # (modulo 2**32, as pycocotools' unsigned sum)
         if not moved and ct > 0:
             return -1   # the same state again, for ever
     inter[0] = i
@@ -309,7 +314,9 @@ def frpoly(const double[::1] xy, uint64_t h, uint64_t w, uint64_t max_points=1 <
     u = np.empty(m, np.int32)
     v = np.empty(m, np.int32)
     cdef int32_t[::1] U = u, V = v
-    cdef int32_t xs, xe, ys, ye, dx, dy, t, d
+    cdef int32_t xs, xe, ys, ye, dx, dy, t, d, steps, p0, q0
+    cdef int32_t* P
+    cdef int32_t* Q
     cdef bint flip
     cdef double s
     m = 0
@@ -322,20 +329,19 @@ def frpoly(const double[::1] xy, uint64_t h, uint64_t w, uint64_t max_points=1 <
             if flip:
                 t = xs; xs = xe; xe = t
                 t = ys; ys = ye; ye = t
+            # along the longer axis (P, from p0) one point a pixel, the other
+            # (Q, from q0) interpolated
             if dx >= dy:
+                P, Q, steps, p0, q0 = &U[0], &V[0], dx, xs, ys
                 s = (<double> (ye - ys)) / dx
-                for d in range(dx + 1):
-                    t = dx - d if flip else d
-                    U[m] = t + xs
-                    V[m] = _cvt(ys + s * t + .5)
-                    m += 1
             else:
+                P, Q, steps, p0, q0 = &V[0], &U[0], dy, ys, xs
                 s = (<double> (xe - xs)) / dy
-                for d in range(dy + 1):
-                    t = dy - d if flip else d
-                    V[m] = t + ys
-                    U[m] = _cvt(xs + s * t + .5)
-                    m += 1
+            for d in range(steps + 1):
+                t = steps - d if flip else d
+                P[m] = t + p0
+                Q[m] = _cvt(q0 + s * t + .5)
+                m += 1
     # points along the y-boundary, downsampled
     n = <Py_ssize_t> m
     a = np.empty(n + 1, np.uint32)
@@ -437,22 +443,12 @@ def merge(list runs, uint64_t h, uint64_t w):
         while ct > 0:
             c = ca if ca < cb else cb
             cc += c
-            ct = 0
             moved = c != 0
-            ca -= c
-            if ca == 0 and a < A.shape[0]:
-                ca = A[a]
-                a += 1
-                va = not va
+            if _advance(&ca, &A[0], A.shape[0], &a, &va, c):
                 moved = True
-            ct += ca
-            cb -= c
-            if cb == 0 and b < B.shape[0]:
-                cb = B[b]
-                b += 1
-                vb = not vb
+            if _advance(&cb, &B[0], B.shape[0], &b, &vb, c):
                 moved = True
-            ct += cb
+            ct = ca + cb
             vp = v
             v = va or vb
             if v != vp or ct == 0:
