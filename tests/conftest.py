@@ -183,17 +183,39 @@ def pytest_collection_modifyitems(config, items):
             item.add_marker(pytest.mark.slow)
 
 
+#: the fuzz suite's counts sent by pytest-xdist's workers (tests/fuzz run there)
+_WORKER_FUZZ_COUNTS = {}
+
+
+def pytest_sessionfinish(session):
+    # in a pytest-xdist worker: its fuzz families' counts go to the controller
+    runner = sys.modules.get("fuzz_runner")
+    if hasattr(session.config, "workeroutput") and runner is not None and runner.SESSION:
+        session.config.workeroutput["fuzz_counts"] = json.dumps(
+            {family: {"n": r["n"], "seconds": r["seconds"], "counts": r["counts"], "kinds": dict(r["kinds"])}
+             for family, r in runner.SESSION.items()})
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_testnodedown(node, error):
+    counts = getattr(node, "workeroutput", {}).get("fuzz_counts")
+    if counts:
+        _WORKER_FUZZ_COUNTS.update(json.loads(counts))
+
+
 def pytest_terminal_summary(terminalreporter):
     """The differential fuzz suite's counts (tests/fuzz, issue 40 item 5): the
     inputs of each family and what came of them, printed at the end of the run
-    so that they can be quoted."""
+    so that they can be quoted (from pytest-xdist's workers too)."""
     runner = sys.modules.get("fuzz_runner")
-    if runner is None or not runner.SESSION:
+    families = dict(runner.SESSION) if runner is not None else {}
+    families.update(_WORKER_FUZZ_COUNTS)
+    if not families:
         return
     tr = terminalreporter
     tr.section("differential fuzzing: inputs per family")
     total = 0
-    for family, res in runner.SESSION.items():
+    for family, res in families.items():
         total += res["n"]
         outcomes = ", ".join(f"{k} {v}" for k, v in sorted(res["counts"].items()))
         tr.write_line(f"{family:18s} {res['n']:6d} inputs  {res['seconds']:6.1f} s  ({outcomes})")
