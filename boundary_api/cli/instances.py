@@ -20,8 +20,9 @@ def instance_parser() -> argparse.ArgumentParser:
         epilog=f"Other subcommands (each with --help): '{PROG} panoptic' (Boundary PQ), "
                f"'{PROG} cityscapes' (Cityscapes instance Boundary AP), '{PROG} semantic' (mIoU and "
                f"Boundary IoU per class), '{PROG} vos' (video object segmentation: DAVIS 2017 and SA-V "
-               f"J&F, with Boundary IoU per frame), '{PROG} vis' (video instance segmentation: YouTube-VIS "
-               f"AP, HQ-YTVIS Tube-Boundary AP), '{PROG} measures' (every measure for one mask pair), "
+               f"J&F, MOSEv2 and LVOS, with Boundary IoU per frame), '{PROG} vis' (video instance "
+               f"segmentation: YouTube-VIS AP, HQ-YTVIS Tube-Boundary AP), '{PROG} saco' (SAM 3's SA-Co "
+               f"cgF1, and Boundary cgF1), '{PROG} measures' (every measure for one mask pair), "
                f"'{PROG} analyze' and '{PROG} report' (error analysis, HTML report), "
                f"'{PROG} sensitivity' and '{PROG} synthetic' (the paper's analysis), "
                f"'{PROG} shard' (split files into image shards).",
