@@ -23,7 +23,9 @@ def instance_parser() -> argparse.ArgumentParser:
                f"J&F, MOSEv2 and LVOS, with Boundary IoU per frame), '{PROG} vis' (video instance "
                f"segmentation: YouTube-VIS AP, HQ-YTVIS Tube-Boundary AP), '{PROG} saco' (SAM 3's SA-Co "
                f"cgF1, and Boundary cgF1), '{PROG} measures' (every measure for one mask pair), "
-               f"'{PROG} analyze' and '{PROG} report' (error analysis, HTML report), "
+               f"'{PROG} analyze' and '{PROG} report' (error analysis, HTML report), '{PROG} diagnose' "
+               f"and '{PROG} compare' (bootstrap intervals, confusion, calibration; two result files "
+               f"compared), "
                f"'{PROG} sensitivity' and '{PROG} synthetic' (the paper's analysis), "
                f"'{PROG} shard' (split files into image shards).",
         formatter_class=HelpFormatter,
