@@ -6,15 +6,17 @@ columns, RLE strings left in the file's bytes, images and categories decoded.  A
 outside that schema is decoded whole (the evaluator then runs the per-pair path on
 pycocotools' objects, as the official code does).
 
-Predictions are read by a native scanner of the schema SAM 3's ``coco_writer.py`` writes
-(:mod:`._scan`: ``image_id``, ``category_id``, ``score``, an RLE ``segmentation`` and/or a
-``bbox``; other keys such as ``area``, which the official ``loadRes`` replaces, are
-skipped) straight into columns; anything else is decoded as plain JSON and left to the
-per-pair path.
+Predictions, the schema SAM 3's ``coco_writer.py`` writes (``image_id``, ``category_id``,
+``score``, an RLE ``segmentation`` and/or a ``bbox``, and ``area``, which the official
+``loadRes`` replaces), are read by the instance engine's results scanner
+(:func:`~boundary_api.instance._scan_results.scan_results` with ``other_keys``: any key
+but those five has its value validated and skipped) straight into columns; anything
+else is decoded as plain JSON and left to the per-pair path.
 """
 from __future__ import annotations
 
 import logging
+import re
 import time
 from typing import Any, Optional
 
@@ -22,6 +24,7 @@ import numpy as np
 
 from .._io import AssertionValueError, InputBytes, KeyValueError, read_json, read_once
 from ..instance._checks import warn_suspect
+from ..instance._columns import read_file_buffer
 from ..instance._files import input_name
 from ..instance._gt_columns import GroundTruthColumns, load_ground_truth_columns
 
@@ -120,7 +123,7 @@ class Predictions:
 
     fast = False
     objects: Any = None
-    data: Optional[bytes] = None
+    data: Optional[np.ndarray] = None
 
     def decoded(self) -> Any:
         """The file's JSON value (decoded now for predictions read as columns)."""
@@ -139,40 +142,48 @@ class Predictions:
                                               self.counts_start[rows], self.counts_len[rows])
 
 
-def read_predictions(path) -> Predictions:
+def read_predictions(path, num_threads: Optional[int] = None) -> Predictions:
     """Read a predictions file (a pipe once): columns where the schema allows
-    (:func:`._scan.scan_predictions`), else the decoded JSON (invalid JSON
+    (the results scanner, see the module), else the decoded JSON (invalid JSON
     raises ``JSONDecodeError`` naming the file, as ``json.load`` would, with
-    this package's message)."""
-    from . import _scan
-
+    this package's message).  ``num_threads``: threads that scan a large file
+    (None: all cores); the columns do not depend on it."""
     name = input_name(path)
     src = read_once(path, "predictions")
     out = Predictions()
     out.name = name
-    data = None
     try:
-        if isinstance(src, InputBytes):
-            data = src.data
-        else:
-            with open(src, "rb") as f:
-                data = f.read()
-    except (OSError, TypeError, ValueError):
+        data = read_file_buffer(src)[0]
+    except (OSError, TypeError, ValueError, MemoryError):
         data = None
-    if data is not None and data[:2] != b"\x1f\x8b":
-        cols = _scan.scan_predictions(data)
-        if cols is not None and _columns(out, cols):
-            out.data = data
-            return out
+    if data is not None and bytes(data[:2]) != b"\x1f\x8b" and _columns(out, data, num_threads):
+        out.data = data
+        return out
     out.objects = read_json(src, "predictions")
     out.n = len(out.objects) if isinstance(out.objects, list) else 0
     return out
 
 
-def _columns(out: Predictions, cols: dict) -> bool:
-    """Take the scanned columns; False when they are outside what the native
-    path evaluates (boxes or masks in some predictions only, non-finite
-    numbers)."""
+#: a JSON empty array, whitespace around and inside it
+_EMPTY_LIST = re.compile(rb"[ \t\n\r]*\[[ \t\n\r]*\][ \t\n\r]*")
+
+
+def _columns(out: Predictions, data: np.ndarray, num_threads: Optional[int]) -> bool:
+    """Scan ``data`` into the columns of ``out`` (``data`` left intact: the
+    counts are copied out, unescaped); False when it is outside the schema
+    or what the native path evaluates (boxes or masks in some predictions
+    only, non-finite numbers)."""
+    from .._parallel import resolve_threads
+    from ..instance import _scan_results
+
+    threads = resolve_threads(num_threads)
+    cols = _scan_results.scan_results(data, threads, other_keys=True, _escaped=True) if len(data) else None
+    if cols is None:
+        if not _EMPTY_LIST.fullmatch(memoryview(data)):
+            return False
+        z = np.zeros(0, np.int64)
+        cols = {"image_id": z, "category_id": z, "score": np.zeros(0), "bbox": np.zeros((0, 4)), "seg_h": z,
+                "seg_w": z, "counts_start": z, "counts_len": z, "present": np.zeros(0, np.uint8)}
     present = cols["present"]
     n = len(present)
     if n and not (present == present[0]).all():
@@ -181,10 +192,15 @@ def _columns(out: Predictions, cols: dict) -> bool:
     out.has_segmentation = bool(n) and bool(present[0] & 16)
     out.image_id, out.category_id, out.score = cols["image_id"], cols["category_id"], cols["score"]
     out.bbox = cols["bbox"]
-    out.seg_h, out.seg_w = cols["seg_h"], cols["seg_w"]
-    out.counts, out.counts_start, out.counts_len = cols["counts"], cols["counts_start"], cols["counts_len"]
     if not (np.isfinite(out.score).all() and np.isfinite(out.bbox).all()):
         return False
+    out.seg_h, out.seg_w = cols["seg_h"], cols["seg_w"]
+    out.counts_start, out.counts_len = cols["counts_start"], cols["counts_len"]
+    if out.has_segmentation:
+        out.counts = _scan_results.gather_counts(data, out.counts_start, out.counts_len, cols["counts_esc"], 0,
+                                                 threads)
+    else:
+        out.counts = np.zeros(1, np.uint8)
     out.n = n
     out.fast = True
     return True

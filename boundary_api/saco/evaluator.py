@@ -178,7 +178,7 @@ class CGF1Evaluator:
         assert len(self._files) > 0, "No ground truth provided for evaluation."
         if self.verbose:
             print(f"Loading predictions from {pred_file}")
-        preds = read_predictions(pred_file)
+        preds = read_predictions(pred_file, self.num_threads)
         if self.verbose:
             print(f"Loaded {preds.n} predictions")
         result = self._evaluate_predictions(preds)

@@ -104,7 +104,7 @@ def evaluate_saco_files(gt: Union[str, os.PathLike, Sequence], dt, iou_types: Se
         with contextlib.redirect_stdout(io.StringIO()):  # (the official constructor's loading lines)
             ev = CGF1Evaluator(gts, types[0], dilation_ratio=dilation_ratio, strict=strict,
                                num_threads=num_threads)
-        preds = read_predictions(dt)
+        preds = read_predictions(dt, num_threads)
         read_seconds = time.time() - tic
         out = []
         for t in types:
