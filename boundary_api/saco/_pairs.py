@@ -194,11 +194,17 @@ def _ious(sel: PairSelection, preds, gts: list, todo: np.ndarray, iou_type: str,
         if mode == 0:
             gb, db = gm, dm
         else:
+            # the boundaries of both sides are made inside the IoU step from the masks it
+            # decodes anyway and used as runs (one decode each, no string written and read)
             ratio = check_dilation_ratio(dilation_ratio)
-            gb = _combined(gts, g_rows, g_file, lambda cols, r: cols.boundary_spans(r, ratio, threads))
-            db = _rle.StringTable([])
+            gb = db = _rle.StringTable([])
+            gw = np.zeros(G, np.int64)
+            for f, cols in enumerate(gts):
+                m = g_file == f
+                gw[m] = cols.width[g_rows[m]]
             dw = np.ascontiguousarray(preds.seg_w[d_rows])
-            extra = (dw, dilation_pixels_array(dh, dw, ratio))
+            extra = (dw, dilation_pixels_array(dh, dw, ratio), gw, dilation_pixels_array(gh, gw, ratio), None,
+                     False)
     G_p = np.diff(pair_g)
     cost = (8.0 * nd * G_p + nd + G_p).astype(np.float64)
     ranges = split_by_cost(cost, threads * 16 if threads > 1 else 1)

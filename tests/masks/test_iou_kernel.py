@@ -4,7 +4,8 @@ Boundary AP's IoU of a pair is min(mask IoU, boundary IoU) (plain mask IoU,
 over the detection's area, for a crowd ground truth); the boundaries are the
 OpenCV definition (``masks.reference.boundary_of_width``).  Covered here, for
 every mode that extracts boundaries inside the kernel (3, with the ground
-truths' boundaries made there too or read as strings): masks whose boxes
+truths' boundaries made there too, their strings handed back or not, or read
+as strings): masks whose boxes
 overlap only in part (the intersections skip the columns outside the
 overlap), masks spanning the whole image height (a boundary run then goes on
 from one column into the next), masks too small for the erosion (the
@@ -67,7 +68,9 @@ def _expected(dts, gts, crowd, d):
 
 
 @pytest.mark.parametrize("h,w,d", [(37, 29, 2), (64, 70, 3), (130, 66, 5), (9, 200, 1), (3, 4, 2)])
-@pytest.mark.parametrize("fresh", [True, False])
+# fresh: the ground truths' boundaries made in the kernel (their strings handed
+# back, or with "no strings" only used there), else read as strings
+@pytest.mark.parametrize("fresh", [True, False, "no strings"])
 def test_boundary_ious_equal_the_dense_oracle(h, w, d, fresh):
     _check_boundary_scene(h, w, d, fresh, h * 1000 + w + d)
 
@@ -98,7 +101,7 @@ def bitset_budgets():
 # budget runs out after some ground truths; no bitsets at all.
 @pytest.mark.parametrize("tile_words,pair_words", [(None, None), (12, None), (None, 0), (None, 150), (40, 300)])
 @pytest.mark.parametrize("h,w,d", [(200, 61, 4), (129, 90, 7), (70, 33, 1)])
-@pytest.mark.parametrize("fresh", [True, False])
+@pytest.mark.parametrize("fresh", [True, False, "no strings"])
 def test_boundary_ious_on_bitsets_and_runs_equal_the_dense_oracle(h, w, d, fresh, tile_words, pair_words,
                                                                  bitset_budgets):
     bitset_budgets(tile_words, pair_words)
@@ -122,12 +125,16 @@ def _check_boundary_scene(h, w, d, fresh, seed):
     pair_o = np.array([0, 9 * D, 9 * D], np.int64)
     out = np.full(9 * D, -1.0)
     extra = (ww(G), dd(G)) if fresh else ()
+    if fresh == "no strings":
+        extra += (None, False)
     res = _iou.iou_pairs(3, _rle.StringTable(gc), gb, hh(G), crowd, np.zeros((G, 4)),
                          _rle.StringTable(dc), _rle.StringTable([]), hh(D), np.zeros((D, 4)),
                          pair_g, pair_d, pair_o, out, 0, 2, ww(D), dd(D), *extra)
     exp, bg = _expected(dts, gts[:9], crowd[:9], d)
     assert np.array_equal(out.reshape(D, 9), exp)
-    if fresh:
+    if fresh == "no strings":
+        assert res[1] == b"" and not res[2].any()
+    elif fresh:
         _, buf, offs = res
         # every ground truth's boundary (crowd ones and those of the pair
         # without detections too), as pycocotools encodes the OpenCV boundary

@@ -55,7 +55,7 @@ def iou_pairs(int mode,
               double[:] out, Py_ssize_t lo, Py_ssize_t hi,
               const int64_t[:] dt_w=None, const int64_t[:] dt_d=None,
               const int64_t[:] gt_w=None, const int64_t[:] gt_d=None,
-              uint8_t[:] dt_status=None):
+              uint8_t[:] dt_status=None, bint gt_strings=True):
     """The IoU step for pairs ``lo .. hi-1`` (runs without the GIL).
 
     Pair ``p`` owns ground truths ``pair_g[p] .. pair_g[p+1]-1`` and detections
@@ -75,7 +75,8 @@ def iou_pairs(int mode,
     of every ground truth): ``gt_bnd`` is not read; the boundary of every
     ground truth of the pairs (crowd ones and those of pairs without
     detections included) is extracted from the mask decoded here, used as
-    runs, and encoded once for the per-annotation cache.
+    runs, and encoded once for the per-annotation cache (not with
+    ``gt_strings`` false: the returned buffer is then empty).
 
     ``dt_status`` given (modes 0 and 3, with ``dt_w``): the detections'
     strings are checked where they are decoded instead of trusted:
@@ -193,7 +194,7 @@ def iou_pairs(int mode,
                         break
                     gg[3] = gb.n - gg[2]
                     gg[5] = _area(gb.data + gg[2], gg[3])
-                    if _encode(gb.data + gg[2], gg[3], gt_h[g0 + g] * gt_w[g0 + g], &enc) != 0:
+                    if gt_strings and _encode(gb.data + gg[2], gg[3], gt_h[g0 + g] * gt_w[g0 + g], &enc) != 0:
                         err = 1
                         break
                     of[g0 + g - gbase + 1] = enc.n
