@@ -187,3 +187,75 @@ def test_threads_and_repeated_evaluations_do_not_change_the_numbers(iou_type):
     b, _ = quiet(two.evaluate, DT)
     c, _ = quiet(two.evaluate, DT)  # (the ground truths' bands cached by the first)
     assert a == b == c
+
+
+def _outcome(cls, gt, dt, iou_type):
+    try:
+        ev, _ = quiet(cls, gt, iou_type)
+        return quiet(ev.evaluate, dt)[0]
+    except Exception as exc:  # noqa: BLE001 - compared between the paths
+        return type(exc).__name__
+
+
+@pytest.mark.parametrize("iou_type", ["segm", "boundary"])
+@pytest.mark.parametrize("where", ["pair with ground truth", "pair without ground truth"])
+@pytest.mark.parametrize("how", ["truncated counts", "other size"])
+def test_a_malformed_prediction_mask_is_left_to_the_per_pair_path(tmp_path, caplog, iou_type, where, how):
+    """A prediction the evaluation decodes (score >= 0.5, an evaluated pair) whose RLE is
+    malformed or covers another size than its own: the native path finds it where it
+    decodes it (the IoU step, or before it for pairs without ground truth) and leaves
+    the input to the per-pair path, whose outcome (pycocotools' structure) it is."""
+    import logging
+
+    from boundary_api.saco.synthetic import gold_like
+
+    from .test_goldens import PerPair
+
+    gts, preds = gold_like(40, seed=5, height=48, width=64)
+    paths = []
+    for n, g in enumerate(gts):
+        paths.append(str(tmp_path / f"gt{n}.json"))
+        with open(paths[-1], "w") as f:
+            json.dump(g, f)
+    with_gt = set.union(*({a["image_id"] for a in g["annotations"] if not a["iscrowd"]} for g in gts))
+    ev, _ = quiet(CGF1Evaluator, paths, iou_type)
+    pairs = set(ev.eval_img_ids)
+    cats = {c["id"] for c in gts[0]["categories"]}
+    k = next(i for i, p in enumerate(preds) if p["score"] >= 0.5 and p["image_id"] in pairs
+             and p["category_id"] in cats and (p["image_id"] in with_gt) == (where == "pair with ground truth"))
+    seg = preds[k]["segmentation"]
+    if how == "truncated counts":
+        seg["counts"] = seg["counts"][:len(seg["counts"]) // 2]
+    else:
+        seg["size"] = [seg["size"][0] + 1, seg["size"][1]]
+    dt = tmp_path / "p.json"
+    dt.write_text(json.dumps(preds))
+    with caplog.at_level(logging.INFO, logger="boundary_api.saco.evaluator"):
+        got = _outcome(CGF1Evaluator, paths, str(dt), iou_type)
+    assert "per-pair path (prediction" in caplog.text and "malformed RLE" in caplog.text
+    assert got == _outcome(PerPair, paths, str(dt), iou_type)
+
+
+@pytest.mark.parametrize("bad", [None, 1, 2])
+def test_files_read_side_by_side_print_and_fail_as_one_after_the_other(tmp_path, bad):
+    """With several threads the ground truths are read side by side: the same lines in
+    the same order, and the first bad file's error, as when read one after the other."""
+    paths = list(GT)
+    if bad is not None:
+        paths[bad] = str(tmp_path / "bad.json")
+        with open(paths[bad], "w") as f:
+            f.write('{"images": [{"id": 1, "is_instance_exhaustive": true}], "annotations": [')
+
+    def outcome(threads):
+        out = io.StringIO()
+        try:
+            with contextlib.redirect_stdout(out):
+                ev = CGF1Evaluator(paths, num_threads=threads)
+            got = ev.eval_img_ids
+        except Exception as exc:  # noqa: BLE001 - compared between thread counts
+            got = (type(exc).__name__, str(exc))
+        return got, [line for line in out.getvalue().splitlines() if not line.startswith("Done (t=")]
+
+    one, two = outcome(1), outcome(2)
+    assert one == two
+    assert len(one[1]) == 3 * 3 if bad is None else isinstance(one[0], tuple)
