@@ -28,7 +28,7 @@ from ..instance._columns import read_file_buffer
 from ..instance._files import input_name
 from ..instance._gt_columns import GroundTruthColumns, load_ground_truth_columns
 
-__all__ = ["GroundTruthFile", "Predictions", "read_predictions", "exhaustive_flag"]
+__all__ = ["GroundTruthFile", "Predictions", "read_predictions", "exhaustive_flag", "exhaustive_flags"]
 
 log = logging.getLogger(__name__)
 
@@ -86,6 +86,15 @@ class GroundTruthFile:
         """Drop the file's bytes kept for a pipe (the columns keep what they need)."""
         if isinstance(self.source, InputBytes) and self.columns is not None:
             self.source = self.name
+
+
+def exhaustive_flags(images: list, name: str) -> list:
+    """:func:`exhaustive_flag` of each image, in order (its error at the first image
+    without the key)."""
+    try:
+        return [bool(img["is_instance_exhaustive"]) for img in images]
+    except KeyError:
+        return [exhaustive_flag(img, name) for img in images]
 
 
 def exhaustive_flag(img: Any, name: str) -> bool:

@@ -18,7 +18,7 @@ from typing import List, Optional, Union
 
 import numpy as np
 
-from ._inputs import (GroundTruthFile, Predictions, exhaustive_flag, read_predictions, suspect as _suspect,
+from ._inputs import (GroundTruthFile, Predictions, exhaustive_flags, read_predictions, suspect as _suspect,
                       warn_unknown_ids)
 from ._pairs import NotNative, score_pairs, select_pairs
 from .metrics import TN, accumulate, eval_img_entry, iou_thresholds, result_dict, select_best, summarize
@@ -102,12 +102,12 @@ class CGF1Evaluator:
             self.coco_evals  # noqa: B018 - (its exceptions are the official constructor's)
         exclude = set()
         for gt in self._files[1:]:
-            for img in _images(gt):
-                if not exhaustive_flag(img, gt.name):
-                    exclude.add(img["id"])
+            images = _images(gt)
+            exclude.update(img["id"] for img, flag in zip(images, exhaustive_flags(images, gt.name)) if not flag)
         first = self._files[0]
-        self.eval_img_ids = [img["id"] for img in _images(first)
-                             if exhaustive_flag(img, first.name) and img["id"] not in exclude]
+        images = _images(first)
+        self.eval_img_ids = [img["id"] for img, flag in zip(images, exhaustive_flags(images, first.name))
+                             if flag and img["id"] not in exclude]
 
     # ------------------------------------------------------------ pycocotools' objects
     @property
@@ -328,11 +328,12 @@ class Result:
 
 
 def _read_files(paths: list, threads: int) -> List[GroundTruthFile]:
-    """Each ground truth read (:class:`GroundTruthFile`), several side by side on up to
-    ``threads`` threads (each file's own scan then on ``threads // len(paths)``: one
-    thread per file scans with less work than a split scan); the loading lines
-    printed in file order, and the first file's error, in order, raised, as
-    reading them one after the other prints and raises."""
+    """Each ground truth read (:class:`GroundTruthFile`), several side by side (each
+    file's own scan then on ``threads // len(paths)`` threads: one thread per file
+    scans with less work than a split scan); the loading lines printed in file
+    order, and the first file's error, in order, raised, as reading them one after
+    the other prints and raises.  Up to ``2 * threads`` files are read at once (three
+    files on two cores: the system shares the cores out, and all end together)."""
     if threads <= 1 or len(paths) <= 1:
         return [GroundTruthFile(p, threads) for p in paths]
     from concurrent.futures import ThreadPoolExecutor
@@ -344,7 +345,7 @@ def _read_files(paths: list, threads: int) -> List[GroundTruthFile]:
         except Exception as exc:  # noqa: BLE001 - raised below, in file order
             return None, lines, exc
 
-    with ThreadPoolExecutor(min(threads, len(paths))) as pool:
+    with ThreadPoolExecutor(min(2 * threads, len(paths))) as pool:
         done = list(pool.map(read, paths))
     files = []
     for gt, lines, exc in done:
