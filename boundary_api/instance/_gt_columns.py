@@ -89,6 +89,7 @@ class GroundTruthColumns:
         self.log: List[tuple] = []
         self.ignore_marks: List[tuple] = []
         self._masks = None        # (buffers, which, start, length) once made; False: cannot be
+        self._unchecked = False   # masks made, their RLE strings not yet checked (masks_ready)
         self._boundaries: Dict[float, list] = {}
         self._ids_unique: Optional[bool] = None
         #: the owner's cache counter (:attr:`AnnotationCache.computed`)
@@ -105,11 +106,46 @@ class GroundTruthColumns:
         return f"annotation id {int(self.ann_id[r])!r} (image {int(self.image_id[r])!r})"
 
     # --------------------------------------------------------------- masks
-    def masks_ready(self, num_threads: Optional[int] = None) -> bool:
+    def masks_ready(self, num_threads: Optional[int] = None, check: bool = True) -> bool:
         """Make every annotation's compressed RLE (once); False when some
-        annotation has no usable mask (the dict path then words the problem)."""
+        annotation has no usable mask (the dict path then words the problem).
+
+        With ``check`` false the RLE strings are not decoded to check them yet:
+        the caller checks them where it decodes them and hands the outcome to
+        :meth:`strings_ok` (a later call with ``check`` checks them all)."""
         if self._masks is None:
             self._masks = self._make_masks(resolve_threads(num_threads)) or False
+            self._unchecked = self._masks is not False
+        if check and self._unchecked:
+            self.strings_ok(num_threads=num_threads)
+        return self._masks is not False
+
+    def strings_ok(self, rows: Optional[np.ndarray] = None, status: Optional[np.ndarray] = None,
+                   num_threads: Optional[int] = None) -> bool:
+        """Whether every annotation's RLE string (masks made) decodes to its
+        image's pixels, once per file: ``status`` (0 good) is that of ``rows``
+        as found where they were decoded (``masks._iou.iou_pairs``'
+        ``gt_status``), the other strings are checked now.  False (the masks
+        then unusable) when one is not."""
+        if not self._unchecked or self._masks is False:
+            return self._masks is not False
+        todo = np.ones(self.n, bool)
+        if rows is not None:
+            if np.asarray(status).any():
+                todo[:] = False
+                self._masks = False
+            todo[np.asarray(rows, np.int64)] = False
+        rest = np.flatnonzero(todo & (self.seg_kind >= RLE_STRING))
+        if len(rest):
+            threads = resolve_threads(num_threads)
+            h = np.ascontiguousarray(self.height[rest])
+            w = np.ascontiguousarray(self.width[rest])
+            ranges = split_by_cost(self._masks[3][rest].astype(np.float64), threads * 4 if threads > 1 else 1)
+            bad = run_ranges(lambda lo, hi: bool(_rle.check_strings(self.mask_table(rest[lo:hi]), h[lo:hi],
+                                                                    w[lo:hi]).any()), ranges, threads)
+            if any(bad):
+                self._masks = False
+        self._unchecked = False
         return self._masks is not False
 
     def _make_masks(self, threads: int):
@@ -173,9 +209,7 @@ class GroundTruthColumns:
                 start[other] = offs[:-1]
                 length[other] = np.diff(offs)
                 buffers.append(b"".join(extra))
-            table = _rle.StringTable.from_buffers(buffers, which[rle], start[rle], length[rle])
-            if _rle.check_strings(table, np.ascontiguousarray(h[rle]), np.ascontiguousarray(w[rle])).any():
-                return None
+            # (the strings are checked by masks_ready / strings_ok)
         return buffers, which, start, length
 
     def mask_lengths(self, rows: np.ndarray) -> Optional[np.ndarray]:

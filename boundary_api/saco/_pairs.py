@@ -138,6 +138,11 @@ def score_pairs(sel: PairSelection, preds, gts: list, iou_type: str, iou_thrs: n
         run_ranges(lambda lo, hi: _match.match_counts(ious, pair_o, pw, pnd, e_pair, e_col, e_ng, thrs, out,
                                                       lo, hi), ranges, threads)
         tp[todo[k_idx], f_idx] = out
+    for f, cols in enumerate(gts):
+        # the ground truths' RLE strings the IoU step did not decode (all of them for
+        # boxes), checked now, once per file
+        if not cols.strings_ok(num_threads=threads):
+            raise NotNative(f"ground truth {f + 1} has a malformed RLE")
     return entry_scores(tp, np.broadcast_to(nd[:, None], (P, F)), ng)
 
 
@@ -159,8 +164,8 @@ def _ious(sel: PairSelection, preds, gts: list, todo: np.ndarray, iou_type: str,
     """The IoU matrices of the pairs ``todo``: each ``D x W`` (the pair's
     predictions against the ground truths of every file, file after file),
     row-major at ``pair_o``; ``col[k, f]``: where file ``f``'s columns start.
-    The masks of the predictions are checked where they are decoded
-    (:func:`_check_masks`)."""
+    The masks of the predictions and the ground truths are checked where they
+    are decoded (:func:`_check_masks`, ``GroundTruthColumns.strings_ok``)."""
     F = len(gts)
     ng = sel.num_gt()[todo]
     nd = sel.num_dt[todo]
@@ -213,20 +218,23 @@ def _ious(sel: PairSelection, preds, gts: list, todo: np.ndarray, iou_type: str,
         dbox = np.zeros((D, 4), np.float64)
         dw = np.ascontiguousarray(preds.seg_w[d_rows])
         status = np.full(D, 255, np.uint8)
+        gw = np.zeros(G, np.int64)
+        for f, cols in enumerate(gts):
+            m = g_file == f
+            gw[m] = cols.width[g_rows[m]]
+        # the ground truths' strings are checked where they are decoded too
+        gstatus = np.full(G, 255, np.uint8)
+        check = (gh * gw, gstatus)
         if mode == 0:
             gb, db = gm, dm
-            extra = (dw, None, None, None, status)
+            extra = (dw, None, None, None, status, True) + check
         else:
             # the boundaries of both sides are made inside the IoU step from the masks it
             # decodes anyway and used as runs (one decode each, no string written and read)
             ratio = check_dilation_ratio(dilation_ratio)
             gb = db = _rle.StringTable([])
-            gw = np.zeros(G, np.int64)
-            for f, cols in enumerate(gts):
-                m = g_file == f
-                gw[m] = cols.width[g_rows[m]]
             extra = (dw, dilation_pixels_array(dh, dw, ratio), gw, dilation_pixels_array(gh, gw, ratio), status,
-                     False)
+                     False) + check
     G_p = np.diff(pair_g)
     cost = (8.0 * nd * G_p + nd + G_p).astype(np.float64)
     ranges = split_by_cost(cost, threads * 16 if threads > 1 else 1)
@@ -234,6 +242,10 @@ def _ious(sel: PairSelection, preds, gts: list, todo: np.ndarray, iou_type: str,
                                              pair_o, out, lo, hi, *extra), ranges, threads)
     if status is not None:
         _check_masks(preds, d_rows, status)
+        for f, cols in enumerate(gts):
+            m = g_file == f
+            if not cols.strings_ok(g_rows[m], gstatus[m], threads):
+                raise NotNative(f"ground truth {f + 1} has a malformed RLE")
     return out, pair_o, col
 
 

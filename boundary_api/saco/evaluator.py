@@ -255,6 +255,9 @@ class CGF1Evaluator:
         files = self._files
         if not self.eval_img_ids:
             raise NotNative("no pair to evaluate")
+        for gt in files:
+            if not gt.columns.masks_ready(self.num_threads, check=False):
+                raise NotNative(f"{gt.name} has a malformed RLE")
         pair_ids = np.asarray(self.eval_img_ids, np.int64)
         # pycocotools' loadRes: a pair's predictions against a file without the pair
         with_preds = np.isin(pair_ids, preds.image_id)

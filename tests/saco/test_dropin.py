@@ -259,3 +259,38 @@ def test_files_read_side_by_side_print_and_fail_as_one_after_the_other(tmp_path,
     one, two = outcome(1), outcome(2)
     assert one == two
     assert len(one[1]) == 3 * 3 if bad is None else isinstance(one[0], tuple)
+
+
+@pytest.mark.parametrize("iou_type", ["segm", "bbox", "boundary"])
+@pytest.mark.parametrize("where", ["pair with predictions", "pair without predictions", "crowd annotation"])
+def test_a_malformed_ground_truth_mask_is_left_to_the_per_pair_path(tmp_path, caplog, iou_type, where):
+    """A ground-truth RLE that does not decode to its image's pixels, in the second
+    annotator's file: the native path checks the strings where the IoU step decodes
+    them and the others after it (all of them for boxes), and leaves the input to the
+    per-pair path, whose outcome it is."""
+    import logging
+
+    from boundary_api.saco.synthetic import gold_like
+
+    from .test_goldens import PerPair
+
+    gts, preds = gold_like(40, seed=9, height=40, width=56)
+    with_preds = {p["image_id"] for p in preds if p["score"] >= 0.5}
+    anns = gts[1]["annotations"]
+    if where == "crowd annotation":
+        k = next(i for i, a in enumerate(anns) if a["iscrowd"])
+    else:
+        k = next(i for i, a in enumerate(anns) if not a["iscrowd"]
+                 and (a["image_id"] in with_preds) == (where == "pair with predictions"))
+    anns[k]["segmentation"]["counts"] = anns[k]["segmentation"]["counts"][:-1]
+    paths = []
+    for n, g in enumerate(gts):
+        paths.append(str(tmp_path / f"gt{n}.json"))
+        with open(paths[-1], "w") as f:
+            json.dump(g, f)
+    dt = tmp_path / "p.json"
+    dt.write_text(json.dumps(preds))
+    with caplog.at_level(logging.INFO, logger="boundary_api.saco.evaluator"):
+        got = _outcome(CGF1Evaluator, paths, str(dt), iou_type)
+    assert "per-pair path (ground truth 2 has a malformed RLE)" in caplog.text
+    assert got == _outcome(PerPair, paths, str(dt), iou_type)

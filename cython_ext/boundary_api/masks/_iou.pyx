@@ -77,7 +77,8 @@ def iou_pairs(int mode,
               double[:] out, Py_ssize_t lo, Py_ssize_t hi,
               const int64_t[:] dt_w=None, const int64_t[:] dt_d=None,
               const int64_t[:] gt_w=None, const int64_t[:] gt_d=None,
-              uint8_t[:] dt_status=None, bint gt_strings=True):
+              uint8_t[:] dt_status=None, bint gt_strings=True, const int64_t[:] gt_pixels=None,
+              uint8_t[:] gt_status=None):
     """The IoU step for pairs ``lo .. hi-1`` (runs without the GIL).
 
     Pair ``p`` owns ground truths ``pair_g[p] .. pair_g[p+1]-1`` and detections
@@ -109,6 +110,12 @@ def iou_pairs(int mode,
     (those of pairs with a ground truth), and a bad one is skipped (its row
     of IoUs stays as ``out`` held it) rather than raising.
 
+    ``gt_pixels`` and ``gt_status`` given (modes 0 and 3): the ground truths'
+    strings are checked where they are decoded: ``gt_status[k]`` becomes 0
+    (good), 1 (malformed) or 2 (not ``gt_pixels[k]`` pixels) for every ground
+    truth decoded (those of pairs with a detection), and a bad one is taken as
+    an empty mask (its column of IoUs is then 0) rather than raising.
+
     Returns the number of detection boundaries extracted (mode 3); with
     ``gt_w``, ``(that number, buffer, offsets)``: ground truth
     ``pair_g[lo] + i``'s boundary string is ``buffer[offsets[i]:offsets[i + 1]]``
@@ -132,6 +139,7 @@ def iou_pairs(int mode,
     cdef int fresh = gt_w is not None
     cdef int late = fresh and not gt_strings
     cdef int checking = dt_status is not None
+    cdef int gt_checking = gt_status is not None
     cdef int64_t tot
     cdef int64_t gbase = 0
     cdef int64_t[:] of
@@ -159,6 +167,9 @@ def iou_pairs(int mode,
     if checking and ((mode != 0 and mode != 3) or dt_status.shape[0] < dt_h.shape[0]
                      or dt_w is None or dt_w.shape[0] < dt_h.shape[0]):
         raise ValueError("iou_pairs: dt_status is for modes 0 and 3, one per detection, with dt_w")
+    if gt_checking and ((mode != 0 and mode != 3) or gt_pixels is None or gt_status.shape[0] < gt_h.shape[0]
+                        or gt_pixels.shape[0] < gt_h.shape[0]):
+        raise ValueError("iou_pairs: gt_status is for modes 0 and 3, one per ground truth, with gt_pixels")
     if mode == 3:
         if dt_w is None or dt_d is None or dt_w.shape[0] < dt_h.shape[0] or dt_d.shape[0] < dt_h.shape[0]:
             raise ValueError("iou_pairs mode 3 needs dt_w and dt_d for every detection")
@@ -203,7 +214,15 @@ def iou_pairs(int mode,
             for g in range(G):
                 gg = goff + _GSLOTS * g
                 gg[0] = gm.n
-                if _decode(gt_mask.ptr[g0 + g], gt_mask.size[g0 + g], &gm) < 0:
+                tot = _decode(gt_mask.ptr[g0 + g], gt_mask.size[g0 + g], &gm)
+                if gt_checking:
+                    # (the ground truth's check, done here on the one decode)
+                    if tot < 0 or tot != gt_pixels[g0 + g]:
+                        gt_status[g0 + g] = 1 if tot < 0 else 2
+                        gm.n = gg[0]   # (an empty mask)
+                    else:
+                        gt_status[g0 + g] = 0
+                elif tot < 0:
                     err = 2
                     break
                 gg[1] = gm.n - gg[0]
