@@ -294,3 +294,28 @@ def test_a_malformed_ground_truth_mask_is_left_to_the_per_pair_path(tmp_path, ca
         got = _outcome(CGF1Evaluator, paths, str(dt), iou_type)
     assert "per-pair path (ground truth 2 has a malformed RLE)" in caplog.text
     assert got == _outcome(PerPair, paths, str(dt), iou_type)
+
+
+def test_evaluate_saco_files_reads_the_predictions_beside_the_ground_truths(tmp_path):
+    """With threads the predictions are read while the ground truths are: the same
+    values, and the same error (the ground truth's first when both are bad)."""
+    bad = tmp_path / "bad.json"
+    bad.write_text('[{"image_id": 1,')
+    bad_gt = tmp_path / "bad_gt.json"
+    bad_gt.write_text('{"images": [')
+
+    def outcome(gt, dt, threads):
+        try:
+            return [r.metrics for r in evaluate_saco_files(gt, dt, ["segm"], num_threads=threads, strict=False)]
+        except Exception as exc:  # noqa: BLE001 - compared between thread counts
+            return type(exc).__name__, str(exc)
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        for gt, dt in ((GT, DT), (GT, str(bad)), ([GT[0], str(bad_gt)], str(bad)), ([GT[0], str(bad_gt)], DT)):
+            one, two = outcome(gt, dt, 1), outcome(gt, dt, 2)
+            assert one == two
+            if gt is not GT:
+                assert isinstance(one, tuple) and "bad_gt.json" in one[1]
+            elif dt != DT:
+                assert isinstance(one, tuple) and "bad.json" in one[1]
