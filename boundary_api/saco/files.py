@@ -105,11 +105,11 @@ def evaluate_saco_files(gt: Union[str, os.PathLike, Sequence], dt, iou_types: Se
         with contextlib.ExitStack() as stack:
             pending = None
             if resolve_threads(num_threads) > 1:
-                # the predictions read while the ground truths are (an error of the
-                # ground truths is still the one raised)
+                # the predictions read (on one thread: the others read the ground truths)
+                # while the ground truths are; an error of theirs is still the one raised
                 from concurrent.futures import ThreadPoolExecutor
 
-                pending = stack.enter_context(ThreadPoolExecutor(1)).submit(read_predictions, dt, num_threads)
+                pending = stack.enter_context(ThreadPoolExecutor(1)).submit(read_predictions, dt, 1)
             with contextlib.redirect_stdout(io.StringIO()):  # (the official constructor's loading lines)
                 ev = CGF1Evaluator(gts, types[0], dilation_ratio=dilation_ratio, strict=strict,
                                    num_threads=num_threads)
