@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import json
 import logging
+import threading
 from collections import defaultdict
 from typing import Dict, List, Optional, Tuple
 
@@ -32,6 +33,9 @@ from ._checks import _MAX_COORD
 __all__ = ["GroundTruthColumns", "load_ground_truth_columns"]
 
 log = logging.getLogger(__name__)
+
+#: one decode of lazily read images at a time (their first readers may be threads)
+_LAZY = threading.Lock()
 
 #: ``seg_kind`` codes of the scanner
 NO_SEGMENTATION, POLYGONS, RLE_STRING, RLE_COUNTS = 0, 1, 2, 3
@@ -56,7 +60,9 @@ class GroundTruthColumns:
         Size of each annotation's image.
     images, categories : list of dict
         The ground truth's ``images`` and ``categories``, as the JSON parser
-        gives them (the very objects later found in ``dataset``).
+        gives them (the very objects later found in ``dataset``); the images
+        decoded when first read where the file was loaded with
+        ``lazy_images`` (:func:`load_ground_truth_columns`).
     log : list of (str, ndarray)
         Evaluations run on the columns: iouType and the selected rows, in
         order (what pycocotools' ``_prepare`` would have changed in the dicts).
@@ -70,7 +76,7 @@ class GroundTruthColumns:
                  height: np.ndarray, width: np.ndarray, source: str):
         self.buf = buf
         self.source = source
-        self.images = images
+        self._images = images
         self.categories = categories
         self.n = len(cols["ann_id"])
         self.ann_id = cols["ann_id"]
@@ -101,6 +107,29 @@ class GroundTruthColumns:
             ids = np.sort(self.ann_id)
             self._ids_unique = not bool((ids[1:] == ids[:-1]).any())
         return self._ids_unique
+
+    @property
+    def images(self) -> list:
+        if self._images is None:
+            with _LAZY:
+                if self._images is None:
+                    from .._io import loads_json
+
+                    self._images = loads_json(self.images_json())
+        return self._images
+
+    @images.setter
+    def images(self, value: list) -> None:
+        self._images = value
+
+    def images_json(self) -> bytes:
+        """The text of the file's ``images`` array."""
+        s, e = (int(v) for v in self._cols["images_span"])
+        return bytes(self.buf[s:e])
+
+    def image_ids(self) -> np.ndarray:
+        """The ``id`` of every image entry (int64), in file order."""
+        return self._cols["img_id"]
 
     def describe(self, r: int) -> str:
         return f"annotation id {int(self.ann_id[r])!r} (image {int(self.image_id[r])!r})"
@@ -395,8 +424,8 @@ def ground_truths_by_pair(anns: list, rows: np.ndarray) -> defaultdict:
     return out
 
 
-def load_ground_truth_columns(path, source: str, lvis: bool = False,
-                              num_threads: Optional[int] = None) -> Optional[GroundTruthColumns]:
+def load_ground_truth_columns(path, source: str, lvis: bool = False, num_threads: Optional[int] = None,
+                              lazy_images: bool = False) -> Optional[GroundTruthColumns]:
     """Scan and check a ground-truth file into :class:`GroundTruthColumns`.
 
     Parameters
@@ -417,6 +446,11 @@ def load_ground_truth_columns(path, source: str, lvis: bool = False,
         reads results); the columns do not depend on it.  While other
         threads scan the annotations, this one decodes the images and
         categories that come before them in the file.
+    lazy_images : bool, optional
+        Decode the ``images`` when first read (:attr:`GroundTruthColumns.images`),
+        not now (not for LVIS, whose images are checked on load): the scan has
+        validated their JSON, and a caller that needs only some of their values
+        (:meth:`GroundTruthColumns.images_json`) then builds no dict of them.
 
     Returns
     -------
@@ -440,12 +474,15 @@ def load_ground_truth_columns(path, source: str, lvis: bool = False,
     if buf is None:
         return None  # (the file changed size while read: the general path reads it)
     decoded: dict = {}
+    lazy = lazy_images and not lvis
 
     def decode_early(spans: dict) -> None:
         # while other threads scan the annotations: the images and categories
         # already scanned (msgspec's import and decoding hold the GIL, the scan not)
         # (what it raises is raised, or refused, where the one-thread path decodes)
         for key, (s, e) in spans.items():
+            if lazy and key == "images_span":
+                continue
             try:
                 decoded[key] = (s, e, loads_json(bytes(buf[s:e])), None)
             except Exception as exc:  # noqa: BLE001 - kept for later, see above
@@ -456,6 +493,9 @@ def load_ground_truth_columns(path, source: str, lvis: bool = False,
         return None
     values = []
     for key in ("images_span", "categories_span"):
+        if lazy and key == "images_span":
+            values.append(None)  # (an array: the scan saw its brackets)
+            continue
         s, e = (int(v) for v in cols[key])
         early = decoded.get(key)
         try:
@@ -469,7 +509,7 @@ def load_ground_truth_columns(path, source: str, lvis: bool = False,
             return None
         values.append(value)
     images, categories = values
-    if type(images) is not list or type(categories) is not list:
+    if (images is not None and type(images) is not list) or type(categories) is not list:
         return None
     if lvis:
         if not _lvis_images_and_categories(images, categories):

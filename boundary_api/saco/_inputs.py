@@ -18,7 +18,7 @@ from __future__ import annotations
 import logging
 import re
 import time
-from typing import Any, Optional
+from typing import Any, List, Optional
 
 import numpy as np
 
@@ -44,7 +44,9 @@ class GroundTruthFile:
         The annotations as columns, masks made; None when the file is outside
         the column schema (``dataset`` then holds the decoded JSON).
     images, categories : list
-        The file's ``images`` and ``categories`` (the very objects of the file).
+        The file's ``images`` and ``categories`` (the very objects of the file;
+        read as columns, the images are decoded when first read: the native
+        evaluation needs only their ids and exhaustive flags).
     dataset : dict or None
         The decoded file, when read without columns.
     """
@@ -54,7 +56,7 @@ class GroundTruthFile:
         self.source = read_once(path, "ground truth")
         say("loading annotations into memory...")
         tic = time.time()
-        cols = load_ground_truth_columns(self.source, self.name, num_threads=num_threads)
+        cols = load_ground_truth_columns(self.source, self.name, num_threads=num_threads, lazy_images=True)
         # (the RLE strings are checked where the evaluation decodes them: _pairs)
         if cols is not None and not cols.masks_ready(num_threads, check=False):
             cols = None
@@ -66,18 +68,37 @@ class GroundTruthFile:
                 # pycocotools' COCO: the very assertion, naming the file
                 raise AssertionValueError(f"annotation file format {type(self.dataset)} not supported: {self.name} "
                                      "(a ground truth is a JSON object with 'images' and 'annotations')")
-            self.images = self.dataset.get("images")
             self.categories = self.dataset.get("categories")
         else:
-            self.images = cols.images
             self.categories = cols.categories
         say("Done (t={:0.2f}s)".format(time.time() - tic))
         say("creating index...")
         say("index created!")
 
+    @property
+    def images(self) -> Optional[list]:
+        return self.columns.images if self.columns is not None else self.dataset.get("images")
+
     def image_ids(self) -> list:
         """The ``id`` of every image entry, in file order."""
+        if self.columns is not None:
+            return self.columns.image_ids().tolist()
         return [img["id"] for img in self.images]
+
+    def flagged_ids(self, flag: bool) -> list:
+        """The ``id`` of every image entry whose :func:`exhaustive_flag` is ``flag``,
+        in file order (the flags of all entries first; an entry's ``id`` read only
+        where taken).  Read as columns, only that key of each entry is decoded and
+        no dict made."""
+        if self.columns is not None:
+            flags = _flags_of(self.columns.images_json())
+            if flags is not None and not any(f is _MISSING for f in flags):
+                return [i for i, f in zip(self.columns.image_ids().tolist(), flags) if bool(f) == flag]
+        images = self.images
+        if images is None:
+            raise KeyValueError(f"{self.name}: the ground truth has no 'images' (an SA-Co ground truth has one image "
+                                "entry per (image, noun phrase) pair)")
+        return [img["id"] for img, f in zip(images, exhaustive_flags(images, self.name)) if f == flag]
 
     def category_ids(self) -> list:
         """``sorted(getCatIds())``: the distinct category ids, sorted."""
@@ -87,6 +108,35 @@ class GroundTruthFile:
         """Drop the file's bytes kept for a pipe (the columns keep what they need)."""
         if isinstance(self.source, InputBytes) and self.columns is not None:
             self.source = self.name
+
+
+#: an image entry without ``is_instance_exhaustive``
+_MISSING = object()
+_FLAG_DECODER: list = []
+
+
+def _flags_of(images_json: bytes) -> Optional[list]:
+    """The ``is_instance_exhaustive`` value of each image entry of an ``images``
+    array (:data:`_MISSING` where absent) as ``json.loads`` gives it, without making
+    the entries' dicts (msgspec, skipping the other keys); None without msgspec or
+    where it refuses the text."""
+    if not _FLAG_DECODER:
+        try:
+            import msgspec
+
+            class _Flag(msgspec.Struct):
+                is_instance_exhaustive: Any = _MISSING
+
+            _FLAG_DECODER.append(msgspec.json.Decoder(List[_Flag]).decode)
+        except ImportError:  # pragma: no cover - msgspec is optional
+            _FLAG_DECODER.append(None)
+    decode = _FLAG_DECODER[0]
+    if decode is None:
+        return None
+    try:
+        return [img.is_instance_exhaustive for img in decode(images_json)]
+    except Exception:  # noqa: BLE001 - the dicts then say it
+        return None
 
 
 def exhaustive_flags(images: list, name: str) -> list:

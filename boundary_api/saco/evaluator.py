@@ -18,11 +18,11 @@ from typing import List, Optional, Union
 
 import numpy as np
 
-from ._inputs import (GroundTruthFile, Predictions, exhaustive_flags, read_predictions, suspect as _suspect,
+from ._inputs import (GroundTruthFile, Predictions, read_predictions, suspect as _suspect,
                       warn_unknown_ids)
 from ._pairs import NotNative, score_pairs, select_pairs
 from .metrics import TN, accumulate, eval_img_entry, iou_thresholds, result_dict, select_best, summarize
-from .._io import AssertionValueError, KeyValueError, warn_large_dilation_ratio
+from .._io import AssertionValueError, warn_large_dilation_ratio
 from .._parallel import resolve_threads
 from ..masks import _rle
 from ..masks.boundary import check_dilation_ratio
@@ -102,12 +102,8 @@ class CGF1Evaluator:
             self.coco_evals  # noqa: B018 - (its exceptions are the official constructor's)
         exclude = set()
         for gt in self._files[1:]:
-            images = _images(gt)
-            exclude.update(img["id"] for img, flag in zip(images, exhaustive_flags(images, gt.name)) if not flag)
-        first = self._files[0]
-        images = _images(first)
-        self.eval_img_ids = [img["id"] for img, flag in zip(images, exhaustive_flags(images, first.name))
-                             if flag and img["id"] not in exclude]
+            exclude.update(gt.flagged_ids(False))
+        self.eval_img_ids = [i for i in self._files[0].flagged_ids(True) if i not in exclude]
 
     # ------------------------------------------------------------ pycocotools' objects
     @property
@@ -156,7 +152,7 @@ class CGF1Evaluator:
         cats = [gt.category_ids() for gt in self._files]
         if any(c != cats[0] for c in cats[1:]):
             return "the ground truths have different categories"
-        ids = [img["id"] for img in _images(self._files[0])]
+        ids = self._files[0].image_ids()
         if len(set(ids)) != len(ids):
             return f"{self._files[0].name} repeats image ids"
         return None
@@ -358,11 +354,3 @@ def _read_files(paths: list, threads: int) -> List[GroundTruthFile]:
             raise exc
         files.append(gt)
     return files
-
-
-def _images(gt: GroundTruthFile) -> list:
-    images = gt.images
-    if images is None:
-        raise KeyValueError(f"{gt.name}: the ground truth has no 'images' (an SA-Co ground truth has one image entry "
-                            "per (image, noun phrase) pair)")
-    return images

@@ -319,3 +319,26 @@ def test_evaluate_saco_files_reads_the_predictions_beside_the_ground_truths(tmp_
                 assert isinstance(one, tuple) and "bad_gt.json" in one[1]
             elif dt != DT:
                 assert isinstance(one, tuple) and "bad.json" in one[1]
+
+
+def test_exhaustive_flags_of_any_json_value_are_python_truth_without_image_dicts(tmp_path):
+    """The pairs evaluated come from each image entry's ``is_instance_exhaustive`` as
+    the official code tests it (Python truth of the JSON value); read as columns, only
+    that key is decoded: the image dicts are made only when something reads them."""
+    values = [True, False, 0, 1, 2.5, 0.0, -0.0, "", "no", [], [0], {}, {"a": 0}, None, 10 ** 30]
+    gts = [json.load(open(p)) for p in GT]
+    for g in gts:
+        for k, img in enumerate(g["images"]):
+            img["is_instance_exhaustive"] = values[(k * 7 + len(g["annotations"])) % len(values)]
+    paths = []
+    for n, g in enumerate(gts):
+        paths.append(str(tmp_path / f"gt{n}.json"))
+        with open(paths[-1], "w") as f:
+            json.dump(g, f)
+    ev, _ = quiet(CGF1Evaluator, paths)
+    excluded = {img["id"] for g in gts[1:] for img in g["images"] if not img["is_instance_exhaustive"]}
+    want = [img["id"] for img in gts[0]["images"] if img["is_instance_exhaustive"] and img["id"] not in excluded]
+    assert ev.eval_img_ids == want and all(type(i) is int for i in ev.eval_img_ids)
+    quiet(ev.evaluate, DT)
+    assert all(gt.columns is not None and gt.columns._images is None for gt in ev._files)
+    assert ev._files[1].images == gts[1]["images"]  # (made now, as the file has them)
