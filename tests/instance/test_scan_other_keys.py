@@ -106,11 +106,17 @@ def predictions(draw):
     return objs, text.encode("utf-8")
 
 
-@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=20, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(predictions())
 def test_other_keys_are_skipped_and_the_five_equal_json_loads(case):
-    _, data = case
-    assert checked(data)
+    assert checked(case[1])
+
+
+@pytest.mark.slow
+@settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(predictions())
+def test_other_keys_are_skipped_and_the_five_equal_json_loads_more(case):
+    assert checked(case[1])
 
 
 @settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow])
