@@ -71,6 +71,8 @@ class GroundTruthFile:
             self.categories = self.dataset.get("categories")
         else:
             self.categories = cols.categories
+            # each image's is_instance_exhaustive (here: files are read side by side)
+            self._flags = _flags_of(cols.images_json())
         say("Done (t={:0.2f}s)".format(time.time() - tic))
         say("creating index...")
         say("index created!")
@@ -91,7 +93,7 @@ class GroundTruthFile:
         where taken).  Read as columns, only that key of each entry is decoded and
         no dict made."""
         if self.columns is not None:
-            flags = _flags_of(self.columns.images_json())
+            flags = self._flags
             if flags is not None and not any(f is _MISSING for f in flags):
                 return [i for i, f in zip(self.columns.image_ids().tolist(), flags) if bool(f) == flag]
         images = self.images

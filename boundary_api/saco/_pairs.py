@@ -109,7 +109,8 @@ def select_pairs(pair_ids: np.ndarray, cat_ids: Sequence[int], preds, gts: list,
 def score_pairs(sel: PairSelection, preds, gts: list, iou_type: str, iou_thrs: np.ndarray,
                 dilation_ratio: float = 0.02, num_threads: Optional[int] = None) -> EntryScores:
     """IoUs, matching and the per-entry numbers of every (pair, file): an
-    :class:`EntryScores` of shape ``(P, F)`` (thresholds last)."""
+    :class:`EntryScores` of shape ``(P, F)`` (thresholds last), without ``fp`` and
+    ``fn`` (:func:`.metrics.with_counts`)."""
     threads = resolve_threads(num_threads)
     P, F = sel.num_pairs, len(gts)
     thrs = np.ascontiguousarray(np.asarray(iou_thrs, np.float64))
@@ -143,7 +144,8 @@ def score_pairs(sel: PairSelection, preds, gts: list, iou_type: str, iou_thrs: n
         # boxes), checked now, once per file
         if not cols.strings_ok(num_threads=threads):
             raise NotNative(f"ground truth {f + 1} has a malformed RLE")
-    return entry_scores(tp, np.broadcast_to(nd[:, None], (P, F)), ng)
+    # (the false positives and negatives are made for the entries the oracle keeps)
+    return entry_scores(tp, np.broadcast_to(nd[:, None], (P, F)), ng, counts=False)
 
 
 def _check_masks(preds, rows: np.ndarray, status: Optional[np.ndarray] = None) -> None:

@@ -21,7 +21,8 @@ import numpy as np
 from ._inputs import (GroundTruthFile, Predictions, read_predictions, suspect as _suspect,
                       warn_unknown_ids)
 from ._pairs import NotNative, score_pairs, select_pairs
-from .metrics import TN, accumulate, eval_img_entry, iou_thresholds, result_dict, select_best, summarize
+from .metrics import (TN, accumulate, eval_img_entry, iou_thresholds, result_dict, select_best, summarize,
+                      with_counts)
 from .._io import AssertionValueError, warn_large_dilation_ratio
 from .._parallel import resolve_threads
 from ..masks import _rle
@@ -274,7 +275,8 @@ class CGF1Evaluator:
         scores = score_pairs(sel, preds, cols, self.iou_type, thrs, self.dilation_ratio, self.num_threads)
         best = select_best(scores.kind, scores.mean_f1) if len(files) > 1 else np.zeros(sel.num_pairs, np.int64)
         rows = np.arange(sel.num_pairs)
-        chosen = type(scores)(*(getattr(scores, k)[rows, best] for k in scores.__dataclass_fields__))
+        chosen = with_counts(type(scores)(*(None if getattr(scores, k) is None else getattr(scores, k)[rows, best]
+                                            for k in scores.__dataclass_fields__)))
         if self.verbose:
             print("Accumulating results")
         ev = accumulate(chosen, thrs)
