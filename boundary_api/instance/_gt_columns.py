@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import json
 import logging
+import threading
 from collections import defaultdict
 from typing import Dict, List, Optional, Tuple
 
@@ -32,6 +33,9 @@ from ._checks import _MAX_COORD
 __all__ = ["GroundTruthColumns", "load_ground_truth_columns"]
 
 log = logging.getLogger(__name__)
+
+#: one decode of lazily read images at a time (their first readers may be threads)
+_LAZY = threading.Lock()
 
 #: ``seg_kind`` codes of the scanner
 NO_SEGMENTATION, POLYGONS, RLE_STRING, RLE_COUNTS = 0, 1, 2, 3
@@ -56,7 +60,9 @@ class GroundTruthColumns:
         Size of each annotation's image.
     images, categories : list of dict
         The ground truth's ``images`` and ``categories``, as the JSON parser
-        gives them (the very objects later found in ``dataset``).
+        gives them (the very objects later found in ``dataset``); the images
+        decoded when first read where the file was loaded with
+        ``lazy_images`` (:func:`load_ground_truth_columns`).
     log : list of (str, ndarray)
         Evaluations run on the columns: iouType and the selected rows, in
         order (what pycocotools' ``_prepare`` would have changed in the dicts).
@@ -70,7 +76,7 @@ class GroundTruthColumns:
                  height: np.ndarray, width: np.ndarray, source: str):
         self.buf = buf
         self.source = source
-        self.images = images
+        self._images = images
         self.categories = categories
         self.n = len(cols["ann_id"])
         self.ann_id = cols["ann_id"]
@@ -89,6 +95,7 @@ class GroundTruthColumns:
         self.log: List[tuple] = []
         self.ignore_marks: List[tuple] = []
         self._masks = None        # (buffers, which, start, length) once made; False: cannot be
+        self._unchecked = False   # masks made, their RLE strings not yet checked (masks_ready)
         self._boundaries: Dict[float, list] = {}
         self._ids_unique: Optional[bool] = None
         #: the owner's cache counter (:attr:`AnnotationCache.computed`)
@@ -101,15 +108,73 @@ class GroundTruthColumns:
             self._ids_unique = not bool((ids[1:] == ids[:-1]).any())
         return self._ids_unique
 
+    @property
+    def images(self) -> list:
+        if self._images is None:
+            with _LAZY:
+                if self._images is None:
+                    from .._io import loads_json
+
+                    self._images = loads_json(self.images_json())
+        return self._images
+
+    @images.setter
+    def images(self, value: list) -> None:
+        self._images = value
+
+    def images_json(self) -> bytes:
+        """The text of the file's ``images`` array."""
+        s, e = (int(v) for v in self._cols["images_span"])
+        return bytes(self.buf[s:e])
+
+    def image_ids(self) -> np.ndarray:
+        """The ``id`` of every image entry (int64), in file order."""
+        return self._cols["img_id"]
+
     def describe(self, r: int) -> str:
         return f"annotation id {int(self.ann_id[r])!r} (image {int(self.image_id[r])!r})"
 
     # --------------------------------------------------------------- masks
-    def masks_ready(self, num_threads: Optional[int] = None) -> bool:
+    def masks_ready(self, num_threads: Optional[int] = None, check: bool = True) -> bool:
         """Make every annotation's compressed RLE (once); False when some
-        annotation has no usable mask (the dict path then words the problem)."""
+        annotation has no usable mask (the dict path then words the problem).
+
+        With ``check`` false the RLE strings are not decoded to check them yet:
+        the caller checks them where it decodes them and hands the outcome to
+        :meth:`strings_ok` (a later call with ``check`` checks them all)."""
         if self._masks is None:
             self._masks = self._make_masks(resolve_threads(num_threads)) or False
+            self._unchecked = self._masks is not False
+        if check and self._unchecked:
+            self.strings_ok(num_threads=num_threads)
+        return self._masks is not False
+
+    def strings_ok(self, rows: Optional[np.ndarray] = None, status: Optional[np.ndarray] = None,
+                   num_threads: Optional[int] = None) -> bool:
+        """Whether every annotation's RLE string (masks made) decodes to its
+        image's pixels, once per file: ``status`` (0 good) is that of ``rows``
+        as found where they were decoded (``masks._iou.iou_pairs``'
+        ``gt_status``), the other strings are checked now.  False (the masks
+        then unusable) when one is not."""
+        if not self._unchecked or self._masks is False:
+            return self._masks is not False
+        todo = np.ones(self.n, bool)
+        if rows is not None:
+            if np.asarray(status).any():
+                todo[:] = False
+                self._masks = False
+            todo[np.asarray(rows, np.int64)] = False
+        rest = np.flatnonzero(todo & (self.seg_kind >= RLE_STRING))
+        if len(rest):
+            threads = resolve_threads(num_threads)
+            h = np.ascontiguousarray(self.height[rest])
+            w = np.ascontiguousarray(self.width[rest])
+            ranges = split_by_cost(self._masks[3][rest].astype(np.float64), threads * 4 if threads > 1 else 1)
+            bad = run_ranges(lambda lo, hi: bool(_rle.check_strings(self.mask_table(rest[lo:hi]), h[lo:hi],
+                                                                    w[lo:hi]).any()), ranges, threads)
+            if any(bad):
+                self._masks = False
+        self._unchecked = False
         return self._masks is not False
 
     def _make_masks(self, threads: int):
@@ -173,9 +238,7 @@ class GroundTruthColumns:
                 start[other] = offs[:-1]
                 length[other] = np.diff(offs)
                 buffers.append(b"".join(extra))
-            table = _rle.StringTable.from_buffers(buffers, which[rle], start[rle], length[rle])
-            if _rle.check_strings(table, np.ascontiguousarray(h[rle]), np.ascontiguousarray(w[rle])).any():
-                return None
+            # (the strings are checked by masks_ready / strings_ok)
         return buffers, which, start, length
 
     def mask_lengths(self, rows: np.ndarray) -> Optional[np.ndarray]:
@@ -361,8 +424,8 @@ def ground_truths_by_pair(anns: list, rows: np.ndarray) -> defaultdict:
     return out
 
 
-def load_ground_truth_columns(path, source: str, lvis: bool = False,
-                              num_threads: Optional[int] = None) -> Optional[GroundTruthColumns]:
+def load_ground_truth_columns(path, source: str, lvis: bool = False, num_threads: Optional[int] = None,
+                              lazy_images: bool = False) -> Optional[GroundTruthColumns]:
     """Scan and check a ground-truth file into :class:`GroundTruthColumns`.
 
     Parameters
@@ -383,6 +446,11 @@ def load_ground_truth_columns(path, source: str, lvis: bool = False,
         reads results); the columns do not depend on it.  While other
         threads scan the annotations, this one decodes the images and
         categories that come before them in the file.
+    lazy_images : bool, optional
+        Decode the ``images`` when first read (:attr:`GroundTruthColumns.images`),
+        not now (not for LVIS, whose images are checked on load): the scan has
+        validated their JSON, and a caller that needs only some of their values
+        (:meth:`GroundTruthColumns.images_json`) then builds no dict of them.
 
     Returns
     -------
@@ -391,23 +459,30 @@ def load_ground_truth_columns(path, source: str, lvis: bool = False,
         general path then reads it and words the problem).
     """
     from . import _scan_ground_truth
+    from ._columns import read_file_buffer
     from .._io import InputBytes, loads_json
 
     try:
         if isinstance(path, InputBytes):  # a pipe already read (the scanner only reads the bytes)
             buf = np.frombuffer(path.data, np.uint8)
         else:
-            with open(path, "rb") as f:
-                buf = np.fromfile(f, np.uint8)
+            # a populated mapping: a fresh heap buffer faults its pages in one by one
+            # (a 31 MB file: 15 ms so, 50-60 ms with numpy.fromfile in a new process)
+            buf = read_file_buffer(path)[0]
     except (OSError, ValueError, TypeError, MemoryError):
         return None
+    if buf is None:
+        return None  # (the file changed size while read: the general path reads it)
     decoded: dict = {}
+    lazy = lazy_images and not lvis
 
     def decode_early(spans: dict) -> None:
         # while other threads scan the annotations: the images and categories
         # already scanned (msgspec's import and decoding hold the GIL, the scan not)
         # (what it raises is raised, or refused, where the one-thread path decodes)
         for key, (s, e) in spans.items():
+            if lazy and key == "images_span":
+                continue
             try:
                 decoded[key] = (s, e, loads_json(bytes(buf[s:e])), None)
             except Exception as exc:  # noqa: BLE001 - kept for later, see above
@@ -418,6 +493,9 @@ def load_ground_truth_columns(path, source: str, lvis: bool = False,
         return None
     values = []
     for key in ("images_span", "categories_span"):
+        if lazy and key == "images_span":
+            values.append(None)  # (an array: the scan saw its brackets)
+            continue
         s, e = (int(v) for v in cols[key])
         early = decoded.get(key)
         try:
@@ -431,7 +509,7 @@ def load_ground_truth_columns(path, source: str, lvis: bool = False,
             return None
         values.append(value)
     images, categories = values
-    if type(images) is not list or type(categories) is not list:
+    if (images is not None and type(images) is not list) or type(categories) is not list:
         return None
     if lvis:
         if not _lvis_images_and_categories(images, categories):

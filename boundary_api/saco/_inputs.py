@@ -6,26 +6,29 @@ columns, RLE strings left in the file's bytes, images and categories decoded.  A
 outside that schema is decoded whole (the evaluator then runs the per-pair path on
 pycocotools' objects, as the official code does).
 
-Predictions are read by a native scanner of the schema SAM 3's ``coco_writer.py`` writes
-(:mod:`._scan`: ``image_id``, ``category_id``, ``score``, an RLE ``segmentation`` and/or a
-``bbox``; other keys such as ``area``, which the official ``loadRes`` replaces, are
-skipped) straight into columns; anything else is decoded as plain JSON and left to the
-per-pair path.
+Predictions, the schema SAM 3's ``coco_writer.py`` writes (``image_id``, ``category_id``,
+``score``, an RLE ``segmentation`` and/or a ``bbox``, and ``area``, which the official
+``loadRes`` replaces), are read by the instance engine's results scanner
+(:func:`~boundary_api.instance._scan_results.scan_results` with ``other_keys``: any key
+but those five has its value validated and skipped) straight into columns; anything
+else is decoded as plain JSON and left to the per-pair path.
 """
 from __future__ import annotations
 
 import logging
+import re
 import time
-from typing import Any, Optional
+from typing import Any, List, Optional
 
 import numpy as np
 
 from .._io import AssertionValueError, InputBytes, KeyValueError, read_json, read_once
 from ..instance._checks import warn_suspect
+from ..instance._columns import read_file_buffer
 from ..instance._files import input_name
 from ..instance._gt_columns import GroundTruthColumns, load_ground_truth_columns
 
-__all__ = ["GroundTruthFile", "Predictions", "read_predictions", "exhaustive_flag"]
+__all__ = ["GroundTruthFile", "Predictions", "read_predictions", "exhaustive_flag", "exhaustive_flags"]
 
 log = logging.getLogger(__name__)
 
@@ -41,7 +44,9 @@ class GroundTruthFile:
         The annotations as columns, masks made; None when the file is outside
         the column schema (``dataset`` then holds the decoded JSON).
     images, categories : list
-        The file's ``images`` and ``categories`` (the very objects of the file).
+        The file's ``images`` and ``categories`` (the very objects of the file;
+        read as columns, the images are decoded when first read: the native
+        evaluation needs only their ids and exhaustive flags).
     dataset : dict or None
         The decoded file, when read without columns.
     """
@@ -51,8 +56,9 @@ class GroundTruthFile:
         self.source = read_once(path, "ground truth")
         say("loading annotations into memory...")
         tic = time.time()
-        cols = load_ground_truth_columns(self.source, self.name, num_threads=num_threads)
-        if cols is not None and not cols.masks_ready(num_threads):
+        cols = load_ground_truth_columns(self.source, self.name, num_threads=num_threads, lazy_images=True)
+        # (the RLE strings are checked where the evaluation decodes them: _pairs)
+        if cols is not None and not cols.masks_ready(num_threads, check=False):
             cols = None
         self.columns: Optional[GroundTruthColumns] = cols
         self.dataset = None
@@ -62,18 +68,39 @@ class GroundTruthFile:
                 # pycocotools' COCO: the very assertion, naming the file
                 raise AssertionValueError(f"annotation file format {type(self.dataset)} not supported: {self.name} "
                                      "(a ground truth is a JSON object with 'images' and 'annotations')")
-            self.images = self.dataset.get("images")
             self.categories = self.dataset.get("categories")
         else:
-            self.images = cols.images
             self.categories = cols.categories
+            # each image's is_instance_exhaustive (here: files are read side by side)
+            self._flags = _flags_of(cols.images_json())
         say("Done (t={:0.2f}s)".format(time.time() - tic))
         say("creating index...")
         say("index created!")
 
+    @property
+    def images(self) -> Optional[list]:
+        return self.columns.images if self.columns is not None else self.dataset.get("images")
+
     def image_ids(self) -> list:
         """The ``id`` of every image entry, in file order."""
+        if self.columns is not None:
+            return self.columns.image_ids().tolist()
         return [img["id"] for img in self.images]
+
+    def flagged_ids(self, flag: bool) -> list:
+        """The ``id`` of every image entry whose :func:`exhaustive_flag` is ``flag``,
+        in file order (the flags of all entries first; an entry's ``id`` read only
+        where taken).  Read as columns, only that key of each entry is decoded and
+        no dict made."""
+        if self.columns is not None:
+            flags = self._flags
+            if flags is not None and not any(f is _MISSING for f in flags):
+                return [i for i, f in zip(self.columns.image_ids().tolist(), flags) if bool(f) == flag]
+        images = self.images
+        if images is None:
+            raise KeyValueError(f"{self.name}: the ground truth has no 'images' (an SA-Co ground truth has one image "
+                                "entry per (image, noun phrase) pair)")
+        return [img["id"] for img, f in zip(images, exhaustive_flags(images, self.name)) if f == flag]
 
     def category_ids(self) -> list:
         """``sorted(getCatIds())``: the distinct category ids, sorted."""
@@ -83,6 +110,44 @@ class GroundTruthFile:
         """Drop the file's bytes kept for a pipe (the columns keep what they need)."""
         if isinstance(self.source, InputBytes) and self.columns is not None:
             self.source = self.name
+
+
+#: an image entry without ``is_instance_exhaustive``
+_MISSING = object()
+_FLAG_DECODER: list = []
+
+
+def _flags_of(images_json: bytes) -> Optional[list]:
+    """The ``is_instance_exhaustive`` value of each image entry of an ``images``
+    array (:data:`_MISSING` where absent) as ``json.loads`` gives it, without making
+    the entries' dicts (msgspec, skipping the other keys); None without msgspec or
+    where it refuses the text."""
+    if not _FLAG_DECODER:
+        try:
+            import msgspec
+
+            class _Flag(msgspec.Struct):
+                is_instance_exhaustive: Any = _MISSING
+
+            _FLAG_DECODER.append(msgspec.json.Decoder(List[_Flag]).decode)
+        except ImportError:  # pragma: no cover - msgspec is optional
+            _FLAG_DECODER.append(None)
+    decode = _FLAG_DECODER[0]
+    if decode is None:
+        return None
+    try:
+        return [img.is_instance_exhaustive for img in decode(images_json)]
+    except Exception:  # noqa: BLE001 - the dicts then say it
+        return None
+
+
+def exhaustive_flags(images: list, name: str) -> list:
+    """:func:`exhaustive_flag` of each image, in order (its error at the first image
+    without the key)."""
+    try:
+        return [bool(img["is_instance_exhaustive"]) for img in images]
+    except KeyError:
+        return [exhaustive_flag(img, name) for img in images]
 
 
 def exhaustive_flag(img: Any, name: str) -> bool:
@@ -120,7 +185,7 @@ class Predictions:
 
     fast = False
     objects: Any = None
-    data: Optional[bytes] = None
+    data: Optional[np.ndarray] = None
 
     def decoded(self) -> Any:
         """The file's JSON value (decoded now for predictions read as columns)."""
@@ -139,40 +204,48 @@ class Predictions:
                                               self.counts_start[rows], self.counts_len[rows])
 
 
-def read_predictions(path) -> Predictions:
+def read_predictions(path, num_threads: Optional[int] = None) -> Predictions:
     """Read a predictions file (a pipe once): columns where the schema allows
-    (:func:`._scan.scan_predictions`), else the decoded JSON (invalid JSON
+    (the results scanner, see the module), else the decoded JSON (invalid JSON
     raises ``JSONDecodeError`` naming the file, as ``json.load`` would, with
-    this package's message)."""
-    from . import _scan
-
+    this package's message).  ``num_threads``: threads that scan a large file
+    (None: all cores); the columns do not depend on it."""
     name = input_name(path)
     src = read_once(path, "predictions")
     out = Predictions()
     out.name = name
-    data = None
     try:
-        if isinstance(src, InputBytes):
-            data = src.data
-        else:
-            with open(src, "rb") as f:
-                data = f.read()
-    except (OSError, TypeError, ValueError):
+        data = read_file_buffer(src)[0]
+    except (OSError, TypeError, ValueError, MemoryError):
         data = None
-    if data is not None and data[:2] != b"\x1f\x8b":
-        cols = _scan.scan_predictions(data)
-        if cols is not None and _columns(out, cols):
-            out.data = data
-            return out
+    if data is not None and bytes(data[:2]) != b"\x1f\x8b" and _columns(out, data, num_threads):
+        out.data = data
+        return out
     out.objects = read_json(src, "predictions")
     out.n = len(out.objects) if isinstance(out.objects, list) else 0
     return out
 
 
-def _columns(out: Predictions, cols: dict) -> bool:
-    """Take the scanned columns; False when they are outside what the native
-    path evaluates (boxes or masks in some predictions only, non-finite
-    numbers)."""
+#: a JSON empty array, whitespace around and inside it
+_EMPTY_LIST = re.compile(rb"[ \t\n\r]*\[[ \t\n\r]*\][ \t\n\r]*")
+
+
+def _columns(out: Predictions, data: np.ndarray, num_threads: Optional[int]) -> bool:
+    """Scan ``data`` into the columns of ``out`` (``data`` left intact: the
+    counts are copied out, unescaped); False when it is outside the schema
+    or what the native path evaluates (boxes or masks in some predictions
+    only, non-finite numbers)."""
+    from .._parallel import resolve_threads
+    from ..instance import _scan_results
+
+    threads = resolve_threads(num_threads)
+    cols = _scan_results.scan_results(data, threads, other_keys=True, _escaped=True) if len(data) else None
+    if cols is None:
+        if not _EMPTY_LIST.fullmatch(memoryview(data)):
+            return False
+        z = np.zeros(0, np.int64)
+        cols = {"image_id": z, "category_id": z, "score": np.zeros(0), "bbox": np.zeros((0, 4)), "seg_h": z,
+                "seg_w": z, "counts_start": z, "counts_len": z, "present": np.zeros(0, np.uint8)}
     present = cols["present"]
     n = len(present)
     if n and not (present == present[0]).all():
@@ -181,10 +254,15 @@ def _columns(out: Predictions, cols: dict) -> bool:
     out.has_segmentation = bool(n) and bool(present[0] & 16)
     out.image_id, out.category_id, out.score = cols["image_id"], cols["category_id"], cols["score"]
     out.bbox = cols["bbox"]
-    out.seg_h, out.seg_w = cols["seg_h"], cols["seg_w"]
-    out.counts, out.counts_start, out.counts_len = cols["counts"], cols["counts_start"], cols["counts_len"]
     if not (np.isfinite(out.score).all() and np.isfinite(out.bbox).all()):
         return False
+    out.seg_h, out.seg_w = cols["seg_h"], cols["seg_w"]
+    out.counts_start, out.counts_len = cols["counts_start"], cols["counts_len"]
+    if out.has_segmentation:
+        out.counts = _scan_results.gather_counts(data, out.counts_start, out.counts_len, cols["counts_esc"], 0,
+                                                 threads)
+    else:
+        out.counts = np.zeros(1, np.uint8)
     out.n = n
     out.fast = True
     return True

@@ -109,7 +109,8 @@ def select_pairs(pair_ids: np.ndarray, cat_ids: Sequence[int], preds, gts: list,
 def score_pairs(sel: PairSelection, preds, gts: list, iou_type: str, iou_thrs: np.ndarray,
                 dilation_ratio: float = 0.02, num_threads: Optional[int] = None) -> EntryScores:
     """IoUs, matching and the per-entry numbers of every (pair, file): an
-    :class:`EntryScores` of shape ``(P, F)`` (thresholds last)."""
+    :class:`EntryScores` of shape ``(P, F)`` (thresholds last), without ``fp`` and
+    ``fn`` (:func:`.metrics.with_counts`)."""
     threads = resolve_threads(num_threads)
     P, F = sel.num_pairs, len(gts)
     thrs = np.ascontiguousarray(np.asarray(iou_thrs, np.float64))
@@ -119,6 +120,10 @@ def score_pairs(sel: PairSelection, preds, gts: list, iou_type: str, iou_thrs: n
     width = ng.sum(axis=1) if F else np.zeros(P, np.int64)
     tp = np.zeros((P, F, T), np.int64)
     todo = np.flatnonzero((nd > 0) & (width > 0))
+    if iou_type != "bbox":
+        # the masks of the predictions of pairs without a ground truth (the IoU step
+        # checks the others where it decodes them)
+        _check_masks(preds, sel.dt_rows[np.repeat(width == 0, nd)])
     if len(todo):
         ious, pair_o, col = _ious(sel, preds, gts, todo, iou_type, dilation_ratio, threads)
         # entries: (IoU pair k, file f) with a ground truth
@@ -134,14 +139,35 @@ def score_pairs(sel: PairSelection, preds, gts: list, iou_type: str, iou_thrs: n
         run_ranges(lambda lo, hi: _match.match_counts(ious, pair_o, pw, pnd, e_pair, e_col, e_ng, thrs, out,
                                                       lo, hi), ranges, threads)
         tp[todo[k_idx], f_idx] = out
-    return entry_scores(tp, np.broadcast_to(nd[:, None], (P, F)), ng)
+    for f, cols in enumerate(gts):
+        # the ground truths' RLE strings the IoU step did not decode (all of them for
+        # boxes), checked now, once per file
+        if not cols.strings_ok(num_threads=threads):
+            raise NotNative(f"ground truth {f + 1} has a malformed RLE")
+    # (the false positives and negatives are made for the entries the oracle keeps)
+    return entry_scores(tp, np.broadcast_to(nd[:, None], (P, F)), ng, counts=False)
+
+
+def _check_masks(preds, rows: np.ndarray, status: Optional[np.ndarray] = None) -> None:
+    """NotNative unless the RLE strings of the prediction ``rows`` are well formed and
+    cover their own size (``status``: theirs as the IoU step found it)."""
+    if status is None:
+        if not len(rows):
+            return
+        status = _rle.check_strings(preds.table(rows), np.ascontiguousarray(preds.seg_h[rows]),
+                                    np.ascontiguousarray(preds.seg_w[rows]))
+    if status.any():
+        k = int(np.flatnonzero(status)[0])
+        raise NotNative(f"prediction {int(rows[k])} of image {int(preds.image_id[rows[k]])} has a malformed RLE")
 
 
 def _ious(sel: PairSelection, preds, gts: list, todo: np.ndarray, iou_type: str, dilation_ratio: float,
           threads: int):
     """The IoU matrices of the pairs ``todo``: each ``D x W`` (the pair's
     predictions against the ground truths of every file, file after file),
-    row-major at ``pair_o``; ``col[k, f]``: where file ``f``'s columns start."""
+    row-major at ``pair_o``; ``col[k, f]``: where file ``f``'s columns start.
+    The masks of the predictions and the ground truths are checked where they
+    are decoded (:func:`_check_masks`, ``GroundTruthColumns.strings_ok``)."""
     F = len(gts)
     ng = sel.num_gt()[todo]
     nd = sel.num_dt[todo]
@@ -182,6 +208,7 @@ def _ious(sel: PairSelection, preds, gts: list, todo: np.ndarray, iou_type: str,
     mode = _MODES[iou_type]
     out = np.zeros(int(pair_o[-1]), np.float64)
     extra = ()
+    status = None
     if mode == 2:
         gm = gb = dm = db = _rle.StringTable([])
         dh = np.zeros(D, np.int64)
@@ -191,19 +218,36 @@ def _ious(sel: PairSelection, preds, gts: list, todo: np.ndarray, iou_type: str,
         dm = preds.table(d_rows)
         dh = np.ascontiguousarray(preds.seg_h[d_rows])
         dbox = np.zeros((D, 4), np.float64)
+        dw = np.ascontiguousarray(preds.seg_w[d_rows])
+        status = np.full(D, 255, np.uint8)
+        gw = np.zeros(G, np.int64)
+        for f, cols in enumerate(gts):
+            m = g_file == f
+            gw[m] = cols.width[g_rows[m]]
+        # the ground truths' strings are checked where they are decoded too
+        gstatus = np.full(G, 255, np.uint8)
+        check = (gh * gw, gstatus)
         if mode == 0:
             gb, db = gm, dm
+            extra = (dw, None, None, None, status, True) + check
         else:
+            # the boundaries of both sides are made inside the IoU step from the masks it
+            # decodes anyway and used as runs (one decode each, no string written and read)
             ratio = check_dilation_ratio(dilation_ratio)
-            gb = _combined(gts, g_rows, g_file, lambda cols, r: cols.boundary_spans(r, ratio, threads))
-            db = _rle.StringTable([])
-            dw = np.ascontiguousarray(preds.seg_w[d_rows])
-            extra = (dw, dilation_pixels_array(dh, dw, ratio))
+            gb = db = _rle.StringTable([])
+            extra = (dw, dilation_pixels_array(dh, dw, ratio), gw, dilation_pixels_array(gh, gw, ratio), status,
+                     False) + check
     G_p = np.diff(pair_g)
     cost = (8.0 * nd * G_p + nd + G_p).astype(np.float64)
     ranges = split_by_cost(cost, threads * 16 if threads > 1 else 1)
     run_ranges(lambda lo, hi: _iou.iou_pairs(mode, gm, gb, gh, crowd, gbox, dm, db, dh, dbox, pair_g, pair_d,
                                              pair_o, out, lo, hi, *extra), ranges, threads)
+    if status is not None:
+        _check_masks(preds, d_rows, status)
+        for f, cols in enumerate(gts):
+            m = g_file == f
+            if not cols.strings_ok(g_rows[m], gstatus[m], threads):
+                raise NotNative(f"ground truth {f + 1} has a malformed RLE")
     return out, pair_o, col
 
 

@@ -18,11 +18,12 @@ from typing import List, Optional, Union
 
 import numpy as np
 
-from ._inputs import (GroundTruthFile, Predictions, exhaustive_flag, read_predictions, suspect as _suspect,
+from ._inputs import (GroundTruthFile, Predictions, read_predictions, suspect as _suspect,
                       warn_unknown_ids)
 from ._pairs import NotNative, score_pairs, select_pairs
-from .metrics import TN, accumulate, eval_img_entry, iou_thresholds, result_dict, select_best, summarize
-from .._io import AssertionValueError, KeyValueError, warn_large_dilation_ratio
+from .metrics import (TN, accumulate, eval_img_entry, iou_thresholds, result_dict, select_best, summarize,
+                      with_counts)
+from .._io import AssertionValueError, warn_large_dilation_ratio
 from .._parallel import resolve_threads
 from ..masks import _rle
 from ..masks.boundary import check_dilation_ratio
@@ -91,7 +92,7 @@ class CGF1Evaluator:
             warn_large_dilation_ratio(self.dilation_ratio, log)
         self.strict = bool(strict)
         self.num_threads = resolve_threads(num_threads)
-        self._files = [GroundTruthFile(p, self.num_threads) for p in self.gt_paths]
+        self._files = _read_files(self.gt_paths, self.num_threads)
         self._coco_gts = None
         self._coco_evals = None
         self._result = None
@@ -102,12 +103,8 @@ class CGF1Evaluator:
             self.coco_evals  # noqa: B018 - (its exceptions are the official constructor's)
         exclude = set()
         for gt in self._files[1:]:
-            for img in _images(gt):
-                if not exhaustive_flag(img, gt.name):
-                    exclude.add(img["id"])
-        first = self._files[0]
-        self.eval_img_ids = [img["id"] for img in _images(first)
-                             if exhaustive_flag(img, first.name) and img["id"] not in exclude]
+            exclude.update(gt.flagged_ids(False))
+        self.eval_img_ids = [i for i in self._files[0].flagged_ids(True) if i not in exclude]
 
     # ------------------------------------------------------------ pycocotools' objects
     @property
@@ -156,7 +153,7 @@ class CGF1Evaluator:
         cats = [gt.category_ids() for gt in self._files]
         if any(c != cats[0] for c in cats[1:]):
             return "the ground truths have different categories"
-        ids = [img["id"] for img in _images(self._files[0])]
+        ids = self._files[0].image_ids()
         if len(set(ids)) != len(ids):
             return f"{self._files[0].name} repeats image ids"
         return None
@@ -178,7 +175,7 @@ class CGF1Evaluator:
         assert len(self._files) > 0, "No ground truth provided for evaluation."
         if self.verbose:
             print(f"Loading predictions from {pred_file}")
-        preds = read_predictions(pred_file)
+        preds = read_predictions(pred_file, self.num_threads)
         if self.verbose:
             print(f"Loaded {preds.n} predictions")
         result = self._evaluate_predictions(preds)
@@ -255,6 +252,9 @@ class CGF1Evaluator:
         files = self._files
         if not self.eval_img_ids:
             raise NotNative("no pair to evaluate")
+        for gt in files:
+            if not gt.columns.masks_ready(self.num_threads, check=False):
+                raise NotNative(f"{gt.name} has a malformed RLE")
         pair_ids = np.asarray(self.eval_img_ids, np.int64)
         # pycocotools' loadRes: a pair's predictions against a file without the pair
         with_preds = np.isin(pair_ids, preds.image_id)
@@ -269,29 +269,19 @@ class CGF1Evaluator:
             preds.has_bbox = True
         cols = [gt.columns for gt in files]
         sel = select_pairs(pair_ids, files[0].category_ids(), preds, cols, threshold=0.5)
-        if self.iou_type != "bbox" and len(sel.dt_rows):
-            self._check_masks(preds, sel, pair_ids)
         thrs = iou_thresholds()
+        # (the predictions' RLEs the evaluation decodes are checked there: well formed and of
+        # their own size, else NotNative: the per-pair path, which is pycocotools')
         scores = score_pairs(sel, preds, cols, self.iou_type, thrs, self.dilation_ratio, self.num_threads)
         best = select_best(scores.kind, scores.mean_f1) if len(files) > 1 else np.zeros(sel.num_pairs, np.int64)
         rows = np.arange(sel.num_pairs)
-        chosen = type(scores)(*(getattr(scores, k)[rows, best] for k in scores.__dataclass_fields__))
+        chosen = with_counts(type(scores)(*(None if getattr(scores, k) is None else getattr(scores, k)[rows, best]
+                                            for k in scores.__dataclass_fields__)))
         if self.verbose:
             print("Accumulating results")
         ev = accumulate(chosen, thrs)
         stats, lines = summarize(ev, thrs)
         return Result(self.eval_img_ids, chosen, ev, stats, lines, thrs)
-
-    def _check_masks(self, preds: Predictions, sel, pair_ids) -> None:
-        """The predictions' RLEs the evaluation decodes: well formed, of their
-        pair's image size (else the per-pair path, which is pycocotools')."""
-        rows = sel.dt_rows
-        table = preds.table(rows)
-        status = _rle.check_strings(table, np.ascontiguousarray(preds.seg_h[rows]),
-                                    np.ascontiguousarray(preds.seg_w[rows]))
-        if status.any():
-            k = int(np.flatnonzero(status)[0])
-            raise NotNative(f"prediction {int(rows[k])} of image {int(preds.image_id[rows[k]])} has a malformed RLE")
 
     @staticmethod
     def _select_best_scoring(scorings):
@@ -338,9 +328,31 @@ class Result:
         ev._set_eval_imgs(self)
 
 
-def _images(gt: GroundTruthFile) -> list:
-    images = gt.images
-    if images is None:
-        raise KeyValueError(f"{gt.name}: the ground truth has no 'images' (an SA-Co ground truth has one image entry "
-                            "per (image, noun phrase) pair)")
-    return images
+def _read_files(paths: list, threads: int) -> List[GroundTruthFile]:
+    """Each ground truth read (:class:`GroundTruthFile`), several side by side (each
+    file's own scan then on ``threads // len(paths)`` threads: one thread per file
+    scans with less work than a split scan); the loading lines printed in file
+    order, and the first file's error, in order, raised, as reading them one after
+    the other prints and raises.  Up to ``2 * threads`` files are read at once (three
+    files on two cores: the system shares the cores out, and all end together)."""
+    if threads <= 1 or len(paths) <= 1:
+        return [GroundTruthFile(p, threads) for p in paths]
+    from concurrent.futures import ThreadPoolExecutor
+
+    def read(path):
+        lines: list = []
+        try:
+            return GroundTruthFile(path, max(1, threads // len(paths)), say=lines.append), lines, None
+        except Exception as exc:  # noqa: BLE001 - raised below, in file order
+            return None, lines, exc
+
+    with ThreadPoolExecutor(min(2 * threads, len(paths))) as pool:
+        done = list(pool.map(read, paths))
+    files = []
+    for gt, lines, exc in done:
+        for line in lines:
+            print(line)
+        if exc is not None:
+            raise exc
+        files.append(gt)
+    return files

@@ -12,6 +12,7 @@ from typing import Dict, List, Optional, Sequence, Union
 import numpy as np
 
 from .evaluator import IOU_TYPES, CGF1Evaluator
+from .._parallel import resolve_threads
 from ._inputs import read_predictions
 from .metrics import CGF1_METRICS, result_dict
 from .._io import input_error_class
@@ -101,10 +102,18 @@ def evaluate_saco_files(gt: Union[str, os.PathLike, Sequence], dt, iou_types: Se
     gts = [gt] if isinstance(gt, (str, bytes, os.PathLike)) else list(gt)
     tic = time.time()
     try:
-        with contextlib.redirect_stdout(io.StringIO()):  # (the official constructor's loading lines)
-            ev = CGF1Evaluator(gts, types[0], dilation_ratio=dilation_ratio, strict=strict,
-                               num_threads=num_threads)
-        preds = read_predictions(dt)
+        with contextlib.ExitStack() as stack:
+            pending = None
+            if resolve_threads(num_threads) > 1:
+                # the predictions read (on one thread: the others read the ground truths)
+                # while the ground truths are; an error of theirs is still the one raised
+                from concurrent.futures import ThreadPoolExecutor
+
+                pending = stack.enter_context(ThreadPoolExecutor(1)).submit(read_predictions, dt, 1)
+            with contextlib.redirect_stdout(io.StringIO()):  # (the official constructor's loading lines)
+                ev = CGF1Evaluator(gts, types[0], dilation_ratio=dilation_ratio, strict=strict,
+                                   num_threads=num_threads)
+            preds = pending.result() if pending is not None else read_predictions(dt, num_threads)
         read_seconds = time.time() - tic
         out = []
         for t in types:

@@ -421,5 +421,12 @@ def compare_vis(case: dict, side: str):
     return compare(case, side)
 
 
+def compare_saco(case: dict, side: str):
+    """SA-Co predictions: the native reader against the JSON reader (fuzz_saco.py)."""
+    from fuzz_saco import compare_saco as compare
+
+    return compare(case, side)
+
+
 FAMILIES = {"json": compare_json, "rle": compare_rle, "png": compare_png, "vis": compare_vis,
-            "suspect": compare_suspect}
+            "suspect": compare_suspect, "saco": compare_saco}

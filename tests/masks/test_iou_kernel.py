@@ -4,7 +4,8 @@ Boundary AP's IoU of a pair is min(mask IoU, boundary IoU) (plain mask IoU,
 over the detection's area, for a crowd ground truth); the boundaries are the
 OpenCV definition (``masks.reference.boundary_of_width``).  Covered here, for
 every mode that extracts boundaries inside the kernel (3, with the ground
-truths' boundaries made there too or read as strings): masks whose boxes
+truths' boundaries made there too, their strings handed back or not, or read
+as strings): masks whose boxes
 overlap only in part (the intersections skip the columns outside the
 overlap), masks spanning the whole image height (a boundary run then goes on
 from one column into the next), masks too small for the erosion (the
@@ -67,7 +68,9 @@ def _expected(dts, gts, crowd, d):
 
 
 @pytest.mark.parametrize("h,w,d", [(37, 29, 2), (64, 70, 3), (130, 66, 5), (9, 200, 1), (3, 4, 2)])
-@pytest.mark.parametrize("fresh", [True, False])
+# fresh: the ground truths' boundaries made in the kernel (their strings handed
+# back, or with "no strings" only used there), else read as strings
+@pytest.mark.parametrize("fresh", [True, False, "no strings"])
 def test_boundary_ious_equal_the_dense_oracle(h, w, d, fresh):
     _check_boundary_scene(h, w, d, fresh, h * 1000 + w + d)
 
@@ -98,7 +101,7 @@ def bitset_budgets():
 # budget runs out after some ground truths; no bitsets at all.
 @pytest.mark.parametrize("tile_words,pair_words", [(None, None), (12, None), (None, 0), (None, 150), (40, 300)])
 @pytest.mark.parametrize("h,w,d", [(200, 61, 4), (129, 90, 7), (70, 33, 1)])
-@pytest.mark.parametrize("fresh", [True, False])
+@pytest.mark.parametrize("fresh", [True, False, "no strings"])
 def test_boundary_ious_on_bitsets_and_runs_equal_the_dense_oracle(h, w, d, fresh, tile_words, pair_words,
                                                                  bitset_budgets):
     bitset_budgets(tile_words, pair_words)
@@ -122,12 +125,16 @@ def _check_boundary_scene(h, w, d, fresh, seed):
     pair_o = np.array([0, 9 * D, 9 * D], np.int64)
     out = np.full(9 * D, -1.0)
     extra = (ww(G), dd(G)) if fresh else ()
+    if fresh == "no strings":
+        extra += (None, False)
     res = _iou.iou_pairs(3, _rle.StringTable(gc), gb, hh(G), crowd, np.zeros((G, 4)),
                          _rle.StringTable(dc), _rle.StringTable([]), hh(D), np.zeros((D, 4)),
                          pair_g, pair_d, pair_o, out, 0, 2, ww(D), dd(D), *extra)
     exp, bg = _expected(dts, gts[:9], crowd[:9], d)
     assert np.array_equal(out.reshape(D, 9), exp)
-    if fresh:
+    if fresh == "no strings":
+        assert res[1] == b"" and not res[2].any()
+    elif fresh:
         _, buf, offs = res
         # every ground truth's boundary (crowd ones and those of the pair
         # without detections too), as pycocotools encodes the OpenCV boundary
@@ -160,3 +167,50 @@ def test_mask_ious_with_boxes_overlapping_in_part_equal_pycocotools(seed):
                    np.array([0, D], np.int64), np.array([0, G * D], np.int64), out, 0, 1)
     rles = lambda ms: mask_utils.encode(np.asfortranarray(np.stack(ms, 2).astype(np.uint8)))
     assert np.array_equal(out.reshape(D, G), np.asarray(mask_utils.iou(rles(dts), rles(gts), crowd)))
+
+
+@pytest.mark.parametrize("mode,fresh", [(0, False), (3, False), (3, True), (3, "no strings")])
+def test_ground_truth_strings_checked_where_decoded(mode, fresh):
+    """``gt_status``: each decoded ground truth's string checked on the one decode
+    (1: malformed, 2: another pixel count than ``gt_pixels``), a bad one taken as an
+    empty mask; the pair without detections is not decoded unless ``fresh`` (255 stays)."""
+    h, w, d = 40, 52, 2
+    rng = np.random.default_rng(mode * 10 + len(str(fresh)))
+    dts = _random_masks(rng, h, w, 10)
+    gts = _random_masks(rng, h, w, 8) + _random_masks(rng, h, w, 2)
+    crowd = (np.arange(len(gts)) % 5 == 4).astype(np.uint8)
+    G, D = len(gts), len(dts)
+    gc = _encode(gts)
+    gc[1] = gc[1][:len(gc[1]) // 2] + b"\x01"           # malformed
+    pixels = np.full(G, h * w, np.int64)
+    pixels[3] = h * w + 1                              # decodes to another pixel count
+    hh = lambda n: np.full(n, h, np.int64)
+    pair_g = np.array([0, 8, G], np.int64)
+    pair_d = np.array([0, D, D], np.int64)
+    pair_o = np.array([0, 8 * D, 8 * D], np.int64)
+    out = np.full(8 * D, -1.0)
+    status = np.full(G, 255, np.uint8)
+    if mode == 0:
+        gb, extra = _rle.StringTable(gc), (np.full(D, w, np.int64), None, None, None, None, True)
+    else:
+        ww, dd = (lambda n: np.full(n, w, np.int64)), (lambda n: np.full(n, d, np.int64))
+        gb = _rle.StringTable([] if fresh else [_boundary._boundary_probe(c, h, w, d)[0] if k != 1 else b""
+                                                for k, c in enumerate(gc)])
+        extra = (ww(D), dd(D)) + ((ww(G), dd(G)) if fresh else (None, None)) + (None, fresh != "no strings")
+    _iou.iou_pairs(mode, _rle.StringTable(gc), gb, hh(G), crowd, np.zeros((G, 4)), _rle.StringTable(_encode(dts)),
+                   _rle.StringTable([]) if mode == 3 else _rle.StringTable(_encode(dts)), hh(D), np.zeros((D, 4)),
+                   pair_g, pair_d, pair_o, out, 0, 2, *extra, gt_pixels=pixels, gt_status=status)
+    assert status[:8].tolist() == [0, 1, 0, 2, 0, 0, 0, 0]
+    assert (status[8:] == (0 if fresh is True else 255)).all()
+    empty = np.zeros((h, w), bool)
+    taken = [empty if k in (1, 3) else m for k, m in enumerate(gts[:8])]
+    if mode == 0:
+        exp = np.zeros((D, 8))
+        for i, m in enumerate(dts):
+            for j, g in enumerate(taken):
+                inter = int((m & g).sum())
+                if inter:
+                    exp[i, j] = inter / int(m.sum()) if crowd[j] else inter / int((m | g).sum())
+    else:
+        exp, _ = _expected(dts, taken, crowd[:8], d)
+    assert np.array_equal(out.reshape(D, 8), exp)

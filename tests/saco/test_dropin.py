@@ -187,3 +187,158 @@ def test_threads_and_repeated_evaluations_do_not_change_the_numbers(iou_type):
     b, _ = quiet(two.evaluate, DT)
     c, _ = quiet(two.evaluate, DT)  # (the ground truths' bands cached by the first)
     assert a == b == c
+
+
+def _outcome(cls, gt, dt, iou_type):
+    try:
+        ev, _ = quiet(cls, gt, iou_type)
+        return quiet(ev.evaluate, dt)[0]
+    except Exception as exc:  # noqa: BLE001 - compared between the paths
+        return type(exc).__name__
+
+
+@pytest.mark.parametrize("iou_type", ["segm", "boundary"])
+@pytest.mark.parametrize("where", ["pair with ground truth", "pair without ground truth"])
+@pytest.mark.parametrize("how", ["truncated counts", "other size"])
+def test_a_malformed_prediction_mask_is_left_to_the_per_pair_path(tmp_path, caplog, iou_type, where, how):
+    """A prediction the evaluation decodes (score >= 0.5, an evaluated pair) whose RLE is
+    malformed or covers another size than its own: the native path finds it where it
+    decodes it (the IoU step, or before it for pairs without ground truth) and leaves
+    the input to the per-pair path, whose outcome (pycocotools' structure) it is."""
+    import logging
+
+    from boundary_api.saco.synthetic import gold_like
+
+    from .test_goldens import PerPair
+
+    gts, preds = gold_like(40, seed=5, height=48, width=64)
+    paths = []
+    for n, g in enumerate(gts):
+        paths.append(str(tmp_path / f"gt{n}.json"))
+        with open(paths[-1], "w") as f:
+            json.dump(g, f)
+    with_gt = set.union(*({a["image_id"] for a in g["annotations"] if not a["iscrowd"]} for g in gts))
+    ev, _ = quiet(CGF1Evaluator, paths, iou_type)
+    pairs = set(ev.eval_img_ids)
+    cats = {c["id"] for c in gts[0]["categories"]}
+    k = next(i for i, p in enumerate(preds) if p["score"] >= 0.5 and p["image_id"] in pairs
+             and p["category_id"] in cats and (p["image_id"] in with_gt) == (where == "pair with ground truth"))
+    seg = preds[k]["segmentation"]
+    if how == "truncated counts":
+        seg["counts"] = seg["counts"][:len(seg["counts"]) // 2]
+    else:
+        seg["size"] = [seg["size"][0] + 1, seg["size"][1]]
+    dt = tmp_path / "p.json"
+    dt.write_text(json.dumps(preds))
+    with caplog.at_level(logging.INFO, logger="boundary_api.saco.evaluator"):
+        got = _outcome(CGF1Evaluator, paths, str(dt), iou_type)
+    assert "per-pair path (prediction" in caplog.text and "malformed RLE" in caplog.text
+    assert got == _outcome(PerPair, paths, str(dt), iou_type)
+
+
+@pytest.mark.parametrize("bad", [None, 1, 2])
+def test_files_read_side_by_side_print_and_fail_as_one_after_the_other(tmp_path, bad):
+    """With several threads the ground truths are read side by side: the same lines in
+    the same order, and the first bad file's error, as when read one after the other."""
+    paths = list(GT)
+    if bad is not None:
+        paths[bad] = str(tmp_path / "bad.json")
+        with open(paths[bad], "w") as f:
+            f.write('{"images": [{"id": 1, "is_instance_exhaustive": true}], "annotations": [')
+
+    def outcome(threads):
+        out = io.StringIO()
+        try:
+            with contextlib.redirect_stdout(out):
+                ev = CGF1Evaluator(paths, num_threads=threads)
+            got = ev.eval_img_ids
+        except Exception as exc:  # noqa: BLE001 - compared between thread counts
+            got = (type(exc).__name__, str(exc))
+        return got, [line for line in out.getvalue().splitlines() if not line.startswith("Done (t=")]
+
+    one, two = outcome(1), outcome(2)
+    assert one == two
+    assert len(one[1]) == 3 * 3 if bad is None else isinstance(one[0], tuple)
+
+
+@pytest.mark.parametrize("iou_type", ["segm", "bbox", "boundary"])
+@pytest.mark.parametrize("where", ["pair with predictions", "pair without predictions", "crowd annotation"])
+def test_a_malformed_ground_truth_mask_is_left_to_the_per_pair_path(tmp_path, caplog, iou_type, where):
+    """A ground-truth RLE that does not decode to its image's pixels, in the second
+    annotator's file: the native path checks the strings where the IoU step decodes
+    them and the others after it (all of them for boxes), and leaves the input to the
+    per-pair path, whose outcome it is."""
+    import logging
+
+    from boundary_api.saco.synthetic import gold_like
+
+    from .test_goldens import PerPair
+
+    gts, preds = gold_like(40, seed=9, height=40, width=56)
+    with_preds = {p["image_id"] for p in preds if p["score"] >= 0.5}
+    anns = gts[1]["annotations"]
+    if where == "crowd annotation":
+        k = next(i for i, a in enumerate(anns) if a["iscrowd"])
+    else:
+        k = next(i for i, a in enumerate(anns) if not a["iscrowd"]
+                 and (a["image_id"] in with_preds) == (where == "pair with predictions"))
+    anns[k]["segmentation"]["counts"] = anns[k]["segmentation"]["counts"][:-1]
+    paths = []
+    for n, g in enumerate(gts):
+        paths.append(str(tmp_path / f"gt{n}.json"))
+        with open(paths[-1], "w") as f:
+            json.dump(g, f)
+    dt = tmp_path / "p.json"
+    dt.write_text(json.dumps(preds))
+    with caplog.at_level(logging.INFO, logger="boundary_api.saco.evaluator"):
+        got = _outcome(CGF1Evaluator, paths, str(dt), iou_type)
+    assert "per-pair path (ground truth 2 has a malformed RLE)" in caplog.text
+    assert got == _outcome(PerPair, paths, str(dt), iou_type)
+
+
+def test_evaluate_saco_files_reads_the_predictions_beside_the_ground_truths(tmp_path):
+    """With threads the predictions are read while the ground truths are: the same
+    values, and the same error (the ground truth's first when both are bad)."""
+    bad = tmp_path / "bad.json"
+    bad.write_text('[{"image_id": 1,')
+    bad_gt = tmp_path / "bad_gt.json"
+    bad_gt.write_text('{"images": [')
+
+    def outcome(gt, dt, threads):
+        try:
+            return [r.metrics for r in evaluate_saco_files(gt, dt, ["segm"], num_threads=threads, strict=False)]
+        except Exception as exc:  # noqa: BLE001 - compared between thread counts
+            return type(exc).__name__, str(exc)
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        for gt, dt in ((GT, DT), (GT, str(bad)), ([GT[0], str(bad_gt)], str(bad)), ([GT[0], str(bad_gt)], DT)):
+            one, two = outcome(gt, dt, 1), outcome(gt, dt, 2)
+            assert one == two
+            if gt is not GT:
+                assert isinstance(one, tuple) and "bad_gt.json" in one[1]
+            elif dt != DT:
+                assert isinstance(one, tuple) and "bad.json" in one[1]
+
+
+def test_exhaustive_flags_of_any_json_value_are_python_truth_without_image_dicts(tmp_path):
+    """The pairs evaluated come from each image entry's ``is_instance_exhaustive`` as
+    the official code tests it (Python truth of the JSON value); read as columns, only
+    that key is decoded: the image dicts are made only when something reads them."""
+    values = [True, False, 0, 1, 2.5, 0.0, -0.0, "", "no", [], [0], {}, {"a": 0}, None, 10 ** 30]
+    gts = [json.load(open(p)) for p in GT]
+    for g in gts:
+        for k, img in enumerate(g["images"]):
+            img["is_instance_exhaustive"] = values[(k * 7 + len(g["annotations"])) % len(values)]
+    paths = []
+    for n, g in enumerate(gts):
+        paths.append(str(tmp_path / f"gt{n}.json"))
+        with open(paths[-1], "w") as f:
+            json.dump(g, f)
+    ev, _ = quiet(CGF1Evaluator, paths)
+    excluded = {img["id"] for g in gts[1:] for img in g["images"] if not img["is_instance_exhaustive"]}
+    want = [img["id"] for img in gts[0]["images"] if img["is_instance_exhaustive"] and img["id"] not in excluded]
+    assert ev.eval_img_ids == want and all(type(i) is int for i in ev.eval_img_ids)
+    quiet(ev.evaluate, DT)
+    assert all(gt.columns is not None and gt.columns._images is None for gt in ev._files)
+    assert ev._files[1].images == gts[1]["images"]  # (made now, as the file has them)

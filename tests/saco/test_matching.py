@@ -15,7 +15,7 @@ from hypothesis import HealthCheck, given, settings, strategies as st
 from scipy.optimize import linear_sum_assignment
 
 from boundary_api.saco import CGF1Evaluator, _match
-from boundary_api.saco.metrics import TN, entry_scores, iou_thresholds, select_best
+from boundary_api.saco.metrics import TN, entry_scores, iou_thresholds, select_best, with_counts
 from boundary_api.saco.synthetic import gold_like
 
 from . import oracle
@@ -109,6 +109,11 @@ def test_mean_local_f1_is_numpys_own():
     for i in range(0, 2000, 7):
         for f in range(3):
             assert s.mean_f1[i, f] == s.f1[i, f].copy().mean()
+    # the counts made afterwards (for the entries the oracle keeps): the same arrays
+    later = with_counts(entry_scores(tp, nd, ng, counts=False))
+    for name in s.__dataclass_fields__:
+        a, b = getattr(s, name), getattr(later, name)
+        assert a.dtype == b.dtype and np.array_equal(a, b), name
 
 
 @settings(max_examples=80, deadline=None)

@@ -561,6 +561,10 @@ cdef enum:
     K_BBOXES = 20
     K_LENGTH = 21
     K_AVG_AREA = 22
+    # keys that change which branch pycocotools' loadRes takes (the results
+    # scanner refuses them where it skips other keys)
+    K_CAPTION = 23
+    K_KEYPOINTS = 24
 
 
 cdef inline bint _is(cptr s, const char* lit, Py_ssize_t n) noexcept nogil:
@@ -602,7 +606,9 @@ cdef inline int _classify(cptr s, Py_ssize_t n) noexcept nogil:
             return K_LENGTH
         return 0
     if n == 7:
-        return K_ISCROWD if _is(s, b"iscrowd", 7) else 0
+        if _is(s, b"iscrowd", 7):
+            return K_ISCROWD
+        return K_CAPTION if _is(s, b"caption", 7) else 0
     if n == 8:
         if _is(s, b"image_id", 8):
             return K_IMAGE_ID
@@ -611,6 +617,8 @@ cdef inline int _classify(cptr s, Py_ssize_t n) noexcept nogil:
         if _is(s, b"avg_area", 8):
             return K_AVG_AREA
         return 0
+    if n == 9:
+        return K_KEYPOINTS if _is(s, b"keypoints", 9) else 0
     if n == 10:
         return K_CATEGORIES if _is(s, b"categories", 10) else 0
     if n == 11:

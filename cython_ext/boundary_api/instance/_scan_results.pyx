@@ -44,8 +44,8 @@ cdef extern from *:
 
 from boundary_api.instance._json cimport (
     cptr, PAGE, _load8, _backslash8, _first8, _ws, _num, _colon, _take, _int, K_IMAGE_ID,
-    K_CATEGORY_ID, K_SCORE, K_BBOX, K_SEGMENTATION, _key, _num4, _counts_string, _rle_object,
-    _unescape_string, _chunk_starts, _check_threads)
+    K_CATEGORY_ID, K_SCORE, K_BBOX, K_SEGMENTATION, K_CAPTION, K_KEYPOINTS, _key, _num4, _skip,
+    _counts_string, _rle_object, _unescape_string, _chunk_starts, _check_threads)
 
 import numpy as np
 
@@ -197,7 +197,8 @@ cdef void _populate(const unsigned char* base, Py_ssize_t lo, Py_ssize_t hi, Py_
 
 
 cdef int _scan_objects(cptr base, Py_ssize_t size, Py_ssize_t start, Py_ssize_t stop,
-                       Cols* cols, Py_ssize_t* n_out, Py_ssize_t release=0) noexcept nogil:
+                       Cols* cols, Py_ssize_t* n_out, Py_ssize_t release=0,
+                       bint other_keys=0) noexcept nogil:
     """Pass one from the object that starts at ``start``: validate and fill the columns.
 
     With ``stop < 0`` the objects run to the closing ``]`` of the array, which
@@ -213,7 +214,8 @@ cdef int _scan_objects(cptr base, Py_ssize_t size, Py_ssize_t start, Py_ssize_t 
 
     With ``release > 0`` (``base`` a page-aligned file mapping, never written)
     the pages behind the cursor are given back every ``release`` bytes, never
-    past ``stop``.
+    past ``stop``.  With ``other_keys`` a key other than the five has its
+    value validated and skipped (``caption`` and ``keypoints`` are refused).
     """
     cdef cptr p = base + start
     cdef cptr end = base + size
@@ -248,15 +250,26 @@ cdef int _scan_objects(cptr base, Py_ssize_t size, Py_ssize_t start, Py_ssize_t 
         nk = 0
         while True:
             p = _key(p, end, &code)
-            if p == NULL or code == 0 or code > K_SEGMENTATION or (r.present & (1 << (code - 1))):
-                return 1   # unknown or repeated key
-            r.present |= <uint8_t> (1 << (code - 1))
-            r.key_order |= code << (3 * nk)
-            nk += 1
+            if p == NULL:
+                return 1
+            if code == 0 or code > K_SEGMENTATION:
+                # another key: refused, or with other_keys skipped (but for the
+                # two that change loadRes' branch)
+                if not other_keys or code == K_CAPTION or code == K_KEYPOINTS:
+                    return 1
+                code = 0
+            elif r.present & (1 << (code - 1)):
+                return 1   # a repeated key
+            else:
+                r.present |= <uint8_t> (1 << (code - 1))
+                r.key_order |= code << (3 * nk)
+                nk += 1
             p = _colon(p, end)
             if p == NULL:
                 return 1
-            if code == K_IMAGE_ID:
+            if code == 0:
+                p = _skip(p, end, 2)
+            elif code == K_IMAGE_ID:
                 p = _int(p, end, &r.image_id)
             elif code == K_CATEGORY_ID:
                 p = _int(p, end, &r.category_id)
@@ -343,13 +356,13 @@ cdef int _head(cptr base, Py_ssize_t size, Py_ssize_t* first) noexcept nogil:
 
 
 cdef int _scan(cptr base, Py_ssize_t size, Cols* cols, Py_ssize_t* n_out,
-               Py_ssize_t release=0) noexcept nogil:
+               Py_ssize_t release=0, bint other_keys=0) noexcept nogil:
     """Pass one over the whole file.  0 ok, 1 refused, 2 no memory."""
     cdef Py_ssize_t first = 0
     cdef int status
     if _head(base, size, &first):
         return 1
-    status = _scan_objects(base, size, first, -1, cols, n_out, release)
+    status = _scan_objects(base, size, first, -1, cols, n_out, release, other_keys)
     if status == 0:
         # hand back the unused tail; if shrinking failed the larger blocks still serve
         _cols_resize(cols, n_out[0])
@@ -446,7 +459,9 @@ cdef class _SplitScan:
     cdef Py_ssize_t* offs     # first output row per chunk
     cdef int* status
     cdef Cols* cols           # cols[0] becomes the output once all chunks passed
-    cdef Py_ssize_t release   # > 0: give pages back behind the cursors, keep counts escaped
+    cdef Py_ssize_t release   # > 0: give pages back behind the cursors
+    cdef bint escaped         # keep counts escaped (write nothing)
+    cdef bint other_keys      # skip keys other than the five
 
     def __cinit__(self, Py_ssize_t k):
         self.k = k
@@ -477,7 +492,7 @@ cdef class _SplitScan:
             for i in range(lo, hi):
                 self.status[i] = _scan_objects(self.base, self.size, self.starts[i],
                                                self.starts[i + 1], &self.cols[i], &self.ns[i],
-                                               self.release)
+                                               self.release, self.other_keys)
 
     def finish(self, Py_ssize_t lo, Py_ssize_t hi):
         """Pass two over chunks ``[lo, hi)``: unescape their counts in place and
@@ -485,14 +500,14 @@ cdef class _SplitScan:
         cdef Py_ssize_t i
         with nogil:
             for i in range(lo, hi):
-                if self.release > 0:
+                if self.escaped:
                     # counts stay escaped; their first escapes go into the output
                     if i > 0 and self.ns[i] > 0:
                         memcpy(self.cols[0].cesc + self.offs[i], self.cols[i].cesc,
                                <size_t> self.ns[i] * 8)
                 else:
                     _unescape(self.base, &self.cols[i], self.ns[i])
-                if i > 0 or self.release <= 0:
+                if i > 0 or not self.escaped:
                     free(self.cols[i].cesc)
                     self.cols[i].cesc = NULL
                 if i > 0:
@@ -535,7 +550,7 @@ cdef int _split_scan(_SplitScan job, unsigned char* base, Py_ssize_t size, int n
             job.offs[i] = total
             total += job.ns[i]
         if not (_cols_resize_outputs(&job.cols[0], total)
-                and (job.release <= 0 or _grow(<void**> &job.cols[0].cesc, <size_t> total * 8 + 8))):
+                and (not job.escaped or _grow(<void**> &job.cols[0].cesc, <size_t> total * 8 + 8))):
             if trace is not None:
                 trace.append(("fallback", k, -1))
             return 4
@@ -547,8 +562,8 @@ cdef int _split_scan(_SplitScan job, unsigned char* base, Py_ssize_t size, int n
     return 0
 
 
-def scan_results(unsigned char[::1] buf not None, num_threads=1, *, _min_parallel_bytes=None,
-                 _trace=None, _release=0):
+def scan_results(unsigned char[::1] buf not None, num_threads=1, *, other_keys=False, _escaped=False,
+                 _min_parallel_bytes=None, _trace=None, _release=0):
     """Parse a COCO results JSON file into column arrays, or return ``None``.
 
     Parameters
@@ -564,6 +579,15 @@ def scan_results(unsigned char[::1] buf not None, num_threads=1, *, _min_paralle
         offsets, buffer) is the same as on one thread for every input.  A cut that the scan does not confirm as
         an object start (one inside a string, say) makes it scan the whole
         file on one thread instead.
+    other_keys : bool, default False
+        Accept keys other than the five of the schema (an SA-Co prediction's
+        ``area``, say): each one's value is validated as JSON and skipped, and
+        such a key may repeat.  ``caption`` and ``keypoints``, which change
+        the branch pycocotools' ``loadRes`` takes, are still refused.
+    _escaped : bool, default False
+        Private (:func:`boundary_api.saco._inputs.read_predictions`): write
+        nothing and leave the counts escaped, as with ``_release`` (below), but
+        without giving pages back (``buf`` is then any buffer, kept intact).
     _min_parallel_bytes : int, optional
         Private (tests): the file size from which to split, instead of
         :data:`MIN_PARALLEL_BYTES`.
@@ -590,10 +614,10 @@ def scan_results(unsigned char[::1] buf not None, num_threads=1, *, _min_paralle
         ``None`` when the input is not in the fast schema: a non-empty JSON
         array (whitespace around it allowed, no BOM) of objects whose keys are
         among ``image_id``, ``category_id``, ``score`` (all three required),
-        ``bbox`` and ``segmentation``, each at most once, in any order, not
-        escaped; ids integer tokens of at most 18 digits; ``score`` and the
-        four ``bbox`` values JSON numbers (integer tokens of at most 15
-        digits); ``segmentation`` exactly ``{"size": [h, w], "counts": str}``
+        ``bbox`` and ``segmentation`` (others too with ``other_keys``), each at
+        most once, in any order, not escaped; ids integer tokens of at most 18
+        digits; ``score`` and the four ``bbox`` values JSON numbers (integer
+        tokens of at most 15 digits); ``segmentation`` exactly ``{"size": [h, w], "counts": str}``
         with integer ``h``, ``w`` and ASCII ``counts`` (no control bytes, only
         the escapes ``\\\\``, ``\\"``, ``\\/``).  Anything else, including any
         malformed JSON, gives ``None``.
@@ -636,6 +660,8 @@ def scan_results(unsigned char[::1] buf not None, num_threads=1, *, _min_paralle
     cdef Py_ssize_t release = max(int(_release), 0)
     if release:
         release = max(release, PAGE)
+    cdef bint escaped = release > 0 or bool(_escaped)
+    cdef bint others = bool(other_keys)
     min_bytes = MIN_PARALLEL_BYTES if _min_parallel_bytes is None else int(_min_parallel_bytes)
     if size == 0:
         return None
@@ -649,6 +675,8 @@ def scan_results(unsigned char[::1] buf not None, num_threads=1, *, _min_paralle
         if len(starts) > 1:
             job = _SplitScan(len(starts))
             job.release = release
+            job.escaped = escaped
+            job.other_keys = others
             for i in range(len(starts)):
                 job.starts[i] = starts[i]
             job.starts[len(starts)] = -1
@@ -658,15 +686,15 @@ def scan_results(unsigned char[::1] buf not None, num_threads=1, *, _min_paralle
             if status == 0:
                 c = job.cols[0]
                 memset(&job.cols[0], 0, sizeof(Cols))   # the output now belongs to c
-                return _columns(&c, n, release > 0)
+                return _columns(&c, n, escaped)
             job = None   # its blocks are freed before the whole-file scan
     if _trace is not None:
         _trace.append(("single", 1, -1))
     with nogil:
-        status = _scan(base, size, &c, &n, release)
-        if status == 0 and release == 0:
+        status = _scan(base, size, &c, &n, release, others)
+        if status == 0 and not escaped:
             _unescape(base, &c, n)
-        if status != 0 or release == 0:
+        if status != 0 or not escaped:
             free(c.cesc)
             c.cesc = NULL
         elif not _grow(<void**> &c.cesc, <size_t> n * 8 + 8):
@@ -676,7 +704,7 @@ def scan_results(unsigned char[::1] buf not None, num_threads=1, *, _min_paralle
         if status == 2:
             raise MemoryError("boundary_api: no memory to scan the results file")
         return None
-    return _columns(&c, n, release > 0)
+    return _columns(&c, n, escaped)
 
 
 cdef dict _columns(Cols* cp, Py_ssize_t n, bint keep_esc=False):

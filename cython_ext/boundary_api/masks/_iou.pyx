@@ -46,6 +46,28 @@ cdef inline int64_t _bits_inter(const uint64_t* a, const int64_t* abb, int64_t a
                              b + (c0 - bbb[0]) * bnw + (w0 - bw0), bnw, c1 - c0, w1 - w0)
 
 
+cdef int _late_boundary(int64_t* gg, const int64_t* gm, int64_t h, int64_t w, int64_t d, BoundaryWork* bw,
+                        I64Vec* gb, uint64_t* gbits) noexcept nogil:
+    """The boundary of the ground truth ``gg`` (its mask's runs at ``gm + gg[0]``), made
+    when first needed: its runs appended to ``gb`` (``gg[2]``, ``gg[3]``, its area
+    ``gg[5]``) and, where it has a bitset slot (``gg[10] >= 0``), its bits set there as
+    the eager path sets them.  0, or -1 when out of memory."""
+    cdef int64_t need
+    gg[2] = gb.n
+    if _boundary_in_box(gm + gg[0], gg[1], h, w, d, gg + 6, bw, gb) != 0:
+        return -1
+    gg[3] = gb.n - gg[2]
+    gg[5] = _area(gb.data + gg[2], gg[3])
+    if gg[10] >= 0:
+        need = (gg[7] - gg[6]) * gg[12]
+        if bw.bits_nws == gg[12]:
+            memcpy(gbits + gg[10], bw.words, need * sizeof(uint64_t))
+        else:
+            memset(gbits + gg[10], 0, need * sizeof(uint64_t))
+            _runs_to_bits(gb.data + gg[2], gg[3], h, gg[6], gg[11] << 6, gg[12], gbits + gg[10])
+    return 0
+
+
 def iou_pairs(int mode,
               StringTable gt_mask, StringTable gt_bnd, const int64_t[:] gt_h,
               const uint8_t[:] gt_crowd, const double[:, ::1] gt_box,
@@ -55,7 +77,8 @@ def iou_pairs(int mode,
               double[:] out, Py_ssize_t lo, Py_ssize_t hi,
               const int64_t[:] dt_w=None, const int64_t[:] dt_d=None,
               const int64_t[:] gt_w=None, const int64_t[:] gt_d=None,
-              uint8_t[:] dt_status=None):
+              uint8_t[:] dt_status=None, bint gt_strings=True, const int64_t[:] gt_pixels=None,
+              uint8_t[:] gt_status=None):
     """The IoU step for pairs ``lo .. hi-1`` (runs without the GIL).
 
     Pair ``p`` owns ground truths ``pair_g[p] .. pair_g[p+1]-1`` and detections
@@ -75,7 +98,10 @@ def iou_pairs(int mode,
     of every ground truth): ``gt_bnd`` is not read; the boundary of every
     ground truth of the pairs (crowd ones and those of pairs without
     detections included) is extracted from the mask decoded here, used as
-    runs, and encoded once for the per-annotation cache.
+    runs, and encoded once for the per-annotation cache.  With ``gt_strings``
+    false nothing is encoded (the returned buffer is empty) and a ground
+    truth's boundary is made only when a detection's mask meets its mask
+    (crowd ones never), the pairs without detections skipped.
 
     ``dt_status`` given (modes 0 and 3, with ``dt_w``): the detections'
     strings are checked where they are decoded instead of trusted:
@@ -83,6 +109,12 @@ def iou_pairs(int mode,
     ``dt_h * dt_w`` pixels) for every detection decoded
     (those of pairs with a ground truth), and a bad one is skipped (its row
     of IoUs stays as ``out`` held it) rather than raising.
+
+    ``gt_pixels`` and ``gt_status`` given (modes 0 and 3): the ground truths'
+    strings are checked where they are decoded: ``gt_status[k]`` becomes 0
+    (good), 1 (malformed) or 2 (not ``gt_pixels[k]`` pixels) for every ground
+    truth decoded (those of pairs with a detection), and a bad one is taken as
+    an empty mask (its column of IoUs is then 0) rather than raising.
 
     Returns the number of detection boundaries extracted (mode 3); with
     ``gt_w``, ``(that number, buffer, offsets)``: ground truth
@@ -102,9 +134,12 @@ def iou_pairs(int mode,
     cdef int have_db
     cdef Py_ssize_t extracted = 0
     cdef BoundaryWork bwk
+    cdef BoundaryWork bwk2         # the ground truths' late boundaries (bwk may hold a detection's bits)
     cdef ByteVec enc
     cdef int fresh = gt_w is not None
+    cdef int late = fresh and not gt_strings
     cdef int checking = dt_status is not None
+    cdef int gt_checking = gt_status is not None
     cdef int64_t tot
     cdef int64_t gbase = 0
     cdef int64_t[:] of
@@ -132,6 +167,9 @@ def iou_pairs(int mode,
     if checking and ((mode != 0 and mode != 3) or dt_status.shape[0] < dt_h.shape[0]
                      or dt_w is None or dt_w.shape[0] < dt_h.shape[0]):
         raise ValueError("iou_pairs: dt_status is for modes 0 and 3, one per detection, with dt_w")
+    if gt_checking and ((mode != 0 and mode != 3) or gt_pixels is None or gt_status.shape[0] < gt_h.shape[0]
+                        or gt_pixels.shape[0] < gt_h.shape[0]):
+        raise ValueError("iou_pairs: gt_status is for modes 0 and 3, one per ground truth, with gt_pixels")
     if mode == 3:
         if dt_w is None or dt_d is None or dt_w.shape[0] < dt_h.shape[0] or dt_d.shape[0] < dt_h.shape[0]:
             raise ValueError("iou_pairs mode 3 needs dt_w and dt_d for every detection")
@@ -139,6 +177,7 @@ def iou_pairs(int mode,
             if dt_d[k] < 0:
                 raise ValueError(f"d must be >= 0, got {dt_d[k]} at detection {k}")
     _bw_init(&bwk)
+    _bw_init(&bwk2)
     gbits.data = NULL; gbits.cap = 0
     gm.data = NULL; gm.n = 0; gm.cap = 0
     gb.data = NULL; gb.n = 0; gb.cap = 0
@@ -149,7 +188,7 @@ def iou_pairs(int mode,
         for p in range(lo, hi):
             G = pair_g[p + 1] - pair_g[p]
             D = pair_d[p + 1] - pair_d[p]
-            if G == 0 or (D == 0 and not fresh):
+            if G == 0 or (D == 0 and (not fresh or late)):
                 continue
             g0 = pair_g[p]
             d0 = pair_d[p]
@@ -175,7 +214,15 @@ def iou_pairs(int mode,
             for g in range(G):
                 gg = goff + _GSLOTS * g
                 gg[0] = gm.n
-                if _decode(gt_mask.ptr[g0 + g], gt_mask.size[g0 + g], &gm) < 0:
+                tot = _decode(gt_mask.ptr[g0 + g], gt_mask.size[g0 + g], &gm)
+                if gt_checking:
+                    # (the ground truth's check, done here on the one decode)
+                    if tot < 0 or tot != gt_pixels[g0 + g]:
+                        gt_status[g0 + g] = 1 if tot < 0 else 2
+                        gm.n = gg[0]   # (an empty mask)
+                    else:
+                        gt_status[g0 + g] = 0
+                elif tot < 0:
                     err = 2
                     break
                 gg[1] = gm.n - gg[0]
@@ -184,7 +231,9 @@ def iou_pairs(int mode,
                 gg[2] = gb.n
                 gg[3] = 0
                 gg[5] = 0
-                if fresh:
+                if late:
+                    gg[3] = -1  # (made when first needed: _late_boundary)
+                elif fresh:
                     # every ground truth's boundary, from the runs just decoded:
                     # used as runs here, encoded once for the cache
                     if gg[1] > 0 and _boundary_in_box(gm.data + gg[0], gg[1], gt_h[g0 + g], gt_w[g0 + g],
@@ -193,7 +242,7 @@ def iou_pairs(int mode,
                         break
                     gg[3] = gb.n - gg[2]
                     gg[5] = _area(gb.data + gg[2], gg[3])
-                    if _encode(gb.data + gg[2], gg[3], gt_h[g0 + g] * gt_w[g0 + g], &enc) != 0:
+                    if gt_strings and _encode(gb.data + gg[2], gg[3], gt_h[g0 + g] * gt_w[g0 + g], &enc) != 0:
                         err = 1
                         break
                     of[g0 + g - gbase + 1] = enc.n
@@ -222,7 +271,9 @@ def iou_pairs(int mode,
                     gg[11] = r0 >> 6
                     gg[12] = nwg
                     if not gt_crowd[g0 + g]:
-                        if fresh and bwk.bits_nws == nwg:
+                        if late:
+                            pass  # (set with the boundary, when first needed)
+                        elif fresh and bwk.bits_nws == nwg:
                             memcpy(gbits.data + gbn, bwk.words, need * sizeof(uint64_t))
                         else:
                             memset(gbits.data + gbn, 0, need * sizeof(uint64_t))
@@ -298,12 +349,18 @@ def iou_pairs(int mode,
                             out[k] = <double> inter / <double> darea
                             continue
                         iou = <double> inter / <double> (darea + gg[4] - inter)
+                        if gg[3] < 0 and _late_boundary(gg, gm.data, gt_h[g0 + g], gt_w[g0 + g], gt_d[g0 + g],
+                                                        &bwk2, &gb, gbits.data) != 0:
+                            err = 1
+                            break
                         bi = _bits_inter(bwk.words, dbb, dr0w, dnw, gbits.data + gg[10], gg + 6, gg[11], gg[12])
                         if bi == 0:
                             biou = 0.0
                         else:
                             biou = <double> bi / <double> (dbarea + gg[5] - bi)
                         out[k] = biou if biou < iou else iou
+                    if err:
+                        break
                     continue
                 for g in range(G):
                     gg = goff + _GSLOTS * g
@@ -344,6 +401,10 @@ def iou_pairs(int mode,
                                 dbn = db.n
                                 dbarea = _area(dbp, dbn)
                                 have_db = 1
+                        if gg[3] < 0 and _late_boundary(gg, gm.data, gt_h[g0 + g], gt_w[g0 + g], gt_d[g0 + g],
+                                                        &bwk2, &gb, gbits.data) != 0:
+                            err = 1
+                            break
                         bi = _intersection(dbp, dbn, gb.data + gg[2], gg[3])
                         if bi == 0:
                             biou = 0.0
@@ -359,6 +420,7 @@ def iou_pairs(int mode,
         free(goff)
         free(gm.data); free(gb.data); free(dm.data); free(db.data); free(gbits.data)
     _bw_free(&bwk)
+    _bw_free(&bwk2)
     try:
         if err == 1:
             raise MemoryError()
