@@ -21,6 +21,7 @@ import numpy as np
 import pycocotools.coco
 
 from .._io import loads_json
+from ..instance._mask_checks import pycocotools_area_bbox
 
 __all__ = ["SacoCOCO", "coco_from_file", "evaluate", "select_best_scoring"]
 
@@ -39,7 +40,6 @@ class SacoCOCO(pycocotools.coco.COCO):
     def loadRes(self, resFile):
         """pycocotools' ``loadRes`` (its branches on the first result: boxes,
         masks, keypoints, captions), without copying the images."""
-        import pycocotools.mask as mask_utils
 
         res = SacoCOCO()
         res.dataset["info"] = copy.deepcopy(self.dataset.get("info", {}))
@@ -81,9 +81,12 @@ class SacoCOCO(pycocotools.coco.COCO):
         elif "segmentation" in first:
             res.dataset["categories"] = copy.deepcopy(self.dataset["categories"])
             for i, ann in enumerate(anns):
-                ann["area"] = mask_utils.area(ann["segmentation"])
-                if "bbox" not in ann:
-                    ann["bbox"] = mask_utils.toBbox(ann["segmentation"])
+                # pycocotools' area and box, also of a string its C code would read
+                # past the end of (UnsafeRLEError where its box would crash)
+                ann["area"], box = pycocotools_area_bbox(ann["segmentation"], "bbox" not in ann,
+                                                         f"prediction {i} (image {ann['image_id']!r})")
+                if box is not None:
+                    ann["bbox"] = box
                 ann["id"] = i + 1
                 ann["iscrowd"] = 0
         elif "keypoints" in first:

@@ -21,8 +21,10 @@ import pycocotools.cocoeval
 
 from .metrics import TN, FN, SCORED, accumulate as accumulate_scores, iou_thresholds, summarize as summary
 from .metrics import EntryScores
+from ._inputs import suspect
 from .._parallel import resolve_threads
 from ..instance._lazy import Lazy, LazyEvaluator, instance_dict, reset_lazy
+from ..instance._mask_checks import describe_annotation, pycocotools_iou
 from ..instance.cache import cache_for
 from ..masks import _iou, _rle
 from ..masks.boundary import check_dilation_ratio
@@ -56,6 +58,12 @@ class CGF1Eval(LazyEvaluator, pycocotools.cocoeval.COCOeval):
         Boundary width as a fraction of the image diagonal ('boundary').
     num_threads : int, optional
         Threads for the kernels (default: all cores).
+    strict : bool
+        Refuse (``ValueError``) a segmentation pycocotools reads otherwise
+        than as a valid mask of its size (a string that is no compressed RLE,
+        counts that do not cover the size), instead of evaluating it as the
+        official class does with a
+        :class:`~boundary_api.instance.SuspectInputWarning`.
     """
 
     _LAZY = ("evalImgs",)
@@ -63,11 +71,12 @@ class CGF1Eval(LazyEvaluator, pycocotools.cocoeval.COCOeval):
     _NATIVE_METHODS = ()
 
     def __init__(self, coco_gt=None, coco_dt=None, iouType="segm", threshold=0.5, *, dilation_ratio=0.02,
-                 num_threads=None):
+                 num_threads=None, strict=False):
         if iouType not in IOU_TYPES:
             raise ValueError(f"iouType must be one of {', '.join(IOU_TYPES)}; got {iouType!r}")
         self.dilation_ratio = check_dilation_ratio(dilation_ratio)
         self.num_threads = resolve_threads(num_threads)
+        self.strict = bool(strict)
         super().__init__(coco_gt, coco_dt, "segm" if iouType == "boundary" else iouType)
         self.params.iouType = iouType
         self.threshold = threshold
@@ -145,6 +154,18 @@ class CGF1Eval(LazyEvaluator, pycocotools.cocoeval.COCOeval):
         if p.iouType not in IOU_TYPES:
             raise Exception("unknown iouType for iou computation")
         iscrowd = [int(o["iscrowd"]) for o in gt]
+        if p.iouType == "segm":
+            # a mask pycocotools misreads (the official maskUtils.iou reads every
+            # prediction of the pair, kept or not): its number, never its undefined
+            # behaviour; UnsafeRLEError where its code would crash or never end
+            ious = pycocotools_iou([d["segmentation"] for d in dt], [g["segmentation"] for g in gt], iscrowd,
+                                   lambda i: describe_annotation("prediction", dt[i]),
+                                   lambda j: describe_annotation("ground truth", gt[j]))
+            if ious is not None:
+                suspect(f"pair (image {imgId!r}): a segmentation pycocotools reads otherwise than as a valid "
+                        "mask of its size (a string that is no compressed RLE, or counts that do not cover "
+                        "its size); evaluated as the official evaluator reads it", self.strict)
+                return ious
         return pair_ious(self.cocoGt, self.cocoDt, gt, dt, iscrowd, p.iouType, self.dilation_ratio)
 
     def evaluateImg(self, imgId, catId, aRng, maxDet):

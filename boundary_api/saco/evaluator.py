@@ -130,7 +130,7 @@ class CGF1Evaluator:
             evals = []
             for gt in self.coco_gts:
                 ev = CGF1Eval(coco_gt=gt, iouType=self.iou_type, dilation_ratio=self.dilation_ratio,
-                              num_threads=self.num_threads)
+                              num_threads=self.num_threads, strict=self.strict)
                 ev.useCats = False
                 evals.append(ev)
             self._coco_evals = evals

@@ -234,6 +234,15 @@ def test_a_malformed_prediction_mask_is_left_to_the_per_pair_path(tmp_path, capl
         got = _outcome(CGF1Evaluator, paths, str(dt), iou_type)
     assert "per-pair path (prediction" in caplog.text and "malformed RLE" in caplog.text
     assert got == _outcome(PerPair, paths, str(dt), iou_type)
+    # segm: pycocotools' number for a size its counts do not cover (with a warning);
+    # counts covering fewer pixels than a mask of their size they meet: its IoU never
+    # ends, refused.  Boundary IoU has no official reading of such masks: refused.
+    if iou_type == "boundary":
+        assert got == "ValueError"
+    elif how == "truncated counts":
+        assert got == "UnsafeRLEError"
+    else:
+        assert isinstance(got, dict)
 
 
 @pytest.mark.parametrize("bad", [None, 1, 2])

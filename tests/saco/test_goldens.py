@@ -70,6 +70,11 @@ def test_equal_to_the_official_evaluator(golden, name, pred, iou_type, cls):
     with open(os.path.join(DATA, golden)) as f:
         want = json.load(f)
     ev, result, printed = run(cls, gt_paths(name), pred, iou_type)
+    assert_official(ev, result, printed, want)
+
+
+def assert_official(ev, result, printed, want):
+    """Everything the official evaluator returned, computed and printed."""
     # the returned dict: keys in order, values bit for bit
     assert list(result) == list(want["result"])
     for k, v in want["result"].items():
@@ -93,6 +98,36 @@ def test_equal_to_the_official_evaluator(golden, name, pred, iou_type, cls):
                 g = g.tolist()
             assert same(g, v), (exp["image_id"], k)
     assert [line for line in printed if not line.startswith("Done (t=")] == want["printed"]
+
+
+@pytest.mark.filterwarnings("ignore:.*the official evaluator ignores them")
+@pytest.mark.parametrize("cls", [CGF1Evaluator, PerPair], ids=["native", "per_pair"])
+def test_misread_masks_give_the_official_numbers_with_a_warning(cls, tmp_path):
+    """Masks pycocotools reads otherwise than as valid masks but evaluates
+    (make_goldens.py's ``malformed``: counts that are no compressed RLE, a size
+    its counts do not cover, kept and dropped predictions): the official numbers,
+    with a SuspectInputWarning naming the pair; ``strict`` refuses them."""
+    from boundary_api.instance import SuspectInputWarning
+
+    with open(os.path.join(DATA, "gold3_malformed_official_segm.json")) as f:
+        want = json.load(f)
+    out = io.StringIO()
+    with pytest.warns(SuspectInputWarning, match="reads otherwise than as a valid mask"), \
+            contextlib.redirect_stdout(out):
+        ev = cls(gt_paths("gold3"), "segm")
+        result = ev.evaluate(os.path.join(DATA, "gold3_pred_malformed.json"))
+    assert_official(ev, result, out.getvalue().splitlines(), want)
+    # (strict also refuses the set's unknown image and category ids: left out here)
+    with open(os.path.join(DATA, "gold3_pred_malformed.json")) as f:
+        preds = json.load(f)
+    with open(gt_paths("gold3")[0]) as f:
+        first = json.load(f)
+    images, categories = {i["id"] for i in first["images"]}, {c["id"] for c in first["categories"]}
+    known = tmp_path / "known.json"
+    known.write_text(json.dumps([p for p in preds if p["image_id"] in images and p["category_id"] in categories]))
+    with contextlib.redirect_stdout(io.StringIO()), \
+            pytest.raises(ValueError, match="reads otherwise than as a valid mask.*strict"):
+        cls(gt_paths("gold3"), "segm", strict=True).evaluate(str(known))
 
 
 @pytest.mark.parametrize("golden,name,pred,iou_type", CASES, ids=IDS)

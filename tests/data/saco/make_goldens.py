@@ -28,7 +28,27 @@ VARIANTS = {
     "boxes_only": ("gold3", "no segmentation (the official loadRes makes each box a rectangle polygon)", ("segm",)),
     # (one file: with several, the official loadRes fails on the boxes it left in the dicts)
     "no_bbox": ("gold1", "no bbox (the official loadRes takes the mask's box)", ("bbox", "segm")),
+    "malformed": ("gold3", "three masks pycocotools misreads (see malformed())", ("segm",)),
 }
+
+
+def malformed(preds, gt):
+    """Copies of the predictions with three masks pycocotools reads otherwise than
+    as valid masks but evaluates (no crash, no endless loop): in pairs of the first
+    file that have ground truth, the first kept prediction (score >= 0.5) gets the
+    counts ``"!!!garbage"``, the second a size one row taller than its counts cover;
+    the first prediction below 0.5 gets ``"!!!garbage"`` too (the official IoU step
+    reads it, its evaluation drops it)."""
+    with_gt = {a["image_id"] for a in gt["annotations"] if not a["iscrowd"]}
+    exhaustive = {i["id"] for i in gt["images"] if i["is_instance_exhaustive"]}
+    out = [dict(p, segmentation=dict(p["segmentation"])) for p in preds]
+    kept = [p for p in out if p["score"] >= 0.5 and p["image_id"] in with_gt & exhaustive]
+    low = next(p for p in out if p["score"] < 0.5 and p["image_id"] in with_gt & exhaustive)
+    kept[0]["segmentation"]["counts"] = "!!!garbage"
+    size = kept[1]["segmentation"]["size"]
+    kept[1]["segmentation"]["size"] = [size[0] + 1, size[1]]
+    low["segmentation"]["counts"] = "!!!garbage"
+    return out
 
 
 def write_sets():
@@ -46,12 +66,18 @@ def write_sets():
         "empty": lambda preds: [],
         "boxes_only": lambda preds: [{k: v for k, v in p.items() if k != "segmentation"} for p in preds],
         "no_bbox": lambda preds: [{k: v for k, v in p.items() if k != "bbox"} for p in preds],
+        "malformed": lambda preds: malformed(preds, first_gt("gold3")),
     }
     for name, (base, _, _) in VARIANTS.items():
         with open(os.path.join(HERE, f"{base}_pred.json")) as fh:
             preds = json.load(fh)
         with open(os.path.join(HERE, f"{base}_pred_{name}.json"), "w") as fh:
             json.dump(make[name](preds), fh, separators=(",", ":"))
+
+
+def first_gt(name):
+    with open(gt_files(name)[0]) as fh:
+        return json.load(fh)
 
 
 def gt_files(name):
