@@ -19,6 +19,7 @@ from boundary_api.masks import _idmaps, _png
 from boundary_api.panoptic import _kernels as panoptic_kernels
 from boundary_api.panoptic import read_panoptic_png
 from boundary_api.panoptic.idmaps import _Buffers, _read_ids, _read_other, _read_runs
+from pngfiles import retag
 
 # colour type, bit depth and channels of the kinds decoded natively
 KINDS = {"rgb": (2, 8, 3), "rgba": (6, 8, 4), "gray8": (0, 8, 1), "gray16": (0, 16, 1)}
@@ -207,24 +208,6 @@ def test_shipped_coco_panoptic_pngs_equal_opencv():
         np.testing.assert_array_equal(got, _read_other(path))
 
 
-def _tamper(blob: bytes, index: int, value: int, fix_crc: bool) -> bytes:
-    """Byte ``index`` of the file set to ``value``; with ``fix_crc`` the CRC of the
-    chunk holding it is recomputed (so only the content is wrong)."""
-    b = bytearray(blob)
-    b[index] = value
-    if fix_crc:
-        pos = 8
-        # a changed length byte can send the walk past the file's end: no chunk
-        # (12 bytes at least) starts there
-        while pos + 12 <= len(b):
-            length = struct.unpack(">I", bytes(b[pos:pos + 4]))[0]
-            if pos + 8 <= index < pos + 8 + length and pos + 12 + length <= len(b):
-                crc = zlib.crc32(bytes(b[pos + 4:pos + 8 + length])) & 0xFFFFFFFF
-                b[pos + 8 + length:pos + 12 + length] = struct.pack(">I", crc)
-            pos += 12 + length
-    return bytes(b)
-
-
 def _idat_span(blob: bytes):
     pos = 8
     while pos < len(blob):
@@ -272,10 +255,10 @@ def test_damaged_files_are_refused():
     a, b = _idat_span(blob)
     # a wrong CRC anywhere
     for i in (20, a, b - 1, len(blob) - 1):
-        assert _decode(_tamper(blob, i, blob[i] ^ 1, False)) is None
+        assert _decode(retag(blob, i, blob[i] ^ 1, False)) is None
     # right CRCs but a wrong checksum of the data (last 4 bytes of the zlib stream)
     for i in range(b - 4, b):
-        assert _decode(_tamper(blob, i, blob[i] ^ 0x10, True)) is None
+        assert _decode(retag(blob, i, blob[i] ^ 0x10, True)) is None
     # an unknown filter type (5) in row 0, with a valid stream checksum and chunk CRC
     stored = encode(px, "rgb", filters=[0] * 6, level=0)
     a, b = _idat_span(stored)
@@ -298,7 +281,7 @@ def test_mutations_never_crash_and_never_give_a_wrong_image(fix_crc):
     accepted = 0
     for i in range(len(blob)):
         for value in range(256):
-            bad = _tamper(blob, i, value, fix_crc)
+            bad = retag(blob, i, value, fix_crc)
             got = _decode(bad)
             if got is None:
                 continue
@@ -314,7 +297,7 @@ def test_damaged_file_is_a_clear_error(tmp_path):
     blob = encode(_flat_rgb(), "rgb")
     a, b = _idat_span(blob)
     path = tmp_path / "bad.png"
-    path.write_bytes(_tamper(blob, (a + b) // 2, blob[(a + b) // 2] ^ 0xFF, False))
+    path.write_bytes(retag(blob, (a + b) // 2, blob[(a + b) // 2] ^ 0xFF, False))
     with pytest.raises(ValueError, match="bad.png"):
         read_panoptic_png(path)
 
