@@ -19,7 +19,7 @@ from ..masks.boundary import check_rle_strings
 # (the checks of single masks; imported by the rest of the package from here)
 from ._mask_checks import (_MAX_COORD, UnsafePolygonError, UnsafeRLEError, _json_type, _short,  # noqa: F401
                            _valid_size, check_polygon_image_size, check_polygons, check_rle_dict, check_rle_size,
-                           describe_annotation, flatten_polygons, polygons_valid, pycocotools_area_bbox,
+                           describe_annotation, flatten_polygons, hashable, polygons_valid, pycocotools_area_bbox,
                            pycocotools_iou, refuse_unsafe_polygons, terminated_for_pycocotools)
 
 log = logging.getLogger(__name__)
@@ -216,7 +216,7 @@ def _check_images(images: list, source: str, lvis: bool, problems: Problems) -> 
             problems.fail(KeyValueError, f"{source}: images[{i}] has no 'id'")
         if not _is_id(img["id"]):
             message = f"{source}: images[{i}] has an invalid 'id' {img['id']!r} (expected a number or a string)"
-            if not _hashable(img["id"]):
+            if not hashable(img["id"]):
                 problems.fail(TypeValueError, message)
             problems.suspect(message)
         if lvis:
@@ -238,7 +238,7 @@ def _check_categories(categories: list, source: str, lvis: bool, problems: Probl
         if not _is_id(cat["id"]):
             message = (f"{source}: categories[{i}] has an invalid 'id' {cat['id']!r} "
                        "(expected a number or a string)")
-            if not _hashable(cat["id"]):
+            if not hashable(cat["id"]):
                 problems.fail(TypeValueError, message)
             problems.suspect(message)
         if lvis and cat.get("frequency") not in ("r", "c", "f"):
@@ -249,7 +249,7 @@ def _check_ids_and_categories(anns: list, categories: list, source: str, strict:
     """Repeated annotation ids (an index by id keeps the last) and
     annotations of categories not in ``categories`` (never evaluated):
     refused with ``strict``, else warned about."""
-    ids = [a["id"] for a in anns if type(a) is dict and _hashable(a.get("id"))]
+    ids = [a["id"] for a in anns if type(a) is dict and hashable(a.get("id"))]
     if len(set(ids)) != len(ids):
         seen, repeated = set(), set()
         for i in ids:
@@ -260,7 +260,7 @@ def _check_ids_and_categories(anns: list, categories: list, source: str, strict:
                                 f"({_list_ids(shown)}); an index by id keeps only the last of them")
     if not categories:
         return
-    known = {c["id"] for c in categories if type(c) is dict and _hashable(c.get("id"))}
+    known = {c["id"] for c in categories if type(c) is dict and hashable(c.get("id"))}
     cat_ids = [a.get("category_id") for a in anns if type(a) is dict]
     if all(type(c) is int for c in cat_ids) and all(type(k) is int for k in known):
         bad_counts = np.unique(np.array(cat_ids, np.int64), return_counts=True) if cat_ids else ((), ())
@@ -268,7 +268,7 @@ def _check_ids_and_categories(anns: list, categories: list, source: str, strict:
     else:
         counts: Dict[Any, int] = {}
         for c in cat_ids:
-            if _hashable(c) and c not in known:
+            if hashable(c) and c not in known:
                 counts[c] = counts.get(c, 0) + 1
         bad = list(counts.items())
     if bad:
@@ -373,7 +373,7 @@ def _check_annotations(anns: list, images: dict, required: tuple, source: str,
             if key not in ann:
                 problems.fail(KeyValueError, f"{source}: {what} has no '{key}'")
         for key in ("id", "image_id", "category_id"):
-            if key in ann and not _hashable(ann[key]):
+            if key in ann and not hashable(ann[key]):
                 problems.fail(TypeValueError, f"{source}: annotations[{i}] has an invalid '{key}' {ann[key]!r} "
                                               "(expected a number or a string)")
         try:
@@ -511,10 +511,10 @@ def check_results(anns: Any, images: Dict[Any, dict], categories: Iterable, sour
             problems.fail(TypeValueError, f"{source}: result #{i} is not an object")
         if "image_id" not in a:
             problems.fail(KeyValueError, f"{source}: result #{i} has no 'image_id'")
-    unknown = [a["image_id"] for a in anns if not (_hashable(a["image_id"]) and a["image_id"] in images)]
+    unknown = [a["image_id"] for a in anns if not (hashable(a["image_id"]) and a["image_id"] in images)]
     if unknown:
-        if not all(map(_hashable, unknown)):
-            bad = next(v for v in unknown if not _hashable(v))
+        if not all(map(hashable, unknown)):
+            bad = next(v for v in unknown if not hashable(v))
             problems.fail(TypeValueError, f"{source}: results have an invalid 'image_id' {bad!r:.40}")
         shown = sorted({repr(v) for v in unknown})
         more = f" (and {len(shown) - 5} more)" if len(shown) > 5 else ""
@@ -545,7 +545,7 @@ def check_results(anns: Any, images: Dict[Any, dict], categories: Iterable, sour
         if not plain_id(type(cat)):
             if cat is _MISSING:
                 problems.fail(KeyValueError, f"{name(i)} has no 'category_id'")
-            if not _hashable(cat):
+            if not hashable(cat):
                 problems.fail(TypeValueError, f"{name(i)} has an invalid 'category_id' {cat!r}")
         if cat not in known:
             unknown_cats += 1
@@ -682,20 +682,10 @@ def results_images_sized(anns: List[dict], images: Dict[Any, dict]) -> bool:
     return all(_sized(images.get(k)) for k in {a["image_id"] for a in anns})
 
 
-def _hashable(v) -> bool:
-    if type(v) is int or type(v) is str:
-        return True
-    try:
-        hash(v)
-    except TypeError:
-        return False
-    return True
-
-
 def unknown_ids(anns: List[dict], known, key: str) -> List:
     """Values of ``key`` used by results but absent from ``known``, sorted by repr."""
     known = known if isinstance(known, (set, dict)) else set(known)
-    return sorted({a.get(key) for a in anns if isinstance(a, dict) and _hashable(a.get(key))
+    return sorted({a.get(key) for a in anns if isinstance(a, dict) and hashable(a.get(key))
                    and a.get(key) not in known}, key=repr)
 
 

@@ -250,7 +250,7 @@ def refuse_unsafe_polygons(anns: Iterable[dict], images: Dict[Any, dict], descri
                     and not (finite_numbers(poly) and max(map(abs, poly)) <= _SAFE_COORD):
                 raise UnsafePolygonError(f"{describe(a)}: polygon {j} has a non-finite or huge "
                                          "coordinate (pycocotools' C code crashes on it)")
-        img = images.get(a.get("image_id")) if _hashable_key(a.get("image_id")) else None
+        img = images.get(a.get("image_id")) if hashable(a.get("image_id")) else None
         if type(img) is dict:
             pycocotools_polygon_rle(seg, img.get("height"), img.get("width"), describe(a))
 
@@ -292,7 +292,10 @@ def describe_annotation(kind: str, ann) -> str:
     return f"{kind} id {ann.get('id')!r} (image {ann.get('image_id')!r})"
 
 
-def _hashable_key(v) -> bool:
+def hashable(v) -> bool:
+    """Whether ``v`` can be a dict key or set member (an id of any JSON type)."""
+    if type(v) is int or type(v) is str:
+        return True
     try:
         hash(v)
     except TypeError:

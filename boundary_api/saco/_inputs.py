@@ -23,7 +23,7 @@ from typing import Any, List, Optional
 import numpy as np
 
 from .._io import AssertionValueError, InputBytes, KeyValueError, read_json, read_once
-from ..instance._checks import warn_suspect
+from ..instance._checks import hashable, warn_suspect
 from ..instance._columns import read_file_buffer
 from ..instance._files import input_name
 from ..instance._gt_columns import GroundTruthColumns, load_ground_truth_columns
@@ -285,17 +285,9 @@ def warn_unknown_ids(name: str, values, known, what: str, where: str, strict: bo
         bad = values[~np.isin(values, karr)].tolist()
     else:
         known = set(known)
-        bad = [v for v in values if not _hashable(v) or v not in known]
+        bad = [v for v in values if not hashable(v) or v not in known]
     if bad:
         distinct = list(dict.fromkeys(repr(v) for v in bad))
         shown = ", ".join(distinct[:5]) + (", ..." if len(distinct) > 5 else "")
         suspect(f"{name}: {len(bad)} prediction(s) of {len(distinct)} {what} id(s) that {where} ({shown}); "
                 "the official evaluator ignores them", strict)
-
-
-def _hashable(v) -> bool:
-    try:
-        hash(v)
-    except TypeError:
-        return False
-    return True

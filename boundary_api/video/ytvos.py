@@ -16,7 +16,7 @@ import numpy as np
 
 from .._io import input_error_class, read_json
 from .._parallel import resolve_threads
-from ..instance._checks import _type_hint, describe_unknown_ids, warn_suspect
+from ..instance._checks import _type_hint, describe_unknown_ids, hashable, warn_suspect
 from ..instance._lazy import instance_dict
 from ..masks import _rle
 from ..masks.boundary import check_dilation_ratio
@@ -369,7 +369,7 @@ class YTVOS(_Instance):
         try:
             unknown = set(annsVidIds) - set(self.getVidIds())
         except TypeError:
-            bad = next(i for i, v in enumerate(annsVidIds) if not _hashable(v))
+            bad = next(i for i, v in enumerate(annsVidIds) if not hashable(v))
             raise input_error_class(TypeError)(f"{source}: result {bad} has an invalid 'video_id' "
                                                f"{annsVidIds[bad]!r:.40} (a video id of the ground truth)") from None
         if unknown:
@@ -438,14 +438,6 @@ def _refuse_or_warn(strict: bool, message: str, problems: list,
     if strict:
         raise ValueError(message + " (strict=True)")
     warn_suspect(f"{message}: {then} (strict=True refuses it)")
-
-
-def _hashable(v) -> bool:
-    try:
-        hash(v)
-    except TypeError:
-        return False
-    return True
 
 
 #: what each top-level member of a YouTube-VIS file holds (for the messages)
@@ -573,7 +565,7 @@ def _prepare_results(anns: list, vids: dict, cats: dict, source: str, strict: bo
             raise input_error_class(TypeError)(f"{what} is not an object")
         if 'category_id' not in ann:  # (the original's index reads it)
             raise input_error_class(KeyError)(f"{what} has no 'category_id'")
-        if not _hashable(ann['category_id']):
+        if not hashable(ann['category_id']):
             raise input_error_class(TypeError)(f"{what} has an invalid 'category_id' {ann['category_id']!r:.40}")
         segs = ann.get('segmentations')
         if not isinstance(segs, list):
