@@ -275,3 +275,41 @@ def test_mosev2_realistic_sizes(shape):
     for i in range(4):
         f, fn = ov.mosev2_f(gt == i + 1, res == i + 1)
         assert abs(F[i, 0] - f) <= TOL and abs(Fn[i, 0] - fn) <= TOL
+
+
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(maps=label_maps(max_label=6), limit=st.integers(0, 7), binarize=st.booleans())
+def test_binarized_and_limited_labels_equal_the_oracle(maps, limit, binarize):
+    """The transformed rows (ground-truth labels above ``max_gt_label`` as
+    background, or both maps binarised) against NumPy: every label's area and
+    every pair's intersection; the frame row keeps the raw maps' values."""
+    gt, res = maps
+    labels, pairs = _frames.frame_counts([gt], [res], binarize=binarize, max_gt_label=limit,
+                                         pair_mode=_frames.ALL_PAIRS, want_f=False, want_b=False)
+    if binarize:
+        g, r = (gt != 0).astype(np.int64), (res != 0).astype(np.int64)
+    else:
+        g, r = np.where(gt > limit, 0, gt).astype(np.int64), res.astype(np.int64)
+    frame_row = labels[labels[:, 1] == 2]
+    assert frame_row.tolist() == [[0, 2, int(gt.max()), int(res.max()),
+                                   min(3, len(np.unique(gt))), min(3, len(np.unique(res)))]]
+    got = {(int(row[1]), int(row[2])): int(row[3]) for row in labels[labels[:, 1] < 2].tolist()}
+    want = {(side, int(lab)): int((m == lab).sum()) for side, m in ((0, g), (1, r)) for lab in np.unique(m) if lab}
+    assert got == want
+    got_pairs = {(int(row[1]), int(row[2])): int(row[3]) for row in pairs.tolist()}
+    want_pairs = {(int(a), int(b)): int(((r == a) & (g == b)).sum())
+                  for a in np.unique(r) if a for b in np.unique(g) if b}
+    assert got_pairs == want_pairs
+
+
+@settings(max_examples=100, deadline=None)
+@given(maps=label_maps(max_label=9), limit=st.integers(0, 9))
+def test_the_first_label_above_the_limit_in_raster_order(maps, limit):
+    gt, res = maps
+    above = res[res > limit]
+    if not len(above):
+        _frames.frame_counts([gt], [res], max_res_label=limit)
+        return
+    with pytest.raises(_frames.LabelAboveLimit) as e:
+        _frames.frame_counts([gt], [res], max_res_label=limit)
+    assert e.value.label == int(above[0])

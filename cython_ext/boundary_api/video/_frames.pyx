@@ -34,7 +34,7 @@ row-major runs (J, B) and as row bitsets over their bounding boxes' rows
 """
 from libc.stdint cimport int64_t, uint8_t, uint16_t, uint64_t, int32_t
 from libc.stdlib cimport malloc, calloc, realloc, free
-from libc.string cimport memset
+from libc.string cimport memcpy, memset
 from libc.math cimport sqrt, ceil
 
 import numpy as np
@@ -227,15 +227,30 @@ cdef int _scan_row(Side* s, const uint16_t* row, int64_t y, int64_t W) noexcept 
     """Add the runs of one transformed row (label 0 is background)."""
     cdef int64_t x = 0, xs
     cdef uint16_t v
+    cdef uint64_t word, same
     cdef Slot* sl
     cdef int64_t base = y * W
     while x < W:
-        v = row[x]
-        if v == 0:
+        # background four pixels at a time (unaligned 8-byte loads), then pixel by pixel
+        while x + 4 <= W:
+            memcpy(&word, row + x, 8)
+            if word != 0:
+                break
+            x += 4
+        while x < W and row[x] == 0:
             x += 1
-            continue
+        if x >= W:
+            break
+        v = row[x]
         xs = x
         x += 1
+        # the run, four pixels at a time too
+        same = <uint64_t> v * <uint64_t> 0x0001000100010001
+        while x + 4 <= W:
+            memcpy(&word, row + x, 8)
+            if word != same:
+                break
+            x += 4
         while x < W and row[x] == v:
             x += 1
         sl = _slot(s, v, y, xs, x - 1)
@@ -497,8 +512,13 @@ cdef int _frame(Work* wk, const uint16_t* G, const uint16_t* R, int64_t H, int64
     cdef Side* rs = &wk.side[1]
     cdef uint16_t* tg = wk.rows
     cdef uint16_t* tr = wk.rows + W
+    cdef const uint16_t* Gy
+    cdef const uint16_t* Ry
+    cdef const uint16_t* rg
+    cdef const uint16_t* rr
     cdef int64_t y, x, NW = (W + 63) >> 6
-    cdef uint16_t g, v
+    cdef uint16_t g, v, ymax_g, ymax_r
+    cdef int plain = void_label < 0 and not binarize
     cdef Py_ssize_t i, j, side, total
     cdef Slot* a
     cdef Slot* b
@@ -510,41 +530,74 @@ cdef int _frame(Work* wk, const uint16_t* G, const uint16_t* R, int64_t H, int64
     _side_reset(gs)
     _side_reset(rs)
     for y in range(H):
+        Gy = G + y * W
+        Ry = R + y * W
+        # the raw row's largest labels (a loop the compiler vectorises); a result
+        # label above the limit: the first one in raster order
+        ymax_g = 0
+        ymax_r = 0
         for x in range(W):
-            g = G[y * W + x]
-            v = R[y * W + x]
-            if v > max_res_label:
-                bad[0] = v
-                return -2
-            # the raw maps' largest labels and how many distinct values they hold (up to 3)
-            if g > gmax:
-                gmax = g
-            if v > rmax:
-                rmax = v
-            if g != gd0 and gn < 3:
+            if Gy[x] > ymax_g:
+                ymax_g = Gy[x]
+            if Ry[x] > ymax_r:
+                ymax_r = Ry[x]
+        if ymax_r > max_res_label:
+            for x in range(W):
+                if Ry[x] > max_res_label:
+                    bad[0] = Ry[x]
+                    return -2
+        if ymax_g > gmax:
+            gmax = ymax_g
+        if ymax_r > rmax:
+            rmax = ymax_r
+        # how many distinct raw values each map holds (up to 3), while that can change
+        x = 0
+        while gn < 3 and x < W:
+            g = Gy[x]
+            if g != gd0:
                 if gn == 1:
                     gd1 = g
                     gn = 2
                 elif g != gd1:
                     gn = 3
-            if v != rd0 and rn < 3:
+            x += 1
+        x = 0
+        while rn < 3 and x < W:
+            v = Ry[x]
+            if v != rd0:
                 if rn == 1:
                     rd1 = v
                     rn = 2
                 elif v != rd1:
                     rn = 3
-            if void_label >= 0 and g == void_label:
-                g = 0
-                if mask_res_by_void:
-                    v = 0
-            if binarize:
-                g = g != 0
-                v = v != 0
-            elif g > max_gt_label:
-                g = 0
-            tg[x] = g
-            tr[x] = v
-        if _scan_row(gs, tg, y, W) != 0 or _scan_row(rs, tr, y, W) != 0:
+            x += 1
+        # the transformed rows: the raw ones where nothing changes them
+        if plain:
+            rr = Ry
+            if ymax_g <= max_gt_label:
+                rg = Gy
+            else:
+                for x in range(W):
+                    tg[x] = Gy[x] if Gy[x] <= max_gt_label else 0
+                rg = tg
+        else:
+            for x in range(W):
+                g = Gy[x]
+                v = Ry[x]
+                if void_label >= 0 and g == void_label:
+                    g = 0
+                    if mask_res_by_void:
+                        v = 0
+                if binarize:
+                    g = g != 0
+                    v = v != 0
+                elif g > max_gt_label:
+                    g = 0
+                tg[x] = g
+                tr[x] = v
+            rg = tg
+            rr = tr
+        if _scan_row(gs, rg, y, W) != 0 or _scan_row(rs, rr, y, W) != 0:
             return -1
     # planes (F) and bands (B) of every label present
     if want_f:
