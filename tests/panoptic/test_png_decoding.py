@@ -19,7 +19,7 @@ from boundary_api.masks import _idmaps, _png
 from boundary_api.panoptic import _kernels as panoptic_kernels
 from boundary_api.panoptic import read_panoptic_png
 from boundary_api.panoptic.idmaps import _Buffers, _read_ids, _read_other, _read_runs
-from pngfiles import retag
+from pngfiles import chunk, filter_rows, retag
 
 # colour type, bit depth and channels of the kinds decoded natively
 KINDS = {"rgb": (2, 8, 3), "rgba": (6, 8, 4), "gray8": (0, 8, 1), "gray16": (0, 16, 1)}
@@ -41,42 +41,6 @@ def _decode(blob):
     assert runs[2].dtype == np.int64 and runs[3].dtype == np.uint32
     np.testing.assert_array_equal(_idmaps.pan_runs_to_ids(runs[2], runs[3], *ids.shape), ids)
     return ids
-
-
-def chunk(kind: bytes, data: bytes) -> bytes:
-    return struct.pack(">I", len(data)) + kind + data + struct.pack(">I", zlib.crc32(kind + data) & 0xFFFFFFFF)
-
-
-def _paeth(a, b, c):
-    p = a + b - c
-    pa, pb, pc = abs(p - a), abs(p - b), abs(p - c)
-    if pa <= pb and pa <= pc:
-        return a
-    return b if pb <= pc else c
-
-
-def filter_rows(raw: np.ndarray, bpp: int, filters) -> bytes:
-    """PNG-filter the (H, row bytes) unfiltered image, row y with filter type filters[y]."""
-    out = bytearray()
-    prev = np.zeros(raw.shape[1], np.int64)
-    for y, f in enumerate(filters):
-        cur = raw[y].astype(np.int64)
-        left = np.concatenate([np.zeros(bpp, np.int64), cur[:-bpp]])[:len(cur)]
-        upleft = np.concatenate([np.zeros(bpp, np.int64), prev[:-bpp]])[:len(cur)]
-        if f == 0:
-            line = cur
-        elif f == 1:
-            line = cur - left
-        elif f == 2:
-            line = cur - prev
-        elif f == 3:
-            line = cur - (left + prev) // 2
-        else:
-            line = cur - np.array([_paeth(a, b, c) for a, b, c in zip(left, prev, upleft)], np.int64)
-        out.append(f)
-        out += (line % 256).astype(np.uint8).tobytes()
-        prev = cur
-    return bytes(out)
 
 
 def encode(pixels: np.ndarray, kind: str, filters=None, level=6, strategy=zlib.Z_DEFAULT_STRATEGY,

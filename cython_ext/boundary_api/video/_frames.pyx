@@ -502,6 +502,23 @@ cdef inline void _choose(const Footprints* fp, int64_t gt_area, int64_t* fi, int
         ni[0] = fp.n - 1
 
 
+cdef inline void _distinct(const uint16_t* row, int64_t W, uint16_t d0, uint16_t* d1, int* n) noexcept nogil:
+    """Count the distinct values of the map up to 3 (``n``): ``d0`` its first
+    value, ``d1`` the second one seen; rows are given in raster order and each
+    is read only while the count can still change."""
+    cdef int64_t x = 0
+    cdef uint16_t v
+    while n[0] < 3 and x < W:
+        v = row[x]
+        if v != d0:
+            if n[0] == 1:
+                d1[0] = v
+                n[0] = 2
+            elif v != d1[0]:
+                n[0] = 3
+        x += 1
+
+
 cdef int _frame(Work* wk, const uint16_t* G, const uint16_t* R, int64_t H, int64_t W, int64_t frame,
                 int64_t void_label, int mask_res_by_void, int binarize, int64_t max_gt_label,
                 int64_t max_res_label, int pair_mode, const Footprints* fp, int64_t d, int want_f, int want_b,
@@ -551,26 +568,8 @@ cdef int _frame(Work* wk, const uint16_t* G, const uint16_t* R, int64_t H, int64
         if ymax_r > rmax:
             rmax = ymax_r
         # how many distinct raw values each map holds (up to 3), while that can change
-        x = 0
-        while gn < 3 and x < W:
-            g = Gy[x]
-            if g != gd0:
-                if gn == 1:
-                    gd1 = g
-                    gn = 2
-                elif g != gd1:
-                    gn = 3
-            x += 1
-        x = 0
-        while rn < 3 and x < W:
-            v = Ry[x]
-            if v != rd0:
-                if rn == 1:
-                    rd1 = v
-                    rn = 2
-                elif v != rd1:
-                    rn = 3
-            x += 1
+        _distinct(Gy, W, gd0, &gd1, &gn)
+        _distinct(Ry, W, rd0, &rd1, &rn)
         # the transformed rows: the raw ones where nothing changes them
         if plain:
             rr = Ry
