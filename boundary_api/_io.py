@@ -9,7 +9,9 @@ import logging
 import math
 import numbers
 import os
+import shutil
 import stat
+import tempfile
 import zlib
 from typing import Any, Iterator
 
@@ -588,3 +590,25 @@ def write_text_atomic(path, text: str) -> None:
             pass
         raise
 
+
+@contextlib.contextmanager
+def temporary_folder(prefix: str, dir: str | None = None) -> Iterator[str]:
+    """A temporary folder (``tempfile.mkdtemp``) removed when the block ends,
+    also when an interruption (Ctrl-C, or the command line's SIGTERM, both
+    ``KeyboardInterrupt``) arrives while it is being removed: the removal is
+    finished first, then the interruption raised.  ``TemporaryDirectory``
+    leaves the rest of the folder behind in that case."""
+    folder = None
+    try:
+        folder = tempfile.mkdtemp(prefix=prefix, dir=dir)
+        yield folder
+    finally:
+        interrupted = None
+        while folder is not None:
+            try:
+                shutil.rmtree(folder, ignore_errors=True)
+                folder = None
+            except KeyboardInterrupt as exc:
+                interrupted = exc
+        if interrupted is not None:
+            raise interrupted

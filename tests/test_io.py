@@ -193,3 +193,36 @@ def test_finite_number_of_integers_beyond_the_float_range():
     assert not finite_number(2 ** 1024 - 2 ** 970) and not finite_number(10 ** 400)
     assert not finite_numbers([10 ** 400, -(10 ** 400)]) and not finite_numbers([1.0, 10 ** 400])
     assert finite_numbers([1, 2.5, -(2 ** 1000)]) and not finite_number(True)
+
+
+def test_temporary_folder_is_removed_when_an_interruption_cuts_its_removal_short(tmp_path, monkeypatch):
+    """Ctrl-C or the command line's SIGTERM (a KeyboardInterrupt) arriving while the
+    folder is being removed: the removal is finished, then the interruption raised
+    (tempfile.TemporaryDirectory leaves the rest of the folder behind)."""
+    import shutil
+
+    from boundary_api import _io
+
+    real = shutil.rmtree
+    calls = []
+
+    def interrupted_once(path, ignore_errors=False):
+        calls.append(path)
+        if len(calls) == 1:
+            os.remove(os.path.join(path, "a"))  # part of the folder removed, then the signal
+            raise KeyboardInterrupt
+        real(path, ignore_errors=ignore_errors)
+
+    monkeypatch.setattr(_io.shutil, "rmtree", interrupted_once)
+    with pytest.raises(KeyboardInterrupt):
+        with _io.temporary_folder("boundary_api_test_", str(tmp_path)) as folder:
+            for name in ("a", "b"):
+                with open(os.path.join(folder, name), "w") as f:
+                    f.write(name)
+    assert len(calls) == 2 and os.listdir(tmp_path) == []
+    # an error of the block itself still comes through, the folder removed
+    monkeypatch.setattr(_io.shutil, "rmtree", real)
+    with pytest.raises(ZeroDivisionError):
+        with _io.temporary_folder("boundary_api_test_", str(tmp_path)):
+            1 / 0
+    assert os.listdir(tmp_path) == []

@@ -28,9 +28,9 @@ from __future__ import annotations
 import contextlib
 import logging
 import os
-import tempfile
 from typing import Callable, Iterator, List, Optional, Sequence, Union
 
+from .._io import temporary_folder
 from .partials import Partial, accumulate_partial, merge_partials
 from .streaming import evaluate_shard, load_manifest
 
@@ -153,7 +153,7 @@ def local_client(workers: int = 2, threads_per_worker: int = 1, processes: bool 
         raise ValueError(f"workers must be a positive integer, got {workers!r}")
     import dask
 
-    with tempfile.TemporaryDirectory(prefix="boundary_api_dask_") as scratch, \
+    with temporary_folder("boundary_api_dask_") as scratch, \
             dask.config.set({"temporary-directory": scratch}):  # the scheduler's scratch space too
         with LocalCluster(n_workers=workers, threads_per_worker=threads_per_worker, processes=processes,
                           memory_limit=memory_limit, dashboard_address=":0", local_directory=scratch) as cluster:

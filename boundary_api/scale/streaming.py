@@ -24,7 +24,6 @@ import json
 import logging
 import os
 import shutil
-import tempfile
 import warnings
 import zlib
 from typing import Dict, Iterator, List, Optional, Sequence, Tuple, Union
@@ -33,7 +32,7 @@ import numpy as np
 
 from ..instance import _checks
 from ..instance._files import load_ground_truth_json, looks_like_lvis
-from .._io import open_input, read_json
+from .._io import open_input, read_json, temporary_folder
 from ._inputs import STREAM_SUFFIXES, streams_results  # noqa: F401 (re-exported)
 from .partials import Partial, accumulate_partial, evaluate_partial, merge_partials
 
@@ -344,7 +343,7 @@ def evaluate_streaming(gt, results: PathLike, iou_type: str = "segm", chunk_imag
     chunks = [ids[i:i + chunk_images] for i in range(0, len(ids), chunk_images)]
     chunk_of = {img: c for c, chunk in enumerate(chunks) for img in chunk}
     partials = []
-    with tempfile.TemporaryDirectory(prefix="boundary_api_chunks_", dir=tmp_dir) as folder:
+    with temporary_folder("boundary_api_chunks_", tmp_dir) as folder:
         counts = _route(results, chunk_of, folder, len(chunks))
         log.info("routed %d detections to %d chunks", int(counts.sum()), len(chunks))
         for c, chunk in enumerate(chunks):
@@ -420,7 +419,7 @@ def shard_dataset(gt, out_dir: PathLike, images_per_shard: int = 1000,
         entries.append({"index": s, "gt": name, "img_ids": list(chunk)})
     if results is not None:
         chunk_of = {img: c for c, chunk in enumerate(shards) for img in chunk}
-        with tempfile.TemporaryDirectory(prefix=".routing_", dir=out_dir) as folder:
+        with temporary_folder(".routing_", out_dir) as folder:
             _route(results, chunk_of, folder, len(shards))
             for s in range(len(shards)):
                 name = f"shard_{s:05d}.dt.jsonl"
@@ -439,7 +438,7 @@ def temporary_shards(gt, images_per_shard: int = 1000, results: Optional[PathLik
                      source: Optional[str] = None) -> Iterator[str]:
     """:func:`shard_dataset` into a temporary folder, removed when the block
     ends (also on an error or an interruption); yields the manifest's path."""
-    with tempfile.TemporaryDirectory(prefix="boundary_api_shards_") as folder:
+    with temporary_folder("boundary_api_shards_") as folder:
         yield shard_dataset(gt, folder, images_per_shard, results, source=source)
 
 
