@@ -40,7 +40,6 @@ class SacoCOCO(pycocotools.coco.COCO):
     def loadRes(self, resFile):
         """pycocotools' ``loadRes`` (its branches on the first result: boxes,
         masks, keypoints, captions), without copying the images."""
-
         res = SacoCOCO()
         res.dataset["info"] = copy.deepcopy(self.dataset.get("info", {}))
         res.dataset["images"] = self.dataset["images"]

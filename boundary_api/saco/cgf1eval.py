@@ -162,9 +162,10 @@ class CGF1Eval(LazyEvaluator, pycocotools.cocoeval.COCOeval):
                                    lambda i: describe_annotation("prediction", dt[i]),
                                    lambda j: describe_annotation("ground truth", gt[j]))
             if ious is not None:
-                suspect(f"pair (image {imgId!r}): a segmentation pycocotools reads otherwise than as a valid "
+                image = imgId.item() if isinstance(imgId, np.generic) else imgId
+                suspect(f"pair (image {image!r}): a segmentation pycocotools reads otherwise than as a valid "
                         "mask of its size (a string that is no compressed RLE, or counts that do not cover "
-                        "its size); evaluated as the official evaluator reads it", self.strict)
+                        "its size), which the official evaluator takes as pycocotools reads it", self.strict)
                 return ious
         return pair_ious(self.cocoGt, self.cocoDt, gt, dt, iscrowd, p.iouType, self.dilation_ratio)
 

@@ -100,6 +100,24 @@ def test_bad_input_one_line_exit_2(tmp_path, capsys):
         assert words in err[0], (what, err)
 
 
+def test_misread_mask_refused_by_default_evaluated_with_not_strict(tmp_path, capsys):
+    """A prediction mask pycocotools misreads (gold3_pred_malformed.json, its unknown ids
+    left out): one line naming the pair and exit 2; --not-strict gives the official
+    numbers (tests/saco/test_goldens.py checks them)."""
+    with open(os.path.join(DATA, "gold3_pred_malformed.json")) as f:
+        preds = json.load(f)
+    with open(GT[0]) as f:
+        first = json.load(f)
+    images, cats = {i["id"] for i in first["images"]}, {c["id"] for c in first["categories"]}
+    dt = tmp_path / "p.json"
+    dt.write_text(json.dumps([p for p in preds if p["image_id"] in images and p["category_id"] in cats]))
+    assert main(["saco", "--gt", *GT, "--dt", str(dt)]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and err[0].startswith("boundary-eval: error: pair (image ")
+    assert "pycocotools reads otherwise than as a valid mask" in err[0] and "--not-strict" in err[0]
+    assert main(["saco", "--gt", *GT, "--dt", str(dt), "--not-strict", "-q"]) == 0
+
+
 def test_usage_errors(capsys):
     with pytest.raises(SystemExit) as e:
         main(["saco", "--gt", *GT])
